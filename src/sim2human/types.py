@@ -1,0 +1,87 @@
+"""The records every other module speaks: turns, outcomes and episodes.
+
+They are pydantic models (frozen) rather than plain dataclasses because episodes are written to
+and read back from ``episodes.jsonl``: validation on load is what lets ``report`` and ``diagnose``
+name the broken line of a corrupted run instead of failing somewhere downstream.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+# A field value in canonical form: text, a number, yes/no, or a set of names (kept sorted).
+Value = str | int | bool | tuple[str, ...]
+Profile = dict[str, Value]
+"""The hidden truth about one user: field name -> canonical value. Never shown to the agent."""
+Record = dict[str, Value | None]
+"""What the agent has collected so far: field name -> value, or None while unknown."""
+
+
+class Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Termination(StrEnum):
+    """Why a conversation ended."""
+
+    COMPLETED = "completed"  # the agent closed the call
+    HUNG_UP = "hung_up"  # the user lost patience: a dropped call
+    MAX_TURNS = "max_turns"  # ran out of turns without a close
+    ERROR = "error"  # an endpoint or component failed; the reason is stored
+
+
+class Turn(Frozen):
+    speaker: Literal["agent", "user"]
+    text: str
+    act: str | None = None
+    """Agent turns: the act id when the agent is act-level. User turns: never read by agents."""
+    tags: tuple[str, ...] = ()
+    """Structured annotations from persona simulators (e.g. ``confused``, ``trigger``) for analysis."""
+
+
+class Outcome(Frozen):
+    """The gold result of one episode, from ``Scenario.grade`` on the hidden profile."""
+
+    success: bool
+    fields: dict[str, bool]
+    completed: bool
+    dropped: bool
+
+    @property
+    def field_accuracy(self) -> float:
+        return sum(self.fields.values()) / max(1, len(self.fields))
+
+
+class Episode(Frozen):
+    """One whole conversation with both of its rewards. Everything downstream reads these."""
+
+    id: str
+    scenario: str
+    simulator_id: str
+    family: str
+    split: Literal["train", "heldout"]
+    seed: int
+    turns: tuple[Turn, ...]
+    proxy: float = Field(ge=0.0, le=1.0)
+    """The simulator's satisfaction score: the only reward a trainer may see."""
+    gold: Outcome
+    termination: Termination
+    profile: Profile
+    record: Record
+    error: str | None = None
+    condition: str = ""
+    phase: str = ""
+    """``train`` or ``eval``: where in a run the episode was played."""
+    step: int = 0
+    """Trainer update index at which the episode was played (0 for evaluations)."""
+
+    @property
+    def agent_turns(self) -> list[Turn]:
+        return [t for t in self.turns if t.speaker == "agent"]
+
+    @property
+    def n_turns(self) -> int:
+        return len(self.agent_turns)

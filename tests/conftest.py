@@ -1,0 +1,1 @@
+"""Tiny shared fixtures."""
