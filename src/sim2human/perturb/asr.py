@@ -37,6 +37,11 @@ CONFUSIONS: dict[str, tuple[str, ...]] = {
     "one": ("won",),
     "ten": ("then",),
     "fourth": ("forth",),
+    # accent: "th" heard as "t", "d" or "f"
+    "three": ("tree", "free"),
+    "think": ("tink",),
+    "thought": ("taught",),
+    "with": ("wit",),
     "no": ("know",),
     "yes": ("guess",),
     "march": ("much",),

@@ -14,11 +14,11 @@ OFF_TARGET = (
     "Oh, I thought you were asking about my insurance.",
     "Sorry, is this about the bill I got in the mail?",
     "I'm calling about my appointment, is that what you mean?",
-    "Oh, the pharmacy I use is the one by the supermarket.",
+    "Oh, the pharmacy I use is next to the supermarket.",
     "Sorry, I thought you wanted my address.",
     "My daughter usually handles all of that, she's at work.",
     "Is this the same office I spoke to before?",
-    "Wait, are you asking about my husband? He's the one who usually calls.",
+    "Wait, are you asking about my husband? He usually does the calling.",
 )
 
 
