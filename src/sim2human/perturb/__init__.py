@@ -131,7 +131,7 @@ PRESETS: Mapping[str, Mapping[str, float]] = MappingProxyType(
             "rambling": {"tangents": 0.6, "disfluency": 0.5},
             "confused": {"misunderstanding": 0.4, "tangents": 0.3, "disfluency": 0.4},
             "bilingual": {"codeswitch": 0.5, "asr": 0.3},
-            "adversarial": {name: 0.7 for name in PERTURBATIONS},
+            "adversarial": dict.fromkeys(PERTURBATIONS, 0.7),
         }.items()
     }
 )
