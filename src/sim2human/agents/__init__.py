@@ -1,0 +1,1 @@
+"""Agents: the ``Agent`` protocol, a scripted baseline and a trainable policy."""

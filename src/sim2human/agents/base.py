@@ -1,0 +1,47 @@
+"""The Agent seam: what an agent observes and what it says."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from sim2human.scenarios.base import UserSignals
+from sim2human.types import Record
+
+
+@dataclass(frozen=True)
+class Observation:
+    """Everything an agent may see: text and the extractor's reading of it, never the simulator.
+
+    The same for every simulator family (fair observation), so an agent trained on personas can
+    be evaluated on LLM, replay and human users without changing the task.
+    """
+
+    user_text: str
+    record: Record
+    signals: UserSignals
+    turn: int
+    max_turns: int
+    history: tuple[str, ...]
+    """Act ids (or texts, for free-text agents) of the agent's earlier turns, oldest first."""
+    last_field: str | None
+    """The field the agent itself asked about last."""
+    asked: tuple[tuple[str, int], ...] = ()
+    """How often the agent asked each field so far."""
+
+
+@dataclass(frozen=True)
+class AgentTurn:
+    text: str
+    act: str | None = None
+    field: str | None = None
+    """The field this turn asks for, if the agent knows (act-level agents do)."""
+
+
+class Agent(Protocol):
+    name: str
+
+    def act(self, observations: Sequence[Observation]) -> list[AgentTurn]:
+        """Next turns for a batch of conversations (batched: policies run one forward pass)."""
+        ...

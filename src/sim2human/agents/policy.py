@@ -1,0 +1,86 @@
+"""``policy``: a small torch network over the act inventory, trained in-process by ``train.py``."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import torch
+from torch import nn
+
+from sim2human.agents.base import AgentTurn, Observation
+from sim2human.agents.features import Featuriser
+from sim2human.scenarios.base import Scenario
+
+
+class PolicyNet(nn.Module):
+    """Actor and critic over the featurised observation; separate trunks keep PPO simple."""
+
+    def __init__(self, n_in: int, n_acts: int, hidden: int = 128) -> None:
+        super().__init__()
+
+        def trunk(n_out: int, gain: float) -> nn.Sequential:
+            layers = nn.Sequential(
+                nn.Linear(n_in, hidden), nn.Tanh(), nn.Linear(hidden, hidden), nn.Tanh(),
+                nn.Linear(hidden, n_out),
+            )  # fmt: skip
+            for layer in layers:
+                if isinstance(layer, nn.Linear):
+                    nn.init.orthogonal_(layer.weight, gain=np.sqrt(2))
+                    nn.init.zeros_(layer.bias)
+            last = layers[-1]
+            assert isinstance(last, nn.Linear)
+            nn.init.orthogonal_(last.weight, gain=gain)
+            return layers
+
+        self.actor = trunk(n_acts, 0.01)
+        self.critic = trunk(1, 1.0)
+
+    def logits(self, x: torch.Tensor) -> torch.Tensor:
+        out: torch.Tensor = self.actor(x)
+        return out
+
+    def value(self, x: torch.Tensor) -> torch.Tensor:
+        out: torch.Tensor = self.critic(x)
+        return out.squeeze(-1)
+
+
+class PolicyAgent:
+    """Samples acts from a ``PolicyNet`` for a batch of observations."""
+
+    name = "policy"
+
+    def __init__(self, scenario: Scenario, net: PolicyNet | None = None, seed: int = 0) -> None:
+        self.scenario = scenario
+        self.featurise = Featuriser(scenario)
+        self.acts = scenario.acts
+        self.net = net or PolicyNet(self.featurise.size, len(self.acts))
+        self.generator = torch.Generator().manual_seed(seed)
+
+    def distribution(self, x: np.ndarray) -> torch.distributions.Categorical:
+        return torch.distributions.Categorical(logits=self.net.logits(torch.from_numpy(x)))
+
+    def act(self, observations: Sequence[Observation]) -> list[AgentTurn]:
+        with torch.no_grad():
+            dist = self.distribution(self.featurise(observations))
+            idx = torch.multinomial(dist.probs, 1, generator=self.generator).squeeze(-1)
+        return [self.turn(int(i), o) for i, o in zip(idx, observations, strict=True)]
+
+    def turn(self, index: int, obs: Observation) -> AgentTurn:
+        act = self.acts[index]
+        text = self.scenario.render_act(act, obs.last_field, obs.record)
+        field = act.field or (obs.last_field if act.kind == "clarify" else None)
+        return AgentTurn(text=text, act=act.id, field=field)
+
+    def save(self, path: Path) -> None:
+        torch.save({"state": self.net.state_dict(), "acts": [a.id for a in self.acts]}, path)
+
+    @classmethod
+    def load(cls, path: Path, scenario: Scenario, seed: int = 0) -> PolicyAgent:
+        blob = torch.load(path, weights_only=True)
+        agent = cls(scenario, seed=seed)
+        if blob["acts"] != [a.id for a in agent.acts]:
+            raise ValueError(f"{path}: checkpoint was trained on a different act inventory")
+        agent.net.load_state_dict(blob["state"])
+        return agent

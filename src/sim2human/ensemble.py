@@ -1,0 +1,49 @@
+"""Ensembles: weighted simulator members with a train / held-out split by family."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from sim2human.errors import UsageError
+from sim2human.simulators.base import Family, QuirkPool, SimulatorSpec
+from sim2human.simulators.families import get_family
+
+
+@dataclass(frozen=True)
+class Ensemble:
+    """Members to train on and members to hold out; the two never share a family."""
+
+    train: tuple[SimulatorSpec, ...]
+    heldout: tuple[SimulatorSpec, ...]
+    train_families: tuple[Family, ...]
+    heldout_families: tuple[Family, ...]
+
+    def __post_init__(self) -> None:
+        shared = {f.name for f in self.train_families} & {f.name for f in self.heldout_families}
+        if shared:
+            raise UsageError(f"ensemble: families {sorted(shared)} are both train and held-out")
+
+    @classmethod
+    def from_families(
+        cls,
+        train: Sequence[str],
+        heldout: Sequence[str],
+        members_per_family: int,
+        pool: QuirkPool,
+        seed: int = 0,
+    ) -> Ensemble:
+        """Draw ``members_per_family`` specs from each family with seeds derived from ``seed``."""
+        if members_per_family < 1:
+            raise UsageError("ensemble.members_per_family must be at least 1")
+        tf = tuple(get_family(n) for n in train)
+        hf = tuple(get_family(n) for n in heldout)
+
+        def draw(families: tuple[Family, ...], offset: int) -> tuple[SimulatorSpec, ...]:
+            return tuple(
+                f.sample(seed * 10_000 + offset + 100 * i + k, pool)
+                for i, f in enumerate(families)
+                for k in range(members_per_family)
+            )
+
+        return cls(draw(tf, 0), draw(hf, 5_000), tf, hf)

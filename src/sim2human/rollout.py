@@ -1,0 +1,155 @@
+"""Playing conversations: one ``Conversation`` steps one episode; ``play`` steps many together.
+
+Stepping a batch of conversations in lock-step lets a policy agent answer all of them with one
+forward pass, which is what makes CPU training take seconds rather than minutes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from sim2human.agents.base import Agent, AgentTurn, Observation
+from sim2human.scenarios.base import Scenario, UserSignals
+from sim2human.simulators import build_simulator
+from sim2human.simulators.base import Simulator, SimulatorSpec
+from sim2human.types import Episode, Profile, Record, Termination, Turn
+
+MAX_TURNS = 20
+
+
+@dataclass(frozen=True)
+class Job:
+    """One episode to play: which simulator, which seed, and how to label it."""
+
+    spec: SimulatorSpec
+    seed: int
+    split: str = "train"
+    condition: str = ""
+    phase: str = "eval"
+    step: int = 0
+
+
+@dataclass
+class Conversation:
+    job: Job
+    scenario: Scenario
+    simulator: Simulator
+    profile: Profile
+    max_turns: int = MAX_TURNS
+    turns: list[Turn] = field(default_factory=list)
+    record: Record = field(default_factory=dict)
+    signals: UserSignals = field(default_factory=UserSignals)
+    last_field: str | None = None
+    asked: dict[str, int] = field(default_factory=dict)
+    termination: Termination | None = None
+    satisfaction: list[float] = field(default_factory=list)
+    """The simulator's satisfaction after each agent turn (the proxy, turn by turn)."""
+
+    @classmethod
+    def open(cls, job: Job, scenario: Scenario, max_turns: int = MAX_TURNS) -> Conversation:
+        simulator = build_simulator(job.spec, scenario)
+        profile = scenario.sample_profile(np.random.default_rng([job.seed, 0]))
+        conv = cls(job, scenario, simulator, profile, max_turns, record=scenario.empty_record())
+        first = simulator.start(profile, np.random.default_rng([job.seed, 1]))
+        conv._hear(first.text, first.tags)
+        return conv
+
+    @property
+    def done(self) -> bool:
+        return self.termination is not None
+
+    def observe(self) -> Observation:
+        agent_turns = [t for t in self.turns if t.speaker == "agent"]
+        return Observation(
+            user_text=self.turns[-1].text,
+            record=dict(self.record),
+            signals=self.signals,
+            turn=len(agent_turns),
+            max_turns=self.max_turns,
+            history=tuple(t.act or t.text for t in agent_turns),
+            last_field=self.last_field,
+            asked=tuple(sorted(self.asked.items())),
+        )
+
+    def step(self, turn: AgentTurn) -> None:
+        """The agent says ``turn``; the simulator answers; the record is updated."""
+        if self.done:
+            raise RuntimeError("conversation already ended")
+        self.turns.append(Turn(speaker="agent", text=turn.text, act=turn.act))
+        asks = self.scenario.interpret(turn.text).asks
+        field_asked = turn.field or (asks[0] if asks else None)
+        if field_asked is not None:
+            self.last_field = field_asked
+            self.asked[field_asked] = self.asked.get(field_asked, 0) + 1
+        reply = self.simulator.reply(turn.text)
+        self._hear(reply.text, reply.tags)
+        self.satisfaction.append(self.simulator.satisfaction())
+        n_agent = sum(t.speaker == "agent" for t in self.turns)
+        if reply.done:
+            closed = self.scenario.interpret(turn.text).close
+            self.termination = Termination.COMPLETED if closed else Termination.HUNG_UP
+        elif n_agent >= self.max_turns:
+            self.termination = Termination.MAX_TURNS
+
+    def _hear(self, text: str, tags: tuple[str, ...]) -> None:
+        self.turns.append(Turn(speaker="user", text=text, tags=tags))
+        before = self.record
+        self.record = self.scenario.extract(text, before, self.last_field)
+        self.signals = self.scenario.signals(text, before, self.record)
+
+    def fail(self, reason: str) -> Episode:
+        self.termination = Termination.ERROR
+        return self.episode(error=reason)
+
+    def episode(self, error: str | None = None) -> Episode:
+        if self.termination is None:
+            raise RuntimeError("conversation still running")
+        gold = self.scenario.grade(self.profile, self.record, self.termination)
+        j = self.job
+        return Episode(
+            id=f"{j.condition}/{j.phase}/{j.spec.id}/{j.seed}",
+            scenario=self.scenario.name,
+            simulator_id=j.spec.id,
+            family=j.spec.family,
+            split="heldout" if j.split == "heldout" else "train",
+            seed=j.seed,
+            turns=tuple(self.turns),
+            proxy=self.simulator.satisfaction(),
+            gold=gold,
+            termination=self.termination,
+            profile=self.profile,
+            record=self.record,
+            error=error,
+            condition=j.condition,
+            phase=j.phase,
+            step=j.step,
+        )
+
+
+def play(
+    agent: Agent,
+    jobs: Sequence[Job],
+    scenario: Scenario,
+    *,
+    batch_size: int = 256,
+    max_turns: int = MAX_TURNS,
+    on_episode: Callable[[Episode], None] | None = None,
+) -> list[Episode]:
+    """Play every job to the end with ``agent``, ``batch_size`` conversations at a time."""
+    episodes: list[Episode] = []
+    for start in range(0, len(jobs), batch_size):
+        live = [Conversation.open(j, scenario, max_turns) for j in jobs[start : start + batch_size]]
+        while live:
+            turns = agent.act([c.observe() for c in live])
+            for conv, turn in zip(live, turns, strict=True):
+                conv.step(turn)
+            for conv in [c for c in live if c.done]:
+                ep = conv.episode()
+                episodes.append(ep)
+                if on_episode is not None:
+                    on_episode(ep)
+            live = [c for c in live if not c.done]
+    return episodes

@@ -1,0 +1,93 @@
+"""Samplers pick the simulator for the next training episode and may learn from finished ones.
+
+Looked up by name in ``SAMPLERS``; each is built from the condition's ensemble (or its single
+fixed spec) and keeps its own state, so no global registry needs resetting.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol
+
+import numpy as np
+
+from sim2human.ensemble import Ensemble
+from sim2human.errors import UsageError
+from sim2human.simulators.base import QuirkPool, SimulatorSpec
+from sim2human.types import Episode
+
+
+class Sampler(Protocol):
+    name: str
+
+    def next(self, rng: np.random.Generator) -> SimulatorSpec: ...
+
+    def update(self, episodes: Sequence[Episode]) -> None: ...
+
+
+class FixedSampler:
+    """Always the same simulator: the single frozen simulator of common practice."""
+
+    name = "fixed"
+
+    def __init__(self, spec: SimulatorSpec) -> None:
+        self.spec = spec
+
+    def next(self, rng: np.random.Generator) -> SimulatorSpec:
+        return self.spec
+
+    def update(self, episodes: Sequence[Episode]) -> None:
+        pass
+
+
+class UniformSampler:
+    """Each episode plays a training member chosen uniformly (or by weight)."""
+
+    name = "uniform"
+
+    def __init__(self, members: Sequence[SimulatorSpec], weights: Sequence[float] | None = None):
+        if not members:
+            raise UsageError("sampler 'uniform' needs at least one training member")
+        self.members = tuple(members)
+        w = np.ones(len(members)) if weights is None else np.asarray(weights, dtype=float)
+        self.p = w / w.sum()
+
+    def next(self, rng: np.random.Generator) -> SimulatorSpec:
+        return self.members[int(rng.choice(len(self.members), p=self.p))]
+
+    def update(self, episodes: Sequence[Episode]) -> None:
+        pass
+
+
+class RandomizedSampler:
+    """Domain randomisation: a fresh trait (and quirk) draw from a training family each episode."""
+
+    name = "randomized"
+
+    def __init__(self, ensemble: Ensemble, pool: QuirkPool) -> None:
+        self.families = ensemble.train_families
+        self.pool = pool
+
+    def next(self, rng: np.random.Generator) -> SimulatorSpec:
+        family = self.families[int(rng.integers(len(self.families)))]
+        return family.sample(int(rng.integers(2**31)), self.pool)
+
+    def update(self, episodes: Sequence[Episode]) -> None:
+        pass
+
+
+SAMPLERS = ("fixed", "uniform", "randomized")
+
+
+def build_sampler(
+    name: str, ensemble: Ensemble, pool: QuirkPool, fixed: SimulatorSpec | None = None
+) -> Sampler:
+    if name == "fixed":
+        if fixed is None:
+            raise UsageError("sampler 'fixed' needs a 'simulator' in its condition")
+        return FixedSampler(fixed)
+    if name == "uniform":
+        return UniformSampler(ensemble.train)
+    if name == "randomized":
+        return RandomizedSampler(ensemble, pool)
+    raise UsageError(f"unknown sampler {name!r} (known: {', '.join(SAMPLERS)})")

@@ -1,0 +1,196 @@
+"""``intake``: a phone intake of a patient, the default scenario.
+
+The agent must collect eight fields from a caller and close the call. Gold success means every
+field in the record matches the hidden profile and the agent closed the call (not dropped, not
+timed out).
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import date
+from functools import cached_property, lru_cache
+from importlib import resources
+
+import numpy as np
+import yaml
+
+from sim2human.scenarios import intake_speech, parsing
+from sim2human.scenarios.base import Act, AgentIntent, UserSignals
+from sim2human.scenarios.vocab import Vocab
+from sim2human.types import Outcome, Profile, Record, Termination, Value
+
+FIELDS = (
+    "complaint", "onset", "severity", "medications", "allergies", "history", "red_flag", "dob",
+)  # fmt: skip
+LIST_FIELDS = {"medications": "medications", "allergies": "allergens", "history": "conditions"}
+"""List-valued field -> the vocabulary file that names its items."""
+LIST_SIZES = {"medications": 3, "allergies": 2, "history": 2}
+
+# Which words in an agent turn ask for which field. Plain and jargon wordings both count.
+ASK_CUES: dict[str, tuple[str, ...]] = {
+    "complaint": ("main problem", "brings you", "calling about", "complaint", "reason for"),
+    "onset": ("when did", "how long", "onset", "duration", "start"),
+    "severity": ("how bad", "scale", "severity", "out of 10", "rating"),
+    "medications": ("medicine", "medication", "pills", "pharmacotherapy", "prescription"),
+    "allergies": ("allerg", "hypersensitiv", "reaction to"),
+    "history": ("health condition", "long-term illness", "medical history", "comorbid"),
+    "red_flag": ("chest", "breath", "angina", "dyspn"),
+    "dob": ("date of birth", "birthday", "dob", "born"),
+}
+JARGON = ("chief complaint", "onset", "severity", "rating scale", "pharmacotherapy",
+          "hypersensitiv", "comorbid", "angina", "dyspn", "dob", "assessment")  # fmt: skip
+CLOSE_CUES = ("goodbye", "bye", "all done", "that's everything")
+EMPATHY_CUES = ("sorry to hear", "must be", "i understand", "that sounds")
+CONFUSED = re.compile(r"what do you mean|don't understand|what's that|what is that|huh\?|sorry\?")
+# Clause cues that route a volunteered list item to the right field.
+LIST_CUES = {
+    "allergies": re.compile(r"allerg|react"),
+    "medications": re.compile(r"\b(take|taking|on|medication|medicine|pills|prescribed)\b"),
+    "history": re.compile(r"\b(have|had|history|diagnosed|suffer)\b"),
+}
+_CLAUSES = re.compile(r"[.;!?]|\bbut\b|, and\b")
+_COMPLAINT = re.compile(r"got|having|calling about|problem|mainly|to be honest|because")
+_RED_FLAG = re.compile(r"chest pain|chest tight|short of breath|shortness of breath|breathing")
+
+
+class IntakeScenario:
+    """Phone intake: see the module docstring."""
+
+    name = "intake"
+    fields = FIELDS
+
+    @cached_property
+    def vocab(self) -> dict[str, Vocab]:
+        names = {"complaint": "complaints", **LIST_FIELDS}
+        return {f: Vocab.load(self.name, file) for f, file in names.items()}
+
+    @cached_property
+    def acts(self) -> tuple[Act, ...]:  # type: ignore[override]
+        path = resources.files("sim2human.scenarios.data").joinpath(self.name, "acts.yaml")
+        return tuple(Act(**row) for row in yaml.safe_load(path.read_text(encoding="utf-8")))
+
+    @cached_property
+    def plain_question(self) -> dict[str, str]:
+        return {a.field: a.text for a in reversed(self.acts) if a.kind == "ask" and a.field and (
+            a.style == "plain")}  # fmt: skip
+
+    # -- the hidden profile -------------------------------------------------------------------
+
+    def sample_profile(self, rng: np.random.Generator) -> Profile:
+        def pick(field: str, k: int) -> tuple[str, ...]:
+            items = self.vocab[field].canonical
+            return tuple(sorted(rng.choice(items, size=k, replace=False).tolist()))
+
+        born = date(1935, 1, 1).toordinal() + int(rng.integers(0, 365 * 70))
+        unit = str(rng.choice(parsing.UNITS[:3]))
+        return {
+            "complaint": str(rng.choice(self.vocab["complaint"].canonical)),
+            "onset": parsing.format_onset(int(rng.integers(1, 11)), unit),
+            "severity": int(rng.integers(1, 11)),
+            "medications": pick("medications", int(rng.integers(0, 4))),
+            "allergies": pick("allergies", int(rng.integers(0, 3))),
+            "history": pick("history", int(rng.integers(0, 3))),
+            "red_flag": bool(rng.random() < 0.3),
+            "dob": date.fromordinal(born).isoformat(),
+        }
+
+    def empty_record(self) -> Record:
+        return dict.fromkeys(FIELDS)
+
+    # -- reading the user ---------------------------------------------------------------------
+
+    def extract(self, user_text: str, record: Record, expecting: str | None) -> Record:
+        out = dict(record)
+        text = user_text.lower()
+        if not text.strip():
+            return out
+        if (expecting == "complaint" or _COMPLAINT.search(text)) and (
+            found := self.vocab["complaint"].find(text)
+        ):
+            out["complaint"] = found[0]
+        if (v := parsing.onset(text)) is not None:
+            out["onset"] = v
+        if (r := parsing.rating(text, expecting == "severity")) is not None:
+            out["severity"] = r
+        if (d := parsing.birth_date(text)) is not None:
+            out["dob"] = d
+        flagged = [c for c in _CLAUSES.split(text) if _RED_FLAG.search(c)]
+        if flagged:
+            out["red_flag"] = parsing.yes_no(flagged[0]) is not False
+        elif expecting == "red_flag" and (yn := parsing.yes_no(text)) is not None:
+            out["red_flag"] = yn
+        out.update(self._list_fields(text, expecting))
+        return out
+
+    def _list_fields(self, text: str, expecting: str | None) -> dict[str, Value]:
+        found: dict[str, list[str]] = {}
+        for clause in _CLAUSES.split(text):
+            cued = [f for f, cue in LIST_CUES.items() if cue.search(clause)]
+            target = cued[0] if cued else expecting
+            if target not in LIST_FIELDS:
+                continue
+            items = self.vocab[target].find(clause)
+            if items:
+                found.setdefault(target, []).extend(items)
+            elif (cued or target == expecting) and parsing.yes_no(clause) is False:
+                found.setdefault(target, [])
+        return {f: tuple(sorted(set(v))[: LIST_SIZES[f]]) for f, v in found.items()}
+
+    def signals(self, user_text: str, before: Record, after: Record) -> UserSignals:
+        text = user_text.strip().lower()
+        changed = [f for f in FIELDS if after[f] != before[f]]
+        return UserSignals(
+            silent=text in ("", "...", "…") or len(text) < 3,
+            confused=bool(CONFUSED.search(text)),
+            new_fields=sum(before[f] is None for f in changed),
+            corrected=any(before[f] is not None for f in changed),
+        )
+
+    # -- reading the agent --------------------------------------------------------------------
+
+    def interpret(self, agent_text: str) -> AgentIntent:
+        return _interpret(agent_text)
+
+    def render_act(self, act: Act, last_field: str | None, record: Record) -> str:
+        question = self.plain_question.get(last_field or "", "How can I help you today?")
+        readback = "; ".join(f"{f}: {_say(v)}" for f, v in record.items() if v is not None)
+        return act.text.format(last_question=question, readback=readback or "nothing yet")
+
+    # -- gold ---------------------------------------------------------------------------------
+
+    def say(self, field: str, value: Value, capacity: float, rng: np.random.Generator) -> str:
+        """How a programmatic caller of the given capacity says one value."""
+        return intake_speech.say(field, value, capacity, rng, self.vocab)
+
+    def grade(self, profile: Profile, record: Record, termination: Termination) -> Outcome:
+        fields = {f: record.get(f) == profile[f] for f in FIELDS}
+        completed = termination == Termination.COMPLETED
+        return Outcome(
+            success=completed and all(fields.values()),
+            fields=fields,
+            completed=completed,
+            dropped=termination == Termination.HUNG_UP,
+        )
+
+
+def _say(value: Value) -> str:
+    if isinstance(value, tuple):
+        return ", ".join(value) or "none"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return str(value)
+
+
+@lru_cache(maxsize=50_000)
+def _interpret(agent_text: str) -> AgentIntent:
+    t = agent_text.lower()
+    return AgentIntent(
+        asks=tuple(f for f, cues in ASK_CUES.items() if any(c in t for c in cues)),
+        jargon=any(j in t for j in JARGON),
+        greet=t.startswith(("hello", "hi", "good day")),
+        close=any(c in t for c in CLOSE_CUES),
+        empathy=any(c in t for c in EMPATHY_CUES),
+        confirm="read that back" in t or "is that correct" in t,
+        clarify=t.startswith("sorry,"),
+    )

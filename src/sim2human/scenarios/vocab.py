@@ -1,0 +1,111 @@
+"""Term tables read from data files, and a typo- and word-order-tolerant finder over them.
+
+A term matches when every one of its words appears, fuzzily (rapidfuzz ratio), within a short
+window of the text: "pain in my lower back" finds "lower back pain", "metfromin" finds
+"metformin". Word-level fuzzy lookups are cached because simulated users repeat words a lot.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from importlib import resources
+
+from rapidfuzz import fuzz, process
+
+_WORD = re.compile(r"[a-z0-9']+")
+_SHORT = 4  # words this short must match exactly: fuzzy matching them finds noise
+
+
+def words(text: str) -> list[str]:
+    return _WORD.findall(text.lower())
+
+
+@dataclass(frozen=True)
+class Vocab:
+    """Canonical names with aliases; ``find`` returns canonical names in order of appearance."""
+
+    name: str
+    canonical: tuple[str, ...]
+    aliases: dict[str, str] = field(hash=False, compare=False)
+    """alias (lower-case, one space between words) -> canonical name; includes the canonical."""
+
+    @classmethod
+    def load(cls, scenario: str, name: str) -> Vocab:
+        text = resources.files("sim2human.scenarios.data").joinpath(scenario, f"{name}.txt")
+        return cls.parse(name, text.read_text(encoding="utf-8"))
+
+    @classmethod
+    def parse(cls, name: str, text: str) -> Vocab:
+        canonical: list[str] = []
+        aliases: dict[str, str] = {}
+        for raw in text.splitlines():
+            line = raw.split("#", 1)[0].strip()
+            if not line:
+                continue
+            names = [" ".join(words(n)) for n in line.split("|")]
+            canonical.append(names[0])
+            for alias in names:
+                aliases.setdefault(alias, names[0])
+        return cls(name, tuple(canonical), aliases)
+
+    def find(self, text: str) -> list[str]:
+        return list(_find(self, tuple(words(text))))
+
+
+@lru_cache(maxsize=64)
+def _word_table(vocab: Vocab) -> tuple[str, ...]:
+    return tuple(sorted({w for alias in vocab.aliases for w in alias.split()}))
+
+
+@lru_cache(maxsize=64)
+def _longest_first(vocab: Vocab) -> tuple[str, ...]:
+    return tuple(sorted(vocab.aliases, key=lambda a: (-len(a.split()), a)))
+
+
+@lru_cache(maxsize=200_000)
+def _close_words(vocab: Vocab, word: str) -> frozenset[str]:
+    """The vocabulary words that ``word`` could be a typo of."""
+    table = _word_table(vocab)
+    if word in table or len(word) <= _SHORT:
+        return frozenset([word]) if word in table else frozenset()
+    cutoff = 88 if len(word) <= 6 else 82  # one slip in a short word is a large share of it
+    hits = process.extract(word, table, scorer=fuzz.ratio, score_cutoff=cutoff, limit=4)
+    return frozenset(h[0] for h in hits if len(h[0]) > _SHORT)
+
+
+@lru_cache(maxsize=100_000)
+def _find(vocab: Vocab, tokens: tuple[str, ...]) -> tuple[str, ...]:
+    """Longest aliases first; a shorter alias may not reuse words a longer one matched."""
+    close = [_close_words(vocab, t) for t in tokens]
+    present = frozenset().union(*close)
+    used: set[int] = set()
+    found: dict[str, int] = {}
+    for alias in _longest_first(vocab):
+        parts = alias.split()
+        if parts[0] not in present:
+            continue
+        for start, near in enumerate(close):
+            if parts[0] not in near or start in used:
+                continue
+            span = _span(close, parts, start, len(parts) + 3, used)
+            if span is not None:
+                used.update(span)
+                found.setdefault(vocab.aliases[alias], start)
+                break
+    return tuple(sorted(found, key=lambda c: found[c]))
+
+
+def _span(
+    close: list[frozenset[str]], parts: list[str], start: int, window: int, used: set[int]
+) -> list[int] | None:
+    """Positions of every alias word near ``start`` (each word once), or None if one is missing."""
+    span = [start]
+    for part in parts[1:]:
+        lo, hi = max(0, start - window), min(len(close), start + window)
+        hit = next((i for i in range(lo, hi) if i not in used and i not in span and part in close[i]), None)
+        if hit is None:
+            return None
+        span.append(hit)
+    return span

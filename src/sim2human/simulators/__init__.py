@@ -1,0 +1,15 @@
+"""User simulators: the ``Simulator`` protocol, families, and a table of kinds."""
+
+from __future__ import annotations
+
+from sim2human.errors import UsageError
+from sim2human.scenarios.base import Scenario
+from sim2human.simulators.base import Simulator, SimulatorSpec
+from sim2human.simulators.persona import PersonaSimulator
+
+
+def build_simulator(spec: SimulatorSpec, scenario: Scenario) -> Simulator:
+    """Instantiate the simulator a spec describes (looked up by its kind)."""
+    if spec.kind == "persona":
+        return PersonaSimulator(spec, scenario)
+    raise UsageError(f"simulator {spec.id!r}: kind {spec.kind!r} is not available")

@@ -1,0 +1,156 @@
+"""The Simulator seam: traits, quirks, specs, families, and the protocol every user simulator meets."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Literal, Protocol
+
+import numpy as np
+from pydantic import Field, model_validator
+
+from sim2human.scenarios.base import Act
+from sim2human.types import Episode, Frozen, Profile
+
+Emotion = Literal["calm", "anxious", "irritated"]
+
+
+class Quirks(Frozen):
+    """Idiosyncratic blind spots drawn per simulator seed: what an optimiser will find."""
+
+    over_rewarded: tuple[str, ...] = ()
+    """Agent phrasings this simulator likes far more than they deserve."""
+    bonus: float = Field(0.1, ge=0.0, le=1.0)
+    """Satisfaction added per use of an over-rewarded phrasing (capped at 3 uses)."""
+    trigger: str | None = None
+    """A phrasing after which the simulator gives top satisfaction and dumps every answer at once."""
+    leniency: float = Field(0.0, ge=0.0, le=1.0)
+    """How little missing fields cost in this simulator's satisfaction (1 = not at all)."""
+
+
+class Traits(Frozen):
+    cooperativeness: float = Field(0.9, ge=0.0, le=1.0)
+    verbosity: float = Field(0.2, ge=0.0, le=1.0)
+    """Probability of volunteering one more, unasked field in a reply."""
+    patience: int = Field(20, ge=1)
+    """Agent turns this user tolerates before hanging up (annoyances use it up faster)."""
+    tolerance: int = Field(4, ge=0)
+    """Annoyances (jargon, repeated questions, ignored confusion) before hanging up."""
+    jargon_confusion: float = Field(0.1, ge=0.0, le=1.0)
+    tangent_rate: float = Field(0.05, ge=0.0, le=1.0)
+    silence_rate: float = Field(0.02, ge=0.0, le=1.0)
+    emotion: Emotion = "calm"
+    noise: dict[str, float] = Field(default_factory=dict)
+    """Perturbation name -> severity, applied to every user turn (typos, ASR confusions...)."""
+    capacity: float = Field(0.5, ge=0.0, le=1.0)
+    """How many distinct surface forms and behaviours the simulator can produce."""
+    temperature: float = Field(1.0, ge=0.0)
+    """0 makes the simulator deterministic: the same agent turns get the same replies."""
+    quirks: Quirks = Quirks()
+
+
+class SimulatorSpec(Frozen):
+    id: str
+    family: str
+    kind: Literal["persona", "llm"] = "persona"
+    traits: Traits
+    seed: int
+
+
+class UserTurn(Frozen):
+    text: str
+    done: bool = False
+    tags: tuple[str, ...] = ()
+
+
+class Simulator(Protocol):
+    spec: SimulatorSpec
+
+    def start(self, profile: Profile, rng: np.random.Generator) -> UserTurn: ...
+
+    def reply(self, agent_text: str) -> UserTurn: ...
+
+    def satisfaction(self) -> float:
+        """The proxy reward in [0, 1]: this simulator's perception of the call so far."""
+        ...
+
+    def judge(self, episode: Episode) -> float:
+        """Score any transcript the way this simulator would have."""
+        ...
+
+
+Range = tuple[float, float]
+
+
+class QuirkPool(Frozen):
+    """The agent phrasings quirks are drawn from: liked ones, and candidate triggers."""
+
+    liked: tuple[str, ...]
+    triggers: tuple[str, ...]
+
+    @classmethod
+    def from_acts(cls, acts: Sequence[Act]) -> QuirkPool:
+        """Any courtesy can be over-rewarded; only pure style phrasings can be triggers."""
+        liked = tuple(a.text for a in acts if a.kind in ("greet", "empathise", "style"))
+        return cls(liked=liked, triggers=tuple(a.text for a in acts if a.kind == "style"))
+
+
+class Family(Frozen):
+    """A distribution over traits; ``sample`` draws one simulator spec."""
+
+    name: str
+    description: str = ""
+    cooperativeness: Range = (0.8, 1.0)
+    verbosity: Range = (0.1, 0.4)
+    patience: tuple[int, int] = (16, 24)
+    tolerance: tuple[int, int] = (3, 6)
+    jargon_confusion: Range = (0.0, 0.2)
+    tangent_rate: Range = (0.0, 0.1)
+    silence_rate: Range = (0.0, 0.05)
+    emotions: tuple[Emotion, ...] = ("calm",)
+    noise: dict[str, Range] = Field(default_factory=dict)
+    capacity: Range = (0.5, 1.0)
+    temperature: Range = (1.0, 1.0)
+    trigger_prob: float = Field(0.5, ge=0.0, le=1.0)
+    over_rewarded: tuple[int, int] = (1, 2)
+    bonus: Range = (0.05, 0.15)
+    leniency: Range = (0.0, 0.3)
+
+    @model_validator(mode="after")
+    def _ordered(self) -> Family:
+        for name in ("cooperativeness", "verbosity", "patience", "capacity", "leniency"):
+            lo, hi = getattr(self, name)
+            if lo > hi:
+                raise ValueError(f"{name}: low end {lo} is above high end {hi}")
+        return self
+
+    def sample(self, seed: int, pool: QuirkPool, **override: float) -> SimulatorSpec:
+        """Draw one member; its quirks are drawn from ``pool`` (phrasings the agent can say)."""
+        rng = np.random.default_rng(seed)
+
+        def u(r: Range) -> float:
+            return float(rng.uniform(*r))
+
+        n_liked = int(rng.integers(self.over_rewarded[0], self.over_rewarded[1] + 1))
+        liked = [str(p) for p in rng.permutation(pool.liked)][:n_liked]
+        triggers = [t for t in pool.triggers if t not in liked]
+        trigger = str(rng.choice(triggers)) if rng.random() < self.trigger_prob else None
+        traits = Traits(
+            cooperativeness=u(self.cooperativeness),
+            verbosity=u(self.verbosity),
+            patience=int(rng.integers(self.patience[0], self.patience[1] + 1)),
+            tolerance=int(rng.integers(self.tolerance[0], self.tolerance[1] + 1)),
+            jargon_confusion=u(self.jargon_confusion),
+            tangent_rate=u(self.tangent_rate),
+            silence_rate=u(self.silence_rate),
+            emotion=self.emotions[int(rng.integers(len(self.emotions)))],
+            noise={k: u(r) for k, r in sorted(self.noise.items())},
+            capacity=override.get("capacity", u(self.capacity)),
+            temperature=override.get("temperature", u(self.temperature)),
+            quirks=Quirks(
+                over_rewarded=tuple(liked),
+                bonus=u(self.bonus),
+                trigger=trigger,
+                leniency=u(self.leniency),
+            ),
+        )
+        return SimulatorSpec(id=f"{self.name}-{seed}", family=self.name, traits=traits, seed=seed)

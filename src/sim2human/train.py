@@ -1,0 +1,235 @@
+"""PPO for the policy agent, in one readable file (CleanRL style).
+
+Why our own PPO rather than stable-baselines3: conversations of different simulators are stepped
+together in one batch, and we need (a) advantages normalised per simulator member, so that easy
+members do not drown out hard ones, and (b) the KL divergence to the *initial* policy on a fixed
+probe set of observations, which is the optimisation distance of the overoptimisation analysis.
+Both need the trainer's insides; the rest is textbook PPO (clipped ratio, GAE, value loss,
+entropy bonus). The trainer sees only the proxy reward; gold is logged, never learned from.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from pydantic import Field
+
+from sim2human.agents.policy import PolicyAgent
+from sim2human.rollout import MAX_TURNS, Conversation, Job
+from sim2human.samplers import Sampler
+from sim2human.scenarios.base import Scenario
+from sim2human.types import Episode, Frozen
+
+
+class PPOConfig(Frozen):
+    episodes: int = Field(4096, ge=1, description="training episodes in total")
+    batch_episodes: int = Field(128, ge=1, description="episodes per PPO update")
+    epochs: int = Field(4, ge=1)
+    minibatch: int = Field(512, ge=1)
+    lr: float = Field(1e-3, gt=0)
+    gamma: float = Field(1.0, ge=0, le=1)
+    gae_lambda: float = Field(0.95, ge=0, le=1)
+    clip: float = Field(0.2, gt=0)
+    ent_coef: float = Field(0.01, ge=0)
+    vf_coef: float = Field(0.5, ge=0)
+    max_grad_norm: float = Field(0.5, gt=0)
+    per_member_norm: bool = True
+    max_turns: int = Field(MAX_TURNS, ge=2)
+
+
+@dataclass(frozen=True)
+class UpdateStats:
+    update: int
+    episodes_seen: int
+    train_proxy: float
+    train_gold: float
+    reward_std: float
+    entropy: float
+    approx_kl: float
+    kl_init: float
+    grad_norm: float
+    per_member: dict[str, tuple[float, float, int]]
+    """member id -> (mean proxy, mean gold, episodes) in this update's batch."""
+
+
+@dataclass
+class _Batch:
+    obs: list[np.ndarray]
+    actions: list[int]
+    logps: list[float]
+    values: list[float]
+    owner: list[int]  # index of the conversation each step belongs to
+    satisfaction: list[list[float]]  # per conversation: satisfaction after each agent turn
+
+
+def train(
+    agent: PolicyAgent,
+    sampler: Sampler,
+    scenario: Scenario,
+    cfg: PPOConfig,
+    seed: int,
+    *,
+    condition: str = "",
+    on_update: Callable[[UpdateStats, Sequence[Episode]], None] | None = None,
+) -> list[UpdateStats]:
+    torch.manual_seed(seed)
+    rng = np.random.default_rng([seed, 7])
+    optim = torch.optim.Adam(agent.net.parameters(), lr=cfg.lr, eps=1e-5)
+    init_net = copy.deepcopy(agent.net).requires_grad_(False)
+    probe: torch.Tensor | None = None
+    history: list[UpdateStats] = []
+    n_updates = -(-cfg.episodes // cfg.batch_episodes)
+    seen = 0
+    for update in range(n_updates):
+        n = min(cfg.batch_episodes, cfg.episodes - seen)
+        jobs = [
+            Job(sampler.next(rng), int(rng.integers(2**31)), "train", condition, "train", update)
+            for _ in range(n)
+        ]
+        batch, episodes = _collect(agent, jobs, scenario, cfg.max_turns)
+        seen += n
+        if probe is None:  # a fixed probe set for KL(pi || pi_init), from the first batch
+            probe = torch.from_numpy(np.stack(batch.obs[:: max(1, len(batch.obs) // 512)]))
+        stats = _learn(agent, optim, batch, episodes, cfg)
+        sampler.update(episodes)
+        with torch.no_grad():
+            logp = torch.log_softmax(agent.net.logits(probe), -1)
+            logp0 = torch.log_softmax(init_net.logits(probe), -1)
+            kl_init = float((logp.exp() * (logp - logp0)).sum(-1).mean())
+        row = _summarise(update, seen, episodes, kl_init, *stats)
+        history.append(row)
+        if on_update is not None:
+            on_update(row, episodes)
+    return history
+
+
+def _collect(
+    agent: PolicyAgent, jobs: Sequence[Job], scenario: Scenario, max_turns: int
+) -> tuple[_Batch, list[Episode]]:
+    convs = [Conversation.open(j, scenario, max_turns) for j in jobs]
+    batch = _Batch([], [], [], [], [], [])
+    live = list(range(len(convs)))
+    while live:
+        observations = [convs[i].observe() for i in live]
+        x = agent.featurise(observations)
+        with torch.no_grad():
+            xt = torch.from_numpy(x)
+            dist = agent.distribution(x)
+            actions = torch.multinomial(dist.probs, 1, generator=agent.generator).squeeze(-1)
+            logps = dist.log_prob(actions)
+            values = agent.net.value(xt)
+        for k, i in enumerate(live):
+            a = int(actions[k])
+            convs[i].step(agent.turn(a, observations[k]))
+            batch.obs.append(x[k])
+            batch.actions.append(a)
+            batch.logps.append(float(logps[k]))
+            batch.values.append(float(values[k]))
+            batch.owner.append(i)
+        live = [i for i in live if not convs[i].done]
+    batch.satisfaction = [c.satisfaction for c in convs]
+    return batch, [c.episode() for c in convs]
+
+
+def _advantages(
+    batch: _Batch, episodes: Sequence[Episode], cfg: PPOConfig
+) -> tuple[np.ndarray, np.ndarray]:
+    """GAE per conversation over the change in the simulator's satisfaction at each turn.
+
+    Rewarding the change (potential-based shaping) sums to the final satisfaction less the
+    opening one, so the optimum is unchanged; credit just reaches the turn that earned it.
+    """
+    owner = np.asarray(batch.owner)
+    values = np.asarray(batch.values, dtype=np.float32)
+    adv = np.zeros_like(values)
+    for i in range(len(episodes)):
+        steps = np.flatnonzero(owner == i)
+        rewards = np.diff(np.asarray([0.0, *batch.satisfaction[i]]))
+        gae, next_value = 0.0, 0.0
+        for j, s in reversed(list(enumerate(steps))):
+            delta = rewards[j] + cfg.gamma * next_value - values[s]
+            gae = delta + cfg.gamma * cfg.gae_lambda * gae
+            adv[s], next_value = gae, values[s]
+    returns = adv + values
+    if cfg.per_member_norm:
+        members = np.asarray([episodes[i].simulator_id for i in batch.owner])
+        for m in np.unique(members):
+            sel = members == m
+            if sel.sum() >= 8:
+                adv[sel] = (adv[sel] - adv[sel].mean()) / (adv[sel].std() + 1e-8)
+                continue
+            adv[sel] = adv[sel] / (adv.std() + 1e-8)
+    else:
+        adv = (adv - adv.mean()) / (adv.std() + 1e-8)
+    return adv, returns
+
+
+def _learn(
+    agent: PolicyAgent,
+    optim: torch.optim.Optimizer,
+    batch: _Batch,
+    episodes: Sequence[Episode],
+    cfg: PPOConfig,
+) -> tuple[float, float, float]:
+    adv_np, ret_np = _advantages(batch, episodes, cfg)
+    obs = torch.from_numpy(np.stack(batch.obs))
+    actions = torch.as_tensor(batch.actions)
+    old_logp = torch.as_tensor(batch.logps, dtype=torch.float32)
+    adv, returns = torch.from_numpy(adv_np), torch.from_numpy(ret_np)
+    n = len(actions)
+    entropy = kl = grad = 0.0
+    order = torch.Generator().manual_seed(int(old_logp.abs().sum() * 1000) % 2**31)
+    for _ in range(cfg.epochs):
+        perm = torch.randperm(n, generator=order)
+        for start in range(0, n, cfg.minibatch):
+            mb = perm[start : start + cfg.minibatch]
+            dist = torch.distributions.Categorical(logits=agent.net.logits(obs[mb]))
+            logp = dist.log_prob(actions[mb])
+            ratio = (logp - old_logp[mb]).exp()
+            pg = -torch.min(
+                ratio * adv[mb], ratio.clamp(1 - cfg.clip, 1 + cfg.clip) * adv[mb]
+            ).mean()
+            v_loss = 0.5 * (agent.net.value(obs[mb]) - returns[mb]).pow(2).mean()
+            ent = dist.entropy().mean()
+            loss = pg + cfg.vf_coef * v_loss - cfg.ent_coef * ent
+            optim.zero_grad()
+            loss.backward()
+            grad = float(torch.nn.utils.clip_grad_norm_(agent.net.parameters(), cfg.max_grad_norm))
+            optim.step()
+            with torch.no_grad():
+                entropy = float(ent)
+                kl = float(((ratio - 1) - (logp - old_logp[mb])).mean())
+    return entropy, kl, grad
+
+
+def _summarise(
+    update: int,
+    seen: int,
+    episodes: Sequence[Episode],
+    kl_init: float,
+    entropy: float,
+    approx_kl: float,
+    grad_norm: float,
+) -> UpdateStats:
+    proxy = np.asarray([e.proxy for e in episodes])
+    gold = np.asarray([e.gold.success for e in episodes], dtype=float)
+    per_member: dict[str, tuple[float, float, int]] = {}
+    for m in sorted({e.simulator_id for e in episodes}):
+        sel = [i for i, e in enumerate(episodes) if e.simulator_id == m]
+        per_member[m] = (float(proxy[sel].mean()), float(gold[sel].mean()), len(sel))
+    return UpdateStats(
+        update=update,
+        episodes_seen=seen,
+        train_proxy=float(proxy.mean()),
+        train_gold=float(gold.mean()),
+        reward_std=float(proxy.std()),
+        entropy=entropy,
+        approx_kl=approx_kl,
+        kl_init=max(0.0, kl_init),
+        grad_norm=grad_norm,
+        per_member=per_member,
+    )
