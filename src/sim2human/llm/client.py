@@ -247,7 +247,7 @@ class ChatClient:
                     ) from None
                 self._counters.retries += 1
                 delay = self._backoff(attempt, err.retry_after_s)
-                log.warning(
+                log.info(
                     "endpoint %s: %s; retry %d/%d in %.2fs",
                     cfg.base_url,
                     err.reason,
