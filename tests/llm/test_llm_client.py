@@ -159,7 +159,7 @@ def test_missing_key_variable_is_a_usage_error(monkeypatch: pytest.MonkeyPatch) 
 
 
 def test_key_is_sent_but_never_shown(
-    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, tmp_path: Path
 ) -> None:
     secret = "sk-test-SECRET-4242"
     monkeypatch.setenv("FAKE_KEY", secret)
@@ -168,14 +168,15 @@ def test_key_is_sent_but_never_shown(
     replies = {0: Reply(status=500, body={}), 2: Reply(status=401, body={})}
     with FakeOpenAI(lambda n, b: replies.get(n, Reply())) as fake:
         cfg = config(fake.base_url, api_key_env="FAKE_KEY")
-        client = ChatClient(cfg)
-        chat(client)
+        client = ChatClient(cfg, cache_path=tmp_path / "cache.sqlite")
+        chat(client, temperature=0.0)
         with pytest.raises(EndpointError) as err:
             chat(client)
         assert fake.seen[0].headers["authorization"] == f"Bearer {secret}"
     shown = [repr(cfg), cfg.model_dump_json(), repr(client), str(err.value), repr(client.stats)]
     shown += [caplog.text]
     assert caplog.text  # something was logged (the retry), and it is clean
+    shown += [f.read_bytes().decode("latin-1") for f in tmp_path.iterdir()]  # the cache files
     for text in shown:
         assert secret not in text
 

@@ -67,7 +67,8 @@ class ChatResult(BaseModel):
 
 
 class ClientStats(BaseModel):
-    """Accounting for one client. ``requests`` counts ``chat()`` calls, cache hits included."""
+    """Accounting for one client. ``requests`` counts ``chat()`` calls, cache hits included;
+    tokens and ``latency_s`` sum the requests that reached the endpoint and succeeded."""
 
     model_config = ConfigDict(frozen=True)
 
