@@ -24,11 +24,15 @@ reference on every call, and impose its own tokeniser where every metric here mu
 closest reference length, ties to the shorter) on pre-tokenised text; the tests pin that with
 values computed by sacrebleu 2.6.0 (``tokenize="none"``), on a 0-1 scale instead of 0-100.
 
-Ensembles: pool the member's texts (ideally the same number of turns per member) and call
+Ensembles: pool the members' texts (ideally the same number of turns per member) and call
 ``diversity_summary`` on the pool, or use ``ensemble_diversity``. When the members differ, the
 ensemble's Vendi score should exceed every member's: that is what "a diverse ensemble" means and
 it is worth checking for a new one. It is not a theorem: a member with few very different turns
 pooled with a large repetitive member can score higher alone, since Vendi weights texts equally.
+Vendi is the one to read for an ensemble: the lexical ratios barely see differences between
+members. distinct-n of a pool of members with disjoint vocabularies is the length-weighted mean of
+theirs, and self-BLEU of a pool stays near the mean of the members' as long as each hypothesis
+draws at least one reference from its own member (it takes the best match over references).
 """
 
 from __future__ import annotations
