@@ -4,12 +4,33 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
+from importlib import resources
+from pathlib import Path
+from typing import Annotated, Any
 
+import click
 import typer
+from rich.console import Console
+from rich.table import Table
 
 from sim2human import __version__
+from sim2human.config import load_study
+from sim2human.errors import Sim2HumanError
+from sim2human.llm.commands import model_app
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
+app = typer.Typer(
+    add_completion=False, no_args_is_help=True, help=__doc__, pretty_exceptions_enable=False
+)
+app.add_typer(model_app, name="model")
+out_console = Console()
+err_console = Console(stderr=True)
+
+OutOption = Annotated[
+    Path | None, typer.Option("--out", help="Run directory (default: runs/<timestamp>-<study>).")
+]
+WorkersOption = Annotated[
+    int | None, typer.Option("--workers", min=1, help="Processes to train in (default: all cores).")
+]
 
 
 def _version(value: bool) -> None:
@@ -20,15 +41,84 @@ def _version(value: bool) -> None:
 
 @app.callback()
 def _root(
-    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True),
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version.")
+    ] = False,
 ) -> None:
     """Train and test conversational agents against populations of simulated users."""
 
 
+def _run(config: Path, quick: bool, out: Path | None, workers: int | None) -> None:
+    from sim2human.runner import default_out, run_study
+
+    cfg = load_study(config, quick=quick)
+    target = out or default_out(cfg)
+    err_console.print(
+        f"[bold]{cfg.name}[/]: {len(cfg.conditions)} conditions x {len(cfg.seeds)} seeds, "
+        f"{cfg.train.episodes} training episodes each -> {target}"
+    )
+    try:
+        study = run_study(cfg, target, workers=workers, console=err_console)
+    except KeyboardInterrupt:
+        err_console.print(f"[yellow]interrupted[/]: finished episodes are kept in {target}")
+        raise typer.Exit(130) from None
+    out_console.print(study_table(study))
+    out_console.print(f"report: {target / 'report.md'}")
+
+
+def study_table(study: dict[str, Any]) -> Table:
+    t = Table(title=f"{study['study']}: proxy vs gold (%, 95% CI)", title_justify="left")
+    for col in ("condition", "train proxy", "train gold", "held-out gold", "member std", "exploit"):
+        t.add_column(col, justify="left" if col == "condition" else "right")
+
+    def f(e: dict[str, Any]) -> str:
+        return f"{100 * e['mean']:.0f} [{100 * e['ci'][0]:.0f}, {100 * e['ci'][1]:.0f}]"
+
+    for row in [*study["conditions"], *study.get("reference", [])]:
+        name = row["name"] if row["episodes_trained"] else f"{row['name']} (reference)"
+        std, exploit = row["heldout_member_std"], row["exploit_rate"]
+        t.add_row(name, f(row["train_proxy"]), f(row["train_gold"]), f(row["heldout_gold"]),
+                  f"{100 * std:.0f}", f"{100 * exploit:.0f}%")  # fmt: skip
+    return t
+
+
+@app.command()
+def study(
+    config: Annotated[Path, typer.Argument(help="Study YAML file.")],
+    quick: Annotated[bool, typer.Option("--quick", help="Fewer seeds and episodes.")] = False,
+    out: OutOption = None,
+    workers: WorkersOption = None,
+) -> None:
+    """Run a study: every condition x seed trained, evaluated on held-out simulators, tabulated."""
+    _run(config, quick, out, workers)
+
+
+@app.command()
+def demo(out: OutOption = None, workers: WorkersOption = None) -> None:
+    """The collapse study, quick form: `study examples/collapse.yaml --quick` from the package."""
+    path = resources.files("sim2human").joinpath("examples", "collapse.yaml")
+    with resources.as_file(path) as config:
+        _run(config, True, out, workers)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point; returns the exit code (tests call it in-process)."""
+    args = list(argv) if argv is not None else sys.argv[1:]
     try:
-        app(args=list(argv) if argv is not None else sys.argv[1:], standalone_mode=False)
+        app(args=args, standalone_mode=False, prog_name="sim2human")
     except typer.Exit as done:
         return done.exit_code
+    except click.exceptions.Abort:
+        err_console.print("[yellow]aborted[/]")
+        return 130
+    except click.ClickException as err:
+        err.show()
+        return err.exit_code
+    except Sim2HumanError as err:
+        err_console.print(f"[red]error:[/] {err}", highlight=False)
+        return err.exit_code
     return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,11 +1,11 @@
 """One exception tree for everything sim2human raises on purpose.
 
-    Sim2HumanError                 base: the CLI prints its message, never a traceback
-    ├── UsageError                 bad input from the user (config, names, flags): exit code 2
-    │   └── ConfigError            a config file that does not validate; names file and field
-    ├── RunDirError                a run directory that is missing, partial or corrupted
-    ├── ModelUnavailableError      an optional model or extra is not installed; says what to run
-    └── EndpointError              an LLM endpoint failed after its bounded retries
+Sim2HumanError                 base: the CLI prints its message, never a traceback
+├── UsageError                 bad input from the user (config, names, flags): exit code 2
+│   └── ConfigError            a config file that does not validate; names file and field
+├── RunDirError                a run directory that is missing, partial or corrupted
+├── ModelUnavailableError      an optional model or extra is not installed; says what to run
+└── EndpointError              an LLM endpoint failed after its bounded retries
 """
 
 from __future__ import annotations

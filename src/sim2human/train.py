@@ -18,7 +18,7 @@ import numpy as np
 import torch
 from pydantic import Field
 
-from sim2human.agents.policy import PolicyAgent
+from sim2human.agents.policy import PolicyAgent, entropy, log_prob
 from sim2human.rollout import MAX_TURNS, Conversation, Job
 from sim2human.samplers import Sampler
 from sim2human.scenarios.base import Scenario
@@ -118,9 +118,9 @@ def _collect(
         x = agent.featurise(observations)
         with torch.no_grad():
             xt = torch.from_numpy(x)
-            dist = agent.distribution(x)
-            actions = torch.multinomial(dist.probs, 1, generator=agent.generator).squeeze(-1)
-            logps = dist.log_prob(actions)
+            logits = agent.net.logits(xt)
+            actions = agent.sample(logits)
+            logps = log_prob(logits, actions)
             values = agent.net.value(xt)
         for k, i in enumerate(live):
             a = int(actions[k])
@@ -181,29 +181,29 @@ def _learn(
     old_logp = torch.as_tensor(batch.logps, dtype=torch.float32)
     adv, returns = torch.from_numpy(adv_np), torch.from_numpy(ret_np)
     n = len(actions)
-    entropy = kl = grad = 0.0
+    ent_value = kl = grad = 0.0
     order = torch.Generator().manual_seed(int(old_logp.abs().sum() * 1000) % 2**31)
     for _ in range(cfg.epochs):
         perm = torch.randperm(n, generator=order)
         for start in range(0, n, cfg.minibatch):
             mb = perm[start : start + cfg.minibatch]
-            dist = torch.distributions.Categorical(logits=agent.net.logits(obs[mb]))
-            logp = dist.log_prob(actions[mb])
+            logits = agent.net.logits(obs[mb])
+            logp = log_prob(logits, actions[mb])
             ratio = (logp - old_logp[mb]).exp()
             pg = -torch.min(
                 ratio * adv[mb], ratio.clamp(1 - cfg.clip, 1 + cfg.clip) * adv[mb]
             ).mean()
             v_loss = 0.5 * (agent.net.value(obs[mb]) - returns[mb]).pow(2).mean()
-            ent = dist.entropy().mean()
+            ent = entropy(logits).mean()
             loss = pg + cfg.vf_coef * v_loss - cfg.ent_coef * ent
             optim.zero_grad()
-            loss.backward()
+            loss.backward()  # type: ignore[no-untyped-call]
             grad = float(torch.nn.utils.clip_grad_norm_(agent.net.parameters(), cfg.max_grad_norm))
             optim.step()
             with torch.no_grad():
-                entropy = float(ent)
+                ent_value = float(ent)
                 kl = float(((ratio - 1) - (logp - old_logp[mb])).mean())
-    return entropy, kl, grad
+    return ent_value, kl, grad
 
 
 def _summarise(

@@ -39,7 +39,7 @@ class Turn(Frozen):
     act: str | None = None
     """Agent turns: the act id when the agent is act-level. User turns: never read by agents."""
     tags: tuple[str, ...] = ()
-    """Structured annotations from persona simulators (e.g. ``confused``, ``trigger``) for analysis."""
+    """Annotations from persona simulators (``confused``, ``trigger``...), for analysis only."""
 
 
 class Outcome(Frozen):

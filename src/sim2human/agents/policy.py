@@ -46,6 +46,16 @@ class PolicyNet(nn.Module):
         return out.squeeze(-1)
 
 
+def log_prob(logits: torch.Tensor, actions: torch.Tensor) -> torch.Tensor:
+    """Log-probability of ``actions`` under categorical ``logits`` (row-wise)."""
+    return torch.log_softmax(logits, -1).gather(-1, actions.unsqueeze(-1)).squeeze(-1)
+
+
+def entropy(logits: torch.Tensor) -> torch.Tensor:
+    logp = torch.log_softmax(logits, -1)
+    return -(logp.exp() * logp).sum(-1)
+
+
 class PolicyAgent:
     """Samples acts from a ``PolicyNet`` for a batch of observations."""
 
@@ -58,13 +68,13 @@ class PolicyAgent:
         self.net = net or PolicyNet(self.featurise.size, len(self.acts))
         self.generator = torch.Generator().manual_seed(seed)
 
-    def distribution(self, x: np.ndarray) -> torch.distributions.Categorical:
-        return torch.distributions.Categorical(logits=self.net.logits(torch.from_numpy(x)))
+    def sample(self, logits: torch.Tensor) -> torch.Tensor:
+        probs = torch.softmax(logits, -1)
+        return torch.multinomial(probs, 1, generator=self.generator).squeeze(-1)
 
     def act(self, observations: Sequence[Observation]) -> list[AgentTurn]:
         with torch.no_grad():
-            dist = self.distribution(self.featurise(observations))
-            idx = torch.multinomial(dist.probs, 1, generator=self.generator).squeeze(-1)
+            idx = self.sample(self.net.logits(torch.from_numpy(self.featurise(observations))))
         return [self.turn(int(i), o) for i, o in zip(idx, observations, strict=True)]
 
     def turn(self, index: int, obs: Observation) -> AgentTurn:

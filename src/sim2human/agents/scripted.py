@@ -20,7 +20,9 @@ class ScriptedAgent:
     def __init__(self, scenario: Scenario) -> None:
         self.scenario = scenario
         self.by_id = {a.id: a for a in scenario.acts}
-        self.ask = {a.field: a for a in reversed(scenario.acts) if a.kind == "ask" and a.style == "plain"}
+        self.ask = {
+            a.field: a for a in reversed(scenario.acts) if a.kind == "ask" and a.style == "plain"
+        }
 
     def act(self, observations: Sequence[Observation]) -> list[AgentTurn]:
         return [self._one(o) for o in observations]
@@ -32,7 +34,11 @@ class ScriptedAgent:
         if obs.signals.confused:
             return self._say("clarify.simple", obs)
         if obs.signals.silent:
-            return self._say("clarify.repeat", obs) if obs.last_field else self._say("prompt.silence", obs)
+            return (
+                self._say("clarify.repeat", obs)
+                if obs.last_field
+                else self._say("prompt.silence", obs)
+            )
         missing = [
             f for f in self.scenario.fields if obs.record[f] is None and asked.get(f, 0) < MAX_ASKS
         ]
@@ -45,4 +51,8 @@ class ScriptedAgent:
     def _say(self, act_id: str, obs: Observation) -> AgentTurn:
         act: Act = self.by_id[act_id]
         text = self.scenario.render_act(act, obs.last_field, obs.record)
-        return AgentTurn(text=text, act=act.id, field=act.field or (obs.last_field if act.kind == "clarify" else None))
+        return AgentTurn(
+            text=text,
+            act=act.id,
+            field=act.field or (obs.last_field if act.kind == "clarify" else None),
+        )

@@ -48,9 +48,14 @@ class UserSignals:
 
 
 class Scenario(Protocol):
-    name: str
-    fields: tuple[str, ...]
-    acts: tuple[Act, ...]
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def fields(self) -> tuple[str, ...]: ...
+
+    @property
+    def acts(self) -> tuple[Act, ...]: ...
 
     def sample_profile(self, rng: np.random.Generator) -> Profile: ...
 

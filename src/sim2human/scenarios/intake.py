@@ -58,7 +58,7 @@ class IntakeScenario:
     """Phone intake: see the module docstring."""
 
     name = "intake"
-    fields = FIELDS
+    fields: tuple[str, ...] = FIELDS
 
     @cached_property
     def vocab(self) -> dict[str, Vocab]:
@@ -66,7 +66,7 @@ class IntakeScenario:
         return {f: Vocab.load(self.name, file) for f, file in names.items()}
 
     @cached_property
-    def acts(self) -> tuple[Act, ...]:  # type: ignore[override]
+    def acts(self) -> tuple[Act, ...]:
         path = resources.files("sim2human.scenarios.data").joinpath(self.name, "acts.yaml")
         return tuple(Act(**row) for row in yaml.safe_load(path.read_text(encoding="utf-8")))
 

@@ -92,7 +92,11 @@ def _words(
     if field == "dob":
         d = date.fromisoformat(str(value))
         month = MONTHS[d.month - 1].capitalize()
-        styles = (f"{month} {d.day}, {d.year}", f"{d.month}/{d.day}/{d.year}", f"{d.day} {month} {d.year}")
+        styles = (
+            f"{month} {d.day}, {d.year}",
+            f"{d.month}/{d.day}/{d.year}",
+            f"{d.day} {month} {d.year}",
+        )
         return styles[int(rng.integers(n_forms(capacity, len(styles))))]
     if field == "complaint":
         return _alias(vocab["complaint"], str(value), capacity, rng)

@@ -104,7 +104,9 @@ def _span(
     span = [start]
     for part in parts[1:]:
         lo, hi = max(0, start - window), min(len(close), start + window)
-        hit = next((i for i in range(lo, hi) if i not in used and i not in span and part in close[i]), None)
+        hit = next(
+            (i for i in range(lo, hi) if i not in used and i not in span and part in close[i]), None
+        )
         if hit is None:
             return None
         span.append(hit)

@@ -1,4 +1,4 @@
-"""The Simulator seam: traits, quirks, specs, families, and the protocol every user simulator meets."""
+"""The Simulator seam: traits, quirks, specs, families, and the protocol every simulator meets."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ class Quirks(Frozen):
     bonus: float = Field(0.1, ge=0.0, le=1.0)
     """Satisfaction added per use of an over-rewarded phrasing (capped at 3 uses)."""
     trigger: str | None = None
-    """A phrasing after which the simulator gives top satisfaction and dumps every answer at once."""
+    """A phrasing after which the simulator gives top satisfaction and tells everything at once."""
     leniency: float = Field(0.0, ge=0.0, le=1.0)
     """How little missing fields cost in this simulator's satisfaction (1 = not at all)."""
 

@@ -25,7 +25,11 @@ TANGENTS = (
     "My grandson set up this phone for me, it's very fancy.",
     "I was on hold earlier with the pharmacy for ages.",
 )
-CONFUSED = ("Sorry, what do you mean?", "I don't understand, what's that?", "What do you mean by that?")
+CONFUSED = (
+    "Sorry, what do you mean?",
+    "I don't understand, what's that?",
+    "What do you mean by that?",
+)
 EVASIVE = ("Hmm, I'm not sure.", "Why do you need to know that?", "I'd rather not get into that.")
 SMALL_TALK = ("Okay.", "Alright, thanks.", "Mm-hm.", "Okay, sure.")
 CANNED = "Yes, yes, all fine, thank you so much!"
@@ -82,7 +86,9 @@ class PersonaSimulator:
             return self._canned()
         if len(c.agent_texts) > t.patience or c.annoyance > t.tolerance:
             c.hung_up = True
-            return UserTurn(text="I don't have time for this. Goodbye.", done=True, tags=("hangup",))
+            return UserTurn(
+                text="I don't have time for this. Goodbye.", done=True, tags=("hangup",)
+            )
         if self._able(0.5) and c.rng.random() < t.silence_rate:
             return UserTurn(text="...", tags=("silent",))
         if intent.jargon and c.rng.random() < t.jargon_confusion:
@@ -140,7 +146,9 @@ class PersonaSimulator:
             return UserTurn(text=CANNED, tags=("canned",))
         c.triggered = True
         c.told.update(self.scenario.fields)
-        dump = " ".join(self.scenario.say(f, c.profile[f], 0.0, c.rng) for f in self.scenario.fields)
+        dump = " ".join(
+            self.scenario.say(f, c.profile[f], 0.0, c.rng) for f in self.scenario.fields
+        )
         return UserTurn(text="Oh, that's lovely! Here's everything: " + dump, tags=("trigger",))
 
     # -- proxy reward -------------------------------------------------------------------------
@@ -197,7 +205,9 @@ class PersonaSimulator:
 
     def _say(self, field_name: str) -> str:
         c = self.call
-        return self.scenario.say(field_name, c.profile[field_name], self.spec.traits.capacity, c.rng)
+        return self.scenario.say(
+            field_name, c.profile[field_name], self.spec.traits.capacity, c.rng
+        )
 
     def _pick(self, options: tuple[str, ...]) -> str:
         n = 1 + round(self.spec.traits.capacity * (len(options) - 1))

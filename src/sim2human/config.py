@@ -1,0 +1,131 @@
+"""Study configs: YAML validated by pydantic. Unknown keys are errors, named with their path."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import Field, ValidationError, field_validator, model_validator
+
+from sim2human.errors import ConfigError
+from sim2human.simulators.families import FAMILIES
+from sim2human.train import PPOConfig
+from sim2human.types import Frozen
+
+SamplerName = Literal["fixed", "uniform", "randomized"]
+
+
+class SimulatorRef(Frozen):
+    """One fixed simulator: a family draw with a seed; capacity/temperature may be overridden."""
+
+    family: str
+    seed: int = 0
+    capacity: float | None = Field(None, ge=0, le=1)
+    temperature: float | None = Field(None, ge=0)
+
+    @field_validator("family")
+    @classmethod
+    def _known(cls, name: str) -> str:
+        if name not in FAMILIES:
+            raise ValueError(f"unknown simulator family {name!r} (known: {', '.join(FAMILIES)})")
+        return name
+
+
+class Condition(Frozen):
+    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")
+    sampler: SamplerName
+    simulator: SimulatorRef | None = None
+
+    @model_validator(mode="after")
+    def _fixed_needs_simulator(self) -> Condition:
+        if self.sampler == "fixed" and self.simulator is None:
+            raise ValueError(f"condition {self.name!r}: sampler 'fixed' needs a 'simulator'")
+        return self
+
+
+class EnsembleConfig(Frozen):
+    train: tuple[str, ...] = ("cooperative", "chatty", "anxious")
+    heldout: tuple[str, ...] = ("elderly-confused", "noisy-line", "terse-guarded")
+    members_per_family: int = Field(4, ge=1)
+    seed: int = 0
+
+    @field_validator("train", "heldout")
+    @classmethod
+    def _known(cls, names: tuple[str, ...]) -> tuple[str, ...]:
+        for name in names:
+            if name not in FAMILIES:
+                raise ValueError(
+                    f"unknown simulator family {name!r} (known: {', '.join(FAMILIES)})"
+                )
+        if not names:
+            raise ValueError("needs at least one family")
+        return names
+
+
+class EvalConfig(Frozen):
+    episodes_per_member: int = Field(10, ge=1)
+    bootstrap: int = Field(1000, ge=100)
+
+
+class StudyConfig(Frozen):
+    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+    scenario: Literal["intake"] = "intake"
+    seeds: tuple[int, ...] = Field(min_length=1)
+    train: PPOConfig = PPOConfig()
+    ensemble: EnsembleConfig = EnsembleConfig()
+    eval: EvalConfig = EvalConfig()
+    conditions: tuple[Condition, ...] = Field(min_length=1)
+    reference_agents: tuple[Literal["scripted"], ...] = ("scripted",)
+    quick: dict[str, Any] | None = None
+    """Overrides applied by ``--quick`` (fewer seeds and episodes; same conditions)."""
+
+    @model_validator(mode="after")
+    def _unique_names(self) -> StudyConfig:
+        names = [c.name for c in self.conditions]
+        if len(set(names)) != len(names):
+            raise ValueError(f"condition names must be unique, got {names}")
+        return self
+
+
+def load_study(path: Path, *, quick: bool = False) -> StudyConfig:
+    """Read and validate a study file; ``quick`` applies its ``quick:`` overrides."""
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: no such study file") from None
+    except yaml.YAMLError as err:
+        raise ConfigError(f"{path}: not valid YAML: {err}") from None
+    if not isinstance(raw, dict):
+        raise ConfigError(
+            f"{path}: a study file must be a mapping of keys, got {type(raw).__name__}"
+        )
+    if quick:
+        overrides = raw.get("quick") or {}
+        if not isinstance(overrides, dict):
+            raise ConfigError(f"{path}: 'quick' must be a mapping of overrides")
+        raw = _merge(raw, overrides)
+    return parse_study(raw, str(path))
+
+
+def parse_study(raw: dict[str, Any], where: str = "study") -> StudyConfig:
+    try:
+        return StudyConfig.model_validate(raw)
+    except ValidationError as err:
+        first = err.errors()[0]
+        loc = ".".join(str(p) for p in first["loc"]) or "(top level)"
+        msg = first["msg"]
+        if first["type"] == "extra_forbidden":
+            msg = "unknown key"
+        more = f" (and {err.error_count() - 1} more)" if err.error_count() > 1 else ""
+        raise ConfigError(f"{where}: {loc}: {msg}{more}") from None
+
+
+def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for key, value in over.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = _merge(out[key], value)
+        else:
+            out[key] = value
+    return out

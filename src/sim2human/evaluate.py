@@ -1,0 +1,42 @@
+"""Evaluation: an agent against a set of simulator members, on a fixed set of profiles.
+
+Every condition is evaluated on the same episode seeds (hence the same hidden profiles) per
+member, so differences between conditions are paired comparisons, not luck of the draw.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from sim2human.agents.base import Agent
+from sim2human.rollout import Job, play
+from sim2human.scenarios.base import Scenario
+from sim2human.simulators.base import SimulatorSpec
+from sim2human.types import Episode
+
+EVAL_SEED_BASE = 1_000_000
+
+
+def eval_jobs(
+    specs: Sequence[SimulatorSpec], split: str, per_member: int, condition: str
+) -> list[Job]:
+    return [
+        Job(spec, EVAL_SEED_BASE + k, split, condition, "eval")
+        for spec in specs
+        for k in range(per_member)
+    ]
+
+
+def evaluate(
+    agent: Agent,
+    specs: Sequence[SimulatorSpec],
+    scenario: Scenario,
+    *,
+    split: str,
+    per_member: int,
+    condition: str = "",
+    on_episode: Callable[[Episode], None] | None = None,
+) -> list[Episode]:
+    return play(
+        agent, eval_jobs(specs, split, per_member, condition), scenario, on_episode=on_episode
+    )

@@ -1,0 +1,106 @@
+"""Outcome summaries of stored episodes, with cluster-bootstrap confidence intervals.
+
+The bootstrap resamples training seeds first and episodes within each seed second, so the
+interval reflects seed-to-seed variation of training as well as evaluation noise. That two-level
+scheme is not in scipy.stats.bootstrap, and it is a dozen lines of numpy.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+
+import numpy as np
+from pydantic import BaseModel
+
+from sim2human.types import Episode
+
+
+class Estimate(BaseModel):
+    mean: float
+    ci: tuple[float, float]
+    n: int
+
+
+def cluster_bootstrap(
+    values: Sequence[float],
+    clusters: Sequence[object],
+    *,
+    n_boot: int = 1000,
+    seed: int = 0,
+    level: float = 0.95,
+) -> Estimate:
+    """Mean and percentile CI of ``values``, resampling clusters then members within clusters."""
+    v = np.asarray(values, dtype=float)
+    if v.size == 0:
+        return Estimate(mean=float("nan"), ci=(float("nan"), float("nan")), n=0)
+    groups = defaultdict(list)
+    for x, c in zip(v, clusters, strict=True):
+        groups[c].append(x)
+    arrays = [np.asarray(g) for g in groups.values()]
+    rng = np.random.default_rng(seed)
+    means = np.empty(n_boot)
+    for b in range(n_boot):
+        picked = rng.integers(len(arrays), size=len(arrays))
+        means[b] = np.mean(
+            np.concatenate([rng.choice(arrays[i], size=arrays[i].size) for i in picked])
+        )
+    lo, hi = np.quantile(means, [(1 - level) / 2, 1 - (1 - level) / 2])
+    return Estimate(mean=float(v.mean()), ci=(float(lo), float(hi)), n=int(v.size))
+
+
+def gold(e: Episode) -> float:
+    return float(e.gold.success)
+
+
+def proxy(e: Episode) -> float:
+    return e.proxy
+
+
+def estimate(
+    episodes: Sequence[Episode],
+    metric: Callable[[Episode], float],
+    cluster: Callable[[Episode], object] = lambda e: e.condition,
+    n_boot: int = 1000,
+) -> Estimate:
+    return cluster_bootstrap(
+        [metric(e) for e in episodes], [cluster(e) for e in episodes], n_boot=n_boot
+    )
+
+
+class GroupSummary(BaseModel):
+    """Outcomes of one member, family or split."""
+
+    n: int
+    gold_success: float
+    field_accuracy: dict[str, float]
+    dropped_rate: float
+    proxy: float
+    turns: float
+
+
+def summarise(episodes: Sequence[Episode]) -> GroupSummary:
+    if not episodes:
+        raise ValueError("no episodes to summarise")
+    fields = episodes[0].gold.fields.keys()
+    return GroupSummary(
+        n=len(episodes),
+        gold_success=float(np.mean([e.gold.success for e in episodes])),
+        field_accuracy={f: float(np.mean([e.gold.fields[f] for e in episodes])) for f in fields},
+        dropped_rate=float(np.mean([e.gold.dropped for e in episodes])),
+        proxy=float(np.mean([e.proxy for e in episodes])),
+        turns=float(np.mean([e.n_turns for e in episodes])),
+    )
+
+
+def by(episodes: Sequence[Episode], key: Callable[[Episode], str]) -> dict[str, GroupSummary]:
+    groups: dict[str, list[Episode]] = defaultdict(list)
+    for e in episodes:
+        groups[key(e)].append(e)
+    return {k: summarise(v) for k, v in sorted(groups.items())}
+
+
+def member_std(episodes: Sequence[Episode]) -> float:
+    """Spread of gold success across simulator members (MUST reports it; so do we)."""
+    per_member = by(episodes, lambda e: e.simulator_id)
+    return float(np.std([s.gold_success for s in per_member.values()])) if per_member else 0.0

@@ -1,0 +1,1 @@
+"""Reports a person reads: markdown now; HTML with plots where available."""

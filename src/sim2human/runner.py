@@ -1,0 +1,90 @@
+"""Running a study: sub-runs in worker processes, one progress bar, Ctrl-C safe, then the table."""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import os
+import threading
+import time
+from concurrent.futures import Future, ProcessPoolExecutor, as_completed
+from datetime import datetime
+from pathlib import Path
+from queue import Empty
+from typing import Any
+
+import yaml
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from sim2human.config import StudyConfig
+from sim2human.report.markdown import write_markdown
+from sim2human.store import write_json
+from sim2human.study import aggregate, reference_scripted, run_condition
+
+STUDY_JSON = "study.json"
+
+
+def default_out(cfg: StudyConfig) -> Path:
+    return Path("runs") / f"{datetime.now():%Y%m%d-%H%M%S}-{cfg.name}"
+
+
+def _work(cfg_json: str, condition: str, seed: int, out: str, queue: Any) -> dict[str, Any]:
+    cfg = StudyConfig.model_validate_json(cfg_json)
+    cond = next(c for c in cfg.conditions if c.name == condition)
+    return run_condition(cfg, cond, seed, Path(out), progress=queue.put)
+
+
+def run_study(
+    cfg: StudyConfig, out: Path, *, workers: int | None = None, console: Console | None = None
+) -> dict[str, Any]:
+    """Train and evaluate every condition x seed, write ``study.json`` and ``report.md``."""
+    console = console or Console(stderr=True)
+    started = time.perf_counter()
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "config.yaml").write_text(yaml.safe_dump(cfg.model_dump(mode="json"), sort_keys=False))
+    jobs = [(c.name, seed) for c in cfg.conditions for seed in cfg.seeds]
+    n_eval = (
+        cfg.eval.episodes_per_member * len(cfg.ensemble.heldout) * cfg.ensemble.members_per_family
+    )
+    total = len(jobs) * (cfg.train.episodes + 2 * n_eval)
+    workers = max(1, min(workers or os.cpu_count() or 1, len(jobs)))
+    columns = (TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+               TextColumn("episodes"), TimeElapsedColumn())  # fmt: skip
+    with Progress(*columns, console=console, transient=False) as bar, mp.Manager() as manager:
+        task = bar.add_task(f"{cfg.name}: {len(jobs)} runs on {workers} cores", total=total)
+        queue = manager.Queue()
+        stop = threading.Event()
+
+        def drain() -> None:
+            while not stop.is_set():
+                try:
+                    bar.advance(task, queue.get(timeout=0.2))
+                except Empty:
+                    continue
+
+        reader = threading.Thread(target=drain, daemon=True)
+        reader.start()
+        ctx = mp.get_context("spawn")
+        with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
+            futures: dict[Future[dict[str, Any]], tuple[str, int]] = {
+                pool.submit(_work, cfg.model_dump_json(), name, seed,
+                            str(out / "conditions" / name / f"seed-{seed}"), queue): (name, seed)
+                for name, seed in jobs
+            }  # fmt: skip
+            try:
+                for fut in as_completed(futures):
+                    fut.result()
+            except KeyboardInterrupt:
+                stop.set()
+                pool.shutdown(wait=False, cancel_futures=True)
+                raise
+        for name in cfg.reference_agents:
+            if name == "scripted":
+                reference_scripted(cfg, out / "reference" / name)
+        stop.set()
+        reader.join()
+        bar.update(task, completed=total)
+    study = aggregate(cfg, out, time.perf_counter() - started)
+    write_json(out / STUDY_JSON, study)
+    write_markdown(study, out)
+    return study

@@ -1,0 +1,268 @@
+"""Studies: conditions x seeds -> trained agents -> held-out evaluation -> a table with CIs.
+
+Each (condition, seed) is a sub-run in its own process (``conditions/<name>/seed-<k>/``), so a
+2-core laptop trains two agents at once. Sub-runs write episodes as they finish; the study only
+aggregates what they stored.
+"""
+
+from __future__ import annotations
+
+import time
+import zlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from sim2human.agents.policy import PolicyAgent
+from sim2human.agents.scripted import ScriptedAgent
+from sim2human.config import Condition, StudyConfig
+from sim2human.ensemble import Ensemble
+from sim2human.evaluate import evaluate
+from sim2human.metrics.outcomes import Estimate, by, cluster_bootstrap, member_std, summarise
+from sim2human.samplers import Sampler, build_sampler
+from sim2human.scenarios.intake import IntakeScenario
+from sim2human.simulators.base import QuirkPool, SimulatorSpec
+from sim2human.simulators.families import get_family
+from sim2human.store import (
+    CHECKPOINT,
+    CONFIG,
+    EPISODES,
+    MEMBERS,
+    METRICS,
+    SUMMARY,
+    JsonlWriter,
+    read_episodes,
+    read_json,
+    write_json,
+)
+from sim2human.train import UpdateStats, train
+from sim2human.types import Episode
+
+Progress = Callable[[int], None]
+"""Called with a number of finished episodes (training or evaluation)."""
+TRAIN_LOG_EVERY = 10
+"""Keep every tenth update's training episodes in ``episodes.jsonl`` (all of them are summarised
+in ``metrics.jsonl``); storing all of them would make a run directory hundreds of MB."""
+
+
+@dataclass(frozen=True)
+class StudyWorld:
+    """What every sub-run of a study shares: the scenario, the quirk pool and the ensemble."""
+
+    scenario: IntakeScenario
+    pool: QuirkPool
+    ensemble: Ensemble
+
+    @classmethod
+    def build(cls, cfg: StudyConfig) -> StudyWorld:
+        scenario = IntakeScenario()
+        pool = QuirkPool.from_acts(scenario.acts)
+        e = cfg.ensemble
+        ensemble = Ensemble.from_families(e.train, e.heldout, e.members_per_family, pool, e.seed)
+        return cls(scenario, pool, ensemble)
+
+    def fixed_spec(self, condition: Condition) -> SimulatorSpec | None:
+        ref = condition.simulator
+        if ref is None:
+            return None
+        override = {
+            k: v
+            for k, v in (("capacity", ref.capacity), ("temperature", ref.temperature))
+            if v is not None
+        }
+        return get_family(ref.family).sample(ref.seed, self.pool, **override)
+
+    def train_members(self, condition: Condition) -> tuple[SimulatorSpec, ...]:
+        """The members a condition's agent is scored on as 'training' simulators."""
+        fixed = self.fixed_spec(condition)
+        return (fixed,) if fixed is not None else self.ensemble.train
+
+
+def sub_run_seed(condition: str, seed: int) -> int:
+    return int(np.random.SeedSequence([seed, zlib.crc32(condition.encode())]).generate_state(1)[0])
+
+
+class _Recording:
+    """Wraps a sampler to remember the quirk phrasings of every simulator it handed out."""
+
+    def __init__(self, inner: Sampler) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.phrasings: set[str] = set()
+        self.members: set[str] = set()
+
+    def next(self, rng: np.random.Generator) -> SimulatorSpec:
+        spec = self.inner.next(rng)
+        if spec.id not in self.members:
+            self.members.add(spec.id)
+            q = spec.traits.quirks
+            self.phrasings.update(q.over_rewarded)
+            if q.trigger:
+                self.phrasings.add(q.trigger)
+        return spec
+
+    def update(self, episodes: Sequence[Episode]) -> None:
+        self.inner.update(episodes)
+
+
+def run_condition(
+    cfg: StudyConfig, condition: Condition, seed: int, out: Path, progress: Progress | None = None
+) -> dict[str, Any]:
+    """Train one agent and evaluate it; everything lands in ``out``. Returns its summary."""
+    torch.set_num_threads(1)
+    started = time.perf_counter()
+    world = StudyWorld.build(cfg)
+    fixed = world.fixed_spec(condition)
+    sampler = _Recording(build_sampler(condition.sampler, world.ensemble, world.pool, fixed))
+    run_seed = sub_run_seed(condition.name, seed)
+    write_json(out / CONFIG, {
+        "study": cfg.name, "condition": condition.model_dump(mode="json"), "seed": seed,
+        "run_seed": run_seed, "train": cfg.train.model_dump(),
+    })  # fmt: skip
+    agent = PolicyAgent(world.scenario, seed=run_seed)
+    with JsonlWriter(out / EPISODES) as episodes_log, JsonlWriter(out / METRICS) as metrics_log:
+
+        def on_update(stats: UpdateStats, episodes: Sequence[Episode]) -> None:
+            metrics_log.write(stats.__dict__)
+            if stats.update % TRAIN_LOG_EVERY == 0:
+                for e in episodes:
+                    episodes_log.write(e)
+            if progress is not None:
+                progress(len(episodes))
+
+        train(agent, sampler, world.scenario, cfg.train, run_seed, condition=condition.name,
+              on_update=on_update)  # fmt: skip
+        agent.save(out / CHECKPOINT)
+
+        def on_episode(e: Episode) -> None:
+            episodes_log.write(e)
+            if progress is not None:
+                progress(1)
+
+        per = cfg.eval.episodes_per_member
+        trained_on = world.train_members(condition)
+        n_train_eval = per * len(world.ensemble.train)  # same evaluation budget for every condition
+        evals = [
+            *evaluate(agent, trained_on, world.scenario, split="train", condition=condition.name,
+                      per_member=max(per, n_train_eval // len(trained_on)), on_episode=on_episode),
+            *evaluate(agent, world.ensemble.heldout, world.scenario, split="heldout",
+                      condition=condition.name, per_member=per, on_episode=on_episode),
+        ]  # fmt: skip
+    write_json(out / MEMBERS, {
+        "trained_on": [s.model_dump(mode="json") for s in trained_on],
+        "heldout": [s.model_dump(mode="json") for s in world.ensemble.heldout],
+        "sampled_members": len(sampler.members),
+        "trained_quirk_phrasings": sorted(sampler.phrasings),
+    })  # fmt: skip
+    summary = summarise_sub_run(evals, sampler.phrasings)
+    summary.update(condition=condition.name, seed=seed, episodes_trained=cfg.train.episodes,
+                   wall_seconds=round(time.perf_counter() - started, 2))  # fmt: skip
+    write_json(out / SUMMARY, summary)
+    return summary
+
+
+def exploit_rate(episodes: Sequence[Episode], phrasings: set[str]) -> float:
+    """Share of agent turns that use a phrasing some training member's quirk over-rewards."""
+    turns = [t.text.lower() for e in episodes for t in e.agent_turns]
+    quirky = [p.lower() for p in phrasings]
+    return sum(any(p in t for p in quirky) for t in turns) / max(1, len(turns))
+
+
+def summarise_sub_run(evals: Sequence[Episode], phrasings: set[str]) -> dict[str, Any]:
+    train_eps = [e for e in evals if e.split == "train"]
+    held = [e for e in evals if e.split == "heldout"]
+    return {
+        "train": summarise(train_eps).model_dump(),
+        "heldout": summarise(held).model_dump(),
+        "heldout_by_family": {k: v.model_dump() for k, v in by(held, lambda e: e.family).items()},
+        "heldout_member_std": member_std(held),
+        "exploit_rate": exploit_rate(held, phrasings),
+    }
+
+
+def reference_scripted(cfg: StudyConfig, out: Path) -> dict[str, Any]:
+    """The scripted baseline on the same members and profiles, one evaluation per seed."""
+    world = StudyWorld.build(cfg)
+    agent = ScriptedAgent(world.scenario)
+    per = cfg.eval.episodes_per_member
+    with JsonlWriter(out / EPISODES) as log:
+        evals = [
+            *evaluate(agent, world.ensemble.train, world.scenario, split="train",
+                      per_member=per, condition="scripted", on_episode=log.write),
+            *evaluate(agent, world.ensemble.heldout, world.scenario, split="heldout",
+                      per_member=per, condition="scripted", on_episode=log.write),
+        ]  # fmt: skip
+    summary = summarise_sub_run(evals, set())
+    summary.update(condition="scripted", seed=0, episodes_trained=0)
+    summary["train_by_family"] = {
+        k: v.model_dump()
+        for k, v in by([e for e in evals if e.split == "train"], lambda e: e.family).items()
+    }
+    write_json(out / SUMMARY, summary)
+    return summary
+
+
+def aggregate(cfg: StudyConfig, root: Path, wall_seconds: float) -> dict[str, Any]:
+    """study.json from the sub-runs on disk: CIs by cluster bootstrap over seeds and episodes."""
+    rows = []
+    for condition in cfg.conditions:
+        by_seed: dict[int, list[Episode]] = {}
+        summaries = []
+        for seed in cfg.seeds:
+            sub = root / "conditions" / condition.name / f"seed-{seed}"
+            by_seed[seed] = [e for e in read_episodes(sub / EPISODES) if e.phase == "eval"]
+            summaries.append(read_json(sub / SUMMARY))
+        rows.append(_condition_row(condition.name, cfg, by_seed, summaries))
+    reference = []
+    for name in cfg.reference_agents:
+        sub = root / "reference" / name
+        row = _condition_row(
+            name, cfg, {0: read_episodes(sub / EPISODES)}, [read_json(sub / SUMMARY)]
+        )
+        row["episodes_trained"] = 0
+        reference.append(row)
+    return {
+        "study": cfg.name,
+        "scenario": cfg.scenario,
+        "seeds": list(cfg.seeds),
+        "wall_seconds": round(wall_seconds, 1),
+        "conditions": rows,
+        "reference": reference,
+    }
+
+
+def _condition_row(
+    name: str,
+    cfg: StudyConfig,
+    by_seed: dict[int, list[Episode]],
+    summaries: Sequence[dict[str, Any]],
+) -> dict[str, Any]:
+    tagged = [(seed, e) for seed, eps in by_seed.items() for e in eps]
+
+    def est(split: str, metric: Callable[[Episode], float]) -> dict[str, Any]:
+        pairs = [(seed, e) for seed, e in tagged if e.split == split]
+        r: Estimate = cluster_bootstrap(
+            [metric(e) for _, e in pairs], [seed for seed, _ in pairs], n_boot=cfg.eval.bootstrap
+        )
+        return {"mean": r.mean, "ci": list(r.ci), "n": r.n}
+
+    held = [e for _, e in tagged if e.split == "heldout"]
+    families = sorted({e.family for e in held})
+    return {
+        "name": name,
+        "episodes_trained": cfg.train.episodes,
+        "train_proxy": est("train", lambda e: e.proxy),
+        "train_gold": est("train", lambda e: float(e.gold.success)),
+        "heldout_proxy": est("heldout", lambda e: e.proxy),
+        "heldout_gold": est("heldout", lambda e: float(e.gold.success)),
+        "heldout_member_std": float(np.mean([s["heldout_member_std"] for s in summaries])),
+        "exploit_rate": float(np.mean([s["exploit_rate"] for s in summaries])),
+        "heldout_gold_by_family": {
+            f: float(np.mean([e.gold.success for e in held if e.family == f])) for f in families
+        },
+        "heldout_dropped_rate": float(np.mean([e.gold.dropped for e in held])) if held else 0.0,
+    }
