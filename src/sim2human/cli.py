@@ -14,6 +14,8 @@ from rich.console import Console
 from rich.table import Table
 
 from sim2human import __version__
+from sim2human.cli_diagnose import diagnose
+from sim2human.cli_report import report
 from sim2human.config import load_study
 from sim2human.errors import Sim2HumanError
 from sim2human.llm.commands import model_app
@@ -22,6 +24,8 @@ app = typer.Typer(
     add_completion=False, no_args_is_help=True, help=__doc__, pretty_exceptions_enable=False
 )
 app.add_typer(model_app, name="model")
+app.command()(report)
+app.command()(diagnose)
 out_console = Console()
 err_console = Console(stderr=True)
 

@@ -66,6 +66,11 @@ class EnsembleConfig(Frozen):
 class EvalConfig(Frozen):
     episodes_per_member: int = Field(10, ge=1)
     bootstrap: int = Field(1000, ge=100)
+    every_updates: int = Field(0, ge=0)
+    """Held-out evaluations during training, every this many PPO updates (0: none). Logged to
+    metrics.jsonl for the overoptimisation curve; never read by training or early stopping."""
+    during_per_member: int = Field(2, ge=1)
+    """Episodes per held-out member at each evaluation during training (the first eval seeds)."""
 
 
 class StudyConfig(Frozen):

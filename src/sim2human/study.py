@@ -39,6 +39,7 @@ from sim2human.store import (
     read_json,
     write_json,
 )
+from sim2human.telemetry import HeldoutProbe
 from sim2human.train import UpdateStats, train
 from sim2human.types import Episode
 
@@ -124,10 +125,17 @@ def run_condition(
         "run_seed": run_seed, "train": cfg.train.model_dump(),
     })  # fmt: skip
     agent = PolicyAgent(world.scenario, seed=run_seed)
+    last_update = -(-cfg.train.episodes // cfg.train.batch_episodes) - 1
+    probe = HeldoutProbe(agent, world.ensemble.heldout, world.scenario,
+                         every=cfg.eval.every_updates, per_member=cfg.eval.during_per_member,
+                         out=out, seed=run_seed, condition=condition.name,
+                         last_update=last_update)  # fmt: skip
     with JsonlWriter(out / EPISODES) as episodes_log, JsonlWriter(out / METRICS) as metrics_log:
+        if (initial := probe.initial()) is not None:
+            metrics_log.write(initial)
 
         def on_update(stats: UpdateStats, episodes: Sequence[Episode]) -> None:
-            metrics_log.write(stats.__dict__)
+            metrics_log.write(stats.__dict__ | probe.at(stats.update, stats.kl_init, episodes))
             if stats.update % TRAIN_LOG_EVERY == 0:
                 for e in episodes:
                     episodes_log.write(e)

@@ -1,0 +1,221 @@
+"""From a run directory to a ``Diagnosis``: every collapse metric of every condition, and verdicts.
+
+This is the one place that knows how the pieces combine; ``report`` renders a ``Diagnosis`` and
+``diagnose`` prints and gates on one.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from sim2human.diagnostics.replay import ablate, phrasing
+from sim2human.diagnostics.rundir import RunDir, SubRun
+from sim2human.diagnostics.verdict import Thresholds, Verdict, judge
+from sim2human.metrics.collapse import (
+    Behaviour,
+    EvalPoint,
+    ExploitRow,
+    GroupRow,
+    OverFit,
+    Paired,
+    Robustness,
+    Transfer,
+    behaviour,
+    by_group,
+    exploit_table,
+    fit_overoptimisation,
+    robustness,
+    transfer,
+)
+from sim2human.scenarios.base import Scenario
+from sim2human.scenarios.intake import IntakeScenario
+from sim2human.simulators.base import SimulatorSpec
+from sim2human.types import Episode, Frozen
+
+MAX_PHRASINGS = 6
+"""Phrasings ablated per condition: the agent's most frequent ones (at least 1% of its turns)."""
+PER_PHRASING = 20
+"""Episodes ablated per phrasing, per split and training run (replays cost ~5 ms each)."""
+
+
+class CurvePoint(Frozen):
+    run: str
+    update: int
+    episodes: int
+    train_proxy: float | None = None
+    train_gold: float | None = None
+    heldout_gold: float | None = None
+    heldout_field_accuracy: float | None = None
+    heldout_n: int = 0
+    d: float | None = None
+    entropy: float | None = None
+    top_act_share: float | None = None
+    reward_std: float | None = None
+
+
+class ConditionDiagnosis(Frozen):
+    name: str
+    runs: list[str]
+    finished_runs: int
+    transfer: Transfer | None
+    families: list[GroupRow]
+    members: list[GroupRow]
+    curve: list[CurvePoint]
+    eval_points: list[EvalPoint]
+    overfit: OverFit | None
+    checkpoints: dict[str, str]
+    """Training run -> checkpoint path (relative to the run directory) to stop at."""
+    exploits: list[ExploitRow]
+    quirks: dict[str, list[str]]
+    """Phrasing -> recorded quirks of this condition's training members that it matches."""
+    examples: dict[str, list[str]]
+    """Phrasing -> one transcript (``speaker: text`` lines) where it paid the most."""
+    behaviour: Behaviour | None
+    robustness: Robustness | None
+    verdict: Verdict
+
+
+def _curve(sub: SubRun) -> list[CurvePoint]:
+    def num(row: dict[str, Any], key: str) -> float | None:
+        v = row.get(key)
+        return float(v) if isinstance(v, int | float) else None
+
+    points = []
+    for row in sub.metrics:
+        if not isinstance(row.get("update"), int):
+            continue
+        kl = num(row, "kl_init")
+        points.append(CurvePoint(
+            run=sub.run, update=row["update"], episodes=int(row.get("episodes_seen") or 0),
+            train_proxy=num(row, "train_proxy"), train_gold=num(row, "train_gold"),
+            heldout_gold=num(row, "heldout_gold"),
+            heldout_field_accuracy=num(row, "heldout_field_accuracy"),
+            heldout_n=int(num(row, "heldout_n") or 0),
+            d=num(row, "d") if "d" in row else (max(0.0, kl) ** 0.5 if kl is not None else None),
+            entropy=num(row, "entropy"), top_act_share=num(row, "top_act_share"),
+            reward_std=num(row, "reward_std"),
+        ))  # fmt: skip
+    return points
+
+
+def _quirks(specs: Sequence[SimulatorSpec], texts: dict[str, str]) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for key, text in texts.items():
+        hits = []
+        for s in specs:
+            q = s.traits.quirks
+            if q.trigger and q.trigger.lower() == text.lower():
+                hits.append(f"trigger of {s.id}")
+            if any(p.lower() == text.lower() for p in q.over_rewarded):
+                hits.append(f"over-rewarded by {s.id}")
+        if hits:
+            out[key] = hits
+    return out
+
+
+def _transcript(e: Episode) -> list[str]:
+    return [f"{t.speaker}: {t.text}" for t in e.turns]
+
+
+def _exploits(
+    subs: Sequence[SubRun], scenario: Scenario, limits: Thresholds
+) -> tuple[list[ExploitRow], dict[str, str], dict[str, list[str]], dict[str, list[str]]]:
+    usage: Counter[str] = Counter()
+    texts: dict[str, str] = {}
+    for s in subs:
+        for e in s.evals:
+            for t in e.agent_turns:
+                usage[phrasing(t)] += 1
+                texts.setdefault(phrasing(t), t.text)
+    total = max(1, sum(usage.values()))
+    candidates = [p for p, n in usage.most_common(MAX_PHRASINGS) if n / total >= 0.01]
+    pairs: list[Paired] = []
+    by_id: dict[str, Episode] = {}
+    for s in subs:
+        specs = s.specs
+        for split in ("train", "heldout"):
+            eps = [e for e in s.evals if e.split == split]
+            for a in ablate(eps, specs, scenario, candidates, per_phrasing=PER_PHRASING):
+                key = f"{s.run}/{a.episode.id}"
+                by_id[key] = a.episode
+                pairs.append(Paired(
+                    phrasing=a.phrasing, split=split, member=a.episode.simulator_id, run=s.run,
+                    d_proxy=a.base.proxy - a.without.proxy,
+                    d_field=a.base.field_accuracy - a.without.field_accuracy,
+                    d_success=float(a.base.success) - float(a.without.success), episode_id=key,
+                ))  # fmt: skip
+    rows = exploit_table(pairs, usage, texts, min_unearned=limits.min_unearned,
+                         min_share=limits.min_share)  # fmt: skip
+    trained = {s.id: s for sub in subs for s in sub.trained_on}
+    quirks = _quirks(list(trained.values()), {r.phrasing: r.text for r in rows})
+    examples = {r.phrasing: _transcript(by_id[r.example]) for r in rows if r.example in by_id}
+    return rows, texts, quirks, examples
+
+
+def diagnose_condition(
+    name: str, subs: Sequence[SubRun], limits: Thresholds, scenario: Scenario
+) -> ConditionDiagnosis:
+    by_run = {s.run: s.evals for s in subs if s.evals}
+    tr = transfer(by_run) if by_run else None
+    curve = [p for s in subs for p in _curve(s)]
+    # The overoptimisation fit reads gold as field accuracy: success rates of a few dozen
+    # probe episodes sit at 0 for most of a collapsing run and hide the rise and fall.
+    points = [
+        EvalPoint(run=p.run, update=p.update, d=p.d, gold=p.heldout_field_accuracy, n=p.heldout_n)
+        for p in curve
+        if p.heldout_field_accuracy is not None and p.d is not None
+    ]
+    fit = fit_overoptimisation(points)
+    checkpoints: dict[str, str] = {}
+    for s in subs:
+        if fit is not None and s.run in fit.stop:
+            row = next((r for r in s.metrics if r.get("update") == fit.stop[s.run]), {})
+            if isinstance(row.get("checkpoint"), str):
+                checkpoints[s.run] = str((s.path / row["checkpoint"]).as_posix())
+    exploits, _, quirks, examples = _exploits(subs, scenario, limits)
+    evals = [e for eps in by_run.values() for e in eps]
+    held = [e for e in evals if e.split == "heldout"]
+    return ConditionDiagnosis(
+        name=name, runs=[s.run for s in subs], finished_runs=sum(s.finished for s in subs),
+        transfer=tr, families=by_group(by_run, "family"), members=by_group(by_run, "simulator_id"),
+        curve=curve, eval_points=points, overfit=fit, checkpoints=checkpoints,
+        exploits=exploits, quirks=quirks, examples=examples,
+        behaviour=behaviour(held) if held else None,
+        robustness=robustness(held) if held else None,
+        verdict=judge(name, tr, exploits, quirks, limits),
+    )  # fmt: skip
+
+
+class Diagnosis(Frozen):
+    root: str
+    kind: str
+    name: str
+    thresholds: Thresholds
+    conditions: list[ConditionDiagnosis]
+    reference: list[ConditionDiagnosis]
+    problems: list[str]
+    study: dict[str, Any] | None = None
+
+
+def diagnose(
+    run: RunDir,
+    limits: Thresholds | None = None,
+    *,
+    on_condition: Callable[[str], None] | None = None,
+) -> Diagnosis:
+    limits = limits or Thresholds()
+    scenario = IntakeScenario()
+    conditions = []
+    for name, subs in run.conditions.items():
+        if on_condition is not None:
+            on_condition(name)
+        conditions.append(diagnose_condition(name, subs, limits, scenario))
+    reference = [
+        diagnose_condition(name, [sub], limits, scenario) for name, sub in run.reference.items()
+    ]
+    return Diagnosis(
+        root=str(run.root), kind=run.kind, name=run.name, thresholds=limits,
+        conditions=conditions, reference=reference, problems=run.all_problems(), study=run.study,
+    )  # fmt: skip

@@ -1,0 +1,213 @@
+"""Reading a run directory for ``report`` and ``diagnose``, tolerant of partial and broken runs.
+
+A run directory is either a study (``conditions/<name>/seed-<k>/`` sub-runs, maybe
+``reference/<agent>/`` and ``study.json``) or one sub-run (``episodes.jsonl``, ``metrics.jsonl``,
+``config.json``, ``members.json``, ``summary.json``). Whatever can be read is read; whatever is
+missing or broken becomes a line in ``problems`` (file and line named), so the report can be
+partial instead of absent. Only a directory with nothing usable in it is an error.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from sim2human.errors import RunDirError, UsageError
+from sim2human.simulators.base import SimulatorSpec
+from sim2human.store import CONFIG, EPISODES, MEMBERS, METRICS, SUMMARY
+from sim2human.types import Episode
+
+STUDY_JSON = "study.json"
+
+
+@dataclass
+class SubRun:
+    path: Path
+    condition: str
+    run: str
+    """The training run's name within its condition (``seed-0``...)."""
+    config: dict[str, Any] | None = None
+    summary: dict[str, Any] | None = None
+    trained_on: list[SimulatorSpec] = field(default_factory=list)
+    heldout: list[SimulatorSpec] = field(default_factory=list)
+    quirk_phrasings: list[str] = field(default_factory=list)
+    metrics: list[dict[str, Any]] = field(default_factory=list)
+    episodes: list[Episode] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def evals(self) -> list[Episode]:
+        return [e for e in self.episodes if e.phase == "eval"]
+
+    @property
+    def specs(self) -> dict[str, SimulatorSpec]:
+        return {s.id: s for s in [*self.trained_on, *self.heldout]}
+
+    @property
+    def finished(self) -> bool:
+        return self.summary is not None
+
+
+@dataclass
+class RunDir:
+    root: Path
+    kind: str
+    """``study`` or ``sub-run``."""
+    name: str
+    conditions: dict[str, list[SubRun]]
+    reference: dict[str, SubRun] = field(default_factory=dict)
+    study: dict[str, Any] | None = None
+    problems: list[str] = field(default_factory=list)
+
+    def all_problems(self) -> list[str]:
+        subs = [s for runs in self.conditions.values() for s in runs]
+        return [*self.problems, *(p for s in [*subs, *self.reference.values()] for p in s.problems)]
+
+
+def _json(path: Path, problems: list[str], required: bool = True) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        if required:
+            problems.append(f"{path}: missing")
+    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+        problems.append(f"{path}: not valid JSON ({err})")
+    return None
+
+
+def _jsonl(path: Path, problems: list[str]) -> list[tuple[int, Any]]:
+    """(line number, object) of every readable line; unreadable lines are counted, not fatal."""
+    try:
+        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    except FileNotFoundError:
+        problems.append(f"{path}: missing")
+        return []
+    out, bad = [], []
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            out.append((number, json.loads(line)))
+        except json.JSONDecodeError as err:
+            if number < len(lines):  # a torn last line is an interrupted write, not damage
+                bad.append(f"line {number}: {err.msg}")
+    if bad:
+        problems.append(f"{path}: {len(bad)} corrupted line(s) skipped (first: {bad[0]})")
+    return out
+
+
+def _episodes(path: Path, problems: list[str]) -> list[Episode]:
+    episodes, bad = [], []
+    for number, row in _jsonl(path, problems):
+        try:
+            episodes.append(Episode.model_validate(row))
+        except ValidationError as err:
+            first = err.errors()[0]
+            where = ".".join(str(p) for p in first["loc"])
+            bad.append(f"line {number}: {where}: {first['msg']}")
+    if bad:
+        problems.append(f"{path}: {len(bad)} line(s) are not episodes (first: {bad[0]})")
+    return episodes
+
+
+def _specs(rows: Any, where: str, problems: list[str]) -> list[SimulatorSpec]:
+    try:
+        return [SimulatorSpec.model_validate(r) for r in rows or []]
+    except ValidationError as err:
+        problems.append(f"{where}: not a list of simulator specs ({err.errors()[0]['msg']})")
+        return []
+
+
+def load_sub_run(
+    path: Path, condition: str | None = None, run: str | None = None, *, reference: bool = False
+) -> SubRun:
+    """One sub-run; a ``reference`` agent's directory has only episodes and a summary."""
+    problems: list[str] = []
+    config = _json(path / CONFIG, problems, required=not reference)
+    if condition is None:
+        cond = (config or {}).get("condition")
+        condition = cond.get("name", path.parent.name) if isinstance(cond, dict) else path.name
+    sub = SubRun(path=path, condition=condition, run=run or path.name, config=config,
+                 problems=problems)  # fmt: skip
+    sub.summary = _json(path / SUMMARY, [], required=False)
+    members = _json(path / MEMBERS, [], required=False)
+    if sub.summary is None or (members is None and not reference):
+        problems.append(
+            f"{path}: training or evaluation did not finish (no {SUMMARY} / {MEMBERS}); "
+            "showing what was logged"
+        )
+    if isinstance(members, dict):
+        sub.trained_on = _specs(members.get("trained_on"), str(path / MEMBERS), problems)
+        sub.heldout = _specs(members.get("heldout"), str(path / MEMBERS), problems)
+        sub.quirk_phrasings = [str(p) for p in members.get("trained_quirk_phrasings", [])]
+    if not reference:
+        sub.metrics = [r for _, r in _jsonl(path / METRICS, problems) if isinstance(r, dict)]
+    sub.episodes = _episodes(path / EPISODES, problems)
+    return sub
+
+
+def load_run_dir(path: Path, condition: str | None = None) -> RunDir:
+    """A study directory or one sub-run; ``condition`` keeps only that condition's runs."""
+    if not path.exists():
+        raise RunDirError(f"{path}: no such run directory")
+    if not path.is_dir():
+        raise RunDirError(f"{path}: not a directory (give a study or sub-run directory)")
+    if (path / "conditions").is_dir() or (path / STUDY_JSON).exists():
+        run = _load_study(path)
+    elif (path / EPISODES).exists() or (path / METRICS).exists() or (path / CONFIG).exists():
+        sub = load_sub_run(path)
+        run = RunDir(
+            root=path, kind="sub-run", name=sub.condition, conditions={sub.condition: [sub]}
+        )
+    else:
+        raise RunDirError(
+            f"{path}: not a run directory (expected a study with conditions/ or study.json, "
+            f"or a sub-run with {EPISODES}, {METRICS} and {CONFIG})"
+        )
+    if condition is not None:
+        if condition not in run.conditions:
+            known = ", ".join(run.conditions) or "none"
+            raise UsageError(f"{path}: no condition {condition!r} (conditions here: {known})")
+        run.conditions = {condition: run.conditions[condition]}
+    if not any(s.episodes or s.metrics for runs in run.conditions.values() for s in runs):
+        raise RunDirError(
+            f"{path}: nothing to read: no episodes or metrics were logged"
+            + "".join(f"\n  {p}" for p in run.all_problems()[:8])
+        )
+    return run
+
+
+def _load_study(path: Path) -> RunDir:
+    problems: list[str] = []
+    study = _json(path / STUDY_JSON, problems)
+    if study is None:
+        problems[-1] += " (the study did not finish: table rebuilt from the sub-runs found)"
+    conditions: dict[str, list[SubRun]] = {}
+    root = path / "conditions"
+    for cond_dir in sorted(root.iterdir()) if root.is_dir() else []:
+        if cond_dir.is_dir():
+            runs = sorted((d for d in cond_dir.iterdir() if d.is_dir()), key=_seed_order)
+            conditions[cond_dir.name] = [load_sub_run(d, cond_dir.name, d.name) for d in runs]
+    order = [r["name"] for r in (study or {}).get("conditions", []) if isinstance(r, dict)]
+    conditions = dict(sorted(conditions.items(), key=lambda kv: _rank(order, kv[0])))
+    reference = {}
+    ref_root = path / "reference"
+    for ref in sorted(ref_root.iterdir()) if ref_root.is_dir() else []:
+        if ref.is_dir():
+            reference[ref.name] = load_sub_run(ref, ref.name, "reference", reference=True)
+    name = str((study or {}).get("study", path.name))
+    return RunDir(root=path, kind="study", name=name, conditions=conditions,
+                  reference=reference, study=study, problems=problems)  # fmt: skip
+
+
+def _seed_order(d: Path) -> tuple[int, str]:
+    tail = d.name.rsplit("-", 1)[-1]
+    return (int(tail), d.name) if tail.isdigit() else (1 << 30, d.name)
+
+
+def _rank(order: list[str], name: str) -> tuple[int, str]:
+    return (order.index(name), name) if name in order else (len(order), name)
