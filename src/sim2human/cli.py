@@ -67,7 +67,7 @@ def _run(config: Path, quick: bool, out: Path | None, workers: int | None) -> No
         err_console.print(f"[yellow]interrupted[/]: finished episodes are kept in {target}")
         raise typer.Exit(130) from None
     out_console.print(study_table(study))
-    out_console.print(f"report: {target / 'report.md'}")
+    out_console.print(f"report: {target / 'report.html'} (and report.md)")
 
 
 def study_table(study: dict[str, Any]) -> Table:

@@ -17,6 +17,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from sim2human.config import StudyConfig
+from sim2human.report.html import write_report
 from sim2human.report.markdown import write_markdown
 from sim2human.store import write_json
 from sim2human.study import aggregate, reference_scripted, run_condition
@@ -37,7 +38,7 @@ def _work(cfg_json: str, condition: str, seed: int, out: str, queue: Any) -> dic
 def run_study(
     cfg: StudyConfig, out: Path, *, workers: int | None = None, console: Console | None = None
 ) -> dict[str, Any]:
-    """Train and evaluate every condition x seed, write ``study.json`` and ``report.md``."""
+    """Train and evaluate every condition x seed, write ``study.json`` and the reports."""
     console = console or Console(stderr=True)
     started = time.perf_counter()
     out.mkdir(parents=True, exist_ok=True)
@@ -87,4 +88,5 @@ def run_study(
     study = aggregate(cfg, out, time.perf_counter() - started)
     write_json(out / STUDY_JSON, study)
     write_markdown(study, out)
+    write_report(out, console=console)  # report.html, and report.md with the diagnostics
     return study
