@@ -20,6 +20,11 @@ from sim2human.config import load_study
 from sim2human.errors import Sim2HumanError
 from sim2human.llm.commands import model_app
 
+try:  # typer >= 0.26 vendors click: its errors are not click's (private path, hence the guard)
+    from typer._click.exceptions import ClickException as _TyperClickException
+except ImportError:  # pragma: no cover - older typer raises click's own
+    _TyperClickException = click.ClickException  # type: ignore[assignment,misc]
+
 app = typer.Typer(
     add_completion=False, no_args_is_help=True, help=__doc__, pretty_exceptions_enable=False
 )
@@ -109,13 +114,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point; returns the exit code (tests call it in-process)."""
     args = list(argv) if argv is not None else sys.argv[1:]
     try:
-        app(args=args, standalone_mode=False, prog_name="sim2human")
+        # In non-standalone mode click returns a raised Exit's code instead of raising it.
+        code = app(args=args, standalone_mode=False, prog_name="sim2human")
+        if isinstance(code, int):
+            return code
     except typer.Exit as done:
         return done.exit_code
-    except click.exceptions.Abort:
+    except (click.exceptions.Abort, typer.Abort):
         err_console.print("[yellow]aborted[/]")
         return 130
-    except click.ClickException as err:
+    except (click.ClickException, _TyperClickException) as err:
         err.show()
         return err.exit_code
     except Sim2HumanError as err:
