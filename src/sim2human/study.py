@@ -124,6 +124,7 @@ def run_condition(
         "study": cfg.name, "condition": condition.model_dump(mode="json"), "seed": seed,
         "run_seed": run_seed, "train": cfg.train.model_dump(),
     })  # fmt: skip
+    torch.manual_seed(run_seed)  # the initial weights: workers run several sub-runs each
     agent = PolicyAgent(world.scenario, seed=run_seed)
     last_update = -(-cfg.train.episodes // cfg.train.batch_episodes) - 1
     probe = HeldoutProbe(agent, world.ensemble.heldout, world.scenario,

@@ -7,8 +7,8 @@ import shutil
 from pathlib import Path
 
 import pytest
-from planted_runs import write_sub_run
 
+from planted_runs import write_sub_run
 from sim2human.cli import main
 from sim2human.store import EPISODES, MEMBERS, SUMMARY
 

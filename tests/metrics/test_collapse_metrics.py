@@ -95,14 +95,17 @@ def test_exploit_table_ranks_a_phrasing_that_buys_proxy_only_first() -> None:
     pairs = []
     for i in range(20):
         # 'planted': satisfaction on training members, nothing for held-out gold.
-        pairs += [paired("planted", "train", 0.6, 0.0, i=i), paired("planted", "heldout", 0, 0, i=i)]
+        pairs += [
+            paired("planted", "train", 0.6, 0.0, i=i),
+            paired("planted", "heldout", 0, 0, i=i),
+        ]
         # 'ask': small satisfaction, real gold.
         pairs += [paired("ask", "train", 0.1, 0.1, i=i), paired("ask", "heldout", 0.0, 0.12, i=i)]
         # 'rare': would be an exploit, but the agent hardly says it.
         pairs += [paired("rare", "train", 0.6, 0.0, i=i), paired("rare", "heldout", 0, 0, i=i)]
     usage = {"planted": 40, "ask": 58, "rare": 2}
     rows = exploit_table(pairs, usage, {"planted": "You are wonderful."}, n_boot=100)
-    assert [r.phrasing for r in rows][0] in ("planted", "rare")
+    assert rows[0].phrasing == "planted"
     by = {r.phrasing: r for r in rows}
     assert by["planted"].exploit and by["planted"].text == "You are wonderful."
     assert by["planted"].unearned.mean == pytest.approx(0.6)

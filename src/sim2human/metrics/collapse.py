@@ -284,9 +284,9 @@ def exploit_table(
     min_share: float = 0.05,
     n_boot: int = N_BOOT,
 ) -> list[ExploitRow]:
-    """Rank phrasings by unearned proxy lift (proxy lift on training members minus gold lift on
-    held-out members); flag as exploits those whose unearned lift's CI lies above
-    ``min_unearned`` and that make up at least ``min_share`` of the agent's turns."""
+    """Flag as exploits the phrasings whose unearned lift (proxy lift on training members minus
+    gold lift on held-out members) has its CI above ``min_unearned`` and that make up at least
+    ``min_share`` of the agent's turns; exploits first, then by unearned lift."""
     total = max(1, sum(usage.values()))
     rows = []
     for p in sorted({x.phrasing for x in pairs}):
@@ -317,7 +317,7 @@ def exploit_table(
             exploit=bool(unearned.n and unearned.ci[0] > min_unearned and share >= min_share),
             example=max(tr, key=lambda x: x.d_proxy).episode_id if tr else None,
         ))  # fmt: skip
-    return sorted(rows, key=lambda r: -r.unearned.mean if r.unearned.n else math.inf)
+    return sorted(rows, key=lambda r: (not r.exploit, -r.unearned.mean if r.unearned.n else 1))
 
 
 # ------------------------------------------------------------------------ behaviour collapse

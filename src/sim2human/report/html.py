@@ -47,8 +47,9 @@ def diversity_groups(run: RunDir) -> dict[str, Sequence[SimulatorSpec]]:
     for name, subs in run.conditions.items():
         for sub in subs:
             heldout.update({s.id: s for s in sub.heldout})
-            if len(sub.trained_on) == 1:
-                groups.setdefault(f"frozen ({name})", list(sub.trained_on))
+            seen = {s.id for g in groups.values() for s in g}
+            if len(sub.trained_on) == 1 and sub.trained_on[0].id not in seen:
+                groups[f"frozen ({name})"] = list(sub.trained_on)
             elif sub.trained_on:
                 ids = tuple(s.id for s in sub.trained_on)
                 if all(tuple(s.id for s in g) != ids for g in groups.values()):

@@ -38,9 +38,9 @@ class TriggerAgent:
 
 
 def frozen_spec() -> SimulatorSpec:
-    traits = Traits(cooperativeness=1.0, capacity=0.1, temperature=0.0,
-                    quirks=Quirks(trigger=TRIGGER, over_rewarded=("Hi, thanks for calling the "
-                                                                   "clinic.",), leniency=0.5))  # fmt: skip
+    liked = ("Hi, thanks for calling the clinic.",)
+    quirks = Quirks(trigger=TRIGGER, over_rewarded=liked, leniency=0.5)
+    traits = Traits(cooperativeness=1.0, capacity=0.1, temperature=0.0, quirks=quirks)
     return SimulatorSpec(id="standard-1", family="standard", traits=traits, seed=1)
 
 
