@@ -92,7 +92,9 @@ def test_corrupted_and_interrupted_runs_give_a_partial_report(
     assert "line 6: " in html and "not episodes" in html
     assert "did not finish" in html
     assert "You&#39;re in good hands with us." in html  # the exploit is still found
-    assert (root / "report.md").exists() and json.loads((root / "report.json").read_text())
+    assert (root / "report.md").exists()
+    strict = json.loads((root / "report.json").read_text(), parse_constant=pytest.fail)
+    assert strict["kind"] == "study"
 
 
 def test_a_run_with_nothing_finished_cannot_be_judged(

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import json
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -85,6 +86,17 @@ def render_html(d: Diagnosis, diversity: list[DiversityRow], note: str) -> str:
     )  # fmt: skip
 
 
+def _finite(x: Any) -> Any:
+    """NaN (an estimate over no data) becomes null, so report.json is strict JSON."""
+    if isinstance(x, float) and math.isnan(x):
+        return None
+    if isinstance(x, dict):
+        return {k: _finite(v) for k, v in x.items()}
+    if isinstance(x, list | tuple):
+        return [_finite(v) for v in x]
+    return x
+
+
 def write_report(
     run_dir: Path,
     *,
@@ -113,5 +125,5 @@ def write_report(
             **d.model_dump(mode="json"),
             "diversity": [r.model_dump(mode="json") for r in diversity],
         }
-        js.write_text(json.dumps(payload, indent=1, allow_nan=True) + "\n", encoding="utf-8")
+        js.write_text(json.dumps(_finite(payload), indent=1) + "\n", encoding="utf-8")
     return Written(html=html, markdown=md, json=js, diagnosis=d)

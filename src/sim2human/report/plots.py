@@ -136,8 +136,10 @@ def behaviour_curves(conditions: Sequence[ConditionDiagnosis]) -> bytes | None:
     if not shown:
         return None
     fig, axes = _grid(len(shown), height=2.6)
+    twins = []
     for ax, c in zip(axes, shown, strict=True):
         twin = ax.twinx()
+        twins.append(twin)
         for i, (_run, pts) in enumerate(sorted(_by_run(c.curve).items())):
             ax.plot(*_xy(pts, "entropy"), color=COLOURS[0], lw=1,
                     label="policy entropy (nats)" if i == 0 else None)  # fmt: skip
@@ -148,7 +150,8 @@ def behaviour_curves(conditions: Sequence[ConditionDiagnosis]) -> bytes | None:
         ax.tick_params(labelsize=8)
         twin.tick_params(labelsize=8)
         ax.set_xlabel("training episodes", fontsize=8)
-    axes[0].legend(fontsize=7, loc="upper right")
+    handles = [h for a in (axes[0], twins[0]) for h in a.get_legend_handles_labels()[0]]
+    axes[0].legend(handles=handles, fontsize=7, loc="center right")
     fig.suptitle("Behaviour over training: entropy (left axis) and top phrasing share (right)",
                  fontsize=11)  # fmt: skip
     return _png(fig)
