@@ -5,8 +5,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from sim2human.agents.policy import PolicyAgent
 from sim2human.config import Condition, EnsembleConfig, EvalConfig, SimulatorRef, StudyConfig
+from sim2human.metrics import embeddings
 from sim2human.runner import run_study
 from sim2human.scenarios.intake import IntakeScenario
 from sim2human.study import run_condition
@@ -52,7 +55,8 @@ def test_probe_logs_heldout_gold_and_checkpoints_without_changing_training(
     assert not (tmp_path / "off" / "checkpoints").exists()
 
 
-def test_a_study_writes_its_html_report(tmp_path: Path) -> None:
+def test_a_study_writes_its_html_report(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(embeddings, "_load_minilm", lambda: "not needed here")  # lexical: fast
     run_study(tiny(2), tmp_path, workers=1)
     html = (tmp_path / "report.html").read_text()
     assert "frozen-small" in html and "Overoptimisation" in html

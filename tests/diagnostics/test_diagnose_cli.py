@@ -10,6 +10,7 @@ import pytest
 
 from planted_runs import write_sub_run
 from sim2human.cli import main
+from sim2human.metrics import embeddings
 from sim2human.store import EPISODES, MEMBERS, SUMMARY
 
 
@@ -73,8 +74,11 @@ def test_bad_usage_exits_2_with_one_clear_line(
 
 
 def test_corrupted_and_interrupted_runs_give_a_partial_report(
-    study: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+    study: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    # Without the MiniLM extra the report falls back to lexical embeddings and says so.
+    monkeypatch.setattr(embeddings, "_load_minilm", lambda: "the embeddings extra is absent")
     root = tmp_path / "broken"
     shutil.copytree(study, root)
     bad = root / "conditions" / "frozen-trigger" / "seed-0" / EPISODES
@@ -92,6 +96,7 @@ def test_corrupted_and_interrupted_runs_give_a_partial_report(
     assert "line 6: " in html and "not episodes" in html
     assert "did not finish" in html
     assert "You&#39;re in good hands with us." in html  # the exploit is still found
+    assert "the lexical fallback" in html
     assert (root / "report.md").exists()
     strict = json.loads((root / "report.json").read_text(), parse_constant=pytest.fail)
     assert strict["kind"] == "study"

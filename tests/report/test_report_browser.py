@@ -16,6 +16,7 @@ import pytest
 from headless_chromium import Browser, available
 
 from planted_runs import write_sub_run
+from sim2human.metrics import embeddings
 from sim2human.report.html import write_report
 
 PLOTS = {"learning curves", "overoptimisation", "gold by family", "behaviour over training"}
@@ -26,7 +27,9 @@ def report(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("study")
     write_sub_run(root / "conditions" / "frozen-trigger" / "seed-0", exploit=True)
     write_sub_run(root / "conditions" / "clean" / "seed-0", exploit=False)
-    return write_report(root).html
+    with pytest.MonkeyPatch.context() as mp:  # lexical embeddings: MiniLM is tested elsewhere
+        mp.setattr(embeddings, "_load_minilm", lambda: "not needed here")
+        return write_report(root).html
 
 
 def test_report_is_self_contained(report: Path) -> None:
