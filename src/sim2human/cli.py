@@ -8,7 +8,6 @@ from importlib import resources
 from pathlib import Path
 from typing import Annotated, Any
 
-import click
 import typer
 from rich.console import Console
 from rich.table import Table
@@ -23,6 +22,8 @@ app = typer.Typer(
 )
 app.add_typer(model_app, name="model")
 out_console = Console()
+if not out_console.is_terminal:  # files and pipes get the whole table, not an 80-column crop
+    out_console = Console(width=120)
 err_console = Console(stderr=True)
 
 OutOption = Annotated[
@@ -63,16 +64,16 @@ def _run(config: Path, quick: bool, out: Path | None, workers: int | None) -> No
         err_console.print(f"[yellow]interrupted[/]: finished episodes are kept in {target}")
         raise typer.Exit(130) from None
     out_console.print(study_table(study))
-    out_console.print(f"report: {target / 'report.md'}")
+    out_console.print(f"report: {target / 'report.md'}", soft_wrap=True)
 
 
 def study_table(study: dict[str, Any]) -> Table:
     t = Table(title=f"{study['study']}: proxy vs gold (%, 95% CI)", title_justify="left")
     for col in ("condition", "train proxy", "train gold", "held-out gold", "member std", "exploit"):
-        t.add_column(col, justify="left" if col == "condition" else "right")
+        t.add_column(col, justify="left" if col == "condition" else "right", no_wrap=True)
 
     def f(e: dict[str, Any]) -> str:
-        return f"{100 * e['mean']:.0f} [{100 * e['ci'][0]:.0f}, {100 * e['ci'][1]:.0f}]"
+        return f"{100 * e['mean']:.0f} [{100 * e['ci'][0]:.0f},{100 * e['ci'][1]:.0f}]"
 
     for row in [*study["conditions"], *study.get("reference", [])]:
         name = row["name"] if row["episodes_trained"] else f"{row['name']} (reference)"
@@ -108,12 +109,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         app(args=args, standalone_mode=False, prog_name="sim2human")
     except typer.Exit as done:
         return done.exit_code
-    except click.exceptions.Abort:
+    except typer.Abort:
         err_console.print("[yellow]aborted[/]")
         return 130
-    except click.ClickException as err:
-        err.show()
-        return err.exit_code
+    except typer.TyperException as err:  # usage errors: typer's own message, exit code 2
+        show = getattr(err, "show", None)
+        if show is not None:
+            show()
+        else:
+            err_console.print(f"[red]error:[/] {err}")
+        return int(getattr(err, "exit_code", 2))
     except Sim2HumanError as err:
         err_console.print(f"[red]error:[/] {err}", highlight=False)
         return err.exit_code
