@@ -31,8 +31,8 @@ def test_advantages_credit_the_turn_that_raised_satisfaction() -> None:
         obs=[np.zeros(1)] * 3, actions=[0, 0, 0], logps=[0.0] * 3, values=[0.0] * 3,
         owner=[0, 0, 0], satisfaction=[[0.1, 0.9, 0.9]],
     )  # fmt: skip
-    ep = Episode.model_construct(simulator_id="m")
-    cfg = PPOConfig(gamma=1.0, gae_lambda=0.0, per_member_norm=False)
+    ep = Episode.model_construct(simulator_id="m", family="f")
+    cfg = PPOConfig(gamma=1.0, gae_lambda=0.0, per_family_norm=False)
     adv, returns = _advantages(batch, [ep], cfg)
     assert np.allclose(returns, [0.1, 0.8, 0.0])
     assert adv[1] > adv[0] > adv[2]

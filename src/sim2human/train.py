@@ -1,8 +1,8 @@
 """PPO for the policy agent, in one readable file (CleanRL style).
 
 Why our own PPO rather than stable-baselines3: conversations of different simulators are stepped
-together in one batch, and we need (a) advantages normalised per simulator member, so that easy
-members do not drown out hard ones, and (b) the KL divergence to the *initial* policy on a fixed
+together in one batch, and we need (a) advantages normalised per simulator family, so that easy
+families do not drown out hard ones, and (b) the KL divergence to the *initial* policy on a fixed
 probe set of observations, which is the optimisation distance of the overoptimisation analysis.
 Both need the trainer's insides; the rest is textbook PPO (clipped ratio, GAE, value loss,
 entropy bonus). The trainer sees only the proxy reward; gold is logged, never learned from.
@@ -37,7 +37,10 @@ class PPOConfig(Frozen):
     ent_coef: float = Field(0.01, ge=0)
     vf_coef: float = Field(0.5, ge=0)
     max_grad_norm: float = Field(0.5, gt=0)
-    per_member_norm: bool = True
+    per_family_norm: bool = True
+    """Normalise advantages within each simulator family, so easy families do not drown out
+    hard ones. (Per member would be finer, but a randomized sampler draws a new member every
+    episode, and normalising within one episode erases what the episode taught.)"""
     max_turns: int = Field(MAX_TURNS, ge=2)
 
 
@@ -155,14 +158,11 @@ def _advantages(
             gae = delta + cfg.gamma * cfg.gae_lambda * gae
             adv[s], next_value = gae, values[s]
     returns = adv + values
-    if cfg.per_member_norm:
-        members = np.asarray([episodes[i].simulator_id for i in batch.owner])
-        for m in np.unique(members):
-            sel = members == m
-            if sel.sum() >= 8:
-                adv[sel] = (adv[sel] - adv[sel].mean()) / (adv[sel].std() + 1e-8)
-                continue
-            adv[sel] = adv[sel] / (adv.std() + 1e-8)
+    if cfg.per_family_norm:
+        families = np.asarray([episodes[i].family for i in batch.owner])
+        for f in np.unique(families):
+            sel = families == f
+            adv[sel] = (adv[sel] - adv[sel].mean()) / (adv[sel].std() + 1e-8)
     else:
         adv = (adv - adv.mean()) / (adv.std() + 1e-8)
     return adv, returns
