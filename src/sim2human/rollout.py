@@ -87,7 +87,7 @@ class Conversation:
         reply = self.simulator.reply(turn.text)
         self._hear(reply.text, reply.tags)
         self.satisfaction.append(self.simulator.satisfaction())
-        n_agent = sum(t.speaker == "agent" for t in self.turns)
+        n_agent = len(self.satisfaction)  # one entry per agent turn
         if reply.done:
             closed = self.scenario.interpret(turn.text).close
             self.termination = Termination.COMPLETED if closed else Termination.HUNG_UP
