@@ -251,6 +251,7 @@ def _condition_row(
         return {"mean": r.mean, "ci": list(r.ci), "n": r.n}
 
     held = [e for _, e in tagged if e.split == "heldout"]
+    trained = [e for _, e in tagged if e.split == "train"]
     families = sorted({e.family for e in held})
     return {
         "name": name,
@@ -263,6 +264,10 @@ def _condition_row(
         "exploit_rate": float(np.mean([s["exploit_rate"] for s in summaries])),
         "heldout_gold_by_family": {
             f: float(np.mean([e.gold.success for e in held if e.family == f])) for f in families
+        },
+        "train_gold_by_family": {
+            f: float(np.mean([e.gold.success for e in trained if e.family == f]))
+            for f in sorted({e.family for e in trained})
         },
         "heldout_dropped_rate": float(np.mean([e.gold.dropped for e in held])) if held else 0.0,
     }

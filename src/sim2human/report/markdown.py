@@ -33,6 +33,17 @@ def table(study: dict[str, Any]) -> list[str]:
     return lines
 
 
+def family_table(study: dict[str, Any]) -> list[str]:
+    rows = [*study["conditions"], *study.get("reference", [])]
+    families = sorted({f for r in rows for f in r.get("heldout_gold_by_family", {})})
+    lines = ["| condition | " + " | ".join(families) + " |", "|---|" + "---:|" * len(families)]
+    for r in rows:
+        by_family = r.get("heldout_gold_by_family", {})
+        cells = " | ".join(pct(by_family[f]) if f in by_family else "-" for f in families)
+        lines.append(f"| {r['name']} | {cells} |")
+    return lines
+
+
 def findings(study: dict[str, Any]) -> list[str]:
     """Claims the numbers support, each stated from the data (and said so when they do not)."""
     rows = {r["name"]: r for r in study["conditions"]}
@@ -76,6 +87,11 @@ def findings(study: dict[str, Any]) -> list[str]:
             f"{pct(small['heldout_gold']['mean'])}"
             f" for frozen-small and {pct(ens_best)} for the best ensemble)."
         )
+    for r in study.get("reference", []):
+        by_family = r.get("train_gold_by_family", {})
+        if by_family:
+            cells = ", ".join(f"{f} {pct(v)}" for f, v in by_family.items())
+            out.append(f"- Reference `{r['name']}` agent, gold on the training families: {cells}.")
     return out
 
 
@@ -89,6 +105,10 @@ def write_markdown(study: dict[str, Any], out: Path) -> Path:
         "sees); gold = `grade()` on the hidden profile (never seen by training).",
         "",
         *table(study),
+        "",
+        "## Held-out gold by family",
+        "",
+        *family_table(study),
         "",
         "## Findings",
         "",
