@@ -14,6 +14,7 @@ from rich.console import Console
 from rich.table import Table
 
 from sim2human import __version__
+from sim2human.cli_stress import stress as stress_command
 from sim2human.config import load_study
 from sim2human.errors import Sim2HumanError
 from sim2human.llm.commands import model_app
@@ -22,6 +23,7 @@ app = typer.Typer(
     add_completion=False, no_args_is_help=True, help=__doc__, pretty_exceptions_enable=False
 )
 app.add_typer(model_app, name="model")
+app.command("stress")(stress_command)
 out_console = Console()
 err_console = Console(stderr=True)
 
