@@ -40,7 +40,9 @@ CONFIRM_SEED_BASE = EVAL_SEED_BASE + 500_000
 MIN_SPREAD = 0.3
 """Floor on the CEM spread of direction logits, so the search keeps exploring."""
 
-Status = Literal["broken", "unbreakable", "nothing-to-break"]
+Status = Literal["broken", "unconfirmed", "unbreakable", "nothing-to-break", "untestable"]
+"""``unconfirmed``: breaking mixes were found but none held on fresh seeds; ``untestable``: the
+clean success is so low that even zero successes in ``max_chunks`` could not show a drop."""
 
 
 @dataclass(frozen=True)
@@ -56,28 +58,37 @@ class SearchConfig:
     max_chunks: int = 4
     """An evaluation plays chunks until the break test decides, at most this many."""
     confirm_per_member: int = 4
-    z: float = 1.2816
-    """One-sided Wilson bound (90%): a mix breaks the agent only when the upper bound of its
+    confirm_tries: int = 3
+    """Breaking mixes re-played on fresh seeds, cheapest first, until one confirms."""
+    z: float = 1.645
+    """One-sided Wilson bound (95%): a mix breaks the agent only when the upper bound of its
     success is below the target, and holds when the lower bound is at or above it."""
     seed: int = 0
     perturbations: tuple[str, ...] | None = None
+    members: Literal["heldout", "train"] = "heldout"
+    """Which members a study's search runs on: the held-out ensemble, or what each agent was
+    trained on (a frozen condition's one simulator; the scripted agent gets the train split)."""
 
     def __post_init__(self) -> None:
         if not 0.0 < self.threshold <= 1.0:
             raise UsageError(f"search threshold must be in (0, 1], got {self.threshold}")
         for name in ("iterations", "population", "elite", "per_member", "max_chunks",
-                     "confirm_per_member"):  # fmt: skip
+                     "confirm_per_member", "confirm_tries"):  # fmt: skip
             if getattr(self, name) < 1:
                 raise UsageError(f"search {name} must be at least 1, got {getattr(self, name)}")
         if self.bisect_steps < 0:
             raise UsageError(f"search bisect_steps must be >= 0, got {self.bisect_steps}")
         check_perturbations(self.perturbations)
+        if self.members not in ("heldout", "train"):
+            raise UsageError(f"search members must be 'heldout' or 'train', got {self.members!r}")
 
     def max_episodes(self, n_members: int) -> int:
         """An upper bound on the episodes one search plays (for progress bars)."""
         evals = 2 + self.iterations * self.population * (1 + self.bisect_steps)
         chunk = n_members * self.per_member
-        return evals * self.max_chunks * chunk + n_members * self.confirm_per_member
+        return evals * self.max_chunks * chunk + n_members * self.confirm_per_member * (
+            self.confirm_tries
+        )
 
 
 def wilson(successes: int, n: int, z: float) -> tuple[float, float]:
@@ -87,7 +98,7 @@ def wilson(successes: int, n: int, z: float) -> tuple[float, float]:
     p = successes / n
     centre = (p + z * z / (2 * n)) / (1 + z * z / n)
     half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return max(0.0, centre - half), min(1.0, centre + half)
+    return max(0.0, float(centre - half)), min(1.0, float(centre + half))
 
 
 @dataclass(frozen=True)
@@ -207,9 +218,12 @@ def search(
     full = np.ones(len(names))
     if clean == 0.0:
         return _result(ev, "nothing-to-break", clean, target)
+    most = len(members) * cfg.per_member * cfg.max_chunks
+    if wilson(0, most, cfg.z)[1] >= target:
+        return _result(ev, "untestable", clean, target)
     if not ev.breaks(full, target):
         return _result(ev, "unbreakable", clean, target)
-    best_total, best = float(len(names)), full
+    best_total = float(len(names))
     rng = np.random.default_rng(cfg.seed)
     mu, sd = np.zeros(len(names)), np.ones(len(names))
     for _ in range(cfg.iterations):
@@ -229,28 +243,34 @@ def search(
                 else:
                     lo = mid
             costs.append(hi)
-            if hi < best_total:
-                best_total, best = hi, fill(d, hi)
+            best_total = min(best_total, hi)
         order = np.argsort(costs)[: cfg.elite]
         elites = logits[[i for i in order if np.isfinite(costs[i])]]
         if len(elites):
             mu, sd = elites.mean(axis=0), np.maximum(elites.std(axis=0), MIN_SPREAD)
-    return _confirm(ev, clean, target, best)
+    return _confirm(ev, clean, target)
 
 
-def _confirm(ev: _Evaluator, clean: float, target: float, best: np.ndarray) -> SearchResult:
-    mix = ev.mix(best)
-    found = ev.cache[tuple(mix.get(n, 0.0) for n in ev.names)]
-    eps = ev.play(mix, ev.cfg.confirm_per_member, CONFIRM_SEED_BASE)
-    wins = sum(e.gold.success for e in eps)
-    lo, hi = wilson(wins, len(eps), ev.cfg.z)
-    result = _result(ev, "broken", clean, target)
-    result.mix, result.total, result.success = mix, found.total, found.success
-    result.confirm = {
-        "mean": wins / len(eps), "ci": [lo, hi], "n": len(eps), "level": "90% one-sided Wilson",
-        "breaks": hi < target,
-    }  # fmt: skip
-    result.failing = [e for e in eps if not e.gold.success][:3]
+def _confirm(ev: _Evaluator, clean: float, target: float) -> SearchResult:
+    """Re-play the cheapest breaking mixes on fresh seeds; the first that still breaks wins."""
+    candidates = sorted((p for p in ev.probes if p.broke), key=lambda p: p.total)
+    result = _result(ev, "unconfirmed", clean, target)
+    for found in candidates[: ev.cfg.confirm_tries]:
+        eps = ev.play(found.mix, ev.cfg.confirm_per_member, CONFIRM_SEED_BASE)
+        wins = sum(e.gold.success for e in eps)
+        lo, hi = wilson(wins, len(eps), ev.cfg.z)
+        breaks = bool(hi < target)
+        if result.mix is None or breaks:
+            result.mix, result.total, result.success = found.mix, found.total, found.success
+            result.confirm = {
+                "mean": wins / len(eps), "ci": [lo, hi], "n": len(eps), "breaks": breaks,
+                "level": f"one-sided Wilson, z={ev.cfg.z:g}",
+            }  # fmt: skip
+            result.failing = [e for e in eps if not e.gold.success][:3]
+        if breaks:
+            result.status = "broken"
+            break
+    result.episodes = ev.episodes
     return result
 
 

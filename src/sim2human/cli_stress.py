@@ -52,13 +52,17 @@ def stress(
     ] = None,
     episodes: Annotated[
         int, typer.Option("--episodes-per-member", min=1, help="Episodes per member and point.")
-    ] = 4,
+    ] = 3,
     search: Annotated[
         bool, typer.Option("--search/--no-search", help="Adversarial search per condition.")
     ] = True,
     threshold: Annotated[
         float, typer.Option("--threshold", help="Search: broken = gold < threshold x clean.")
     ] = 0.5,
+    search_on: Annotated[
+        str,
+        typer.Option("--search-on", help="Search on 'heldout' members or each agent's 'train'."),
+    ] = "heldout",
     conditions: Annotated[
         str | None, typer.Option("--conditions", help="Comma-separated subset (and 'scripted').")
     ] = None,
@@ -73,11 +77,20 @@ def stress(
         raise UsageError(f"{run_dir}: no such run directory")
     names = parse_names(perturbations)
     plan = StressPlan.make(names, parse_grid(grid), episodes)
-    search_cfg = SearchConfig(threshold=threshold, perturbations=plan.perturbations)
-    result = stress_run(
-        run_dir, out, plan=plan, search_cfg=search_cfg if search else None,
-        conditions=parse_names(conditions), workers=workers, console=err_console,
+    search_cfg = SearchConfig(
+        threshold=threshold, perturbations=plan.perturbations,
+        members="train" if search_on == "train" else "heldout",
     )  # fmt: skip
+    if search_on not in ("heldout", "train"):
+        raise UsageError(f"--search-on must be 'heldout' or 'train', got {search_on!r}")
+    try:
+        result = stress_run(
+            run_dir, out, plan=plan, search_cfg=search_cfg if search else None,
+            conditions=parse_names(conditions), workers=workers, console=err_console,
+        )  # fmt: skip
+    except KeyboardInterrupt:
+        err_console.print("[yellow]interrupted[/]: no stress results written")
+        raise typer.Exit(130) from None
     out_console.print(robustness_table(result))
     for line in result["findings"]:
         out_console.print(line, highlight=False)

@@ -47,18 +47,23 @@ def compare(a: str, b: str, agents: dict[str, Any], key: str = "overall") -> str
 def _search_line(name: str, s: dict[str, Any]) -> str:
     if s["status"] == "nothing-to-break":
         return f"- `{name}`: no breaking mix to find: its clean gold success is already 0."
+    if s["status"] == "untestable":
+        return (
+            f"- `{name}`: clean gold success {_pct(s['clean'])} is too low for the search's "
+            "episode budget to show a drop: not searched."
+        )
     if s["status"] == "unbreakable":
         return (
             f"- `{name}`: not broken even with every perturbation at severity 1 "
             f"(clean {_pct(s['clean'])}, target < {_pct(s['target'])})."
         )
     c = s["confirm"]
-    held = "confirmed" if c["breaks"] else "NOT confirmed (the break may be noise)"
+    held = "confirmed" if c["breaks"] else "NOT confirmed on fresh seeds (the break may be noise)"
     return (
         f"- `{name}`: cheapest breaking mix found has total severity {s['total_severity']:.2f} "
         f"({', '.join(f'{k} {v:g}' for k, v in s['mix'].items())}); gold success "
         f"{_pct(s['clean'])} clean -> {_pct(s['success'])} (target < {_pct(s['target'])}); on "
-        f"fresh seeds {_pct(c['mean'])} (90% Wilson [{_pct(c['ci'][0])}, {_pct(c['ci'][1])}]), "
+        f"fresh seeds {_pct(c['mean'])} (Wilson [{_pct(c['ci'][0])}, {_pct(c['ci'][1])}]), "
         f"n={c['n']}: "
         f"{held}."
     )

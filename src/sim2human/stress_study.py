@@ -30,6 +30,7 @@ from sim2human.agents.policy import PolicyAgent
 from sim2human.agents.scripted import ScriptedAgent
 from sim2human.config import StudyConfig, parse_study
 from sim2human.errors import RunDirError
+from sim2human.simulators.base import SimulatorSpec
 from sim2human.store import CHECKPOINT, write_json
 from sim2human.stress import Curves, StressPlan, summarise_curves, sweep
 from sim2human.stress_findings import findings
@@ -116,11 +117,21 @@ def stress_agent(
         build_agent(ref, world), members, world.scenario, plan, label=ref.label, on_episode=tick
     )
     if search_cfg is not None and ref.search:
-        found = search(build_agent(ref, world), members, world.scenario, search_cfg,
+        where = search_members(cfg, world, ref.label, search_cfg.members)
+        found = search(build_agent(ref, world), where, world.scenario, search_cfg,
                        on_episode=tick)  # fmt: skip
         result["search"] = result_json(found)
         result["search"]["seed"] = ref.seed
     return result
+
+
+def search_members(
+    cfg: StudyConfig, world: StudyWorld, label: str, which: str
+) -> tuple[SimulatorSpec, ...]:
+    if which == "heldout":
+        return world.ensemble.heldout
+    condition = next((c for c in cfg.conditions if c.name == label), None)
+    return world.ensemble.train if condition is None else world.train_members(condition)
 
 
 def _work(
@@ -149,8 +160,13 @@ def stress_run(
     refs = study_agents(run_dir, cfg, conditions)
     n_members = len(cfg.ensemble.heldout) * cfg.ensemble.members_per_family
     total = len(refs) * plan.n_episodes(n_members)
-    if search_cfg is not None:
-        total += sum(r.search for r in refs) * search_cfg.max_episodes(n_members)
+    if search_cfg is not None:  # a frozen condition searches on one member: fewer than this
+        n_search = (
+            n_members
+            if search_cfg.members == "heldout"
+            else max(n_members, len(cfg.ensemble.train) * cfg.ensemble.members_per_family)
+        )
+        total += sum(r.search for r in refs) * search_cfg.max_episodes(n_search)
     workers = max(1, min(workers or os.cpu_count() or 1, len(refs)))
     results = _run_all(cfg, refs, plan, search_cfg, workers, total, console)
     stress = assemble(cfg, plan, search_cfg, results)
@@ -207,11 +223,12 @@ def _run_all(
                     except KeyboardInterrupt:
                         pool.shutdown(wait=False, cancel_futures=True)
                         raise
-                return [f.result() for f in futures]
+                out = [f.result() for f in futures]
+                bar.update(task, completed=total)
+                return out
             finally:
                 stop.set()
                 reader.join()
-                bar.update(task, completed=total)
 
 
 def assemble(
@@ -241,6 +258,7 @@ def assemble(
         "episodes_per_member": plan.per_member,
         "agents": agents,
         "adversarial": searches,
+        "adversarial_members": search_cfg.members if search_cfg is not None else None,
         "search_config": asdict(search_cfg) if search_cfg is not None else None,
     }
     stress["findings"] = findings(stress)

@@ -41,7 +41,9 @@ success; 1 = unaffected. Percentages; 95% CIs by bootstrap over training seeds, 
 <figcaption>{{ p }}: {{ describe[p] }}</figcaption></figure>
 {% endfor %}
 {% if searches %}
-<h3>Adversarial search: cheapest breaking mix</h3>
+<h3>Adversarial search: cheapest breaking mix ({{ search_members }} members)</h3>
+<p>Broken = gold success below {{ threshold }} x the agent's clean success, by a one-sided
+Wilson bound; the cheapest breaking mixes are re-played on fresh seeds to confirm.</p>
 <table><tr><th>agent</th><th>status</th><th>clean</th><th>target</th><th>mix</th>
 <th>total severity</th><th>success (search)</th><th>success (fresh seeds)</th><th>episodes</th></tr>
 {% for name, s in searches.items() %}
@@ -146,6 +148,8 @@ def stress_section(stress: dict[str, Any], out: Path, plots: str = PLOTS) -> str
         fmt=fmt,
         pct=pct,
         mixfmt=mixfmt,
+        search_members=stress.get("adversarial_members") or "held-out",
+        threshold=(stress.get("search_config") or {}).get("threshold", ""),
     )
     return html
 
