@@ -53,11 +53,12 @@ class SearchConfig:
     population: int = 4
     elite: int = 2
     bisect_steps: int = 3
-    per_member: int = 1
-    """Episodes per member in one chunk of an evaluation."""
+    chunk_episodes: int = 12
+    """Episodes in one chunk of an evaluation (spread evenly over the members, at least one
+    each), so a search on one frozen simulator plays as many episodes as one on twelve."""
     max_chunks: int = 4
     """An evaluation plays chunks until the break test decides, at most this many."""
-    confirm_per_member: int = 4
+    confirm_episodes: int = 48
     confirm_tries: int = 3
     """Breaking mixes re-played on fresh seeds, cheapest first, until one confirms."""
     z: float = 1.645
@@ -72,8 +73,8 @@ class SearchConfig:
     def __post_init__(self) -> None:
         if not 0.0 < self.threshold <= 1.0:
             raise UsageError(f"search threshold must be in (0, 1], got {self.threshold}")
-        for name in ("iterations", "population", "elite", "per_member", "max_chunks",
-                     "confirm_per_member", "confirm_tries"):  # fmt: skip
+        for name in ("iterations", "population", "elite", "chunk_episodes", "max_chunks",
+                     "confirm_episodes", "confirm_tries"):  # fmt: skip
             if getattr(self, name) < 1:
                 raise UsageError(f"search {name} must be at least 1, got {getattr(self, name)}")
         if self.bisect_steps < 0:
@@ -85,10 +86,13 @@ class SearchConfig:
     def max_episodes(self, n_members: int) -> int:
         """An upper bound on the episodes one search plays (for progress bars)."""
         evals = 2 + self.iterations * self.population * (1 + self.bisect_steps)
-        chunk = n_members * self.per_member
-        return evals * self.max_chunks * chunk + n_members * self.confirm_per_member * (
-            self.confirm_tries
-        )
+        chunk = n_members * self.per_member(n_members)
+        confirm = n_members * -(-self.confirm_episodes // n_members)
+        return evals * self.max_chunks * chunk + confirm * self.confirm_tries
+
+    def per_member(self, n_members: int) -> int:
+        """Episodes per member in one chunk."""
+        return -(-self.chunk_episodes // max(1, n_members))
 
 
 def wilson(successes: int, n: int, z: float) -> tuple[float, float]:
@@ -163,6 +167,7 @@ class _Evaluator:
     ) -> None:
         self.agent, self.members, self.scenario = agent, members, scenario
         self.names, self.cfg, self.on_episode = names, cfg, on_episode
+        self.per_member = cfg.per_member(len(members))
         self.cache: dict[tuple[float, ...], Probe] = {}
         self.probes: list[Probe] = []
         self.episodes = 0
@@ -178,7 +183,7 @@ class _Evaluator:
 
     def clean(self) -> float:
         """Clean success on every chunk's seeds (no early stop: it sets the target)."""
-        eps = self.play({}, self.cfg.per_member * self.cfg.max_chunks, EVAL_SEED_BASE)
+        eps = self.play({}, self.per_member * self.cfg.max_chunks, EVAL_SEED_BASE)
         return float(np.mean([e.gold.success for e in eps]))
 
     def breaks(self, severities: np.ndarray, target: float) -> bool:
@@ -188,8 +193,8 @@ class _Evaluator:
             wins = n = 0
             broke = False
             for chunk in range(self.cfg.max_chunks):
-                base = EVAL_SEED_BASE + chunk * self.cfg.per_member
-                eps = self.play(mix, self.cfg.per_member, base)
+                base = EVAL_SEED_BASE + chunk * self.per_member
+                eps = self.play(mix, self.per_member, base)
                 wins += sum(e.gold.success for e in eps)
                 n += len(eps)
                 lo, hi = wilson(wins, n, self.cfg.z)
@@ -218,7 +223,7 @@ def search(
     full = np.ones(len(names))
     if clean == 0.0:
         return _result(ev, "nothing-to-break", clean, target)
-    most = len(members) * cfg.per_member * cfg.max_chunks
+    most = len(members) * ev.per_member * cfg.max_chunks
     if wilson(0, most, cfg.z)[1] >= target:
         return _result(ev, "untestable", clean, target)
     if not ev.breaks(full, target):
@@ -256,7 +261,8 @@ def _confirm(ev: _Evaluator, clean: float, target: float) -> SearchResult:
     candidates = sorted((p for p in ev.probes if p.broke), key=lambda p: p.total)
     result = _result(ev, "unconfirmed", clean, target)
     for found in candidates[: ev.cfg.confirm_tries]:
-        eps = ev.play(found.mix, ev.cfg.confirm_per_member, CONFIRM_SEED_BASE)
+        per = -(-ev.cfg.confirm_episodes // len(ev.members))
+        eps = ev.play(found.mix, per, CONFIRM_SEED_BASE)
         wins = sum(e.gold.success for e in eps)
         lo, hi = wilson(wins, len(eps), ev.cfg.z)
         breaks = bool(hi < target)

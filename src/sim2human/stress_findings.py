@@ -41,7 +41,13 @@ def compare(a: str, b: str, agents: dict[str, Any], key: str = "overall") -> str
         verdict = "LOWER, the 95% CIs do not overlap"
     else:
         verdict = "the 95% CIs overlap: not a supported difference"
-    return f"- {what}: `{a}` {fmt(ea)} vs `{b}` {fmt(eb)}: {verdict}."
+    weak = [n for n in (a, b) if key == "overall" and agents[n]["clean"]["ci"][0] <= 0.0]
+    caveat = "".join(
+        f" Caution: `{n}`'s clean gold success {fmt(agents[n]['clean'])} is not distinguishable "
+        "from 0, so its ratio to it is not meaningful."
+        for n in weak
+    )
+    return f"- {what}: `{a}` {fmt(ea)} vs `{b}` {fmt(eb)}: {verdict}.{caveat}"
 
 
 def _search_line(name: str, s: dict[str, Any]) -> str:
@@ -88,7 +94,7 @@ def findings(stress: dict[str, Any]) -> list[str]:
         for other in (FROZEN, plain):
             if other in agents:
                 out.append(compare(r, other, agents))
-                if agents[other]["overall"]["mean"] is None or agents[r]["overall"]["mean"] is None:
+                if any(agents[n]["clean"]["ci"][0] <= 0.0 for n in (r, other)):
                     out.append(compare(r, other, agents, key="overall_auc"))
     for name, s in searches.items():
         out.append(_search_line(name, s))

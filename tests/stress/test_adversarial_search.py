@@ -63,7 +63,7 @@ def test_nothing_to_break_when_clean_success_is_zero() -> None:
 def test_search_breaks_the_scripted_agent_with_silence() -> None:
     cfg = SearchConfig(
         perturbations=("silence", "tangents"), iterations=1, population=2, bisect_steps=2,
-        per_member=2, max_chunks=2, confirm_per_member=2,
+        chunk_episodes=8, max_chunks=2, confirm_episodes=8,
     )  # fmt: skip
     r = search(ScriptedAgent(SCENARIO), MEMBERS, SCENARIO, cfg)
     assert r.clean > 0 and r.target == pytest.approx(0.5 * r.clean)
@@ -73,7 +73,7 @@ def test_search_breaks_the_scripted_agent_with_silence() -> None:
     broke = [p for p in r.probes if p.broke]
     assert min(p.total for p in broke) == pytest.approx(r.total, abs=1e-3)
     out = result_json(r)
-    assert out["confirm"]["n"] == 2 * len(MEMBERS)
+    assert out["confirm"]["n"] == 8
     assert all(f["turns"] for f in out["failing"])
     again = search(ScriptedAgent(SCENARIO), MEMBERS, SCENARIO, cfg)
     assert again.mix == r.mix  # seeded

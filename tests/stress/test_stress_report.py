@@ -13,10 +13,14 @@ def est(mean: float | None, lo: float | None = None, hi: float | None = None) ->
     return {"mean": mean, "ci": [lo, hi]}
 
 
-def agent(overall: dict[str, Any], auc: dict[str, Any]) -> dict[str, Any]:
+def agent(
+    overall: dict[str, Any],
+    auc: dict[str, Any],
+    clean: tuple[float, float, float] = (0.5, 0.4, 0.6),
+) -> dict[str, Any]:
     curve = [{"severity": s, "mean": 0.5, "ci": [0.4, 0.6], "n": 10} for s in (0.0, 1.0)]
     return {
-        "seeds": [0], "clean": {"mean": 0.5, "ci": [0.4, 0.6], "n": 10}, "overall": overall,
+        "seeds": [0], "clean": {"mean": clean[0], "ci": list(clean[1:]), "n": 10}, "overall": overall,
         "per_perturbation": {"typos": overall}, "overall_auc": auc, "auc": {"typos": auc},
         "curves": {"typos": curve},
     }  # fmt: skip
@@ -54,12 +58,22 @@ def test_separated_cis_are_a_finding_overlapping_ones_are_not() -> None:
 
 def test_undefined_robustness_falls_back_to_absolute_auc() -> None:
     s = stress({
-        "frozen-small": agent(est(None), est(0.0, 0.0, 0.0)),
+        "frozen-small": agent(est(None), est(0.0, 0.0, 0.0), clean=(0.0, 0.0, 0.0)),
         "ens+perturb": agent(est(0.9, 0.8, 1.0), est(0.3, 0.2, 0.4)),
     })  # fmt: skip
     lines = findings(s)
     assert any("undefined for `frozen-small`" in x for x in lines)
     assert any("absolute AUC" in x and "do not overlap" in x for x in lines)
+
+
+def test_a_ratio_to_a_clean_success_near_zero_is_flagged() -> None:
+    s = stress({
+        "frozen-small": agent(est(0.3, 0.2, 0.4), est(0.1, 0.0, 0.2)),
+        "ens+perturb": agent(est(1.4, 0.4, 1.9), est(0.02, 0.01, 0.03), clean=(0.01, 0.0, 0.05)),
+    })  # fmt: skip
+    lines = findings(s)
+    assert any("Caution: `ens+perturb`'s clean gold success" in x for x in lines)
+    assert any("absolute AUC" in x for x in lines)
 
 
 def test_search_comparison_needs_confirmed_breaks() -> None:
