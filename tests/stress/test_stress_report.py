@@ -20,9 +20,9 @@ def agent(
 ) -> dict[str, Any]:
     curve = [{"severity": s, "mean": 0.5, "ci": [0.4, 0.6], "n": 10} for s in (0.0, 1.0)]
     return {
-        "seeds": [0], "clean": {"mean": clean[0], "ci": list(clean[1:]), "n": 10}, "overall": overall,
-        "per_perturbation": {"typos": overall}, "overall_auc": auc, "auc": {"typos": auc},
-        "curves": {"typos": curve},
+        "seeds": [0], "clean": {"mean": clean[0], "ci": list(clean[1:]), "n": 10},
+        "overall": overall, "per_perturbation": {"typos": overall}, "overall_auc": auc,
+        "auc": {"typos": auc}, "curves": {"typos": curve},
     }  # fmt: skip
 
 
