@@ -37,6 +37,8 @@ from sim2human.types import Episode
 
 CONFIRM_SEED_BASE = EVAL_SEED_BASE + 500_000
 """Confirmation episodes use seeds the search never saw."""
+MIN_CHUNKS = 2
+"""A break needs at least this many chunks: one small chunk of bad luck is not a break."""
 MIN_SPREAD = 0.3
 """Floor on the CEM spread of direction logits, so the search keeps exploring."""
 
@@ -107,7 +109,8 @@ def wilson(successes: int, n: int, z: float) -> tuple[float, float]:
 
 @dataclass(frozen=True)
 class Probe:
-    """One evaluated mix: its success over the episodes played, and the break test's verdict."""
+    """One evaluated mix: its success over the episodes played, and the break test's verdict
+    (against the clean success on the same seeds, which may differ from the overall target)."""
 
     mix: dict[str, float]
     total: float
@@ -169,6 +172,7 @@ class _Evaluator:
         self.names, self.cfg, self.on_episode = names, cfg, on_episode
         self.per_member = cfg.per_member(len(members))
         self.cache: dict[tuple[float, ...], Probe] = {}
+        self.clean_chunks: list[float] = []
         self.probes: list[Probe] = []
         self.episodes = 0
 
@@ -182,11 +186,21 @@ class _Evaluator:
         return episodes
 
     def clean(self) -> float:
-        """Clean success on every chunk's seeds (no early stop: it sets the target)."""
+        """Clean success on every chunk's seeds (no early stop: it sets the target); remembers
+        it chunk by chunk, so a break test that stops early compares like with like."""
         eps = self.play({}, self.per_member * self.cfg.max_chunks, EVAL_SEED_BASE)
+        self.clean_chunks = []
+        for chunk in range(self.cfg.max_chunks):
+            ks = range(chunk * self.per_member, (chunk + 1) * self.per_member)
+            self.clean_chunks.append(
+                float(np.mean([e.gold.success for e in eps if e.seed - EVAL_SEED_BASE in ks]))
+            )
         return float(np.mean([e.gold.success for e in eps]))
 
-    def breaks(self, severities: np.ndarray, target: float) -> bool:
+    def breaks(self, severities: np.ndarray, threshold: float) -> bool:
+        """Does this mix push success below ``threshold`` x the clean success on the same
+        episode seeds? Plays chunks until a one-sided Wilson bound decides (at least
+        ``MIN_CHUNKS`` before a break); undecided counts as holding."""
         mix = self.mix(severities)
         key = tuple(mix.get(n, 0.0) for n in self.names)
         if key not in self.cache:
@@ -197,8 +211,9 @@ class _Evaluator:
                 eps = self.play(mix, self.per_member, base)
                 wins += sum(e.gold.success for e in eps)
                 n += len(eps)
+                target = threshold * float(np.mean(self.clean_chunks[: chunk + 1]))
                 lo, hi = wilson(wins, n, self.cfg.z)
-                if hi < target or lo >= target:
+                if lo >= target or (hi < target and chunk + 1 >= MIN_CHUNKS):
                     broke = hi < target
                     break
             probe = Probe(mix, round(sum(mix.values()), 3), wins / max(1, n), n, broke)
@@ -226,7 +241,7 @@ def search(
     most = len(members) * ev.per_member * cfg.max_chunks
     if wilson(0, most, cfg.z)[1] >= target:
         return _result(ev, "untestable", clean, target)
-    if not ev.breaks(full, target):
+    if not ev.breaks(full, cfg.threshold):
         return _result(ev, "unbreakable", clean, target)
     best_total = float(len(names))
     rng = np.random.default_rng(cfg.seed)
@@ -238,12 +253,12 @@ def search(
             d = np.exp(z - z.max())
             d /= d.sum()
             hi, lo = best_total, 0.0
-            if not ev.breaks(fill(d, hi), target):
+            if not ev.breaks(fill(d, hi), cfg.threshold):
                 costs.append(np.inf)
                 continue
             for _ in range(cfg.bisect_steps):
                 mid = (lo + hi) / 2
-                if ev.breaks(fill(d, mid), target):
+                if ev.breaks(fill(d, mid), cfg.threshold):
                     hi = mid
                 else:
                     lo = mid
