@@ -13,6 +13,7 @@ from rich.console import Console
 from rich.table import Table
 
 from sim2human import __version__
+from sim2human.cli_stress import stress as stress_command
 from sim2human.config import load_study
 from sim2human.errors import Sim2HumanError
 from sim2human.llm.commands import model_app
@@ -21,6 +22,7 @@ app = typer.Typer(
     add_completion=False, no_args_is_help=True, help=__doc__, pretty_exceptions_enable=False
 )
 app.add_typer(model_app, name="model")
+app.command("stress")(stress_command)
 out_console = Console()
 if not out_console.is_terminal:  # files and pipes get the whole table, not an 80-column crop
     out_console = Console(width=120)

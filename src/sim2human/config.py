@@ -8,8 +8,9 @@ from typing import Any, Literal
 import yaml
 from pydantic import Field, ValidationError, field_validator, model_validator
 
-from sim2human.errors import ConfigError
+from sim2human.errors import ConfigError, UsageError
 from sim2human.simulators.families import FAMILIES
+from sim2human.simulators.noise import validate_ranges
 from sim2human.train import PPOConfig
 from sim2human.types import Frozen
 
@@ -36,6 +37,21 @@ class Condition(Frozen):
     name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")
     sampler: SamplerName
     simulator: SimulatorRef | None = None
+    perturb: dict[str, tuple[float, float]] | None = None
+    """Domain randomisation of noise: perturbation name -> [low, high] severity, drawn per
+    training episode and layered onto the member's own noise (evaluation stays unperturbed)."""
+
+    @field_validator("perturb")
+    @classmethod
+    def _ranges(
+        cls, ranges: dict[str, tuple[float, float]] | None
+    ) -> dict[str, tuple[float, float]] | None:
+        if ranges is None:
+            return None
+        try:
+            return validate_ranges(ranges)
+        except UsageError as err:
+            raise ValueError(str(err)) from None
 
     @model_validator(mode="after")
     def _fixed_needs_simulator(self) -> Condition:

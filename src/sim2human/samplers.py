@@ -14,6 +14,7 @@ import numpy as np
 from sim2human.ensemble import Ensemble
 from sim2human.errors import UsageError
 from sim2human.simulators.base import QuirkPool, SimulatorSpec
+from sim2human.simulators.noise import Ranges, draw_mix, with_noise
 from sim2human.types import Episode
 
 
@@ -76,12 +77,38 @@ class RandomizedSampler:
         pass
 
 
+class PerturbingSampler:
+    """Domain randomisation of noise: wraps any sampler and layers a fresh perturbation mix
+    (one severity per name, uniform in its range) onto every member it hands out."""
+
+    def __init__(self, inner: Sampler, ranges: Ranges) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.ranges = dict(ranges)
+
+    def next(self, rng: np.random.Generator) -> SimulatorSpec:
+        return with_noise(self.inner.next(rng), draw_mix(self.ranges, rng))
+
+    def update(self, episodes: Sequence[Episode]) -> None:
+        self.inner.update(episodes)
+
+
 SAMPLERS = ("fixed", "uniform", "randomized")
 
 
 def build_sampler(
-    name: str, ensemble: Ensemble, pool: QuirkPool, fixed: SimulatorSpec | None = None
+    name: str,
+    ensemble: Ensemble,
+    pool: QuirkPool,
+    fixed: SimulatorSpec | None = None,
+    perturb: Ranges | None = None,
 ) -> Sampler:
+    """The named sampler; with ``perturb`` ranges its members also get per-episode noise."""
+    inner = _build(name, ensemble, pool, fixed)
+    return PerturbingSampler(inner, perturb) if perturb else inner
+
+
+def _build(name: str, ensemble: Ensemble, pool: QuirkPool, fixed: SimulatorSpec | None) -> Sampler:
     if name == "fixed":
         if fixed is None:
             raise UsageError("sampler 'fixed' needs a 'simulator' in its condition")

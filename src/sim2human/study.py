@@ -117,7 +117,9 @@ def run_condition(
     started = time.perf_counter()
     world = StudyWorld.build(cfg)
     fixed = world.fixed_spec(condition)
-    sampler = _Recording(build_sampler(condition.sampler, world.ensemble, world.pool, fixed))
+    sampler = _Recording(
+        build_sampler(condition.sampler, world.ensemble, world.pool, fixed, condition.perturb)
+    )
     run_seed = sub_run_seed(condition.name, seed)
     write_json(out / CONFIG, {
         "study": cfg.name, "condition": condition.model_dump(mode="json"), "seed": seed,
