@@ -76,6 +76,27 @@ class RandomizedSampler:
         pass
 
 
+class MixedSampler:
+    """Mixes extra members (``llm`` ones) into another sampler's draws: each episode plays one of
+    them with probability ``share``, otherwise whatever ``inner`` picks."""
+
+    def __init__(self, inner: Sampler, members: Sequence[SimulatorSpec], share: float) -> None:
+        if not members:
+            raise UsageError("a mixed ensemble needs at least one extra member")
+        self.inner = inner
+        self.members = tuple(members)
+        self.share = share
+        self.name = f"{inner.name}+mixed"
+
+    def next(self, rng: np.random.Generator) -> SimulatorSpec:
+        if rng.random() < self.share:
+            return self.members[int(rng.integers(len(self.members)))]
+        return self.inner.next(rng)
+
+    def update(self, episodes: Sequence[Episode]) -> None:
+        self.inner.update(episodes)
+
+
 SAMPLERS = ("fixed", "uniform", "randomized")
 
 
