@@ -174,7 +174,9 @@ def play(
         waiting = [j for j in jobs if needs_async(agent, [j])]
         done = llm.run(play_async(agent, waiting, scenario, llm, max_turns=max_turns,
                                   on_episode=on_episode))  # fmt: skip
-        rest = [j for j in jobs if not needs_async(agent, [j])]
+        rest = [j for j in jobs if not needs_async(agent, [j])]  # empty for async agents
+        if not rest:
+            return done
         return [*done, *play(agent, rest, scenario, batch_size=batch_size, max_turns=max_turns,
                              on_episode=on_episode)]  # fmt: skip
     episodes: list[Episode] = []
