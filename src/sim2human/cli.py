@@ -13,7 +13,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from sim2human import __version__
+from sim2human import __version__, cli_eval_agent
 from sim2human.config import load_study
 from sim2human.errors import Sim2HumanError
 from sim2human.llm.commands import model_app
@@ -22,6 +22,7 @@ app = typer.Typer(
     add_completion=False, no_args_is_help=True, help=__doc__, pretty_exceptions_enable=False
 )
 app.add_typer(model_app, name="model")
+app.command("eval-agent")(cli_eval_agent.eval_agent)
 out_console = Console()
 err_console = Console(stderr=True)
 

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from sim2human.agents.base import Agent
 from sim2human.agents.policy import PolicyAgent
 from sim2human.agents.scripted import ScriptedAgent
 from sim2human.config import Condition, StudyConfig
@@ -120,8 +121,8 @@ def llm_runtime(cfg: StudyConfig, needed: set[str]) -> Iterator[LLMRuntime | Non
         yield runtime
 
 
-def _evaluate(
-    cfg: StudyConfig, agent: PolicyAgent | ScriptedAgent, specs: Sequence[SimulatorSpec],
+def evaluate_members(
+    cfg: StudyConfig, agent: Agent, specs: Sequence[SimulatorSpec],
     world: StudyWorld, per_member: int, llm: LLMRuntime | None, **kw: Any,
 ) -> list[Episode]:  # fmt: skip
     """``evaluate`` with ``eval.llm_episodes_per_member`` episodes on each ``llm`` member."""
@@ -211,10 +212,11 @@ def run_condition(
         trained_on = world.train_members(condition)
         n_train_eval = per * len(world.ensemble.train)  # same evaluation budget for every condition
         evals = [
-            *_evaluate(cfg, agent, trained_on, world, max(per, n_train_eval // len(trained_on)),
-                       llm, split="train", condition=condition.name, on_episode=on_episode),
-            *_evaluate(cfg, agent, world.ensemble.heldout, world, per, llm, split="heldout",
-                       condition=condition.name, on_episode=on_episode),
+            *evaluate_members(cfg, agent, trained_on, world,
+                              max(per, n_train_eval // len(trained_on)), llm, split="train",
+                              condition=condition.name, on_episode=on_episode),
+            *evaluate_members(cfg, agent, world.ensemble.heldout, world, per, llm,
+                              split="heldout", condition=condition.name, on_episode=on_episode),
         ]  # fmt: skip
         llm_stats = llm_accounting(llm)
     write_json(out / MEMBERS, {
@@ -267,10 +269,10 @@ def reference_scripted(cfg: StudyConfig, out: Path) -> dict[str, Any]:
     needed = {s.llm.endpoint for s in world.ensemble.heldout if s.llm is not None}
     with JsonlWriter(out / EPISODES) as log, llm_runtime(cfg, needed) as llm:
         evals = [
-            *_evaluate(cfg, agent, world.ensemble.train, world, per, llm, split="train",
-                       condition="scripted", on_episode=log.write),
-            *_evaluate(cfg, agent, world.ensemble.heldout, world, per, llm, split="heldout",
-                       condition="scripted", on_episode=log.write),
+            *evaluate_members(cfg, agent, world.ensemble.train, world, per, llm,
+                              split="train", condition="scripted", on_episode=log.write),
+            *evaluate_members(cfg, agent, world.ensemble.heldout, world, per, llm,
+                              split="heldout", condition="scripted", on_episode=log.write),
         ]  # fmt: skip
         llm_stats = llm_accounting(llm)
     summary = summarise_sub_run(evals, set())
@@ -313,7 +315,20 @@ def aggregate(cfg: StudyConfig, root: Path, wall_seconds: float) -> dict[str, An
         "wall_seconds": round(wall_seconds, 1),
         "conditions": rows,
         "reference": reference,
+        **_llm_accounting(root, cfg),
     }
+
+
+def _llm_accounting(root: Path, cfg: StudyConfig) -> dict[str, Any]:
+    """Endpoint accounting summed over every sub-run (absent for studies without LLMs)."""
+    subs = [root / "conditions" / c.name / f"seed-{s}" for c in cfg.conditions for s in cfg.seeds]
+    subs += [root / "reference" / name for name in cfg.reference_agents]
+    total: dict[str, float] = {}
+    for sub in subs:
+        for stats in read_json(sub / SUMMARY).get("llm", {}).values():
+            for k, v in stats.items():
+                total[k] = total.get(k, 0) + v
+    return {"llm_accounting": total} if total else {}
 
 
 def _condition_row(

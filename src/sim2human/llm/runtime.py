@@ -17,7 +17,7 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from sim2human.errors import UsageError
 from sim2human.llm.client import ChatClient, ClientStats, EndpointConfig
@@ -58,6 +58,11 @@ class LLMSettings(BaseModel):
         default_factory=default_cache, description="SQLite response cache; null disables it"
     )
     conversations: int = Field(16, ge=1, le=4096, description="conversations in flight per run")
+
+    @field_validator("cache")
+    @classmethod
+    def _expand(cls, path: Path | None) -> Path | None:
+        return path.expanduser() if path is not None else None
 
     def entry(self, name: str) -> EndpointEntry:
         if name in self.endpoints:
