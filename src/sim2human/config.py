@@ -43,6 +43,9 @@ class Condition(Frozen):
     simulator: SimulatorRef | None = None
     llm_share: float = Field(0.0, ge=0, le=1)
     """Share of training episodes played by ``ensemble.llm.train`` members (a mixed ensemble)."""
+    llm_block: int = Field(4, ge=1)
+    """Those episodes come in runs of this many, so that they share training batches and keep
+    the endpoint's slots busy together (see ``samplers.MixedSampler``)."""
     episodes: int | None = Field(None, ge=1)
     """This condition's training episodes, if not ``train.episodes`` (LLM episodes cost seconds:
     a condition trained only on an LLM gets the budget the wall clock allows)."""

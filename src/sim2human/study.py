@@ -102,7 +102,7 @@ class StudyWorld:
         inner = build_sampler(condition.sampler, self.ensemble, self.pool,
                               self.fixed_spec(condition))  # fmt: skip
         if condition.llm_share > 0:
-            return MixedSampler(inner, self.llm_train, condition.llm_share)
+            return MixedSampler(inner, self.llm_train, condition.llm_share, condition.llm_block)
         return inner
 
     def endpoints(self, conditions: Sequence[Condition]) -> set[str]:

@@ -12,12 +12,12 @@ from fake_openai import FakeOpenAI, Reply, completion
 
 from sim2human.config import load_study, parse_study
 from sim2human.errors import ConfigError
-from sim2human.runner import run_study
+from sim2human.report.markdown import write_markdown
 from sim2human.samplers import FixedSampler, MixedSampler
 from sim2human.simulators.base import QuirkPool
 from sim2human.simulators.families import get_family
 from sim2human.store import read_episodes, read_json
-from sim2human.study import StudyWorld
+from sim2human.study import StudyWorld, aggregate, reference_scripted, run_condition
 
 EXAMPLE = Path(__file__).parents[2] / "examples" / "llm-collapse.yaml"
 
@@ -96,16 +96,24 @@ def test_mixed_sampler_plays_llm_members_at_its_share() -> None:
     pool = QuirkPool.from_acts(StudyWorld.build(parse_study(tiny("u"))).scenario.acts)
     persona = get_family("cooperative").sample(0, pool)
     llm = get_family("chatty").sample(1, pool)
-    sampler = MixedSampler(FixedSampler(persona), [llm], 0.2)
-    rng = np.random.default_rng(0)
-    share = np.mean([sampler.next(rng).id == llm.id for _ in range(4000)])
-    assert 0.18 < share < 0.22
+    for block in (1, 4):
+        sampler = MixedSampler(FixedSampler(persona), [llm], 0.2, block)
+        rng = np.random.default_rng(0)
+        picks = [sampler.next(rng).id == llm.id for _ in range(8000)]
+        assert 0.18 < np.mean(picks) < 0.22
+        runs = np.diff(np.flatnonzero(np.diff([0, *picks, 0])))[::2]  # lengths of LLM runs
+        assert set(runs.tolist()) <= {block * k for k in range(1, 10)}
 
 
 def test_tiny_llm_study_end_to_end(tmp_path: Path) -> None:
+    # In-process (the runner's worker processes cost more start-up than this whole study).
     with FakeOpenAI(caller) as fake:
         cfg = parse_study(tiny(fake.base_url))
-        study = run_study(cfg, tmp_path, workers=1)
+        for c in cfg.conditions:
+            run_condition(cfg, c, 0, tmp_path / "conditions" / c.name / "seed-0")
+        reference_scripted(cfg, tmp_path / "reference" / "scripted")
+    study = aggregate(cfg, tmp_path, 1.0)
+    write_markdown(study, tmp_path)
     frozen, mixed = study["conditions"]
     assert frozen["episodes_trained"] == 8 and mixed["episodes_trained"] == 24
     # Held-out results are split by member kind, with CIs, and LLM health is counted.
