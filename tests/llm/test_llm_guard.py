@@ -47,6 +47,8 @@ def test_tidy_repairs_formatting_only(raw: str, clean: str) -> None:
         ("(the nurse explains the situation)", "narrated"),
         ("*sighs* fine.", "narrated"),
         ("The patient says she has a cough.", "narrated"),
+        ("The nurse is asking about the patient's age.", "narrated"),
+        ("I am not the nurse. I'm here to assist you.", "spoke_as_agent"),
         ("As an AI language model I cannot", "leaked_prompt"),
         ("Role-play a patient named Mary.", "leaked_prompt"),
         ("I have a sore throat.", None),

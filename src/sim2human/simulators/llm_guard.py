@@ -19,7 +19,7 @@ _AGENT_LABEL = re.compile(r"^\s*(?:nurse|doctor|agent|assistant|receptionist)\s*
 _AGENT = re.compile(
     r"^\s*(?:nurse|doctor|agent|assistant|receptionist)\s*:"
     r"|\b(?:i'?m|i am) (?:just )?(?:a|the|your) (?:nurse|doctor|receptionist)\b"
-    r"|\bhow can i (?:help|assist)\b|\bi'?m here to help\b|\bwhat brings you\b"
+    r"|\bhow can i (?:help|assist)\b|\bi'?m here to (?:help|assist)\b|\bwhat brings you\b"
     r"|\bthis is the clinic\b"
     r"|\b(?:can|could|may) i (?:have|take|get) your\b"
     r"|\bwhat(?:'s| is) your (?:date of birth|main problem|name)\b"
@@ -28,7 +28,8 @@ _AGENT = re.compile(
 )
 _NARRATION = re.compile(
     r"\*[^*]{2,}\*|\((?:the )?(?:nurse|patient|doctor|caller|he|she|they)\b[^)]*\)"
-    r"|\bthe (?:patient|caller) (?:says|said|is|has|replies|answers)\b|\bas the patient\b"
+    r"|\b(?:the|a) (?:nurse|patient|caller) (?:says|said|is|was|has|asks|asked|wants|replies"
+    r"|answers|explains)\b|\bthe (?:patient|caller)'s\b|\bas the patient\b"
     r"|^\s*\(",
     re.IGNORECASE,
 )
