@@ -14,7 +14,7 @@ from fake_openai import FakeOpenAI, Reply, completion
 
 from sim2human.agents.llm import LLMAgent
 from sim2human.agents.scripted import ScriptedAgent
-from sim2human.errors import UsageError
+from sim2human.errors import EndpointError, UsageError
 from sim2human.evaluate import evaluate
 from sim2human.llm.client import EndpointConfig
 from sim2human.llm.runtime import LLMRuntime, LLMSettings
@@ -47,11 +47,13 @@ def runtime_for() -> Iterator[Callable[[FakeOpenAI], LLMRuntime]]:
     opened: list[Any] = []
 
     def make(fake: FakeOpenAI, retries: int = 1) -> LLMRuntime:
+        """A runtime on ``fake`` without the start-up check (tests script every request)."""
         endpoint = EndpointConfig(
             base_url=fake.base_url, model="fake", timeout_s=5.0, max_retries=retries,
             backoff_s=0.01, backoff_max_s=0.02,
         )  # fmt: skip
-        ctx = LLMRuntime.open(LLMSettings(endpoints={"fake": endpoint}, cache=None), {"fake"})
+        settings = LLMSettings(endpoints={"fake": endpoint}, cache=None)
+        ctx = LLMRuntime.open(settings, {"fake"}, check=False)
         opened.append(ctx)
         return ctx.__enter__()
 
@@ -184,6 +186,29 @@ def test_llm_agent_is_evaluated_like_any_agent(runtime_for: Any) -> None:
     # The agent reads the call as a chat: the caller's turns are user messages.
     assert any(len(m) >= 4 and m[1]["role"] == "user" and m[2]["role"] == "assistant"
                for m in transcripts)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("reply", "message"),
+    [
+        (Reply(status=404, body={"error": {"message": "model 'nope' not found"}}), "model name"),
+        (Reply(status=401, body={"error": {"message": "bad key"}}), "rejected the API key"),
+    ],
+)
+def test_misconfigured_endpoint_is_one_clear_error_at_start(reply: Reply, message: str) -> None:
+    with FakeOpenAI(lambda n, body: reply) as fake:
+        endpoint = EndpointConfig(base_url=fake.base_url, model="nope", max_retries=0)
+        settings = LLMSettings(endpoints={"mine": endpoint}, cache=None)
+        with pytest.raises(EndpointError, match=message) as err:
+            LLMRuntime.open(settings, {"mine"}).__enter__()
+    assert "endpoint 'mine' is not usable" in str(err.value)
+
+
+def test_unreachable_endpoint_is_one_clear_error_at_start() -> None:
+    endpoint = EndpointConfig(base_url="http://127.0.0.1:9/v1", model="m", max_retries=1,
+                              backoff_s=0.01, timeout_s=2.0)  # fmt: skip
+    with pytest.raises(EndpointError, match="cannot connect"):
+        LLMRuntime.open(LLMSettings(endpoints={"x": endpoint}, cache=None), {"x"}).__enter__()
 
 
 def test_llm_members_without_endpoints_are_a_usage_error() -> None:

@@ -105,10 +105,14 @@ def test_mixed_sampler_plays_llm_members_at_its_share() -> None:
         assert set(runs.tolist()) <= {block * k for k in range(1, 10)}
 
 
-def test_tiny_llm_study_end_to_end(tmp_path: Path) -> None:
+def test_tiny_llm_study_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    secret = "sk-test-0123456789-never-written"
+    monkeypatch.setenv("SIM2HUMAN_TEST_KEY", secret)
     # In-process (the runner's worker processes cost more start-up than this whole study).
     with FakeOpenAI(caller) as fake:
-        cfg = parse_study(tiny(fake.base_url))
+        raw = tiny(fake.base_url)
+        raw["llm"]["endpoints"]["fake"]["api_key_env"] = "SIM2HUMAN_TEST_KEY"
+        cfg = parse_study(raw)
         for c in cfg.conditions:
             run_condition(cfg, c, 0, tmp_path / "conditions" / c.name / "seed-0")
         reference_scripted(cfg, tmp_path / "reference" / "scripted")
@@ -132,3 +136,8 @@ def test_tiny_llm_study_end_to_end(tmp_path: Path) -> None:
     assert any(e.family.startswith("llm:") and e.phase == "eval" for e in mixed_eps)
     report = (tmp_path / "report.md").read_text()
     assert "Held-out persona vs held-out LLM members" in report and "role retries" in report
+    # The key went to the endpoint, and nowhere into the run directory.
+    assert all(s.headers["authorization"] == f"Bearer {secret}" for s in fake.seen)
+    for path in tmp_path.rglob("*"):
+        if path.is_file():
+            assert secret.encode() not in path.read_bytes(), path

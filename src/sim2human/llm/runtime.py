@@ -19,7 +19,7 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from sim2human.errors import UsageError
+from sim2human.errors import EndpointError, UsageError
 from sim2human.llm.client import ChatClient, ClientStats, EndpointConfig
 from sim2human.scenarios.base import Scenario
 from sim2human.simulators.base import AsyncSimulator, SimulatorSpec
@@ -27,6 +27,7 @@ from sim2human.simulators.base import AsyncSimulator, SimulatorSpec
 T = TypeVar("T")
 LOCAL = "local"
 CLOSE_TIMEOUT_S = 10.0
+PROBE = [{"role": "user", "content": "Say OK."}]
 
 
 class Embedded(BaseModel):
@@ -108,17 +109,36 @@ class LLMRuntime:
 
     @classmethod
     @contextmanager
-    def open(cls, settings: LLMSettings, needed: set[str]) -> Iterator[LLMRuntime]:
-        """Endpoints ``needed`` (by name) ready to use; embedded ones started and stopped here."""
+    def open(
+        cls, settings: LLMSettings, needed: set[str], *, check: bool = True
+    ) -> Iterator[LLMRuntime]:
+        """Endpoints ``needed`` (by name) ready to use; embedded ones started and stopped here.
+
+        ``check`` sends each endpoint one uncached one-token request first, so that a wrong
+        URL, model name or key is one clear error before any episode is played.
+        """
         for name in needed:
             settings.entry(name)  # unknown names fail before anything starts
         with serve_embedded(settings, needed) as live:
             endpoints = {n: e for n, e in live.endpoints.items() if isinstance(e, EndpointConfig)}
             runtime = cls({n: endpoints[n] for n in sorted(needed)}, live)
             try:
+                if check:
+                    runtime.run(runtime.check())
                 yield runtime
             finally:
                 runtime.close()
+
+    async def check(self) -> None:
+        """Raise ``EndpointError`` naming the endpoint if any cannot answer a tiny request."""
+        for name, client in self.clients.items():
+            probe = ChatClient(client.config)  # no cache: a cached answer proves nothing
+            try:
+                await probe.chat(PROBE, temperature=0.0, max_tokens=1)
+            except EndpointError as err:
+                raise EndpointError(f"endpoint {name!r} is not usable: {err}") from None
+            finally:
+                await probe.aclose()
 
     def run(self, coro: Coroutine[Any, Any, T]) -> T:
         """Run ``coro`` on the runtime's loop and wait for it (call from sync code only)."""

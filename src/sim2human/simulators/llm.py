@@ -96,7 +96,6 @@ class LLMSimulator:
         self._call = _Call(profile, int(rng.integers(2**31)), system,
                            heard=self.scenario.empty_record())  # fmt: skip
         self._counts = Counter()
-        self._rule.start(profile, np.random.default_rng([self.spec.seed, self.call.seed]))
         text = await self._generate("Nurse: (picks up the phone) Hello?", (), turn=0)
         return UserTurn(text=text.text, tags=text.tags)
 
