@@ -35,7 +35,7 @@ def llm_section(study: dict[str, Any]) -> list[str]:
             f"{_fmt(r['heldout_gold_llm'])} | {_fmt(r['heldout_fields_llm'])} | "
             f"{_fmt(r['heldout_fields_persona'])} |"
         )
-    lines += ["", "LLM member health (all LLM episodes of the condition, train and eval):", "",
+    lines += ["", "LLM member health, over the evaluation episodes on LLM members:", "",
               "| condition | LLM episodes | errors | replies | role retries | role failures "
               "| judge failures |", "|---|---:|---:|---:|---:|---:|---:|"]  # fmt: skip
     for r in rows:
