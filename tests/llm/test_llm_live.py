@@ -8,6 +8,7 @@ Episodes are kept short (few turns, few tokens): the point is the plumbing, not 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 import pytest
@@ -47,23 +48,20 @@ def member(temperature: float, max_tokens: int = 16, **kw: object) -> SimulatorS
     return llm_spec(base, prompt="plain", max_tokens=max_tokens, **kw)  # type: ignore[arg-type]
 
 
-def runtime(ep: EndpointConfig, cache: Path | None) -> LLMRuntime:
+def runtime(ep: EndpointConfig, cache: Path | None) -> AbstractContextManager[LLMRuntime]:
     settings = LLMSettings(endpoints={"local": ep}, cache=cache, conversations=4)
-    return LLMRuntime.open(settings, {"local"}).__enter__()
+    return LLMRuntime.open(settings, {"local"})
 
 
 def test_llm_simulator_conversation_with_role_guard(
     embedded: EndpointConfig, tmp_path: Path
 ) -> None:
-    rt = runtime(embedded, tmp_path / "cache.sqlite")
-    try:
+    with runtime(embedded, tmp_path / "cache.sqlite") as rt:
         spec = member(0.0, guard_retries=1)
         first = evaluate(ScriptedAgent(SCENARIO), [spec], SCENARIO, split="heldout",
                          per_member=1, llm=rt, max_turns=3)  # fmt: skip
         again = evaluate(ScriptedAgent(SCENARIO), [spec], SCENARIO, split="heldout",
                          per_member=1, llm=rt, max_turns=3)  # fmt: skip
-    finally:
-        rt.close()
     ep = first[0]
     assert ep.termination in (Termination.COMPLETED, Termination.MAX_TURNS), ep.error
     d = ep.diagnostics
@@ -78,14 +76,11 @@ def test_llm_simulator_conversation_with_role_guard(
 
 
 def test_llm_agent_evaluated_on_two_members(embedded: EndpointConfig) -> None:
-    rt = runtime(embedded, None)
-    try:
+    with runtime(embedded, None) as rt:
         agent = LLMAgent(SCENARIO, rt.clients["local"], max_tokens=24)
         members = [get_family("cooperative").sample(1, POOL), get_family("chatty").sample(2, POOL)]
         eps = evaluate(agent, members, SCENARIO, split="heldout", per_member=1, llm=rt,
                        max_turns=2)  # fmt: skip
-    finally:
-        rt.close()
     assert sorted(e.simulator_id for e in eps) == sorted(m.id for m in members)
     for e in eps:
         assert e.termination in (Termination.COMPLETED, Termination.MAX_TURNS), e.error
@@ -97,6 +92,8 @@ FAULTS = FaultRates(error_500=0.08, error_429=0.08, stall=0.03, drop=0.06, trunc
 RETRIES = 3
 
 
+@pytest.mark.slow  # ~30 s on an idle 2-core box, minutes on a busy one; the same bookkeeping
+# runs fast against a scripted endpoint in test_llm_simulator.py
 def test_fifty_episodes_through_a_faulty_endpoint_are_all_accounted_for(
     embedded: EndpointConfig,
 ) -> None:
@@ -113,11 +110,8 @@ def test_fifty_episodes_through_a_faulty_endpoint_are_all_accounted_for(
             await client.aclose()
         return eps, proxy, client.stats
 
-    rt = runtime(embedded, None)
-    try:
+    with runtime(embedded, None) as rt:
         eps, proxy, stats = rt.run(run(rt))
-    finally:
-        rt.close()
     assert len(eps) == 50  # none lost
     assert sorted(e.id for e in eps) == sorted(f"f/eval/{j.spec.id}/{j.seed}" for j in jobs)
     for e in eps:  # each complete, or an error with its reason

@@ -15,15 +15,17 @@ from fake_openai import FakeOpenAI, Reply, completion
 from sim2human.agents.llm import LLMAgent
 from sim2human.agents.scripted import ScriptedAgent
 from sim2human.errors import EndpointError, UsageError
-from sim2human.evaluate import evaluate
-from sim2human.llm.client import EndpointConfig
+from sim2human.evaluate import eval_jobs, evaluate
+from sim2human.llm.client import ChatClient, ClientStats, EndpointConfig
+from sim2human.llm.faults import FaultProxy, FaultRates
 from sim2human.llm.runtime import LLMRuntime, LLMSettings
+from sim2human.rollout_async import play_async
 from sim2human.scenarios.intake import IntakeScenario
 from sim2human.simulators.base import QuirkPool, SimulatorSpec
 from sim2human.simulators.families import get_family
 from sim2human.simulators.llm import JUDGE_FALLBACK, LLMMembers, llm_spec
 from sim2human.simulators.llm_guard import JUDGE_SYSTEM
-from sim2human.types import Termination
+from sim2human.types import Episode, Termination
 
 SCENARIO = IntakeScenario()
 POOL = QuirkPool.from_acts(SCENARIO.acts)
@@ -228,3 +230,31 @@ def test_llm_members_draw_is_seeded_and_spread() -> None:
     assert all(0.2 <= s.traits.temperature <= 1.0 and s.kind == "llm" for s in a)
     with pytest.raises(ValueError, match="unknown prompt"):
         LLMMembers(families=("chatty",), prompts=("sonnet",))
+
+
+def test_fifty_episodes_through_a_faulty_proxy_are_all_accounted_for() -> None:
+    rates = FaultRates(error_500=0.08, error_429=0.08, stall=0.03, drop=0.06, truncate=0.04,
+                       garbage=0.03)  # fmt: skip
+    jobs = eval_jobs([member(0.7), member(0.3)], "heldout", 25, "f")
+
+    async def run(rt: LLMRuntime) -> tuple[list[Episode], FaultProxy, ClientStats]:
+        async with FaultProxy(fake.base_url, rates, seed=3, stall_s=3.0) as proxy:
+            cfg = EndpointConfig(base_url=proxy.base_url, model="fake", timeout_s=1.0,
+                                 max_retries=3, backoff_s=0.01, backoff_max_s=0.02)  # fmt: skip
+            rt.clients["fake"] = client = ChatClient(cfg)
+            eps = await play_async(ScriptedAgent(SCENARIO), jobs, SCENARIO, rt, max_turns=2)
+            await client.aclose()
+        return eps, proxy, client.stats
+
+    with FakeOpenAI(answer_from_facts) as fake:
+        upstream = EndpointConfig(base_url=fake.base_url, model="fake")
+        settings = LLMSettings(endpoints={"fake": upstream}, cache=None)
+        with LLMRuntime.open(settings, {"fake"}, check=False) as rt:
+            eps, proxy, stats = rt.run(run(rt))
+    assert sorted(e.id for e in eps) == sorted(f"f/eval/{j.spec.id}/{j.seed}" for j in jobs)
+    assert {e.termination for e in eps} <= {Termination.COMPLETED, Termination.ERROR}
+    assert all((e.error is None) == (e.termination != Termination.ERROR) for e in eps)
+    assert all("attempt(s)" in (e.error or "attempt(s)") for e in eps)
+    assert sum(n for f, n in proxy.counts().items() if f != "ok") >= 10 and stats.retries >= 10
+    assert stats.retries <= 3 * stats.requests
+    assert len(proxy.events) == stats.requests + stats.retries
