@@ -1,12 +1,13 @@
 """Does the rollout engine keep the embedded model as busy as direct calls do?
 
 Side by side in one run, alternating so that load from other processes hits both alike:
-  direct  N chat requests at concurrency C straight through ``ChatClient``, with persona prompts
-          of the same shape and the same ``max_tokens`` as the simulator sends;
-  engine  the async rollout engine playing scripted-agent conversations against ``llm`` members
-          with C conversations in flight.
-Prints decode tokens/s of each and their ratio (the issue asks for >= 0.90). No cache: every
-token is decoded.
+  engine  the async rollout engine plays scripted-agent conversations against an ``llm`` member
+          with C conversations in flight; every request it sends is recorded;
+  direct  the same requests (same messages, sampling parameters and seeds) replayed straight
+          through ``ChatClient`` at concurrency C, in the order the engine sent them.
+Replaying the engine's own requests keeps prompt lengths and the server's prompt-prefix reuse
+alike on both sides, so the ratio measures the engine's overhead, not a difference in work.
+Prints decode tokens/s of each and their ratio (the issue asks for >= 0.90). No cache.
 
     PYTHONPATH=src python benchmarks/bench_llm_throughput.py [--rounds 2] [--concurrency 4]
 """
@@ -16,51 +17,47 @@ from __future__ import annotations
 import argparse
 import asyncio
 import time
-
-import numpy as np
+from typing import Any
 
 from sim2human.agents.scripted import ScriptedAgent
 from sim2human.evaluate import eval_jobs
-from sim2human.llm.client import ChatClient
+from sim2human.llm.client import ChatClient, ChatResult
 from sim2human.llm.local import local_model
 from sim2human.llm.runtime import LLMRuntime, LLMSettings
 from sim2human.rollout_async import play_async
 from sim2human.scenarios.intake import IntakeScenario
-from sim2human.simulators.base import QuirkPool, Traits
+from sim2human.simulators.base import QuirkPool
 from sim2human.simulators.families import get_family
 from sim2human.simulators.llm import llm_spec
-from sim2human.simulators.llm_prompts import PROMPTS, turn_message
 
 MAX_TOKENS = 24
-QUESTIONS = [
-    ("What's the main problem you're calling about today?", ("complaint",)),
-    ("When did this start? How many days or weeks ago?", ("onset",)),
-    ("Are you taking any medicines at the moment?", ("medications",)),
-    ("Can I have your date of birth?", ("dob",)),
-]
+Request = tuple[Any, dict[str, Any]]
 
 
-async def direct(client: ChatClient, n: int, concurrency: int, seed: int) -> tuple[int, float]:
-    scenario = IntakeScenario()
-    rng = np.random.default_rng(seed)
+def record(client: ChatClient) -> list[Request]:
+    """Make ``client`` remember every request it is asked to send."""
+    sent: list[Request] = []
+    original = client.chat
+
+    async def chat(messages: Any, **kwargs: Any) -> ChatResult:
+        sent.append((messages, kwargs))
+        return await original(messages, **kwargs)
+
+    client.chat = chat  # type: ignore[method-assign]
+    return sent
+
+
+async def direct(
+    client: ChatClient, requests: list[Request], concurrency: int
+) -> tuple[int, float]:
     gate = asyncio.Semaphore(concurrency)
 
-    async def one(i: int) -> int:
-        profile = scenario.sample_profile(rng)
-        question, asks = QUESTIONS[i % len(QUESTIONS)]
-        messages = [
-            {
-                "role": "system",
-                "content": PROMPTS["plain"]("Mary", profile, scenario.fields, Traits()),
-            },
-            {"role": "user", "content": turn_message(question, asks, profile)},
-        ]
+    async def one(messages: Any, kwargs: dict[str, Any]) -> int:
         async with gate:
-            r = await client.chat(messages, temperature=0.7, max_tokens=MAX_TOKENS, seed=seed + i)
-        return r.completion_tokens
+            return (await client.chat(messages, **kwargs)).completion_tokens
 
     start = time.perf_counter()
-    tokens = sum(await asyncio.gather(*(one(i) for i in range(n))))
+    tokens = sum(await asyncio.gather(*(one(m, k) for m, k in requests)))
     return tokens, time.perf_counter() - start
 
 
@@ -88,18 +85,20 @@ def main() -> None:
         with LLMRuntime.open(settings, {"local"}) as rt:
             client = rt.clients["local"]
             rt.run(client.chat([{"role": "user", "content": "Hi"}], temperature=0, max_tokens=4))
+            plain = ChatClient(client.config)  # the same endpoint, not recording
+            sent = record(client)
             totals = {"direct": [0, 0.0], "engine": [0, 0.0]}
             for r in range(args.rounds):
+                sent.clear()
                 tokens, wall = engine(rt, args.episodes, 100 + r)
                 totals["engine"][0] += tokens
                 totals["engine"][1] += wall
-                # As many requests as the engine just made (opening + ~4 replies per episode).
-                n = max(c, args.episodes * 5)
-                tokens, wall = rt.run(direct(client, n, c, 1000 + r))
+                tokens, wall = rt.run(direct(plain, list(sent), c))
                 totals["direct"][0] += tokens
                 totals["direct"][1] += wall
                 print(f"round {r}: " + ", ".join(
                     f"{k} {v[0]} tok / {v[1]:.1f} s" for k, v in totals.items()))  # fmt: skip
+            rt.run(plain.aclose())
     rate = {k: v[0] / v[1] for k, v in totals.items()}
     print(f"concurrency {c}, max_tokens {MAX_TOKENS}, {args.rounds} round(s), alternating")
     print(f"direct calls:   {rate['direct']:.1f} tokens/s")
