@@ -8,8 +8,10 @@ from typing import Any
 
 import numpy as np
 import pytest
+import yaml
 from fake_openai import FakeOpenAI, Reply, completion
 
+from sim2human.cli import main
 from sim2human.config import load_study, parse_study
 from sim2human.errors import ConfigError
 from sim2human.report.markdown import write_markdown
@@ -141,3 +143,17 @@ def test_tiny_llm_study_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     for path in tmp_path.rglob("*"):
         if path.is_file():
             assert secret.encode() not in path.read_bytes(), path
+
+
+def test_eval_agent_command_on_a_study_ensemble(tmp_path: Path) -> None:
+    with FakeOpenAI(caller) as fake:
+        study = tmp_path / "study.yaml"
+        study.write_text(yaml.safe_dump(tiny(fake.base_url)))
+        out = tmp_path / "eval"
+        code = main(["eval-agent", str(study), "--base-url", fake.base_url, "--model", "fake",
+                     "--episodes", "2", "--out", str(out)])  # fmt: skip
+    assert code == 0
+    eps = read_episodes(out / "episodes.jsonl")
+    assert len(eps) == 4 and {e.split for e in eps} == {"heldout"}  # 1 persona + 1 llm member
+    rows = {(r["split"], r["family"]): r for r in read_json(out / "summary.json")["rows"]}
+    assert rows[("all", "all")]["gold"]["n"] == 4 and ("heldout", "llm:noisy-line") in rows
