@@ -12,7 +12,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from sim2human import __version__
+from sim2human import __version__, cli_eval_agent
 from sim2human.cli_stress import stress as stress_command
 from sim2human.config import load_study
 from sim2human.errors import Sim2HumanError
@@ -23,6 +23,7 @@ app = typer.Typer(
 )
 app.add_typer(model_app, name="model")
 app.command("stress")(stress_command)
+app.command("eval-agent")(cli_eval_agent.eval_agent)
 out_console = Console()
 if not out_console.is_terminal:  # files and pipes get the whole table, not an 80-column crop
     out_console = Console(width=120)

@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from sim2human.report.llm import llm_section
+
 REPORT_MD = "report.md"
 
 
@@ -118,6 +120,7 @@ def write_markdown(study: dict[str, Any], out: Path) -> Path:
         "member's quirk over-rewards. Held-out members are never used for training, tuning or "
         "early stopping.",
         "",
+        *llm_section(study),
     ]
     path = out / REPORT_MD
     path.write_text("\n".join(lines), encoding="utf-8")
