@@ -8,30 +8,29 @@ from importlib import resources
 from pathlib import Path
 from typing import Annotated, Any
 
-import click
 import typer
 from rich.console import Console
 from rich.table import Table
 
-from sim2human import __version__
+from sim2human import __version__, cli_eval_agent
 from sim2human.cli_diagnose import diagnose
 from sim2human.cli_report import report
+from sim2human.cli_stress import stress as stress_command
 from sim2human.config import load_study
 from sim2human.errors import Sim2HumanError
 from sim2human.llm.commands import model_app
-
-try:  # typer >= 0.26 vendors click: its errors are not click's (private path, hence the guard)
-    from typer._click.exceptions import ClickException as _TyperClickException
-except ImportError:  # pragma: no cover - older typer raises click's own
-    _TyperClickException = click.ClickException  # type: ignore[assignment,misc]
 
 app = typer.Typer(
     add_completion=False, no_args_is_help=True, help=__doc__, pretty_exceptions_enable=False
 )
 app.add_typer(model_app, name="model")
+app.command("stress")(stress_command)
+app.command("eval-agent")(cli_eval_agent.eval_agent)
 app.command()(report)
 app.command()(diagnose)
 out_console = Console()
+if not out_console.is_terminal:  # files and pipes get the whole table, not an 80-column crop
+    out_console = Console(width=120)
 err_console = Console(stderr=True)
 
 OutOption = Annotated[
@@ -72,16 +71,17 @@ def _run(config: Path, quick: bool, out: Path | None, workers: int | None) -> No
         err_console.print(f"[yellow]interrupted[/]: finished episodes are kept in {target}")
         raise typer.Exit(130) from None
     out_console.print(study_table(study))
-    out_console.print(f"report: {target / 'report.html'} (and report.md)")
+    out_console.print(f"report: {target / 'report.html'}", soft_wrap=True)
+    out_console.print(f"markdown: {target / 'report.md'}", soft_wrap=True)
 
 
 def study_table(study: dict[str, Any]) -> Table:
     t = Table(title=f"{study['study']}: proxy vs gold (%, 95% CI)", title_justify="left")
     for col in ("condition", "train proxy", "train gold", "held-out gold", "member std", "exploit"):
-        t.add_column(col, justify="left" if col == "condition" else "right")
+        t.add_column(col, justify="left" if col == "condition" else "right", no_wrap=True)
 
     def f(e: dict[str, Any]) -> str:
-        return f"{100 * e['mean']:.0f} [{100 * e['ci'][0]:.0f}, {100 * e['ci'][1]:.0f}]"
+        return f"{100 * e['mean']:.0f} [{100 * e['ci'][0]:.0f},{100 * e['ci'][1]:.0f}]"
 
     for row in [*study["conditions"], *study.get("reference", [])]:
         name = row["name"] if row["episodes_trained"] else f"{row['name']} (reference)"
@@ -120,12 +120,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             return code
     except typer.Exit as done:
         return done.exit_code
-    except (click.exceptions.Abort, typer.Abort):
+    except typer.Abort:
         err_console.print("[yellow]aborted[/]")
         return 130
-    except (click.ClickException, _TyperClickException) as err:
-        err.show()
-        return err.exit_code
+    except typer.TyperException as err:  # usage errors: typer's own message, exit code 2
+        show = getattr(err, "show", None)
+        if show is not None:
+            show()
+        else:
+            err_console.print(f"[red]error:[/] {err}")
+        return int(getattr(err, "exit_code", 2))
     except Sim2HumanError as err:
         err_console.print(f"[red]error:[/] {err}", highlight=False)
         return err.exit_code

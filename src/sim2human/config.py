@@ -8,8 +8,12 @@ from typing import Any, Literal
 import yaml
 from pydantic import Field, ValidationError, field_validator, model_validator
 
-from sim2human.errors import ConfigError
+from sim2human.errors import ConfigError, UsageError
+from sim2human.llm.runtime import LLMSettings
+from sim2human.simulators.base import LLMParams
 from sim2human.simulators.families import FAMILIES
+from sim2human.simulators.llm import LLMMembers
+from sim2human.simulators.noise import validate_ranges
 from sim2human.train import PPOConfig
 from sim2human.types import Frozen
 
@@ -23,6 +27,8 @@ class SimulatorRef(Frozen):
     seed: int = 0
     capacity: float | None = Field(None, ge=0, le=1)
     temperature: float | None = Field(None, ge=0)
+    llm: LLMParams | None = None
+    """Set to make this an ``llm`` member: a chat model plays the family's traits."""
 
     @field_validator("family")
     @classmethod
@@ -36,6 +42,30 @@ class Condition(Frozen):
     name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")
     sampler: SamplerName
     simulator: SimulatorRef | None = None
+    llm_share: float = Field(0.0, ge=0, le=1)
+    """Share of training episodes played by ``ensemble.llm.train`` members (a mixed ensemble)."""
+    llm_block: int = Field(4, ge=1)
+    """Those episodes come in runs of this many, so that they share training batches and keep
+    the endpoint's slots busy together (see ``samplers.MixedSampler``)."""
+    episodes: int | None = Field(None, ge=1)
+    """This condition's training episodes, if not ``train.episodes`` (LLM episodes cost seconds:
+    a condition trained only on an LLM gets the budget the wall clock allows)."""
+    batch_episodes: int | None = Field(None, ge=1)
+    perturb: dict[str, tuple[float, float]] | None = None
+    """Domain randomisation of noise: perturbation name -> [low, high] severity, drawn per
+    training episode and layered onto the member's own noise (evaluation stays unperturbed)."""
+
+    @field_validator("perturb")
+    @classmethod
+    def _ranges(
+        cls, ranges: dict[str, tuple[float, float]] | None
+    ) -> dict[str, tuple[float, float]] | None:
+        if ranges is None:
+            return None
+        try:
+            return validate_ranges(ranges)
+        except UsageError as err:
+            raise ValueError(str(err)) from None
 
     @model_validator(mode="after")
     def _fixed_needs_simulator(self) -> Condition:
@@ -44,11 +74,29 @@ class Condition(Frozen):
         return self
 
 
+class LLMEnsemble(Frozen):
+    """``llm`` members: training ones (for mixed ensembles) and held-out ones (for evaluation)."""
+
+    train: LLMMembers | None = None
+    heldout: LLMMembers | None = None
+
+    @model_validator(mode="after")
+    def _disjoint(self) -> LLMEnsemble:
+        if self.train is None or self.heldout is None:
+            return self
+        for what in ("families", "prompts"):
+            shared = set(getattr(self.train, what)) & set(getattr(self.heldout, what))
+            if shared:
+                raise ValueError(f"{what} {sorted(shared)} are both train and held-out")
+        return self
+
+
 class EnsembleConfig(Frozen):
     train: tuple[str, ...] = ("cooperative", "chatty", "anxious")
     heldout: tuple[str, ...] = ("elderly-confused", "noisy-line", "terse-guarded")
     members_per_family: int = Field(4, ge=1)
     seed: int = 0
+    llm: LLMEnsemble | None = None
 
     @field_validator("train", "heldout")
     @classmethod
@@ -65,6 +113,8 @@ class EnsembleConfig(Frozen):
 
 class EvalConfig(Frozen):
     episodes_per_member: int = Field(10, ge=1)
+    llm_episodes_per_member: int | None = Field(None, ge=1)
+    """Per ``llm`` member (default: ``episodes_per_member``): LLM episodes cost seconds each."""
     bootstrap: int = Field(1000, ge=100)
     every_updates: int = Field(0, ge=0)
     """Held-out evaluations during training, every this many PPO updates (0: none). Logged to
@@ -82,6 +132,8 @@ class StudyConfig(Frozen):
     eval: EvalConfig = EvalConfig()
     conditions: tuple[Condition, ...] = Field(min_length=1)
     reference_agents: tuple[Literal["scripted"], ...] = ("scripted",)
+    llm: LLMSettings = LLMSettings()
+    """Named endpoints (``local`` = the embedded model), the response cache, concurrency."""
     quick: dict[str, Any] | None = None
     """Overrides applied by ``--quick`` (fewer seeds and episodes; same conditions)."""
 
@@ -90,6 +142,10 @@ class StudyConfig(Frozen):
         names = [c.name for c in self.conditions]
         if len(set(names)) != len(names):
             raise ValueError(f"condition names must be unique, got {names}")
+        llm_train = self.ensemble.llm.train if self.ensemble.llm else None
+        for c in self.conditions:
+            if c.llm_share > 0 and llm_train is None:
+                raise ValueError(f"condition {c.name!r}: llm_share needs ensemble.llm.train")
         return self
 
 

@@ -7,12 +7,16 @@ member, so differences between conditions are paired comparisons, not luck of th
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from sim2human.agents.base import Agent
-from sim2human.rollout import Job, play
+from sim2human.rollout import MAX_TURNS, Job, play
 from sim2human.scenarios.base import Scenario
 from sim2human.simulators.base import SimulatorSpec
 from sim2human.types import Episode
+
+if TYPE_CHECKING:
+    from sim2human.llm.runtime import LLMRuntime
 
 EVAL_SEED_BASE = 1_000_000
 
@@ -36,7 +40,11 @@ def evaluate(
     per_member: int,
     condition: str = "",
     on_episode: Callable[[Episode], None] | None = None,
+    llm: LLMRuntime | None = None,
+    max_turns: int = MAX_TURNS,
 ) -> list[Episode]:
+    """``llm`` is needed when a member is an ``llm`` simulator or the agent is an LLM agent."""
     return play(
-        agent, eval_jobs(specs, split, per_member, condition), scenario, on_episode=on_episode
-    )
+        agent, eval_jobs(specs, split, per_member, condition), scenario, on_episode=on_episode,
+        llm=llm, max_turns=max_turns,
+    )  # fmt: skip

@@ -8,14 +8,19 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
 from sim2human.agents.base import Agent, AgentTurn, Observation
+from sim2human.errors import UsageError
 from sim2human.scenarios.base import Scenario, UserSignals
 from sim2human.simulators import build_simulator
-from sim2human.simulators.base import Simulator, SimulatorSpec
+from sim2human.simulators.base import AsyncSimulator, Simulator, SimulatorSpec, UserTurn
 from sim2human.types import Episode, Profile, Record, Termination, Turn
+
+if TYPE_CHECKING:
+    from sim2human.llm.runtime import LLMRuntime
 
 MAX_TURNS = 20
 
@@ -36,7 +41,8 @@ class Job:
 class Conversation:
     job: Job
     scenario: Scenario
-    simulator: Simulator
+    simulator: Simulator | AsyncSimulator
+    """``step`` needs a sync ``Simulator``; the async engine (``rollout_async``) drives the rest."""
     profile: Profile
     max_turns: int = MAX_TURNS
     turns: list[Turn] = field(default_factory=list)
@@ -72,10 +78,17 @@ class Conversation:
             history=tuple(t.act or t.text for t in agent_turns),
             last_field=self.last_field,
             asked=tuple(sorted(self.asked.items())),
+            transcript=tuple((t.speaker, t.text) for t in self.turns),
         )
 
     def step(self, turn: AgentTurn) -> None:
         """The agent says ``turn``; the simulator answers; the record is updated."""
+        self.say(turn)
+        sim = cast(Simulator, self.simulator)
+        self.answer(turn, sim.reply(turn.text), sim.satisfaction)
+
+    def say(self, turn: AgentTurn) -> None:
+        """The agent's half of a step: its turn is recorded (the simulator has not answered)."""
         if self.done:
             raise RuntimeError("conversation already ended")
         self.turns.append(Turn(speaker="agent", text=turn.text, act=turn.act))
@@ -84,15 +97,21 @@ class Conversation:
         if field_asked is not None:
             self.last_field = field_asked
             self.asked[field_asked] = self.asked.get(field_asked, 0) + 1
-        reply = self.simulator.reply(turn.text)
+
+    def answer(self, turn: AgentTurn, reply: UserTurn, satisfaction: Callable[[], float]) -> None:
+        """The simulator's half: its reply is heard, its satisfaction noted, the end decided."""
         self._hear(reply.text, reply.tags)
-        self.satisfaction.append(self.simulator.satisfaction())
-        n_agent = sum(t.speaker == "agent" for t in self.turns)
+        self.satisfaction.append(satisfaction())
+        n_agent = len(self.satisfaction)  # one entry per agent turn
         if reply.done:
             closed = self.scenario.interpret(turn.text).close
             self.termination = Termination.COMPLETED if closed else Termination.HUNG_UP
         elif n_agent >= self.max_turns:
             self.termination = Termination.MAX_TURNS
+
+    def hear(self, opening: UserTurn) -> None:
+        """The user's opening line (the async engine starts simulators itself)."""
+        self._hear(opening.text, opening.tags)
 
     def _hear(self, text: str, tags: tuple[str, ...]) -> None:
         self.turns.append(Turn(speaker="user", text=text, tags=tags))
@@ -100,11 +119,13 @@ class Conversation:
         self.record = self.scenario.extract(text, before, self.last_field)
         self.signals = self.scenario.signals(text, before, self.record)
 
-    def fail(self, reason: str) -> Episode:
+    def fail(self, reason: str, diagnostics: dict[str, float] | None = None) -> Episode:
         self.termination = Termination.ERROR
-        return self.episode(error=reason)
+        return self.episode(error=reason, diagnostics=diagnostics)
 
-    def episode(self, error: str | None = None) -> Episode:
+    def episode(
+        self, error: str | None = None, diagnostics: dict[str, float] | None = None
+    ) -> Episode:
         if self.termination is None:
             raise RuntimeError("conversation still running")
         gold = self.scenario.grade(self.profile, self.record, self.termination)
@@ -126,6 +147,7 @@ class Conversation:
             condition=j.condition,
             phase=j.phase,
             step=j.step,
+            diagnostics=diagnostics or {},
         )
 
 
@@ -137,8 +159,26 @@ def play(
     batch_size: int = 256,
     max_turns: int = MAX_TURNS,
     on_episode: Callable[[Episode], None] | None = None,
+    llm: LLMRuntime | None = None,
 ) -> list[Episode]:
-    """Play every job to the end with ``agent``, ``batch_size`` conversations at a time."""
+    """Play every job to the end with ``agent``, ``batch_size`` conversations at a time.
+
+    Jobs on ``llm`` members, and every job of an agent that waits on an endpoint, run in
+    ``llm``'s async engine (many conversations in flight); the rest are stepped in lock-step.
+    """
+    from sim2human.rollout_async import needs_async, play_async
+
+    if needs_async(agent, jobs):
+        if llm is None:
+            raise UsageError("LLM simulators or agents need endpoints: pass an LLMRuntime")
+        waiting = [j for j in jobs if needs_async(agent, [j])]
+        done = llm.run(play_async(agent, waiting, scenario, llm, max_turns=max_turns,
+                                  on_episode=on_episode))  # fmt: skip
+        rest = [j for j in jobs if not needs_async(agent, [j])]  # empty for async agents
+        if not rest:
+            return done
+        return [*done, *play(agent, rest, scenario, batch_size=batch_size, max_turns=max_turns,
+                             on_episode=on_episode)]  # fmt: skip
     episodes: list[Episode] = []
     for start in range(0, len(jobs), batch_size):
         live = [Conversation.open(j, scenario, max_turns) for j in jobs[start : start + batch_size]]

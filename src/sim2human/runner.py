@@ -17,10 +17,11 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from sim2human.config import StudyConfig
+from sim2human.llm.runtime import serve_embedded
 from sim2human.report.html import write_report
 from sim2human.report.markdown import write_markdown
 from sim2human.store import write_json
-from sim2human.study import aggregate, reference_scripted, run_condition
+from sim2human.study import StudyWorld, aggregate, reference_scripted, run_condition
 
 STUDY_JSON = "study.json"
 
@@ -38,7 +39,17 @@ def _work(cfg_json: str, condition: str, seed: int, out: str, queue: Any) -> dic
 def run_study(
     cfg: StudyConfig, out: Path, *, workers: int | None = None, console: Console | None = None
 ) -> dict[str, Any]:
-    """Train and evaluate every condition x seed, write ``study.json`` and the reports."""
+    """Train and evaluate every condition x seed, write ``study.json`` and the reports.
+
+    An embedded model that ``llm`` members use is started once here and shared by the workers.
+    """
+    with serve_embedded(cfg.llm, StudyWorld.build(cfg).endpoints(cfg.conditions)) as live:
+        return _run_study(cfg.model_copy(update={"llm": live}), out, workers, console)
+
+
+def _run_study(
+    cfg: StudyConfig, out: Path, workers: int | None, console: Console | None
+) -> dict[str, Any]:
     console = console or Console(stderr=True)
     started = time.perf_counter()
     out.mkdir(parents=True, exist_ok=True)

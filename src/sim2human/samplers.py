@@ -14,6 +14,7 @@ import numpy as np
 from sim2human.ensemble import Ensemble
 from sim2human.errors import UsageError
 from sim2human.simulators.base import QuirkPool, SimulatorSpec
+from sim2human.simulators.noise import Ranges, draw_mix, with_noise
 from sim2human.types import Episode
 
 
@@ -76,12 +77,73 @@ class RandomizedSampler:
         pass
 
 
+class PerturbingSampler:
+    """Domain randomisation of noise: wraps any sampler and layers a fresh perturbation mix
+    (one severity per name, uniform in its range) onto every member it hands out."""
+
+    def __init__(self, inner: Sampler, ranges: Ranges) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.ranges = dict(ranges)
+
+    def next(self, rng: np.random.Generator) -> SimulatorSpec:
+        return with_noise(self.inner.next(rng), draw_mix(self.ranges, rng))
+
+    def update(self, episodes: Sequence[Episode]) -> None:
+        self.inner.update(episodes)
+
+
+class MixedSampler:
+    """Mixes extra members (``llm`` ones) into another sampler's draws: a share ``share`` of
+    episodes play one of them, in runs of ``block`` consecutive episodes, the rest whatever
+    ``inner`` picks.
+
+    Runs matter for wall time: episodes of one training batch are played together, and an LLM
+    conversation alone in its batch leaves the endpoint's other slots idle while the batch waits
+    for it; ``block`` of them in the same batch cost about as long as one.
+    """
+
+    def __init__(
+        self, inner: Sampler, members: Sequence[SimulatorSpec], share: float, block: int = 1
+    ) -> None:
+        if not members:
+            raise UsageError("a mixed ensemble needs at least one extra member")
+        self.inner = inner
+        self.members = tuple(members)
+        self.share = share
+        self.block = max(1, block)
+        # A run starts with probability p per non-run episode; runs then fill block*p/(1+(block-1)p)
+        # of all episodes, which equals ``share`` for this p.
+        self._start = share / (self.block - (self.block - 1) * share) if share < 1 else 1.0
+        self._left = 0
+        self.name = f"{inner.name}+mixed"
+
+    def next(self, rng: np.random.Generator) -> SimulatorSpec:
+        if self._left > 0 or rng.random() < self._start:
+            self._left = self._left - 1 if self._left > 0 else self.block - 1
+            return self.members[int(rng.integers(len(self.members)))]
+        return self.inner.next(rng)
+
+    def update(self, episodes: Sequence[Episode]) -> None:
+        self.inner.update(episodes)
+
+
 SAMPLERS = ("fixed", "uniform", "randomized")
 
 
 def build_sampler(
-    name: str, ensemble: Ensemble, pool: QuirkPool, fixed: SimulatorSpec | None = None
+    name: str,
+    ensemble: Ensemble,
+    pool: QuirkPool,
+    fixed: SimulatorSpec | None = None,
+    perturb: Ranges | None = None,
 ) -> Sampler:
+    """The named sampler; with ``perturb`` ranges its members also get per-episode noise."""
+    inner = _build(name, ensemble, pool, fixed)
+    return PerturbingSampler(inner, perturb) if perturb else inner
+
+
+def _build(name: str, ensemble: Ensemble, pool: QuirkPool, fixed: SimulatorSpec | None) -> Sampler:
     if name == "fixed":
         if fixed is None:
             raise UsageError("sampler 'fixed' needs a 'simulator' in its condition")

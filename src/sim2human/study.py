@@ -9,24 +9,28 @@ from __future__ import annotations
 
 import time
 import zlib
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
 
+from sim2human.agents.base import Agent
 from sim2human.agents.policy import PolicyAgent
 from sim2human.agents.scripted import ScriptedAgent
 from sim2human.config import Condition, StudyConfig
 from sim2human.ensemble import Ensemble
 from sim2human.evaluate import evaluate
+from sim2human.llm.runtime import LLMRuntime
 from sim2human.metrics.outcomes import Estimate, by, cluster_bootstrap, member_std, summarise
-from sim2human.samplers import Sampler, build_sampler
+from sim2human.samplers import MixedSampler, Sampler, build_sampler
 from sim2human.scenarios.intake import IntakeScenario
 from sim2human.simulators.base import QuirkPool, SimulatorSpec
 from sim2human.simulators.families import get_family
+from sim2human.simulators.llm import llm_spec
 from sim2human.store import (
     CHECKPOINT,
     CONFIG,
@@ -40,7 +44,7 @@ from sim2human.store import (
     write_json,
 )
 from sim2human.telemetry import HeldoutProbe
-from sim2human.train import UpdateStats, train
+from sim2human.train import PPOConfig, UpdateStats, train
 from sim2human.types import Episode
 
 Progress = Callable[[int], None]
@@ -57,6 +61,9 @@ class StudyWorld:
     scenario: IntakeScenario
     pool: QuirkPool
     ensemble: Ensemble
+    """Held-out members include the ``llm`` held-out ones (``ensemble.llm.heldout``)."""
+    llm_train: tuple[SimulatorSpec, ...] = ()
+    """``llm`` members that mixed conditions (``llm_share``) train on."""
 
     @classmethod
     def build(cls, cfg: StudyConfig) -> StudyWorld:
@@ -64,7 +71,14 @@ class StudyWorld:
         pool = QuirkPool.from_acts(scenario.acts)
         e = cfg.ensemble
         ensemble = Ensemble.from_families(e.train, e.heldout, e.members_per_family, pool, e.seed)
-        return cls(scenario, pool, ensemble)
+        llm_train: tuple[SimulatorSpec, ...] = ()
+        if e.llm is not None:
+            if e.llm.train is not None:
+                llm_train = e.llm.train.draw(e.seed * 10_000 + 7_000, pool, "train")
+            if e.llm.heldout is not None:
+                held = e.llm.heldout.draw(e.seed * 10_000 + 8_000, pool, "heldout")
+                ensemble = replace(ensemble, heldout=ensemble.heldout + held)
+        return cls(scenario, pool, ensemble, llm_train)
 
     def fixed_spec(self, condition: Condition) -> SimulatorSpec | None:
         ref = condition.simulator
@@ -75,12 +89,60 @@ class StudyWorld:
             for k, v in (("capacity", ref.capacity), ("temperature", ref.temperature))
             if v is not None
         }
-        return get_family(ref.family).sample(ref.seed, self.pool, **override)
+        spec = get_family(ref.family).sample(ref.seed, self.pool, **override)
+        return spec if ref.llm is None else llm_spec(spec, **ref.llm.model_dump())
 
     def train_members(self, condition: Condition) -> tuple[SimulatorSpec, ...]:
         """The members a condition's agent is scored on as 'training' simulators."""
         fixed = self.fixed_spec(condition)
-        return (fixed,) if fixed is not None else self.ensemble.train
+        if fixed is not None:
+            return (fixed,)
+        return self.ensemble.train + (self.llm_train if condition.llm_share > 0 else ())
+
+    def sampler(self, condition: Condition) -> Sampler:
+        inner = build_sampler(condition.sampler, self.ensemble, self.pool,
+                              self.fixed_spec(condition), condition.perturb)  # fmt: skip
+        if condition.llm_share > 0:
+            return MixedSampler(inner, self.llm_train, condition.llm_share, condition.llm_block)
+        return inner
+
+    def endpoints(self, conditions: Sequence[Condition]) -> set[str]:
+        """Names of the endpoints the ``llm`` members of these conditions (and evaluation) use."""
+        specs = [*self.ensemble.heldout, *(s for c in conditions for s in self.train_members(c))]
+        return {s.llm.endpoint for s in specs if s.llm is not None}
+
+
+@contextmanager
+def llm_runtime(cfg: StudyConfig, needed: set[str]) -> Iterator[LLMRuntime | None]:
+    """The endpoints a sub-run needs, or None when it has no ``llm`` member."""
+    if not needed:
+        yield None
+        return
+    with LLMRuntime.open(cfg.llm, needed) as runtime:
+        yield runtime
+
+
+def evaluate_members(
+    cfg: StudyConfig, agent: Agent, specs: Sequence[SimulatorSpec],
+    world: StudyWorld, per_member: int, llm: LLMRuntime | None, **kw: Any,
+) -> list[Episode]:  # fmt: skip
+    """``evaluate`` with ``eval.llm_episodes_per_member`` episodes on each ``llm`` member."""
+    persona = [s for s in specs if s.kind != "llm"]
+    chat = [s for s in specs if s.kind == "llm"]
+    per_llm = cfg.eval.llm_episodes_per_member or per_member
+    out = evaluate(agent, persona, world.scenario, per_member=per_member, llm=llm,
+                   max_turns=cfg.train.max_turns, **kw) if persona else []  # fmt: skip
+    if chat:
+        out += evaluate(agent, chat, world.scenario, per_member=per_llm, llm=llm,
+                        max_turns=cfg.train.max_turns, **kw)  # fmt: skip
+    return out
+
+
+def train_config(cfg: StudyConfig, condition: Condition) -> PPOConfig:
+    """The study's PPO settings with the condition's own episode budget, if it has one."""
+    override = {k: v for k in ("episodes", "batch_episodes")
+                if (v := getattr(condition, k)) is not None}  # fmt: skip
+    return cfg.train.model_copy(update=override) if override else cfg.train
 
 
 def sub_run_seed(condition: str, seed: int) -> int:
@@ -117,8 +179,7 @@ def run_condition(
     torch.set_num_threads(1)
     started = time.perf_counter()
     world = StudyWorld.build(cfg)
-    fixed = world.fixed_spec(condition)
-    sampler = _Recording(build_sampler(condition.sampler, world.ensemble, world.pool, fixed))
+    sampler = _Recording(world.sampler(condition))
     run_seed = sub_run_seed(condition.name, seed)
     write_json(out / CONFIG, {
         "study": cfg.name, "condition": condition.model_dump(mode="json"), "seed": seed,
@@ -126,12 +187,17 @@ def run_condition(
     })  # fmt: skip
     torch.manual_seed(run_seed)  # the initial weights: workers run several sub-runs each
     agent = PolicyAgent(world.scenario, seed=run_seed)
-    last_update = -(-cfg.train.episodes // cfg.train.batch_episodes) - 1
-    probe = HeldoutProbe(agent, world.ensemble.heldout, world.scenario,
-                         every=cfg.eval.every_updates, per_member=cfg.eval.during_per_member,
-                         out=out, seed=run_seed, condition=condition.name,
-                         last_update=last_update)  # fmt: skip
-    with JsonlWriter(out / EPISODES) as episodes_log, JsonlWriter(out / METRICS) as metrics_log:
+    ppo = train_config(cfg, condition)
+    probe = HeldoutProbe(agent, [s for s in world.ensemble.heldout if s.kind == "persona"],
+                         world.scenario, every=cfg.eval.every_updates,
+                         per_member=cfg.eval.during_per_member, out=out, seed=run_seed,
+                         condition=condition.name,
+                         last_update=-(-ppo.episodes // ppo.batch_episodes) - 1)  # fmt: skip
+    with (
+        JsonlWriter(out / EPISODES) as episodes_log,
+        JsonlWriter(out / METRICS) as metrics_log,
+        llm_runtime(cfg, world.endpoints([condition])) as llm,
+    ):
         if (initial := probe.initial()) is not None:
             metrics_log.write(initial)
 
@@ -143,8 +209,8 @@ def run_condition(
             if progress is not None:
                 progress(len(episodes))
 
-        train(agent, sampler, world.scenario, cfg.train, run_seed, condition=condition.name,
-              on_update=on_update)  # fmt: skip
+        train(agent, sampler, world.scenario, train_config(cfg, condition), run_seed,
+              condition=condition.name, on_update=on_update, llm=llm)  # fmt: skip
         agent.save(out / CHECKPOINT)
 
         def on_episode(e: Episode) -> None:
@@ -156,11 +222,13 @@ def run_condition(
         trained_on = world.train_members(condition)
         n_train_eval = per * len(world.ensemble.train)  # same evaluation budget for every condition
         evals = [
-            *evaluate(agent, trained_on, world.scenario, split="train", condition=condition.name,
-                      per_member=max(per, n_train_eval // len(trained_on)), on_episode=on_episode),
-            *evaluate(agent, world.ensemble.heldout, world.scenario, split="heldout",
-                      condition=condition.name, per_member=per, on_episode=on_episode),
+            *evaluate_members(cfg, agent, trained_on, world,
+                              max(per, n_train_eval // len(trained_on)), llm, split="train",
+                              condition=condition.name, on_episode=on_episode),
+            *evaluate_members(cfg, agent, world.ensemble.heldout, world, per, llm,
+                              split="heldout", condition=condition.name, on_episode=on_episode),
         ]  # fmt: skip
+        llm_stats = llm_accounting(llm)
     write_json(out / MEMBERS, {
         "trained_on": [s.model_dump(mode="json") for s in trained_on],
         "heldout": [s.model_dump(mode="json") for s in world.ensemble.heldout],
@@ -168,10 +236,20 @@ def run_condition(
         "trained_quirk_phrasings": sorted(sampler.phrasings),
     })  # fmt: skip
     summary = summarise_sub_run(evals, sampler.phrasings)
-    summary.update(condition=condition.name, seed=seed, episodes_trained=cfg.train.episodes,
+    summary.update(condition=condition.name, seed=seed,
+                   episodes_trained=train_config(cfg, condition).episodes,
                    wall_seconds=round(time.perf_counter() - started, 2))  # fmt: skip
+    if llm_stats:
+        summary["llm"] = llm_stats
     write_json(out / SUMMARY, summary)
     return summary
+
+
+def llm_accounting(llm: LLMRuntime | None) -> dict[str, Any]:
+    """Requests, cache hits, retries, failures, tokens and latency per endpoint, for this run."""
+    if llm is None:
+        return {}
+    return {name: stats.model_dump() for name, stats in llm.stats().items()}
 
 
 def exploit_rate(episodes: Sequence[Episode], phrasings: set[str]) -> float:
@@ -198,14 +276,18 @@ def reference_scripted(cfg: StudyConfig, out: Path) -> dict[str, Any]:
     world = StudyWorld.build(cfg)
     agent = ScriptedAgent(world.scenario)
     per = cfg.eval.episodes_per_member
-    with JsonlWriter(out / EPISODES) as log:
+    needed = {s.llm.endpoint for s in world.ensemble.heldout if s.llm is not None}
+    with JsonlWriter(out / EPISODES) as log, llm_runtime(cfg, needed) as llm:
         evals = [
-            *evaluate(agent, world.ensemble.train, world.scenario, split="train",
-                      per_member=per, condition="scripted", on_episode=log.write),
-            *evaluate(agent, world.ensemble.heldout, world.scenario, split="heldout",
-                      per_member=per, condition="scripted", on_episode=log.write),
+            *evaluate_members(cfg, agent, world.ensemble.train, world, per, llm,
+                              split="train", condition="scripted", on_episode=log.write),
+            *evaluate_members(cfg, agent, world.ensemble.heldout, world, per, llm,
+                              split="heldout", condition="scripted", on_episode=log.write),
         ]  # fmt: skip
+        llm_stats = llm_accounting(llm)
     summary = summarise_sub_run(evals, set())
+    if llm_stats:
+        summary["llm"] = llm_stats
     summary.update(condition="scripted", seed=0, episodes_trained=0)
     summary["train_by_family"] = {
         k: v.model_dump()
@@ -225,7 +307,9 @@ def aggregate(cfg: StudyConfig, root: Path, wall_seconds: float) -> dict[str, An
             sub = root / "conditions" / condition.name / f"seed-{seed}"
             by_seed[seed] = [e for e in read_episodes(sub / EPISODES) if e.phase == "eval"]
             summaries.append(read_json(sub / SUMMARY))
-        rows.append(_condition_row(condition.name, cfg, by_seed, summaries))
+        row = _condition_row(condition.name, cfg, by_seed, summaries)
+        row["episodes_trained"] = train_config(cfg, condition).episodes
+        rows.append(row)
     reference = []
     for name in cfg.reference_agents:
         sub = root / "reference" / name
@@ -241,7 +325,20 @@ def aggregate(cfg: StudyConfig, root: Path, wall_seconds: float) -> dict[str, An
         "wall_seconds": round(wall_seconds, 1),
         "conditions": rows,
         "reference": reference,
+        **_llm_accounting(root, cfg),
     }
+
+
+def _llm_accounting(root: Path, cfg: StudyConfig) -> dict[str, Any]:
+    """Endpoint accounting summed over every sub-run (absent for studies without LLMs)."""
+    subs = [root / "conditions" / c.name / f"seed-{s}" for c in cfg.conditions for s in cfg.seeds]
+    subs += [root / "reference" / name for name in cfg.reference_agents]
+    total: dict[str, float] = {}
+    for sub in subs:
+        for stats in read_json(sub / SUMMARY).get("llm", {}).values():
+            for k, v in stats.items():
+                total[k] = total.get(k, 0) + v
+    return {"llm_accounting": total} if total else {}
 
 
 def _condition_row(
@@ -260,8 +357,13 @@ def _condition_row(
         return {"mean": r.mean, "ci": list(r.ci), "n": r.n}
 
     held = [e for _, e in tagged if e.split == "heldout"]
+    trained = [e for _, e in tagged if e.split == "train"]
     families = sorted({e.family for e in held})
+    extra: dict[str, Any] = {}
+    if any(e.family.startswith("llm:") for e in held):
+        extra = llm_rows(tagged, cfg.eval.bootstrap)
     return {
+        **extra,
         "name": name,
         "episodes_trained": cfg.train.episodes,
         "train_proxy": est("train", lambda e: e.proxy),
@@ -273,5 +375,41 @@ def _condition_row(
         "heldout_gold_by_family": {
             f: float(np.mean([e.gold.success for e in held if e.family == f])) for f in families
         },
+        "train_gold_by_family": {
+            f: float(np.mean([e.gold.success for e in trained if e.family == f]))
+            for f in sorted({e.family for e in trained})
+        },
         "heldout_dropped_rate": float(np.mean([e.gold.dropped for e in held])) if held else 0.0,
     }
+
+
+def llm_rows(tagged: Sequence[tuple[int, Episode]], n_boot: int) -> dict[str, Any]:
+    """Held-out results split into persona and ``llm`` members (CIs), and LLM member health."""
+
+    def est(pick: Callable[[Episode], bool], metric: Callable[[Episode], float]) -> dict[str, Any]:
+        pairs = [(seed, e) for seed, e in tagged if pick(e)]
+        r = cluster_bootstrap([metric(e) for _, e in pairs], [s for s, _ in pairs], n_boot=n_boot)
+        return {"mean": r.mean, "ci": list(r.ci), "n": r.n}
+
+    def is_llm(e: Episode) -> bool:
+        return e.family.startswith("llm:")
+
+    llm_eps = [e for _, e in tagged if is_llm(e)]
+    replies = sum(e.diagnostics.get("replies", 0.0) for e in llm_eps)
+    return {
+        "heldout_gold_persona": est(lambda e: e.split == "heldout" and not is_llm(e),
+                                    lambda e: float(e.gold.success)),
+        "heldout_gold_llm": est(lambda e: e.split == "heldout" and is_llm(e),
+                                lambda e: float(e.gold.success)),
+        "heldout_fields_llm": est(lambda e: e.split == "heldout" and is_llm(e),
+                                  lambda e: e.gold.field_accuracy),
+        "heldout_fields_persona": est(lambda e: e.split == "heldout" and not is_llm(e),
+                                      lambda e: e.gold.field_accuracy),
+        "train_fields": est(lambda e: e.split == "train", lambda e: e.gold.field_accuracy),
+        "llm_episodes": len(llm_eps),
+        "llm_errors": sum(e.termination == "error" for e in llm_eps),
+        "llm_replies": int(replies),
+        "llm_role_retries": int(sum(e.diagnostics.get("role_retries", 0) for e in llm_eps)),
+        "llm_role_failures": int(sum(e.diagnostics.get("role_failures", 0) for e in llm_eps)),
+        "llm_judge_failures": int(sum(e.diagnostics.get("judge_failures", 0) for e in llm_eps)),
+    }  # fmt: skip

@@ -1,8 +1,8 @@
 """PPO for the policy agent, in one readable file (CleanRL style).
 
 Why our own PPO rather than stable-baselines3: conversations of different simulators are stepped
-together in one batch, and we need (a) advantages normalised per simulator member, so that easy
-members do not drown out hard ones, and (b) the KL divergence to the *initial* policy on a fixed
+together in one batch, and we need (a) advantages normalised per simulator family, so that easy
+families do not drown out hard ones, and (b) the KL divergence to the *initial* policy on a fixed
 probe set of observations, which is the optimisation distance of the overoptimisation analysis.
 Both need the trainer's insides; the rest is textbook PPO (clipped ratio, GAE, value loss,
 entropy bonus). The trainer sees only the proxy reward; gold is logged, never learned from.
@@ -13,16 +13,21 @@ from __future__ import annotations
 import copy
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
 from pydantic import Field
 
+from sim2human.agents.base import AgentTurn, Observation
 from sim2human.agents.policy import PolicyAgent, entropy, log_prob
 from sim2human.rollout import MAX_TURNS, Conversation, Job
 from sim2human.samplers import Sampler
 from sim2human.scenarios.base import Scenario
 from sim2human.types import Episode, Frozen
+
+if TYPE_CHECKING:
+    from sim2human.llm.runtime import LLMRuntime
 
 
 class PPOConfig(Frozen):
@@ -37,7 +42,10 @@ class PPOConfig(Frozen):
     ent_coef: float = Field(0.01, ge=0)
     vf_coef: float = Field(0.5, ge=0)
     max_grad_norm: float = Field(0.5, gt=0)
-    per_member_norm: bool = True
+    per_family_norm: bool = True
+    """Normalise advantages within each simulator family, so easy families do not drown out
+    hard ones. (Per member would be finer, but a randomized sampler draws a new member every
+    episode, and normalising within one episode erases what the episode taught.)"""
     max_turns: int = Field(MAX_TURNS, ge=2)
 
 
@@ -75,7 +83,9 @@ def train(
     *,
     condition: str = "",
     on_update: Callable[[UpdateStats, Sequence[Episode]], None] | None = None,
+    llm: LLMRuntime | None = None,
 ) -> list[UpdateStats]:
+    """``llm`` serves the batches that hold ``llm`` members (played by the async engine)."""
     torch.manual_seed(seed)
     rng = np.random.default_rng([seed, 7])
     optim = torch.optim.Adam(agent.net.parameters(), lr=cfg.lr, eps=1e-5)
@@ -90,7 +100,10 @@ def train(
             Job(sampler.next(rng), int(rng.integers(2**31)), "train", condition, "train", update)
             for _ in range(n)
         ]
-        batch, episodes = _collect(agent, jobs, scenario, cfg.max_turns)
+        if llm is not None and any(j.spec.kind == "llm" for j in jobs):
+            batch, episodes = _collect_async(agent, jobs, scenario, cfg.max_turns, llm)
+        else:
+            batch, episodes = _collect(agent, jobs, scenario, cfg.max_turns)
         seen += n
         if probe is None:  # a fixed probe set for KL(pi || pi_init), from the first batch
             probe = torch.from_numpy(np.stack(batch.obs[:: max(1, len(batch.obs) // 512)]))
@@ -135,6 +148,44 @@ def _collect(
     return batch, [c.episode() for c in convs]
 
 
+def _collect_async(
+    agent: PolicyAgent, jobs: Sequence[Job], scenario: Scenario, max_turns: int, llm: LLMRuntime
+) -> tuple[_Batch, list[Episode]]:
+    """``_collect`` for batches with members that wait on an endpoint: every conversation runs
+    on its own, and the policy answers each observation as it arrives."""
+    from sim2human.rollout_async import play_jobs
+
+    batch = _Batch([], [], [], [], [], [])
+
+    async def decide(owner: int, obs: Observation) -> AgentTurn:
+        x = agent.featurise([obs])
+        with torch.no_grad():
+            xt = torch.from_numpy(x)
+            logits = agent.net.logits(xt)
+            action = agent.sample(logits)
+            logp, value = log_prob(logits, action), agent.net.value(xt)
+        batch.obs.append(x[0])
+        batch.actions.append(int(action[0]))
+        batch.logps.append(float(logp[0]))
+        batch.values.append(float(value[0]))
+        batch.owner.append(owner)
+        return agent.turn(int(action[0]), obs)
+
+    played = llm.run(play_jobs(jobs, scenario, lambda spec: llm.simulator(spec, scenario), decide,
+                               concurrency=llm.conversations, max_turns=max_turns))  # fmt: skip
+    steps = np.bincount(np.asarray(batch.owner, dtype=np.int64), minlength=len(jobs))
+    # An episode cut short by an endpoint error has one step more than satisfactions: that step
+    # earns nothing.
+    batch.satisfaction = [
+        [
+            *p.satisfaction,
+            *[p.satisfaction[-1] if p.satisfaction else 0.0] * (n - len(p.satisfaction)),
+        ]
+        for p, n in zip(played, steps.tolist(), strict=True)
+    ]
+    return batch, [p.episode for p in played]
+
+
 def _advantages(
     batch: _Batch, episodes: Sequence[Episode], cfg: PPOConfig
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -155,14 +206,11 @@ def _advantages(
             gae = delta + cfg.gamma * cfg.gae_lambda * gae
             adv[s], next_value = gae, values[s]
     returns = adv + values
-    if cfg.per_member_norm:
-        members = np.asarray([episodes[i].simulator_id for i in batch.owner])
-        for m in np.unique(members):
-            sel = members == m
-            if sel.sum() >= 8:
-                adv[sel] = (adv[sel] - adv[sel].mean()) / (adv[sel].std() + 1e-8)
-                continue
-            adv[sel] = adv[sel] / (adv.std() + 1e-8)
+    if cfg.per_family_norm:
+        families = np.asarray([episodes[i].family for i in batch.owner])
+        for f in np.unique(families):
+            sel = families == f
+            adv[sel] = (adv[sel] - adv[sel].mean()) / (adv[sel].std() + 1e-8)
     else:
         adv = (adv - adv.mean()) / (adv.std() + 1e-8)
     return adv, returns

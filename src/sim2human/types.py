@@ -77,6 +77,9 @@ class Episode(Frozen):
     """``train`` or ``eval``: where in a run the episode was played."""
     step: int = 0
     """Trainer update index at which the episode was played (0 for evaluations)."""
+    diagnostics: dict[str, float] = Field(default_factory=dict)
+    """Counters from the simulator (an ``llm`` member's role-guard retries and failures, judge
+    parse failures, tokens), for analysis; empty for ``persona`` members."""
 
     @property
     def agent_turns(self) -> list[Turn]:

@@ -29,6 +29,8 @@ class Observation:
     """The field the agent itself asked about last."""
     asked: tuple[tuple[str, int], ...] = ()
     """How often the agent asked each field so far."""
+    transcript: tuple[tuple[str, str], ...] = ()
+    """(speaker, text) of every turn so far, oldest first: what a free-text (LLM) agent reads."""
 
 
 @dataclass(frozen=True)

@@ -65,7 +65,11 @@ class PolicyAgent:
         self.scenario = scenario
         self.featurise = Featuriser(scenario)
         self.acts = scenario.acts
-        self.net = net or PolicyNet(self.featurise.size, len(self.acts))
+        if net is None:
+            with torch.random.fork_rng(devices=[]):  # seeded weights, global RNG untouched
+                torch.manual_seed(seed)
+                net = PolicyNet(self.featurise.size, len(self.acts))
+        self.net = net
         self.generator = torch.Generator().manual_seed(seed)
 
     def sample(self, logits: torch.Tensor) -> torch.Tensor:

@@ -134,7 +134,8 @@ def _exploits(
     pairs: list[Paired] = []
     by_id: dict[str, Episode] = {}
     for s in subs:
-        specs = s.specs
+        # Replays need a programmatic simulator; LLM-played members are left out of the finder.
+        specs = {k: v for k, v in s.specs.items() if v.kind == "persona"}
         for split in ("train", "heldout"):
             eps = [e for e in s.evals if e.split == split]
             for a in ablate(eps, specs, scenario, candidates, per_phrasing=PER_PHRASING):

@@ -8,7 +8,7 @@ contributes the same number of turns, so pooled ensemble scores weight members e
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import numpy.typing as npt
@@ -67,7 +67,7 @@ def user_turns(
 
 
 def simulator_diversity(
-    groups: dict[str, Sequence[SimulatorSpec]],
+    groups: Mapping[str, Sequence[SimulatorSpec]],
     scenario: Scenario,
     per_member: int = TURNS_PER_MEMBER,
 ) -> list[DiversityRow]:

@@ -47,11 +47,14 @@ def typos(text: str, severity: float, rng: np.random.Generator) -> str:
     def one(word: str) -> str:
         if any(ch.isdigit() for ch in word):
             return word
+        slips = rng.random(len(word)) < rate  # one draw per word: most words have no slip
+        if not slips.any():
+            return word
         out: list[str] = []
         i = 0
         while i < len(word):
             ch = word[i]
-            if not (ch.isalpha() and rng.random() < rate):
+            if not (ch.isalpha() and slips[i]):
                 out.append(ch)
             else:
                 op = int(rng.integers(4))

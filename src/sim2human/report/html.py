@@ -61,7 +61,12 @@ def diversity_groups(run: RunDir) -> dict[str, Sequence[SimulatorSpec]]:
 
 
 def _diversity(run: RunDir) -> tuple[list[DiversityRow], str]:
-    groups = diversity_groups(run)
+    # Persona members only: measuring an LLM member would need its endpoint at report time.
+    groups = {
+        name: persona
+        for name, members in diversity_groups(run).items()
+        if (persona := [s for s in members if s.kind == "persona"])
+    }
     if not groups:
         return [], "No simulator specs recorded (members.json missing): diversity not measured."
     try:

@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from sim2human.report.llm import llm_section
+
 REPORT_MD = "report.md"
 
 
@@ -30,6 +32,17 @@ def table(study: dict[str, Any]) -> list[str]:
             f"{fmt(row['train_gold'])} | {fmt(row['heldout_gold'])} | "
             f"{pct(row['heldout_member_std'])} | {pct(row['exploit_rate'])}% |"
         )
+    return lines
+
+
+def family_table(study: dict[str, Any]) -> list[str]:
+    rows = [*study["conditions"], *study.get("reference", [])]
+    families = sorted({f for r in rows for f in r.get("heldout_gold_by_family", {})})
+    lines = ["| condition | " + " | ".join(families) + " |", "|---|" + "---:|" * len(families)]
+    for r in rows:
+        by_family = r.get("heldout_gold_by_family", {})
+        cells = " | ".join(pct(by_family[f]) if f in by_family else "-" for f in families)
+        lines.append(f"| {r['name']} | {cells} |")
     return lines
 
 
@@ -76,6 +89,11 @@ def findings(study: dict[str, Any]) -> list[str]:
             f"{pct(small['heldout_gold']['mean'])}"
             f" for frozen-small and {pct(ens_best)} for the best ensemble)."
         )
+    for r in study.get("reference", []):
+        by_family = r.get("train_gold_by_family", {})
+        if by_family:
+            cells = ", ".join(f"{f} {pct(v)}" for f, v in by_family.items())
+            out.append(f"- Reference `{r['name']}` agent, gold on the training families: {cells}.")
     return out
 
 
@@ -90,6 +108,10 @@ def write_markdown(study: dict[str, Any], out: Path) -> Path:
         "",
         *table(study),
         "",
+        "## Held-out gold by family",
+        "",
+        *family_table(study),
+        "",
         "## Findings",
         "",
         *findings(study),
@@ -98,6 +120,7 @@ def write_markdown(study: dict[str, Any], out: Path) -> Path:
         "member's quirk over-rewards. Held-out members are never used for training, tuning or "
         "early stopping.",
         "",
+        *llm_section(study),
     ]
     path = out / REPORT_MD
     path.write_text("\n".join(lines), encoding="utf-8")

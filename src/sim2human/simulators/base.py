@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Literal, Protocol
+from typing import Literal, Protocol, runtime_checkable
 
 import numpy as np
 from pydantic import Field, model_validator
@@ -48,12 +48,38 @@ class Traits(Frozen):
     quirks: Quirks = Quirks()
 
 
+class LLMParams(Frozen):
+    """What an ``llm`` member adds to its traits (its temperature is ``traits.temperature``).
+
+    Holds the *name* of an endpoint, resolved at run time: never a URL or a key.
+    """
+
+    endpoint: str = Field("local", description="endpoint name; 'local' = the embedded model")
+    prompt: str = Field("plain", description="persona prompt template (simulators.llm.PROMPTS)")
+    top_p: float = Field(1.0, gt=0.0, le=1.0)
+    max_tokens: int = Field(24, ge=4, le=512)
+    judge: Literal["llm", "persona"] = "persona"
+    """Satisfaction by an LLM judge prompt (0-10, once the call ends) or by the persona rule."""
+    guard_retries: int = Field(2, ge=0, le=10)
+    """Extra attempts when a reply is out of role (spoken as the nurse, narrated, leaked, empty)."""
+    history: int = Field(0, ge=0, le=50)
+    """Earlier exchanges shown to the model with each agent turn."""
+
+
 class SimulatorSpec(Frozen):
     id: str
     family: str
     kind: Literal["persona", "llm"] = "persona"
     traits: Traits
     seed: int
+    llm: LLMParams | None = None
+    """Set exactly when ``kind == "llm"``."""
+
+    @model_validator(mode="after")
+    def _llm_params_match_kind(self) -> SimulatorSpec:
+        if (self.kind == "llm") != (self.llm is not None):
+            raise ValueError(f"simulator {self.id!r}: 'llm' parameters go with kind 'llm' only")
+        return self
 
 
 class UserTurn(Frozen):
@@ -76,6 +102,29 @@ class Simulator(Protocol):
     def judge(self, episode: Episode) -> float:
         """Score any transcript the way this simulator would have."""
         ...
+
+
+@runtime_checkable
+class AsyncSimulator(Protocol):
+    """A simulator whose turns wait on an endpoint (``llm``): many conversations run at once.
+
+    ``satisfaction()`` never waits: it returns the latest judgement; ``finish`` makes the final
+    one (an LLM judge reads the whole call once it has ended).
+    """
+
+    spec: SimulatorSpec
+
+    async def astart(self, profile: Profile, rng: np.random.Generator) -> UserTurn: ...
+
+    async def areply(self, agent_text: str) -> UserTurn: ...
+
+    async def finish(self, episode: Episode) -> float: ...
+
+    def satisfaction(self) -> float: ...
+
+    def diagnostics(self) -> dict[str, float]: ...
+
+    async def ajudge(self, episode: Episode) -> float: ...
 
 
 Range = tuple[float, float]

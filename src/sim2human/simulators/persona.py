@@ -41,6 +41,8 @@ class _Call:
 
     profile: Profile
     rng: np.random.Generator
+    noise_rng: np.random.Generator
+    """Its own stream, so a change of noise severity leaves the user's behaviour unchanged."""
     agent_texts: list[str] = field(default_factory=list)
     told: set[str] = field(default_factory=set)
     asked: dict[str, int] = field(default_factory=dict)
@@ -68,7 +70,8 @@ class PersonaSimulator:
         if t.temperature == 0:  # deterministic: the same conversation gets the same replies
             key = zlib.crc32(repr(sorted(profile.items())).encode())
             rng = np.random.default_rng([self.spec.seed, key])
-        self._call = _Call(profile=profile, rng=rng)
+        noise_rng = np.random.default_rng(int(rng.integers(2**63)))
+        self._call = _Call(profile=profile, rng=rng, noise_rng=noise_rng)
         text = "Hi, I'd like to see a doctor."
         if rng.random() < t.verbosity:
             self.call.told.add("complaint")
@@ -143,13 +146,14 @@ class PersonaSimulator:
     def _canned(self) -> UserTurn:
         c = self.call
         if c.triggered:
-            return UserTurn(text=CANNED, tags=("canned",))
+            return UserTurn(text=self._noisy(CANNED), tags=("canned",))
         c.triggered = True
         c.told.update(self.scenario.fields)
         dump = " ".join(
             self.scenario.say(f, c.profile[f], 0.0, c.rng) for f in self.scenario.fields
         )
-        return UserTurn(text="Oh, that's lovely! Here's everything: " + dump, tags=("trigger",))
+        text = self._noisy("Oh, that's lovely! Here's everything: " + dump)
+        return UserTurn(text=text, tags=("trigger",))
 
     # -- proxy reward -------------------------------------------------------------------------
 
@@ -219,4 +223,4 @@ class PersonaSimulator:
 
     def _noisy(self, text: str) -> str:
         noise = self.spec.traits.noise
-        return compose(text, noise, self.call.rng) if noise else text
+        return compose(text, noise, self.call.noise_rng) if noise else text

@@ -1,0 +1,173 @@
+"""Endpoints by name, their clients, and the one event loop that sync callers hand work to.
+
+A study names endpoints (``local`` is the embedded model unless a config says otherwise);
+``LLMRuntime.open`` starts the embedded server where one is needed, builds one ``ChatClient``
+per endpoint (sharing one SQLite cache) and runs an event loop in a background thread, so the
+trainer and evaluator stay synchronous and only ``run()`` crosses into async: sync wrappers at
+the edges, as the client's docstring asks.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import threading
+from collections.abc import Coroutine, Iterator, Mapping
+from contextlib import ExitStack, contextmanager
+from pathlib import Path
+from typing import Any, Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from sim2human.errors import EndpointError, UsageError
+from sim2human.llm.client import ChatClient, ClientStats, EndpointConfig
+from sim2human.scenarios.base import Scenario
+from sim2human.simulators.base import AsyncSimulator, SimulatorSpec
+
+T = TypeVar("T")
+LOCAL = "local"
+CLOSE_TIMEOUT_S = 10.0
+PROBE = [{"role": "user", "content": "Say OK."}]
+
+
+class Embedded(BaseModel):
+    """An endpoint served by the embedded SmolLM2 model, started when a run needs it."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    embedded: Literal[True] = True
+    parallel: int = Field(4, ge=1, le=64, description="requests decoded together (slots)")
+    threads: int | None = Field(None, ge=1, description="llama.cpp threads (default: cores/2)")
+    ctx_per_slot: int = Field(2048, ge=256)
+
+
+EndpointEntry = EndpointConfig | Embedded
+
+
+def default_cache() -> Path:
+    root = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(root) / "sim2human" / "llm-cache.sqlite"
+
+
+class LLMSettings(BaseModel):
+    """A study's ``llm:`` section: named endpoints, the cache, conversations in flight."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    endpoints: dict[str, EndpointEntry] = Field(default_factory=dict)
+    cache: Path | None = Field(
+        default_factory=default_cache, description="SQLite response cache; null disables it"
+    )
+    conversations: int = Field(16, ge=1, le=4096, description="conversations in flight per run")
+
+    @field_validator("cache")
+    @classmethod
+    def _expand(cls, path: Path | None) -> Path | None:
+        return path.expanduser() if path is not None else None
+
+    def entry(self, name: str) -> EndpointEntry:
+        if name in self.endpoints:
+            return self.endpoints[name]
+        if name == LOCAL:
+            return Embedded()
+        known = ", ".join(sorted({*self.endpoints, LOCAL}))
+        raise UsageError(f"endpoint {name!r} is not configured under llm.endpoints ({known})")
+
+
+@contextmanager
+def serve_embedded(settings: LLMSettings, needed: set[str]) -> Iterator[LLMSettings]:
+    """Start the embedded server for each needed ``Embedded`` endpoint; yield settings where
+    those entries are the running servers' addresses (what worker processes are handed)."""
+    with ExitStack() as stack:
+        resolved: dict[str, EndpointEntry] = dict(settings.endpoints)
+        for name in sorted(needed):
+            entry = settings.entry(name)
+            if isinstance(entry, Embedded):
+                from sim2human.llm.local import local_model
+
+                resolved[name] = stack.enter_context(local_model(
+                    n_parallel=entry.parallel, n_threads=entry.threads,
+                    ctx_per_slot=entry.ctx_per_slot,
+                ))  # fmt: skip
+        yield settings.model_copy(update={"endpoints": resolved})
+
+
+class LLMRuntime:
+    """Clients for named endpoints plus a private event loop; use ``LLMRuntime.open``."""
+
+    def __init__(self, endpoints: Mapping[str, EndpointConfig], settings: LLMSettings) -> None:
+        self.settings = settings
+        self.conversations = settings.conversations
+        self.clients = {
+            name: ChatClient(cfg, cache_path=settings.cache) for name, cfg in endpoints.items()
+        }
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(
+            target=self._loop.run_forever, name="sim2human-llm-loop", daemon=True
+        )
+        self._thread.start()
+
+    @classmethod
+    @contextmanager
+    def open(
+        cls, settings: LLMSettings, needed: set[str], *, check: bool = True
+    ) -> Iterator[LLMRuntime]:
+        """Endpoints ``needed`` (by name) ready to use; embedded ones started and stopped here.
+
+        ``check`` sends each endpoint one uncached one-token request first, so that a wrong
+        URL, model name or key is one clear error before any episode is played.
+        """
+        for name in needed:
+            settings.entry(name)  # unknown names fail before anything starts
+        with serve_embedded(settings, needed) as live:
+            endpoints = {n: e for n, e in live.endpoints.items() if isinstance(e, EndpointConfig)}
+            runtime = cls({n: endpoints[n] for n in sorted(needed)}, live)
+            try:
+                if check:
+                    runtime.run(runtime.check())
+                yield runtime
+            finally:
+                runtime.close()
+
+    async def check(self) -> None:
+        """Raise ``EndpointError`` naming the endpoint if any cannot answer a tiny request."""
+        for name, client in self.clients.items():
+            probe = ChatClient(client.config)  # no cache: a cached answer proves nothing
+            try:
+                await probe.chat(PROBE, temperature=0.0, max_tokens=1)
+            except EndpointError as err:
+                raise EndpointError(f"endpoint {name!r} is not usable: {err}") from None
+            finally:
+                await probe.aclose()
+
+    def run(self, coro: Coroutine[Any, Any, T]) -> T:
+        """Run ``coro`` on the runtime's loop and wait for it (call from sync code only)."""
+        return asyncio.run_coroutine_threadsafe(coro, self._loop).result()
+
+    def simulator(self, spec: SimulatorSpec, scenario: Scenario) -> AsyncSimulator:
+        """The member ``spec`` describes, behind the async interface whatever its kind."""
+        from sim2human.rollout_async import SyncAsAsync
+        from sim2human.simulators import build_simulator
+        from sim2human.simulators.llm import build_llm_simulator
+
+        if spec.kind == "llm":
+            return build_llm_simulator(spec, scenario, self.clients)
+        return SyncAsAsync(build_simulator(spec, scenario))
+
+    def stats(self) -> dict[str, ClientStats]:
+        return {name: client.stats for name, client in self.clients.items()}
+
+    def close(self) -> None:
+        if not self._loop.is_running():
+            return
+
+        async def shut() -> None:
+            for client in self.clients.values():
+                await client.aclose()
+
+        try:
+            asyncio.run_coroutine_threadsafe(shut(), self._loop).result(CLOSE_TIMEOUT_S)
+        finally:
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            self._thread.join(CLOSE_TIMEOUT_S)
+            self._loop.close()

@@ -1,0 +1,83 @@
+"""The report's LLM section: held-out results by member kind, LLM member health, token costs.
+
+Present only for studies with ``llm`` members; it reads ``study.json`` alone, like the rest.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.0f}"
+
+
+def _fmt(est: dict[str, Any]) -> str:
+    lo, hi = est["ci"]
+    return f"{_pct(est['mean'])} [{_pct(lo)}, {_pct(hi)}] (n={est['n']})"
+
+
+def llm_section(study: dict[str, Any]) -> list[str]:
+    rows = [r for r in [*study["conditions"], *study.get("reference", [])]
+            if "heldout_gold_llm" in r]  # fmt: skip
+    if not rows:
+        return []
+    lines = [
+        "## Held-out persona vs held-out LLM members",
+        "",
+        "| condition | episodes trained | held-out persona gold | held-out LLM gold "
+        "| held-out LLM fields right | held-out persona fields right |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    for r in rows:
+        lines.append(
+            f"| {r['name']} | {r['episodes_trained']} | {_fmt(r['heldout_gold_persona'])} | "
+            f"{_fmt(r['heldout_gold_llm'])} | {_fmt(r['heldout_fields_llm'])} | "
+            f"{_fmt(r['heldout_fields_persona'])} |"
+        )
+    lines += ["", "LLM member health, over the evaluation episodes on LLM members:", "",
+              "| condition | LLM episodes | errors | replies | role retries | role failures "
+              "| judge failures |", "|---|---:|---:|---:|---:|---:|---:|"]  # fmt: skip
+    for r in rows:
+        n = max(1, r["llm_replies"])
+        lines.append(
+            f"| {r['name']} | {r['llm_episodes']} | {r['llm_errors']} | {r['llm_replies']} | "
+            f"{r['llm_role_retries']} ({_pct(r['llm_role_retries'] / n)}%) | "
+            f"{r['llm_role_failures']} ({_pct(r['llm_role_failures'] / n)}%) | "
+            f"{r['llm_judge_failures']} |"
+        )
+    lines += ["", *_findings(rows), *_accounting(study.get("llm_accounting", {})), ""]
+    return lines
+
+
+def _findings(rows: list[dict[str, Any]]) -> list[str]:
+    out = []
+    ranked = sorted(rows, key=lambda r: -r["heldout_gold_llm"]["mean"])
+    best, worst = ranked[0], ranked[-1]
+    if best is not worst:
+        sep = best["heldout_gold_llm"]["ci"][0] > worst["heldout_gold_llm"]["ci"][1]
+        out.append(
+            f"- Held-out LLM gold: best `{best['name']}` {_pct(best['heldout_gold_llm']['mean'])}, "
+            f"worst `{worst['name']}` {_pct(worst['heldout_gold_llm']['mean'])}"
+            + (" (the 95% CIs do not overlap)." if sep
+               else " (the 95% CIs overlap: no supported difference at this n).")
+        )  # fmt: skip
+    for r in rows:
+        gap = r["heldout_gold_persona"]["mean"] - r["heldout_gold_llm"]["mean"]
+        out.append(
+            f"- `{r['name']}`: held-out LLM members {_pct(abs(gap))} points "
+            f"{'below' if gap >= 0 else 'above'} held-out persona members in gold success."
+        )
+    return out
+
+
+def _accounting(acc: dict[str, Any]) -> list[str]:
+    if not acc:
+        return []
+    return [
+        "",
+        f"LLM cost of the whole study: {acc['requests']} requests ({acc['cache_hits']} from the "
+        f"cache), {acc['retries']} retries, {acc['failures']} failures, "
+        f"{acc['prompt_tokens']} prompt and {acc['completion_tokens']} completion tokens, "
+        f"{acc['latency_s']:.0f} s summed request latency.",
+    ]

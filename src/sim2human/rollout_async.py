@@ -1,0 +1,164 @@
+"""The async rollout engine: many conversations in flight against endpoints that make them wait.
+
+Each conversation is its own coroutine (no lock-step: one slow reply holds up only its own
+conversation), and at most ``concurrency`` run at once, so an endpoint with N slots is kept
+busy without a queue of thousands of requests. Agents that answer at once (``policy``,
+``scripted``) are called per observation; agents that wait on an endpoint (``llm``) are awaited.
+
+Failure is per episode: an endpoint that fails after its bounded retries ends that conversation
+as a ``Termination.ERROR`` episode with its reason, and every other conversation carries on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
+
+import numpy as np
+
+from sim2human.agents.base import Agent, AgentTurn, Observation
+from sim2human.errors import EndpointError
+from sim2human.rollout import MAX_TURNS, Conversation, Job
+from sim2human.scenarios.base import Scenario
+from sim2human.simulators.base import AsyncSimulator, Simulator, SimulatorSpec, UserTurn
+from sim2human.types import Episode, Profile
+
+if TYPE_CHECKING:
+    from sim2human.llm.runtime import LLMRuntime
+
+Decide = Callable[[int, Observation], Awaitable[AgentTurn]]
+"""(job index, observation) -> the agent's next turn in that conversation."""
+
+
+@runtime_checkable
+class AsyncAgent(Protocol):
+    """An agent whose turns wait on an endpoint."""
+
+    name: str
+
+    async def act_async(self, observations: Sequence[Observation]) -> list[AgentTurn]: ...
+
+
+@dataclass(frozen=True)
+class Played:
+    episode: Episode
+    satisfaction: list[float]
+    """The simulator's satisfaction after each agent turn; the last entry is the final one."""
+
+
+class SyncAsAsync:
+    """A programmatic simulator behind the async interface (it never waits)."""
+
+    def __init__(self, inner: Simulator) -> None:
+        self.inner = inner
+        self.spec: SimulatorSpec = inner.spec
+
+    async def astart(self, profile: Profile, rng: np.random.Generator) -> UserTurn:
+        return self.inner.start(profile, rng)
+
+    async def areply(self, agent_text: str) -> UserTurn:
+        return self.inner.reply(agent_text)
+
+    async def finish(self, episode: Episode) -> float:
+        return self.inner.satisfaction()
+
+    def satisfaction(self) -> float:
+        return self.inner.satisfaction()
+
+    def diagnostics(self) -> dict[str, float]:
+        return {}
+
+    async def ajudge(self, episode: Episode) -> float:
+        return self.inner.judge(episode)
+
+
+def needs_async(agent: Agent, jobs: Sequence[Job]) -> bool:
+    return isinstance(agent, AsyncAgent) or any(j.spec.kind == "llm" for j in jobs)
+
+
+def agent_decider(agent: Agent) -> Decide:
+    """Per-conversation turns from any agent: awaited if it waits on an endpoint."""
+    if isinstance(agent, AsyncAgent):
+        waiting = agent
+
+        async def ask(index: int, obs: Observation) -> AgentTurn:
+            return (await waiting.act_async([obs]))[0]
+
+        return ask
+
+    async def act(index: int, obs: Observation) -> AgentTurn:
+        return agent.act([obs])[0]
+
+    return act
+
+
+async def play_one(
+    index: int,
+    job: Job,
+    scenario: Scenario,
+    simulator: AsyncSimulator,
+    decide: Decide,
+    max_turns: int = MAX_TURNS,
+) -> Played:
+    """One conversation to its end, or to an ``ERROR`` episode if its endpoint gives up."""
+    profile = scenario.sample_profile(np.random.default_rng([job.seed, 0]))
+    conv = Conversation(
+        job, scenario, simulator, profile, max_turns, record=scenario.empty_record()
+    )
+    try:
+        conv.hear(await simulator.astart(profile, np.random.default_rng([job.seed, 1])))
+        while not conv.done:
+            turn = await decide(index, conv.observe())
+            conv.say(turn)
+            conv.answer(turn, await simulator.areply(turn.text), simulator.satisfaction)
+        ended = conv.episode()
+        final = await simulator.finish(ended)
+    except EndpointError as err:
+        return Played(conv.fail(str(err), simulator.diagnostics()), list(conv.satisfaction))
+    if conv.satisfaction:
+        conv.satisfaction[-1] = final
+    episode = ended.model_copy(update={"proxy": final, "diagnostics": simulator.diagnostics()})
+    return Played(episode, list(conv.satisfaction))
+
+
+async def play_jobs(
+    jobs: Sequence[Job],
+    scenario: Scenario,
+    make_simulator: Callable[[SimulatorSpec], AsyncSimulator],
+    decide: Decide,
+    *,
+    concurrency: int,
+    max_turns: int = MAX_TURNS,
+    on_episode: Callable[[Episode], None] | None = None,
+) -> list[Played]:
+    """Play every job, at most ``concurrency`` at once; results in job order."""
+    gate = asyncio.Semaphore(max(1, concurrency))
+
+    async def one(index: int, job: Job) -> Played:
+        async with gate:
+            played = await play_one(index, job, scenario, make_simulator(job.spec), decide,
+                                    max_turns)  # fmt: skip
+        if on_episode is not None:
+            on_episode(played.episode)
+        return played
+
+    return list(await asyncio.gather(*(one(i, j) for i, j in enumerate(jobs))))
+
+
+async def play_async(
+    agent: Agent,
+    jobs: Sequence[Job],
+    scenario: Scenario,
+    llm: LLMRuntime,
+    *,
+    max_turns: int = MAX_TURNS,
+    on_episode: Callable[[Episode], None] | None = None,
+) -> list[Episode]:
+    """``rollout.play`` for jobs that wait on endpoints (run it on ``llm``'s event loop)."""
+    played = await play_jobs(
+        jobs, scenario, lambda spec: llm.simulator(spec, scenario), agent_decider(agent),
+        concurrency=llm.conversations, max_turns=max_turns, on_episode=on_episode,
+    )  # fmt: skip
+    return [p.episode for p in played]

@@ -1,0 +1,305 @@
+"""``llm``: a chat model plays the caller, over any OpenAI-compatible endpoint.
+
+The persona prompt comes from the hidden profile and the member's traits
+(``simulators.llm_prompts``); sampling parameters are traits (``traits.temperature``,
+``llm.top_p``, ``llm.max_tokens``) and so can be randomised per member. Each reply passes the
+role guard (``simulators.llm_guard``): an out-of-role reply is retried up to
+``llm.guard_retries`` times at a higher temperature with a fresh seed, and every retry and
+failure is counted in the episode's ``diagnostics``. A reply that stays out of role is passed to
+the agent as it is (tagged ``out_of_role``): that is what a frozen LLM simulator does.
+
+Satisfaction is either the persona rule (the ``persona`` family's scoring over what this caller
+actually got across) or an LLM judge prompt read once the call has ended, parsed to 0-10.
+Every request carries a seed derived from the episode seed, so a member at any temperature
+replays identically and the client's cache answers repeats for free.
+
+Replies go through the scenario's extractor like any other user's (fair observation); the
+simulator's noise traits (typos, ASR confusions...) are applied to its replies too.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+from pydantic import Field, field_validator, model_validator
+
+from sim2human.errors import UsageError
+from sim2human.llm.client import ChatClient, ChatResult
+from sim2human.perturb import compose
+from sim2human.scenarios.base import Scenario
+from sim2human.simulators.base import LLMParams, QuirkPool, SimulatorSpec, UserTurn
+from sim2human.simulators.families import FAMILIES, get_family
+from sim2human.simulators.llm_guard import (
+    JUDGE_SYSTEM,
+    judge_prompt,
+    out_of_role,
+    parse_rating,
+    tidy,
+)
+from sim2human.simulators.llm_prompts import PROMPTS, persona_name, turn_message
+from sim2human.simulators.persona import PersonaSimulator
+from sim2human.types import Episode, Frozen, Profile, Record
+
+RETRY_TEMPERATURE = 0.7
+"""Out-of-role retries sample at least this hot: at temperature 0 a retry repeats the failure."""
+JUDGE_FALLBACK = 0.5
+"""Satisfaction when the judge never gives a number (counted in ``judge_failures``)."""
+CLOSING = "Okay, thank you. Bye."
+HANG_UP = "I don't have time for this. Goodbye."
+
+
+@dataclass
+class _Call:
+    profile: Profile
+    seed: int
+    system: str
+    messages: list[dict[str, str]] = field(default_factory=list)
+    agent_texts: list[str] = field(default_factory=list)
+    heard: Record = field(default_factory=dict)
+    confusions: int = 0
+    hung_up: bool = False
+    score: float = 0.0
+
+
+class LLMSimulator:
+    """One ``llm`` member for one conversation at a time (see the module docstring)."""
+
+    def __init__(self, spec: SimulatorSpec, scenario: Scenario, client: ChatClient) -> None:
+        if spec.llm is None:
+            raise ValueError(f"simulator {spec.id!r} is not an llm member")
+        if spec.llm.prompt not in PROMPTS:
+            known = ", ".join(PROMPTS)
+            raise ValueError(f"simulator {spec.id!r}: unknown prompt {spec.llm.prompt!r} ({known})")
+        self.spec = spec
+        self.params: LLMParams = spec.llm
+        self.scenario = scenario
+        self.client = client
+        self.name = persona_name(spec.seed)
+        self._rule = PersonaSimulator(spec, scenario)
+        self._call: _Call | None = None
+        self._counts: Counter[str] = Counter()
+
+    @property
+    def call(self) -> _Call:
+        if self._call is None:
+            raise RuntimeError("astart() the conversation before replying")
+        return self._call
+
+    # -- the conversation -------------------------------------------------------------------
+
+    async def astart(self, profile: Profile, rng: np.random.Generator) -> UserTurn:
+        build = PROMPTS[self.params.prompt]
+        system = build(self.name, profile, self.scenario.fields, self.spec.traits)
+        self._call = _Call(profile, int(rng.integers(2**31)), system,
+                           heard=self.scenario.empty_record())  # fmt: skip
+        self._counts = Counter()
+        text = await self._generate("Nurse: (picks up the phone) Hello?", (), turn=0)
+        return UserTurn(text=text.text, tags=text.tags)
+
+    async def areply(self, agent_text: str) -> UserTurn:
+        c, t = self.call, self.spec.traits
+        c.agent_texts.append(agent_text)
+        intent = self.scenario.interpret(agent_text)
+        if intent.close:
+            self._rescore()
+            return UserTurn(text=CLOSING, done=True)
+        if len(c.agent_texts) > t.patience:
+            c.hung_up = True
+            self._rescore()
+            return UserTurn(text=HANG_UP, done=True, tags=("hangup",))
+        reply = await self._generate(agent_text, intent.asks, turn=len(c.agent_texts))
+        self._rescore()
+        return reply
+
+    async def _generate(self, agent_text: str, asks: tuple[str, ...], turn: int) -> UserTurn:
+        c, p = self.call, self.params
+        history = c.messages[len(c.messages) - 2 * p.history :] if p.history else []
+        content = turn_message(agent_text, asks, c.profile) if turn else agent_text
+        messages = [{"role": "system", "content": c.system}, *history,
+                    {"role": "user", "content": content}]  # fmt: skip
+        tags: list[str] = []
+        text = ""
+        for attempt in range(p.guard_retries + 1):
+            result = await self._chat(messages, turn, attempt)
+            text = tidy(result.text)
+            reason = out_of_role(text, c.system)
+            if reason is None:
+                break
+            self._counts[f"out_of_role.{reason}"] += 1
+            if attempt < p.guard_retries:
+                self._counts["role_retries"] += 1
+        else:
+            self._counts["role_failures"] += 1
+            tags.append("out_of_role")
+            text = text or "..."
+        if attempt:
+            tags.append(f"retried:{attempt}")
+        self._counts["replies"] += 1
+        c.messages += [{"role": "user", "content": f"Nurse: {agent_text}"},
+                       {"role": "assistant", "content": text}]  # fmt: skip
+        before = c.heard
+        c.heard = self.scenario.extract(text, before, asks[0] if asks else None)
+        if self.scenario.signals(text, before, c.heard).confused:
+            c.confusions += 1
+            tags.append("confused")
+        noise = self.spec.traits.noise
+        if noise:
+            text = compose(text, noise, np.random.default_rng([c.seed, turn, 7]))
+        return UserTurn(text=text, tags=tuple(tags))
+
+    async def _chat(self, messages: list[dict[str, str]], turn: int, attempt: int) -> ChatResult:
+        """One request. Temperature 0 sends no seed (the prompt alone decides, so identical
+        prompts share a cache entry); any other temperature sends one derived from the call."""
+        t = self.spec.traits.temperature
+        temperature = max(t, RETRY_TEMPERATURE) if attempt else t
+        seed = None if temperature == 0 else (self.call.seed + 7919 * turn + attempt) % 2**31
+        result = await self.client.chat(
+            messages, temperature=temperature, top_p=self.params.top_p,
+            max_tokens=self.params.max_tokens, seed=seed,
+        )  # fmt: skip
+        self._counts["prompt_tokens"] += result.prompt_tokens
+        self._counts["completion_tokens"] += result.completion_tokens
+        self._counts["cache_hits"] += int(result.cached)
+        return result
+
+    # -- satisfaction -----------------------------------------------------------------------
+
+    def _rescore(self) -> None:
+        """The persona rule over what this caller actually got across (cheap, every turn)."""
+        if self.params.judge != "persona":
+            return
+        c = self.call
+        told = {f for f, v in c.heard.items() if v is not None}
+        c.score = self._rule._score(c.agent_texts, told, c.confusions, False, c.hung_up)
+
+    def satisfaction(self) -> float:
+        return self.call.score
+
+    async def finish(self, episode: Episode) -> float:
+        """The final judgement, once the call has ended: the LLM judge reads it now."""
+        if self.params.judge == "llm":
+            self.call.score = await self.ajudge(episode)
+        return self.call.score
+
+    async def ajudge(self, episode: Episode) -> float:
+        if self.params.judge == "persona":
+            return self._rule.judge(episode)
+        turns = [(t.speaker, t.text) for t in episode.turns]
+        messages = [{"role": "system", "content": JUDGE_SYSTEM},
+                    {"role": "user", "content": judge_prompt(self.name, turns)}]  # fmt: skip
+        judge_seed = self._call.seed if self._call is not None else episode.seed
+        for attempt in range(self.params.guard_retries + 1):
+            t = self.spec.traits.temperature
+            temperature = max(t, RETRY_TEMPERATURE) if attempt else t
+            seed = None if temperature == 0 else (judge_seed + 104729 + attempt) % 2**31
+            result = await self.client.chat(messages, temperature=temperature,
+                                            max_tokens=8, seed=seed)  # fmt: skip
+            self._counts["judge_prompt_tokens"] += result.prompt_tokens
+            rating = parse_rating(result.text)
+            if rating is not None:
+                return rating
+        self._counts["judge_failures"] += 1
+        return JUDGE_FALLBACK
+
+    def diagnostics(self) -> dict[str, float]:
+        return {k: float(v) for k, v in sorted(self._counts.items())}
+
+
+def build_llm_simulator(
+    spec: SimulatorSpec, scenario: Scenario, clients: dict[str, ChatClient]
+) -> LLMSimulator:
+    """An ``llm`` member on the client of the endpoint it names."""
+    assert spec.llm is not None
+    try:
+        client = clients[spec.llm.endpoint]
+    except KeyError:
+        known = ", ".join(sorted(clients)) or "none"
+        raise UsageError(
+            f"simulator {spec.id!r} names endpoint {spec.llm.endpoint!r}, which is not "
+            f"configured (configured: {known})"
+        ) from None
+    return LLMSimulator(spec, scenario, client)
+
+
+class LLMMembers(Frozen):
+    """How to draw ``llm`` members: persona traits from families, LLM parameters from ranges."""
+
+    families: tuple[str, ...] = Field(min_length=1)
+    """Persona families the traits (verbosity, mood, patience, quirks, noise) are drawn from."""
+    members: int = Field(2, ge=1, description="members in total, spread over the families")
+    prompts: tuple[str, ...] = Field(("plain",), min_length=1)
+    temperature: tuple[float, float] = (0.0, 0.0)
+    top_p: tuple[float, float] = (1.0, 1.0)
+    max_tokens: int = Field(24, ge=4, le=512)
+    judge: Literal["llm", "persona"] = "persona"
+    endpoint: str = "local"
+    guard_retries: int = Field(2, ge=0, le=10)
+    history: int = Field(0, ge=0, le=50)
+
+    @field_validator("prompts")
+    @classmethod
+    def _known_prompts(cls, names: tuple[str, ...]) -> tuple[str, ...]:
+        for name in names:
+            if name not in PROMPTS:
+                raise ValueError(f"unknown prompt {name!r} (known: {', '.join(PROMPTS)})")
+        return names
+
+    @field_validator("families")
+    @classmethod
+    def _known_families(cls, names: tuple[str, ...]) -> tuple[str, ...]:
+        for name in names:
+            if name not in FAMILIES:
+                raise ValueError(
+                    f"unknown simulator family {name!r} (known: {', '.join(FAMILIES)})"
+                )
+        return names
+
+    @model_validator(mode="after")
+    def _ordered(self) -> LLMMembers:
+        for name in ("temperature", "top_p"):
+            lo, hi = getattr(self, name)
+            if lo > hi or lo < 0:
+                raise ValueError(f"{name}: range [{lo}, {hi}] is empty or negative")
+        if not 0 < self.top_p[0] <= self.top_p[1] <= 1:
+            raise ValueError("top_p must lie in (0, 1]")
+        return self
+
+    def draw(self, seed: int, pool: QuirkPool, split: str) -> tuple[SimulatorSpec, ...]:
+        """``members`` specs; member k takes family k mod n, prompt k mod m, and its temperature
+        and top_p uniformly from the ranges (all from ``seed``)."""
+        rng = np.random.default_rng([seed, 4242])
+        out = []
+        for k in range(self.members):
+            family = self.families[k % len(self.families)]
+            prompt = self.prompts[k % len(self.prompts)]
+            member_seed = int(rng.integers(2**31))
+            temperature = round(float(rng.uniform(*self.temperature)), 3)
+            top_p = round(float(rng.uniform(*self.top_p)), 3)
+            base = get_family(family).sample(member_seed, pool, temperature=temperature)
+            out.append(
+                llm_spec(base, prompt=prompt, top_p=top_p, max_tokens=self.max_tokens,
+                         judge=self.judge, endpoint=self.endpoint, split=split,
+                         guard_retries=self.guard_retries, history=self.history)
+            )  # fmt: skip
+        return tuple(out)
+
+
+def llm_spec(base: SimulatorSpec, *, split: str = "", **params: Any) -> SimulatorSpec:
+    """A persona draw turned into an ``llm`` member: same traits, plus LLM parameters.
+
+    Its family is ``llm:<persona family>`` so that reports tell LLM and persona members apart.
+    """
+    llm = LLMParams(**params)
+    t = base.traits.temperature
+    tag = f"{split}-" if split else ""
+    return base.model_copy(
+        update={
+            "id": f"llm-{tag}{llm.prompt}-t{t:g}-{base.id}",
+            "family": f"llm:{base.family}",
+            "kind": "llm",
+            "llm": llm,
+        }
+    )

@@ -1,0 +1,159 @@
+"""Studies with ``llm`` members: config validation, mixed sampling, PPO through the async engine,
+and a whole (tiny) study against a scripted endpoint, down to the report."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import yaml
+from fake_openai import FakeOpenAI, Reply, completion
+
+from sim2human.cli import main
+from sim2human.config import load_study, parse_study
+from sim2human.errors import ConfigError
+from sim2human.report.markdown import write_markdown
+from sim2human.samplers import FixedSampler, MixedSampler
+from sim2human.simulators.base import QuirkPool
+from sim2human.simulators.families import get_family
+from sim2human.store import read_episodes, read_json
+from sim2human.study import StudyWorld, aggregate, reference_scripted, run_condition
+
+EXAMPLE = Path(__file__).parents[2] / "examples" / "llm-collapse.yaml"
+
+
+def tiny(base_url: str, **over: Any) -> dict[str, Any]:
+    members = {"members": 1, "endpoint": "fake", "max_tokens": 8}
+    raw: dict[str, Any] = {
+        "name": "tiny-llm",
+        "seeds": [0],
+        "train": {"episodes": 24, "batch_episodes": 8, "epochs": 1, "max_turns": 4},
+        "ensemble": {
+            "train": ["cooperative"], "heldout": ["terse-guarded"], "members_per_family": 1,
+            "llm": {
+                "train": {"families": ["chatty"], "prompts": ["plain"], **members},
+                "heldout": {"families": ["noisy-line"], "prompts": ["story"], **members},
+            },
+        },
+        "eval": {"episodes_per_member": 2, "llm_episodes_per_member": 1, "bootstrap": 100},
+        "llm": {"endpoints": {"fake": {"base_url": base_url, "model": "fake", "timeout_s": 5,
+                                       "max_retries": 1, "backoff_s": 0.01}},
+                "cache": None, "conversations": 4},
+        "conditions": [
+            {"name": "frozen-llm", "sampler": "fixed", "episodes": 8,
+             "simulator": {"family": "standard", "temperature": 0,
+                           "llm": {"endpoint": "fake", "judge": "llm", "max_tokens": 8}}},
+            {"name": "mixed", "sampler": "uniform", "llm_share": 0.25},
+        ],
+    }  # fmt: skip
+    raw.update(over)
+    return raw
+
+
+def caller(n: int, body: dict[str, Any]) -> Reply:
+    last = body["messages"][-1]["content"]
+    if "How satisfied" in last:
+        return Reply(body=completion(str(n % 11)))
+    if "(Relevant facts:" in last:
+        return Reply(body=completion(last.split("(Relevant facts:")[1].strip(" .)") + "."))
+    return Reply(body=completion("Hello."))
+
+
+def test_example_study_loads_full_and_quick() -> None:
+    full, quick = load_study(EXAMPLE), load_study(EXAMPLE, quick=True)
+    assert [c.name for c in full.conditions] == [c.name for c in quick.conditions]
+    world = StudyWorld.build(quick)
+    held = [s for s in world.ensemble.heldout if s.kind == "llm"]
+    assert held and world.llm_train and world.endpoints(quick.conditions) == {"local"}
+    trained_prompts = {s.llm.prompt for s in world.llm_train if s.llm}
+    assert trained_prompts.isdisjoint({s.llm.prompt for s in held if s.llm})
+    frozen = world.fixed_spec(quick.conditions[0])
+    assert frozen is not None and frozen.kind == "llm" and frozen.traits.temperature == 0
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"ensemble": {"train": ["cooperative"], "heldout": ["noisy-line"]}}, "llm_share needs"),
+        ({"llm": {"endpoints": {"x": {"base_url": "u", "model": "m", "api_key": "sk-1"}}}},
+         "unknown key"),
+        ({"llm": {"conversations": 0}}, "llm.conversations"),
+    ],
+)  # fmt: skip
+def test_bad_llm_config_is_named(change: dict[str, Any], message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        parse_study(tiny("http://127.0.0.1:9/v1", **change))
+
+
+def test_shared_prompts_between_train_and_heldout_are_rejected() -> None:
+    raw = tiny("http://127.0.0.1:9/v1")
+    raw["ensemble"]["llm"]["heldout"]["prompts"] = ["plain"]
+    with pytest.raises(ConfigError, match="both train and held-out"):
+        parse_study(raw)
+
+
+def test_mixed_sampler_plays_llm_members_at_its_share() -> None:
+    pool = QuirkPool.from_acts(StudyWorld.build(parse_study(tiny("u"))).scenario.acts)
+    persona = get_family("cooperative").sample(0, pool)
+    llm = get_family("chatty").sample(1, pool)
+    for block in (1, 4):
+        sampler = MixedSampler(FixedSampler(persona), [llm], 0.2, block)
+        rng = np.random.default_rng(0)
+        picks = [sampler.next(rng).id == llm.id for _ in range(8000)]
+        assert 0.18 < np.mean(picks) < 0.22
+        runs = np.diff(np.flatnonzero(np.diff([0, *picks, 0])))[::2]  # lengths of LLM runs
+        assert set(runs.tolist()) <= {block * k for k in range(1, 10)}
+
+
+def test_tiny_llm_study_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    secret = "sk-test-0123456789-never-written"
+    monkeypatch.setenv("SIM2HUMAN_TEST_KEY", secret)
+    # In-process (the runner's worker processes cost more start-up than this whole study).
+    with FakeOpenAI(caller) as fake:
+        raw = tiny(fake.base_url)
+        raw["llm"]["endpoints"]["fake"]["api_key_env"] = "SIM2HUMAN_TEST_KEY"
+        cfg = parse_study(raw)
+        for c in cfg.conditions:
+            run_condition(cfg, c, 0, tmp_path / "conditions" / c.name / "seed-0")
+        reference_scripted(cfg, tmp_path / "reference" / "scripted")
+    study = aggregate(cfg, tmp_path, 1.0)
+    write_markdown(study, tmp_path)
+    frozen, mixed = study["conditions"]
+    assert frozen["episodes_trained"] == 8 and mixed["episodes_trained"] == 24
+    # Held-out results are split by member kind, with CIs, and LLM health is counted.
+    for row in (frozen, mixed, *study["reference"]):
+        assert row["heldout_gold_llm"]["n"] == 1 and row["heldout_gold_persona"]["n"] == 2
+        assert row["llm_errors"] == 0 and row["llm_replies"] > 0
+    assert study["llm_accounting"]["requests"] > 0
+    sub = tmp_path / "conditions" / "frozen-llm" / "seed-0"
+    eps = read_episodes(sub / "episodes.jsonl")
+    trained = [e for e in eps if e.phase == "train"]
+    assert trained and all(e.family == "llm:standard" for e in trained)
+    # The LLM judge's 0-10 rating is the proxy the trainer saw.
+    assert all(abs(e.proxy * 10 - round(e.proxy * 10)) < 1e-9 for e in trained)
+    assert read_json(sub / "summary.json")["llm"]["fake"]["completion_tokens"] > 0
+    mixed_eps = read_episodes(tmp_path / "conditions" / "mixed" / "seed-0" / "episodes.jsonl")
+    assert any(e.family.startswith("llm:") and e.phase == "eval" for e in mixed_eps)
+    report = (tmp_path / "report.md").read_text()
+    assert "Held-out persona vs held-out LLM members" in report and "role retries" in report
+    # The key went to the endpoint, and nowhere into the run directory.
+    assert all(s.headers["authorization"] == f"Bearer {secret}" for s in fake.seen)
+    for path in tmp_path.rglob("*"):
+        if path.is_file():
+            assert secret.encode() not in path.read_bytes(), path
+
+
+def test_eval_agent_command_on_a_study_ensemble(tmp_path: Path) -> None:
+    with FakeOpenAI(caller) as fake:
+        study = tmp_path / "study.yaml"
+        study.write_text(yaml.safe_dump(tiny(fake.base_url)))
+        out = tmp_path / "eval"
+        code = main(["eval-agent", str(study), "--base-url", fake.base_url, "--model", "fake",
+                     "--episodes", "2", "--out", str(out)])  # fmt: skip
+    assert code == 0
+    eps = read_episodes(out / "episodes.jsonl")
+    assert len(eps) == 4 and {e.split for e in eps} == {"heldout"}  # 1 persona + 1 llm member
+    rows = {(r["split"], r["family"]): r for r in read_json(out / "summary.json")["rows"]}
+    assert rows[("all", "all")]["gold"]["n"] == 4 and ("heldout", "llm:noisy-line") in rows

@@ -1,0 +1,110 @@
+"""`sim2human stress RUN_DIR`: a tiny study run on disk, stress.json's shape, bad input."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from sim2human.agents.policy import PolicyAgent
+from sim2human.cli import main
+from sim2human.config import parse_study
+from sim2human.scenarios.intake import IntakeScenario
+
+STUDY = {
+    "name": "tiny",
+    "seeds": [0, 1],
+    "ensemble": {"train": ["cooperative"], "heldout": ["terse-guarded"], "members_per_family": 2},
+    "conditions": [
+        {"name": "frozen-small", "sampler": "fixed",
+         "simulator": {"family": "standard", "seed": 1, "capacity": 0.1, "temperature": 0}},
+        {"name": "ens+perturb", "sampler": "uniform", "perturb": {"typos": [0, 0.5]}},
+    ],
+}  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A study run as `study` leaves it, with untrained checkpoints (stress reads only these)."""
+    root = tmp_path_factory.mktemp("run")
+    cfg = parse_study(STUDY)
+    (root / "config.yaml").write_text(yaml.safe_dump(cfg.model_dump(mode="json")))
+    for c in cfg.conditions:
+        for seed in cfg.seeds:
+            sub = root / "conditions" / c.name / f"seed-{seed}"
+            sub.mkdir(parents=True)
+            PolicyAgent(IntakeScenario(), seed=seed).save(sub / "checkpoint.pt")
+    return root
+
+
+def stress(run_dir: Path, out: Path, *extra: str) -> int:
+    return main(["stress", str(run_dir), "--out", str(out), "--workers", "1", *extra])
+
+
+def test_stress_writes_json_html_and_plots(run_dir: Path, tmp_path: Path) -> None:
+    code = stress(run_dir, tmp_path, "--grid", "0.5,1", "--perturbations", "silence,typos",
+                  "--episodes-per-member", "1", "--no-search")  # fmt: skip
+    assert code == 0
+    data = json.loads((tmp_path / "stress.json").read_text())
+    assert set(data["agents"]) == {"frozen-small", "ens+perturb", "scripted"}
+    assert data["grid"] == [0.0, 0.5, 1.0] and data["perturbations"] == ["silence", "typos"]
+    for a in data["agents"].values():
+        assert set(a["overall"]) == {"mean", "ci"} and len(a["overall"]["ci"]) == 2
+        assert set(a["per_perturbation"]) == {"silence", "typos"}
+        for est in a["per_perturbation"].values():
+            assert set(est) == {"mean", "ci"}
+    assert data["agents"]["frozen-small"]["seeds"] == [0, 1]
+    assert data["agents"]["scripted"]["seeds"] == [0]
+    scripted = data["agents"]["scripted"]["curves"]["silence"]
+    assert scripted[0]["mean"] > 0 and scripted[-1]["mean"] == 0.0  # silent callers: no intake
+    assert data["findings"] and data["adversarial"] == {}
+    html = (tmp_path / "stress.html").read_text()
+    assert "stress-plots/silence.png" in html and "scripted" in html
+    assert (tmp_path / "stress-plots" / "typos.png").stat().st_size > 1000
+    assert not (run_dir / "stress.json").exists()  # --out respected
+
+
+def test_stress_with_search_on_a_subset(run_dir: Path, tmp_path: Path) -> None:
+    code = stress(run_dir, tmp_path, "--grid", "1", "--perturbations", "silence",
+                  "--episodes-per-member", "1", "--conditions", "scripted")  # fmt: skip
+    assert code == 0
+    data = json.loads((tmp_path / "stress.json").read_text())
+    assert list(data["agents"]) == ["scripted"]
+    s = data["adversarial"]["scripted"]
+    assert s["status"] in {"broken", "unconfirmed", "unbreakable", "nothing-to-break", "untestable"}
+    if s["status"] == "broken":
+        assert set(s["mix"]) == {"silence"} and s["failing"]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--perturbations", "typos,acr"], "unknown perturbation 'acr'"),
+        (["--grid", "0,1.5"], "1.5 is outside [0, 1]"),
+        (["--grid", "0,-0.1"], "-0.1 is outside [0, 1]"),
+        (["--grid", ""], "--grid is empty"),
+        (["--grid", "0,half"], "--grid: 'half' is not a number"),
+        (["--conditions", "nope"], "no condition 'nope'"),
+        (["--threshold", "2"], "threshold must be in (0, 1]"),
+        (["--search-on", "both"], "--search-on must be 'heldout' or 'train'"),
+    ],
+)
+def test_bad_input_exits_2_naming_it(
+    run_dir: Path, tmp_path: Path, args: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert stress(run_dir, tmp_path, *args) == 2
+    err = capsys.readouterr().err
+    assert message in " ".join(err.split()) and "Traceback" not in err
+
+
+def test_bad_run_dirs_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert stress(tmp_path / "missing", tmp_path) == 2
+    assert "no such run directory" in " ".join(capsys.readouterr().err.split())
+    assert stress(tmp_path, tmp_path) == 2
+    assert "not a study run directory" in " ".join(capsys.readouterr().err.split())
+    cfg = parse_study(STUDY)
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(cfg.model_dump(mode="json")))
+    assert stress(tmp_path, tmp_path) == 2
+    assert "checkpoint.pt: missing" in " ".join(capsys.readouterr().err.split())

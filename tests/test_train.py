@@ -1,0 +1,38 @@
+"""PPO on a trivial case: one frozen simulator with a trigger phrase is learned quickly."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from sim2human.agents.policy import PolicyAgent
+from sim2human.samplers import FixedSampler
+from sim2human.scenarios.intake import IntakeScenario
+from sim2human.simulators.base import QuirkPool
+from sim2human.simulators.families import get_family
+from sim2human.train import PPOConfig, _advantages, _Batch, train
+
+
+def test_ppo_learns_a_frozen_simulator(scenario: IntakeScenario, pool: QuirkPool) -> None:
+    spec = get_family("standard").sample(1, pool, capacity=0.1, temperature=0.0)
+    agent = PolicyAgent(scenario, seed=0)
+    cfg = PPOConfig(episodes=960, batch_episodes=32, epochs=8, minibatch=256)
+    history = train(agent, FixedSampler(spec), scenario, cfg, seed=0)
+    first = np.mean([h.train_proxy for h in history[:3]])
+    last = np.mean([h.train_proxy for h in history[-3:]])
+    assert last > first + 0.25 and last > 0.85
+    assert history[-1].kl_init > history[0].kl_init  # it moved away from the initial policy
+    assert history[-1].entropy < history[0].entropy
+
+
+def test_advantages_credit_the_turn_that_raised_satisfaction() -> None:
+    from sim2human.types import Episode
+
+    batch = _Batch(
+        obs=[np.zeros(1)] * 3, actions=[0, 0, 0], logps=[0.0] * 3, values=[0.0] * 3,
+        owner=[0, 0, 0], satisfaction=[[0.1, 0.9, 0.9]],
+    )  # fmt: skip
+    ep = Episode.model_construct(simulator_id="m", family="f")
+    cfg = PPOConfig(gamma=1.0, gae_lambda=0.0, per_family_norm=False)
+    adv, returns = _advantages(batch, [ep], cfg)
+    assert np.allclose(returns, [0.1, 0.8, 0.0])
+    assert adv[1] > adv[0] > adv[2]
