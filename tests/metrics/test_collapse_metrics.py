@@ -142,3 +142,17 @@ def test_robustness_member_spread_worst_decile_and_pass_k() -> None:
     assert r.trials_per_profile == 3 and 4 not in r.pass_k
     assert r.pass_k[1] == pytest.approx(0.5)
     assert r.pass_k[3] == 0.0
+
+
+def test_vectorised_cluster_bootstrap_agrees_with_the_reference_one() -> None:
+    from sim2human.metrics import collapse, outcomes
+
+    rng = np.random.default_rng(3)
+    values = [*rng.random(40), *(rng.random(25) + 0.5), *(rng.random(30) * 0.2)]
+    clusters = ["a"] * 40 + ["b"] * 25 + ["c"] * 30
+    fast = collapse.cluster_bootstrap(values, clusters, n_boot=4000)
+    ref = outcomes.cluster_bootstrap(values, clusters, n_boot=4000)
+    assert fast.mean == ref.mean and fast.n == ref.n
+    assert fast.ci == pytest.approx(ref.ci, abs=0.03)
+    one = collapse.cluster_bootstrap([0.0] * 10 + [1.0] * 10, ["r"] * 20, n_boot=2000)
+    assert one.ci == pytest.approx((0.3, 0.7), abs=0.03)  # binomial: 0.5 +- 1.96 * 0.112
