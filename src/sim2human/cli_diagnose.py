@@ -12,8 +12,10 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from sim2human.diagnostics.verdict import Thresholds
 from sim2human.errors import RunDirError
 
+DEFAULTS = Thresholds()
 RunDirArg = Annotated[Path, typer.Argument(help="A study directory or one sub-run directory.")]
 ConditionOpt = Annotated[
     str | None,
@@ -38,13 +40,16 @@ def diagnose(
     run_dir: RunDirArg,
     condition: ConditionOpt = None,
     fail_on_collapse: FailOpt = False,
-    max_gap: GapOpt = 0.5,
-    max_drop: DropOpt = 0.3,
+    max_gap: GapOpt = DEFAULTS.max_gap,
+    max_drop: DropOpt = DEFAULTS.max_drop,
 ) -> None:
-    """Judge a run: did the agent learn the task, or its simulator?"""
+    """Judge a run: did the agent learn the task, or its simulator?
+
+    Exit code: 1 when collapse is detected and --fail-on-collapse is given; 0 otherwise; 2 on
+    bad usage or a run directory with nothing to judge.
+    """
     from sim2human.diagnostics.analyse import diagnose as run_diagnosis
     from sim2human.diagnostics.rundir import load_run_dir
-    from sim2human.diagnostics.verdict import Thresholds
 
     out, err = Console(), Console(stderr=True)
     run = load_run_dir(run_dir, condition)
