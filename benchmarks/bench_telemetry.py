@@ -6,7 +6,7 @@ off/on so both see the same machine load, and prints the ratio of total wall tim
 machine that ratio is noisy, so it also times the probe itself inside the 'on' runs and prints
 telemetry time / the rest of the run's time.
 
-    PYTHONPATH=src python benchmarks/telemetry_overhead.py [--episodes 1500] [--repeats 2]
+    PYTHONPATH=src python benchmarks/bench_telemetry.py [--episodes 1500] [--repeats 2]
 """
 
 from __future__ import annotations
