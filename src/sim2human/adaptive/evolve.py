@@ -2,16 +2,17 @@
 
 Every ``every_updates`` trainer updates each member with enough recent episodes is scored on
 - exploitation: how far its own satisfaction sits above what a panel of k other members says
-  about the same transcripts (ensemble judging; with ``oracle_gold``: its proxy-gold gap),
-  relative to the population's median, plus a bonus when its proxy rose while the agent's
-  behaviour with it narrowed (act entropy fell);
+  about the same transcripts (ensemble judging; with ``oracle_gold``: its proxy-gold gap), plus
+  ``narrowing_weight`` x how much its proxy rose while the agent's behaviour with it narrowed
+  (act entropy fell), both relative to the population's median (learning lifts them all);
 - difficulty: 1 - the panel's mean score (with ``oracle_gold``: 1 - gold success).
-Then it retires the most exploited member (or, with a full population and nothing exploited, the
-most mastered one), spawns members near the agent's failures (mutations of the hardest member) and
-from a cross-entropy search over the trait box that proposes members the agent fails with,
-each kept only if plausible (``traits``). Retired members become frozen snapshots, sampled with a
-bounded total share, as fictitious co-play keeps frozen partners. Every change is an event with
-its reason, which the study logs and the report draws as a timeline.
+A member is exploited when that sum exceeds ``exploit_threshold`` and its gap is above the
+median. Then it retires the most exploited member (or, with a full population and nothing
+exploited, the most mastered one), spawns members near the agent's failures (mutations of the
+hardest member) and from a cross-entropy search over the trait box that proposes members the
+agent fails with, each kept only if plausible (``traits``). Retired members become frozen
+snapshots, sampled with a bounded total share, as fictitious co-play keeps frozen partners. Every
+change is an event with its reason, which the study logs and the report draws as a timeline.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from sim2human.adaptive.traits import (
     fresh_quirks,
     from_vector,
     mutate,
-    solvable_rate,
+    solvable,
     to_vector,
     vectors,
 )
@@ -47,9 +48,9 @@ class EvolveArgs(Frozen):
     every_updates: int = Field(10, ge=1, description="trainer updates between rounds")
     window: int = Field(64, ge=4, description="recent episodes per member behind its scores")
     min_episodes: int = Field(12, ge=2, description="episodes before a member is scored")
-    judges: int = Field(3, ge=1, description="k: panel members judging each episode")
-    exploit_threshold: float = Field(0.12, ge=0.0)
-    narrowing_weight: float = Field(0.5, ge=0.0)
+    judges: int = Field(2, ge=1, description="k: panel members judging each episode")
+    exploit_threshold: float = Field(0.15, ge=0.0)
+    narrowing_weight: float = Field(0.25, ge=0.0)
     mastered_threshold: float = Field(0.2, ge=0.0, le=1.0, description="difficulty below this")
     max_members: int = Field(16, ge=2, description="active members at most")
     min_members: int = Field(6, ge=2, description="active members at least")
@@ -190,10 +191,12 @@ class EvolveSampler:
             difficulty = 1 - float(gold.mean() if self.oracle_gold else panel.mean())
             out.append(_Score(m.id, n, float(own.mean()), float(panel.mean()), gap,
                               max(0.0, rise) if narrowed else 0.0, difficulty))  # fmt: skip
-        if out:
-            median = float(np.median([s.gap for s in out]))
+        if out:  # relative to the population: learning lifts and narrows every member at once
+            gap_median = float(np.median([s.gap for s in out]))
+            narrow_median = float(np.median([s.narrowing for s in out]))
+            w = self.args.narrowing_weight
             for s in out:
-                s.exploit = s.gap - median + self.args.narrowing_weight * s.narrowing
+                s.exploit = s.gap - gap_median + w * (s.narrowing - narrow_median)
         return out
 
     def evolve(self) -> None:
@@ -217,14 +220,16 @@ class EvolveSampler:
     def _retire(self, scored: list[_Score]) -> None:
         a = self.args
         room = len(self.active) - a.min_members
-        exploited = sorted((s for s in scored if s.exploit > a.exploit_threshold),
+        median = float(np.median([s.gap for s in scored])) if scored else 0.0
+        exploited = sorted((s for s in scored  # narrowing alone never retires: it needs the gap
+                            if s.exploit > a.exploit_threshold and s.gap > median),
                            key=lambda s: -s.exploit)[: min(a.retire_per_round, room)]  # fmt: skip
         for s in exploited:
             what = "proxy-gold gap" if self.oracle_gold else "own score above the panel's"
-            reason = (f"exploited: {what} {s.gap:+.2f} vs population median "
-                      f"{s.gap - s.exploit + a.narrowing_weight * s.narrowing:+.2f} over {s.n} "
-                      f"episodes" + (f"; proxy rose {s.narrowing:.2f} while the agent's acts "
-                                     "narrowed" if s.narrowing else ""))  # fmt: skip
+            reason = (f"exploited: {what} {s.gap:+.2f} over {s.n} episodes, exploitation "
+                      f"{s.exploit:+.2f} above the population's median" +
+                      (f"; its proxy rose {s.narrowing:.2f} while the agent's acts narrowed"
+                       if s.narrowing else ""))  # fmt: skip
             self._retire_one(s, reason)
         if exploited or len(self.active) < a.max_members or room <= 0:
             return
@@ -266,13 +271,14 @@ class EvolveSampler:
             seed = int(self.rng.integers(2**31))
             spec = SimulatorSpec(id=f"{family}-evo{self.spawned}", family=family, traits=traits,
                                  seed=seed)  # fmt: skip
-            rate = solvable_rate(spec, self.scenario, a.solvable_episodes, seed)
-            if rate >= a.min_solvable:
+            ok, wins, played = solvable(spec, self.scenario, a.solvable_episodes,
+                                        a.min_solvable, seed)  # fmt: skip
+            if ok:
                 self.active.append(spec)
                 self.tracks[spec.id] = _Track.new(a.window, self.updates)
                 self.panel.set_members([*self.active, *self.snapshots])
-                self._event("spawn", spec.id, f"{how}; scripted agent solves {rate:.0%} "
-                                              f"(attempt {attempt})",
+                self._event("spawn", spec.id, f"{how}; the scripted agent solved {wins} of "
+                                              f"{played} calls (attempt {attempt})",
                             parent=parent_spec.id if parent_spec else None,
                             traits=_brief(spec))  # fmt: skip
                 return

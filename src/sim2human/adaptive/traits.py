@@ -80,11 +80,24 @@ def mutate(traits: Traits, rng: np.random.Generator, pool: QuirkPool, scale: flo
     return from_vector(v, emotion, fresh_quirks(rng, pool))
 
 
-def solvable_rate(spec: SimulatorSpec, scenario: Scenario, episodes: int, seed: int) -> float:
-    """Gold success of the scripted reference agent with this member."""
-    jobs = [Job(spec, seed + k, "train", "solvability", "check") for k in range(episodes)]
-    done = play(ScriptedAgent(scenario), jobs, scenario)
-    return float(np.mean([e.gold.success for e in done]))
+CHUNK = 4
+
+
+def solvable(
+    spec: SimulatorSpec, scenario: Scenario, episodes: int, min_rate: float, seed: int
+) -> tuple[bool, int, int]:
+    """Does the scripted reference agent succeed with this member at least ``min_rate`` of
+    ``episodes`` times? Plays ``CHUNK`` episodes at a time and stops as soon as the answer is
+    settled (most plausible members settle it in the first chunk). -> (ok, successes, played)."""
+    need = int(np.ceil(min_rate * episodes))
+    agent = ScriptedAgent(scenario)
+    wins = played = 0
+    while played < episodes and wins < need and wins + episodes - played >= need:
+        jobs = [Job(spec, seed + played + k, "train", "solvability", "check")
+                for k in range(min(CHUNK, episodes - played))]  # fmt: skip
+        wins += sum(e.gold.success for e in play(agent, jobs, scenario))
+        played += len(jobs)
+    return wins >= need, wins, played
 
 
 def vectors(specs: Sequence[SimulatorSpec]) -> np.ndarray:
