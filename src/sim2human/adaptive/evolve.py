@@ -42,6 +42,8 @@ from sim2human.simulators.base import QuirkPool, SimulatorSpec
 from sim2human.types import Episode, Frozen
 
 EVOLVED_FAMILY = "evolved"
+HISTORY = 256
+"""The cross-entropy search refits to the latest this many (traits, difficulty) observations."""
 
 
 class EvolveArgs(Frozen):
@@ -206,6 +208,7 @@ class EvolveSampler:
         for s in scored:
             spec = next(m for m in self.active if m.id == s.member)
             self.history.append((to_vector(spec.traits), s.difficulty))
+        self.history = self.history[-HISTORY:]
         self._retire(scored)
         if self.history:
             self.cem.fit(np.stack([v for v, _ in self.history]),

@@ -89,13 +89,17 @@ def verdicts(study: dict[str, Any]) -> list[str]:
 
 
 def timeline(root: Path, study: dict[str, Any]) -> list[dict[str, Any]]:
-    """Every evolve event of the first seed of each condition that has any."""
+    """Every evolve event of the first seed of each condition that has any (a snapshot is shown
+    on the retirement it follows)."""
     seed = study["seeds"][0]
-    events = []
+    events: list[dict[str, Any]] = []
     for r in study["conditions"]:
         for row in sampler_rows(root, r["name"], seed):
             for e in row.get("events") or []:
-                if e.get("kind") in ("retire", "spawn", "snapshot", "drop", "reject"):
+                kind = e.get("kind")
+                if kind == "snapshot" and events and events[-1]["member"] == e.get("member"):
+                    events[-1]["reason"] += "; kept as a frozen snapshot"
+                elif kind in ("retire", "spawn", "drop", "reject"):
                     events.append({"condition": r["name"], **e})
     return events
 
@@ -168,8 +172,9 @@ def fragment(study: dict[str, Any], root: Path) -> list[str]:
     lines = [
         "## Adaptive ensembles",
         "",
-        "| condition | held-out gold | worst-decile held-out gold | episodes to uniform's final |",
-        "|---|---:|---:|---:|",
+        "| condition | held-out gold | worst-decile held-out gold | episodes to uniform's final "
+        "| n held-out |",
+        "|---|---:|---:|---:|---:|",
     ]
     for r in study["conditions"]:
         if "heldout_worst_decile" in r:
@@ -177,7 +182,7 @@ def fragment(study: dict[str, Any], root: Path) -> list[str]:
             reach = "never" if to is None else str(to)
             lines.append(
                 f"| {r['name']} | {fmt(r['heldout_gold'])} | "
-                f"{fmt(r['heldout_worst_decile'])} | {reach} |"
+                f"{fmt(r['heldout_worst_decile'])} | {reach} | {r['heldout_gold'].get('n', '')} |"
             )
     lines += [
         "",
