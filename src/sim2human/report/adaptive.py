@@ -142,7 +142,8 @@ def plot_shares(rows: Sequence[dict[str, Any]], title: str, path: Path) -> Path 
     xs = [r["episodes_seen"] for r in rows]
     ys = [[r["shares"].get(m, 0.0) for r in rows] for m in members]
     fig, ax = plt.subplots(figsize=(7, 4))
-    ax.stackplot(xs, ys, labels=members)
+    colours = [plt.get_cmap("tab20")(i % 20) for i in range(len(members))]
+    ax.stackplot(xs, ys, labels=members, colors=colours)
     ax.set(xlabel="training episodes", ylabel="sampling share", title=title, ylim=(0, 1))
     if len(members) <= 24:
         ax.legend(fontsize=5, ncol=2, loc="upper left", bbox_to_anchor=(1.0, 1.0))
