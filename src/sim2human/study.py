@@ -18,14 +18,17 @@ from typing import Any
 import numpy as np
 import torch
 
+from sim2human.adaptive.feedback import BatchInfo, Reporting, draw_level
 from sim2human.agents.base import Agent
 from sim2human.agents.policy import PolicyAgent
 from sim2human.agents.scripted import ScriptedAgent
 from sim2human.config import Condition, StudyConfig
 from sim2human.ensemble import Ensemble
 from sim2human.evaluate import evaluate
+from sim2human.judging import EnsembleJudge, JudgePanel
 from sim2human.llm.runtime import LLMRuntime
 from sim2human.metrics.outcomes import Estimate, by, cluster_bootstrap, member_std, summarise
+from sim2human.metrics.robustness import curve_mean, episodes_to_reach, worst_decile_estimate
 from sim2human.samplers import MixedSampler, Sampler, build_sampler
 from sim2human.scenarios.intake import IntakeScenario
 from sim2human.simulators.base import QuirkPool, SimulatorSpec
@@ -39,6 +42,7 @@ from sim2human.store import (
     METRICS,
     SUMMARY,
     JsonlWriter,
+    iter_jsonl,
     read_episodes,
     read_json,
     write_json,
@@ -51,6 +55,10 @@ Progress = Callable[[int], None]
 TRAIN_LOG_EVERY = 10
 """Keep every tenth update's training episodes in ``episodes.jsonl`` (all of them are summarised
 in ``metrics.jsonl``); storing all of them would make a run directory hundreds of MB."""
+SAMPLER_LOG = "sampler.jsonl"
+"""Per update: the sampler's member shares, the batch's member counts, and its events (why)."""
+CURVE_LOG = "heldout_curve.jsonl"
+"""Held-out gold on a fixed subset every ``train.eval_every`` updates (logged, never used)."""
 
 
 @dataclass(frozen=True)
@@ -98,9 +106,12 @@ class StudyWorld:
             return (fixed,)
         return self.ensemble.train + (self.llm_train if condition.llm_share > 0 else ())
 
-    def sampler(self, condition: Condition) -> Sampler:
-        inner = build_sampler(condition.sampler, self.ensemble, self.pool,
-                              self.fixed_spec(condition), condition.perturb)  # fmt: skip
+    def sampler(self, condition: Condition, seed: int = 0) -> Sampler:
+        inner = build_sampler(
+            condition.sampler, self.ensemble, self.pool, self.fixed_spec(condition),
+            condition.perturb, args=condition.sampler_args, scenario=self.scenario,
+            oracle_gold=condition.oracle_gold, seed=seed,
+        )  # fmt: skip
         if condition.llm_share > 0:
             return MixedSampler(inner, self.llm_train, condition.llm_share, condition.llm_block)
         return inner
@@ -158,7 +169,13 @@ class _Recording:
         self.members: set[str] = set()
 
     def next(self, rng: np.random.Generator) -> SimulatorSpec:
-        spec = self.inner.next(rng)
+        return self._note(self.inner.next(rng))
+
+    def next_level(self, rng: np.random.Generator) -> tuple[SimulatorSpec, int]:
+        spec, seed = draw_level(self.inner, rng)
+        return self._note(spec), seed
+
+    def _note(self, spec: SimulatorSpec) -> SimulatorSpec:
         if spec.id not in self.members:
             self.members.add(spec.id)
             q = spec.traits.quirks
@@ -167,8 +184,20 @@ class _Recording:
                 self.phrasings.add(q.trigger)
         return spec
 
-    def update(self, episodes: Sequence[Episode]) -> None:
-        self.inner.update(episodes)
+    def update(self, episodes: Sequence[Episode], info: BatchInfo | None = None) -> None:
+        self.inner.update(episodes, info)
+
+    def log_row(self, stats: UpdateStats) -> dict[str, Any]:
+        """This update's line of ``sampler.jsonl``."""
+        inner = self.inner
+        reporting = inner if isinstance(inner, Reporting) else None
+        return {
+            "update": stats.update,
+            "episodes_seen": stats.episodes_seen,
+            "shares": reporting.shares() if reporting else None,
+            "counts": {m: v[2] for m, v in stats.per_member.items()},
+            "events": reporting.drain_events() if reporting else [],
+        }
 
 
 def run_condition(
@@ -178,21 +207,31 @@ def run_condition(
     torch.set_num_threads(1)
     started = time.perf_counter()
     world = StudyWorld.build(cfg)
-    sampler = _Recording(world.sampler(condition))
     run_seed = sub_run_seed(condition.name, seed)
+    sampler = _Recording(world.sampler(condition, run_seed))
+    judge = None
+    if condition.judging is not None:
+        panel = JudgePanel(world.ensemble.train, world.scenario, condition.judging.k, run_seed)
+        judge = EnsembleJudge(panel, condition.judging)
     write_json(out / CONFIG, {
         "study": cfg.name, "condition": condition.model_dump(mode="json"), "seed": seed,
         "run_seed": run_seed, "train": cfg.train.model_dump(),
     })  # fmt: skip
     agent = PolicyAgent(world.scenario, seed=run_seed)
+    curve = _HeldoutCurve(cfg, world, condition, run_seed)
     with (
         JsonlWriter(out / EPISODES) as episodes_log,
         JsonlWriter(out / METRICS) as metrics_log,
+        JsonlWriter(out / SAMPLER_LOG) as sampler_log,
+        JsonlWriter(out / CURVE_LOG) as curve_log,
         llm_runtime(cfg, world.endpoints([condition])) as llm,
     ):
 
         def on_update(stats: UpdateStats, episodes: Sequence[Episode]) -> None:
             metrics_log.write(stats.__dict__)
+            sampler_log.write(sampler.log_row(stats))
+            if curve.due(stats.update):
+                curve_log.write(curve.measure(agent, stats))
             if stats.update % TRAIN_LOG_EVERY == 0:
                 for e in episodes:
                     episodes_log.write(e)
@@ -200,7 +239,7 @@ def run_condition(
                 progress(len(episodes))
 
         train(agent, sampler, world.scenario, train_config(cfg, condition), run_seed,
-              condition=condition.name, on_update=on_update, llm=llm)  # fmt: skip
+              condition=condition.name, on_update=on_update, llm=llm, judge=judge)  # fmt: skip
         agent.save(out / CHECKPOINT)
 
         def on_episode(e: Episode) -> None:
@@ -240,6 +279,29 @@ def llm_accounting(llm: LLMRuntime | None) -> dict[str, Any]:
     if llm is None:
         return {}
     return {name: stats.model_dump() for name, stats in llm.stats().items()}
+
+
+class _HeldoutCurve:
+    """Held-out gold during training, on the first ``eval.curve_episodes_per_member`` evaluation
+    seeds of every held-out member. Played by a copy of the agent with its own seeded sampling
+    generator, so measuring never changes training; the numbers are logged, never used."""
+
+    def __init__(self, cfg: StudyConfig, world: StudyWorld, condition: Condition, run_seed: int):
+        train = train_config(cfg, condition)
+        self.every = train.eval_every
+        self.last = -(-train.episodes // train.batch_episodes) - 1
+        self.per = min(cfg.eval.curve_episodes_per_member, cfg.eval.episodes_per_member)
+        self.world, self.condition, self.run_seed = world, condition.name, run_seed
+
+    def due(self, update: int) -> bool:
+        return self.every > 0 and ((update + 1) % self.every == 0 or update == self.last)
+
+    def measure(self, agent: PolicyAgent, stats: UpdateStats) -> dict[str, Any]:
+        probe = PolicyAgent(self.world.scenario, net=agent.net, seed=self.run_seed + stats.update)
+        held = evaluate(probe, self.world.ensemble.heldout, self.world.scenario, split="heldout",
+                        per_member=self.per, condition=self.condition)  # fmt: skip
+        return {"update": stats.update, "episodes_seen": stats.episodes_seen, "n": len(held),
+                "heldout_gold": float(np.mean([e.gold.success for e in held]))}  # fmt: skip
 
 
 def exploit_rate(episodes: Sequence[Episode], phrasings: set[str]) -> float:
@@ -293,13 +355,20 @@ def aggregate(cfg: StudyConfig, root: Path, wall_seconds: float) -> dict[str, An
     for condition in cfg.conditions:
         by_seed: dict[int, list[Episode]] = {}
         summaries = []
+        curves = []
         for seed in cfg.seeds:
             sub = root / "conditions" / condition.name / f"seed-{seed}"
             by_seed[seed] = [e for e in read_episodes(sub / EPISODES) if e.phase == "eval"]
             summaries.append(read_json(sub / SUMMARY))
+            curve_path = sub / CURVE_LOG
+            curves.append([r for _, r in iter_jsonl(curve_path)] if curve_path.exists() else [])
         row = _condition_row(condition.name, cfg, by_seed, summaries)
         row["episodes_trained"] = train_config(cfg, condition).episodes
+        w = worst_decile_estimate(by_seed, n_boot=cfg.eval.bootstrap)
+        row["heldout_worst_decile"] = {"mean": w.mean, "ci": list(w.ci), "n": w.n}
+        row["heldout_curve"] = [list(p) for p in curve_mean(curves)] if all(curves) else []
         rows.append(row)
+    _episodes_to_uniform_final(rows)
     reference = []
     for name in cfg.reference_agents:
         sub = root / "reference" / name
@@ -329,6 +398,20 @@ def _llm_accounting(root: Path, cfg: StudyConfig) -> dict[str, Any]:
             for k, v in stats.items():
                 total[k] = total.get(k, 0) + v
     return {"llm_accounting": total} if total else {}
+
+
+def _episodes_to_uniform_final(
+    rows: list[dict[str, Any]], reference: str = "ensemble-uniform"
+) -> None:
+    """Episodes each condition needed to reach ``reference``'s final held-out gold on the curve
+    subset (seed-mean curves); None when it never did, or without curves or that condition."""
+    ref = next((r for r in rows if r["name"] == reference and r["heldout_curve"]), None)
+    for r in rows:
+        r["episodes_to_uniform_final"] = (
+            episodes_to_reach([(int(n), g) for n, g in r["heldout_curve"]],
+                              ref["heldout_curve"][-1][1])
+            if ref is not None and r["heldout_curve"] else None
+        )  # fmt: skip
 
 
 def _condition_row(
