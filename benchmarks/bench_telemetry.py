@@ -1,7 +1,7 @@
 """How much the held-out telemetry adds to training wall time (the issue allows 10%).
 
 Trains the same sub-runs (the demo's frozen-small and ensemble-uniform conditions, on a reduced
-budget) with telemetry off (``eval.every_updates: 0``) and on (the demo's setting), alternating
+budget) with telemetry off (``train.eval_every: 0``) and on (the demo's setting), alternating
 off/on so both see the same machine load, and prints the ratio of total wall times. On a shared
 machine that ratio is noisy, so it also times the probe itself inside the 'on' runs and prints
 telemetry time / the rest of the run's time.
@@ -43,13 +43,13 @@ def main() -> None:
     path = resources.files("sim2human").joinpath("examples", "collapse.yaml")
     with resources.as_file(path) as config:
         demo = load_study(config, quick=True)
-    every = demo.eval.every_updates
-    train = demo.train.model_copy(update={"episodes": args.episodes})
+    every = demo.train.eval_every
     # One final evaluation episode per member, so that a run's wall time is its training time.
     final = {"episodes_per_member": 1}
     configs = {
         name: demo.model_copy(update={
-            "train": train, "eval": demo.eval.model_copy(update={**final, "every_updates": e}),
+            "train": demo.train.model_copy(update={"episodes": args.episodes, "eval_every": e}),
+            "eval": demo.eval.model_copy(update=final),
         })
         for name, e in (("off", 0), ("on", every))
     }  # fmt: skip
@@ -65,7 +65,7 @@ def main() -> None:
                     run_condition(cfg, cond, 0, out)
                     totals[name] += time.perf_counter() - started
     print(f"training episodes per run: {args.episodes}; held-out eval every {every} updates, "
-          f"{demo.eval.during_per_member} per member; repeats: {args.repeats}")  # fmt: skip
+          f"{demo.eval.curve_episodes_per_member} per member; repeats: {args.repeats}")  # fmt: skip
     print(f"wall time off: {totals['off']:.1f} s  on: {totals['on']:.1f} s  "
           f"ratio on/off: {totals['on'] / totals['off']:.3f}")  # fmt: skip
     probe = _probe_seconds[0]

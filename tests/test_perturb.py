@@ -336,3 +336,18 @@ def test_validate_mix_normalises() -> None:
     assert validate_mix({}) == {}
     with pytest.raises(UsageError, match="mapping"):
         validate_mix([("typos", 0.5)])  # type: ignore[arg-type]
+
+
+def test_noise_stream_is_seeded_and_keeps_perturbations_independent() -> None:
+    from sim2human.perturb import NoiseStream
+
+    text = "I take metformin and I was born on March 4, 1960, um, yes"
+    a = NoiseStream({"typos": 0.6, "disfluency": 0.6}, np.random.default_rng(3))
+    b = NoiseStream({"typos": 0.6, "disfluency": 0.6}, np.random.default_rng(3))
+    assert [a(text) for _ in range(5)] == [b(text) for _ in range(5)]
+    clean = NoiseStream({"typos": 0.0}, np.random.default_rng(3))
+    assert clean(text) == text
+    # turning one perturbation off leaves the other's draws unchanged
+    only = NoiseStream({"disfluency": 0.6}, np.random.default_rng(3))
+    both = NoiseStream({"disfluency": 0.6, "silence": 0.0}, np.random.default_rng(3))
+    assert [only(text) for _ in range(3)] == [both(text) for _ in range(3)]

@@ -19,10 +19,10 @@ from sim2human.train import PPOConfig
 def tiny(every: int) -> StudyConfig:
     return StudyConfig(
         name="tiny", seeds=(0,),
-        train=PPOConfig(episodes=128, batch_episodes=32, epochs=1, minibatch=256),
+        train=PPOConfig(episodes=128, batch_episodes=32, epochs=1, minibatch=256,
+                        eval_every=every),
         ensemble=EnsembleConfig(members_per_family=1),
-        eval=EvalConfig(episodes_per_member=2, bootstrap=100, every_updates=every,
-                        during_per_member=1),
+        eval=EvalConfig(episodes_per_member=2, bootstrap=100, curve_episodes_per_member=1),
         conditions=(Condition(name="frozen-small", sampler="fixed", simulator=SimulatorRef(
             family="standard", seed=1, capacity=0.1, temperature=0)),),
     )  # fmt: skip
@@ -53,6 +53,11 @@ def test_probe_logs_heldout_gold_and_checkpoints_without_changing_training(
         if "checkpoint" in r:
             PolicyAgent.load(tmp_path / "on" / str(r["checkpoint"]), IntakeScenario())
     assert not (tmp_path / "off" / "checkpoints").exists()
+    curve = [json.loads(line) for line in (tmp_path / "on" / "heldout_curve.jsonl").open()]
+    assert [c["update"] for c in curve] == [1, 3]  # the same probe feeds the learning curve
+    assert [c["heldout_gold"] for c in curve] == [
+        r["heldout_gold"] for r in on if r["update"] in (1, 3)
+    ]
 
 
 def test_a_study_writes_its_html_report(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -17,7 +17,7 @@ from sim2human.cli_diagnose import diagnose
 from sim2human.cli_report import report
 from sim2human.cli_stress import stress as stress_command
 from sim2human.config import load_study
-from sim2human.errors import Sim2HumanError
+from sim2human.errors import Sim2HumanError, UsageError
 from sim2human.llm.commands import model_app
 
 app = typer.Typer(
@@ -56,19 +56,27 @@ def _root(
     """Train and test conversational agents against populations of simulated users."""
 
 
-def _run(config: Path, quick: bool, out: Path | None, workers: int | None) -> None:
+def _run(
+    config: Path, quick: bool, out: Path | None, workers: int | None, resume: bool = False
+) -> None:
     from sim2human.runner import default_out, run_study
 
     cfg = load_study(config, quick=quick)
+    if resume and out is None:
+        raise UsageError("--resume needs --out: the run directory to continue")
     target = out or default_out(cfg)
     err_console.print(
         f"[bold]{cfg.name}[/]: {len(cfg.conditions)} conditions x {len(cfg.seeds)} seeds, "
         f"{cfg.train.episodes} training episodes each -> {target}"
     )
     try:
-        study = run_study(cfg, target, workers=workers, console=err_console)
+        study = run_study(cfg, target, workers=workers, console=err_console, resume=resume)
     except KeyboardInterrupt:
-        err_console.print(f"[yellow]interrupted[/]: finished episodes are kept in {target}")
+        err_console.print(
+            f"[yellow]interrupted[/]: finished episodes are kept in {target}; "
+            f"continue with --resume --out {target}",
+            soft_wrap=True,
+        )
         raise typer.Exit(130) from None
     out_console.print(study_table(study))
     out_console.print(f"report: {target / 'report.html'}", soft_wrap=True)
@@ -97,9 +105,12 @@ def study(
     quick: Annotated[bool, typer.Option("--quick", help="Fewer seeds and episodes.")] = False,
     out: OutOption = None,
     workers: WorkersOption = None,
+    resume: Annotated[
+        bool, typer.Option("--resume", help="Continue the study in --out: keep finished sub-runs.")
+    ] = False,
 ) -> None:
     """Run a study: every condition x seed trained, evaluated on held-out simulators, tabulated."""
-    _run(config, quick, out, workers)
+    _run(config, quick, out, workers, resume)
 
 
 @app.command()

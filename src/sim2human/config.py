@@ -9,7 +9,9 @@ import yaml
 from pydantic import Field, ValidationError, field_validator, model_validator
 
 from sim2human.errors import ConfigError, UsageError
+from sim2human.judging import JudgingConfig
 from sim2human.llm.runtime import LLMSettings
+from sim2human.samplers import sampler_args
 from sim2human.simulators.base import LLMParams
 from sim2human.simulators.families import FAMILIES
 from sim2human.simulators.llm import LLMMembers
@@ -17,7 +19,7 @@ from sim2human.simulators.noise import validate_ranges
 from sim2human.train import PPOConfig
 from sim2human.types import Frozen
 
-SamplerName = Literal["fixed", "uniform", "randomized"]
+SamplerName = Literal["fixed", "uniform", "randomized", "must", "plr", "evolve"]
 
 
 class SimulatorRef(Frozen):
@@ -67,10 +69,23 @@ class Condition(Frozen):
         except UsageError as err:
             raise ValueError(str(err)) from None
 
+    sampler_args: dict[str, Any] = Field(default_factory=dict)
+    """Settings of an adaptive sampler (``must``, ``plr``, ``evolve``); unknown keys are errors."""
+    oracle_gold: bool = False
+    """Let the sampler read training episodes' gold outcomes (never the trainer)."""
+    judging: JudgingConfig | None = None
+    """Ensemble judging: train on a conservative aggregate of k members' judgements."""
+
     @model_validator(mode="after")
     def _fixed_needs_simulator(self) -> Condition:
         if self.sampler == "fixed" and self.simulator is None:
             raise ValueError(f"condition {self.name!r}: sampler 'fixed' needs a 'simulator'")
+        try:
+            sampler_args(self.sampler, self.sampler_args, f"condition {self.name!r}: sampler_args")
+        except (ConfigError, UsageError) as err:
+            raise ValueError(str(err)) from None
+        if self.judging is not None and self.sampler == "fixed":
+            raise ValueError(f"condition {self.name!r}: judging needs an ensemble, not 'fixed'")
         return self
 
 
@@ -116,11 +131,9 @@ class EvalConfig(Frozen):
     llm_episodes_per_member: int | None = Field(None, ge=1)
     """Per ``llm`` member (default: ``episodes_per_member``): LLM episodes cost seconds each."""
     bootstrap: int = Field(1000, ge=100)
-    every_updates: int = Field(0, ge=0)
-    """Held-out evaluations during training, every this many PPO updates (0: none). Logged to
-    metrics.jsonl for the overoptimisation curve; never read by training or early stopping."""
-    during_per_member: int = Field(2, ge=1)
-    """Episodes per held-out member at each evaluation during training (the first eval seeds)."""
+    curve_episodes_per_member: int = Field(4, ge=1)
+    """Held-out episodes per member at each ``train.eval_every`` checkpoint (the first seeds of
+    the final evaluation's)."""
 
 
 class StudyConfig(Frozen):

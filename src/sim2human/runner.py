@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import os
+import shutil
 import threading
 import time
 from concurrent.futures import Future, ProcessPoolExecutor, as_completed
@@ -17,10 +18,12 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from sim2human.config import StudyConfig
+from sim2human.errors import UsageError
 from sim2human.llm.runtime import serve_embedded
+from sim2human.report.adaptive import write_adaptive
 from sim2human.report.html import write_report
 from sim2human.report.markdown import write_markdown
-from sim2human.store import write_json
+from sim2human.store import SUMMARY, write_json
 from sim2human.study import StudyWorld, aggregate, reference_scripted, run_condition
 
 STUDY_JSON = "study.json"
@@ -36,30 +39,66 @@ def _work(cfg_json: str, condition: str, seed: int, out: str, queue: Any) -> dic
     return run_condition(cfg, cond, seed, Path(out), progress=queue.put)
 
 
+def _prepare(cfg: StudyConfig, out: Path, resume: bool) -> list[tuple[str, int]]:
+    """The sub-runs still to do. Resuming keeps every finished sub-run (its ``summary.json`` is
+    written last) and clears unfinished ones: each is deterministic by its seed, so rerunning it
+    whole gives the numbers a straight-through run would have given."""
+    config_text = yaml.safe_dump(cfg.model_dump(mode="json"), sort_keys=False)
+    stored = out / "config.yaml"
+    if resume:
+        if not stored.exists():
+            raise UsageError(f"{out}: nothing to resume (no config.yaml)")
+        if stored.read_text() != config_text:
+            raise UsageError(f"{out}: the study config differs from the one it was started with; "
+                             "resume with the same file and --quick setting")  # fmt: skip
+    elif (out / "conditions").exists():
+        raise UsageError(f"{out}: already holds sub-runs; pass --resume to continue it, or "
+                         "choose another --out")  # fmt: skip
+    out.mkdir(parents=True, exist_ok=True)
+    stored.write_text(config_text)
+    todo = []
+    for c in cfg.conditions:
+        for seed in cfg.seeds:
+            sub = out / "conditions" / c.name / f"seed-{seed}"
+            if (sub / SUMMARY).exists():
+                continue
+            shutil.rmtree(sub, ignore_errors=True)
+            todo.append((c.name, seed))
+    return todo
+
+
 def run_study(
-    cfg: StudyConfig, out: Path, *, workers: int | None = None, console: Console | None = None
+    cfg: StudyConfig,
+    out: Path,
+    *,
+    workers: int | None = None,
+    console: Console | None = None,
+    resume: bool = False,
 ) -> dict[str, Any]:
     """Train and evaluate every condition x seed, write ``study.json`` and the reports.
 
+    With ``resume``, sub-runs that finished in ``out`` are kept and the rest are run again.
     An embedded model that ``llm`` members use is started once here and shared by the workers.
     """
+    jobs = _prepare(cfg, out, resume)  # against the config as written, not the live endpoints
     with serve_embedded(cfg.llm, StudyWorld.build(cfg).endpoints(cfg.conditions)) as live:
-        return _run_study(cfg.model_copy(update={"llm": live}), out, workers, console)
+        return _run_study(cfg.model_copy(update={"llm": live}), out, jobs, workers, console)
 
 
 def _run_study(
-    cfg: StudyConfig, out: Path, workers: int | None, console: Console | None
+    cfg: StudyConfig,
+    out: Path,
+    jobs: list[tuple[str, int]],
+    workers: int | None,
+    console: Console | None,
 ) -> dict[str, Any]:
     console = console or Console(stderr=True)
     started = time.perf_counter()
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "config.yaml").write_text(yaml.safe_dump(cfg.model_dump(mode="json"), sort_keys=False))
-    jobs = [(c.name, seed) for c in cfg.conditions for seed in cfg.seeds]
     n_eval = (
         cfg.eval.episodes_per_member * len(cfg.ensemble.heldout) * cfg.ensemble.members_per_family
     )
     total = len(jobs) * (cfg.train.episodes + 2 * n_eval)
-    workers = max(1, min(workers or os.cpu_count() or 1, len(jobs)))
+    workers = max(1, min(workers or os.cpu_count() or 1, len(jobs) or 1))
     columns = (TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
                TextColumn("episodes"), TimeElapsedColumn())  # fmt: skip
     with Progress(*columns, console=console, transient=False) as bar, mp.Manager() as manager:
@@ -91,13 +130,17 @@ def _run_study(
                 pool.shutdown(wait=False, cancel_futures=True)
                 raise
         for name in cfg.reference_agents:
-            if name == "scripted":
-                reference_scripted(cfg, out / "reference" / name)
+            ref = out / "reference" / name
+            if name == "scripted" and not (ref / SUMMARY).exists():
+                shutil.rmtree(ref, ignore_errors=True)
+                reference_scripted(cfg, ref)
         stop.set()
         reader.join()
         bar.update(task, completed=total)
     study = aggregate(cfg, out, time.perf_counter() - started)
     write_json(out / STUDY_JSON, study)
-    write_markdown(study, out)
-    write_report(out, console=console)  # report.html, and report.md with the diagnostics
+    report = write_markdown(study, out)
+    if (section := write_adaptive(study, out)) is not None:  # appended to report.md
+        report.write_text(report.read_text() + "\n" + section.read_text(), encoding="utf-8")
+    write_report(out, console=console)  # report.html; report.md gains the diagnostics
     return study

@@ -1,21 +1,29 @@
 """Samplers pick the simulator for the next training episode and may learn from finished ones.
 
 Looked up by name in ``SAMPLERS``; each is built from the condition's ensemble (or its single
-fixed spec) and keeps its own state, so no global registry needs resetting.
+fixed spec) and keeps its own state, so no global registry needs resetting. The adaptive ones
+(``must``, ``plr``, ``evolve``) live in ``sim2human.adaptive``; their settings come from the
+condition's ``sampler_args``, validated by the model named in ``SAMPLER_ARGS``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Protocol
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol
 
 import numpy as np
+from pydantic import ValidationError
 
+from sim2human.adaptive.evolve import EvolveArgs, EvolveSampler
+from sim2human.adaptive.feedback import BatchInfo
+from sim2human.adaptive.must import MustArgs, MustSampler
+from sim2human.adaptive.plr import PLRArgs, PLRSampler
 from sim2human.ensemble import Ensemble
-from sim2human.errors import UsageError
+from sim2human.errors import ConfigError, UsageError
+from sim2human.scenarios.base import Scenario
 from sim2human.simulators.base import QuirkPool, SimulatorSpec
 from sim2human.simulators.noise import Ranges, draw_mix, with_noise
-from sim2human.types import Episode
+from sim2human.types import Episode, Frozen
 
 
 class Sampler(Protocol):
@@ -23,7 +31,9 @@ class Sampler(Protocol):
 
     def next(self, rng: np.random.Generator) -> SimulatorSpec: ...
 
-    def update(self, episodes: Sequence[Episode]) -> None: ...
+    def update(self, episodes: Sequence[Episode], info: BatchInfo | None = None) -> None:
+        """Learn from an update's finished episodes; ``info`` is the trainer's side of it."""
+        ...
 
 
 class FixedSampler:
@@ -37,7 +47,7 @@ class FixedSampler:
     def next(self, rng: np.random.Generator) -> SimulatorSpec:
         return self.spec
 
-    def update(self, episodes: Sequence[Episode]) -> None:
+    def update(self, episodes: Sequence[Episode], info: BatchInfo | None = None) -> None:
         pass
 
 
@@ -56,7 +66,7 @@ class UniformSampler:
     def next(self, rng: np.random.Generator) -> SimulatorSpec:
         return self.members[int(rng.choice(len(self.members), p=self.p))]
 
-    def update(self, episodes: Sequence[Episode]) -> None:
+    def update(self, episodes: Sequence[Episode], info: BatchInfo | None = None) -> None:
         pass
 
 
@@ -73,7 +83,7 @@ class RandomizedSampler:
         family = self.families[int(rng.integers(len(self.families)))]
         return family.sample(int(rng.integers(2**31)), self.pool)
 
-    def update(self, episodes: Sequence[Episode]) -> None:
+    def update(self, episodes: Sequence[Episode], info: BatchInfo | None = None) -> None:
         pass
 
 
@@ -89,8 +99,8 @@ class PerturbingSampler:
     def next(self, rng: np.random.Generator) -> SimulatorSpec:
         return with_noise(self.inner.next(rng), draw_mix(self.ranges, rng))
 
-    def update(self, episodes: Sequence[Episode]) -> None:
-        self.inner.update(episodes)
+    def update(self, episodes: Sequence[Episode], info: BatchInfo | None = None) -> None:
+        self.inner.update(episodes, info)
 
 
 class MixedSampler:
@@ -124,11 +134,33 @@ class MixedSampler:
             return self.members[int(rng.integers(len(self.members)))]
         return self.inner.next(rng)
 
-    def update(self, episodes: Sequence[Episode]) -> None:
-        self.inner.update(episodes)
+    def update(self, episodes: Sequence[Episode], info: BatchInfo | None = None) -> None:
+        self.inner.update(episodes, info)
 
 
-SAMPLERS = ("fixed", "uniform", "randomized")
+class NoArgs(Frozen):
+    """Samplers without settings accept an empty ``sampler_args`` only."""
+
+
+SAMPLERS = ("fixed", "uniform", "randomized", "must", "plr", "evolve")
+SAMPLER_ARGS: dict[str, type[Frozen]] = {
+    "fixed": NoArgs, "uniform": NoArgs, "randomized": NoArgs,
+    "must": MustArgs, "plr": PLRArgs, "evolve": EvolveArgs,
+}  # fmt: skip
+
+
+def sampler_args(name: str, raw: Mapping[str, Any] | None, where: str = "sampler_args") -> Frozen:
+    """Validate a sampler's settings against its model; unknown keys are errors."""
+    model = SAMPLER_ARGS.get(name)
+    if model is None:
+        raise UsageError(f"unknown sampler {name!r} (known: {', '.join(SAMPLERS)})")
+    try:
+        return model.model_validate(dict(raw or {}))
+    except ValidationError as err:
+        first = err.errors()[0]
+        loc = ".".join(str(p) for p in first["loc"]) or "(top level)"
+        msg = "unknown key" if first["type"] == "extra_forbidden" else first["msg"]
+        raise ConfigError(f"{where}.{loc}: {msg} (sampler {name!r})") from None
 
 
 def build_sampler(
@@ -137,13 +169,32 @@ def build_sampler(
     pool: QuirkPool,
     fixed: SimulatorSpec | None = None,
     perturb: Ranges | None = None,
+    *,
+    args: Mapping[str, Any] | None = None,
+    scenario: Scenario | None = None,
+    oracle_gold: bool = False,
+    seed: int = 0,
 ) -> Sampler:
-    """The named sampler; with ``perturb`` ranges its members also get per-episode noise."""
-    inner = _build(name, ensemble, pool, fixed)
+    """The named sampler over the ensemble's training members; ``seed`` seeds its own choices.
+    With ``perturb`` ranges its members also get per-episode noise.
+
+    Samplers see gold outcomes only when ``oracle_gold`` is set (the default works without it).
+    """
+    inner = _build(name, ensemble, pool, fixed, args, scenario, oracle_gold, seed)
     return PerturbingSampler(inner, perturb) if perturb else inner
 
 
-def _build(name: str, ensemble: Ensemble, pool: QuirkPool, fixed: SimulatorSpec | None) -> Sampler:
+def _build(
+    name: str,
+    ensemble: Ensemble,
+    pool: QuirkPool,
+    fixed: SimulatorSpec | None,
+    args: Mapping[str, Any] | None,
+    scenario: Scenario | None,
+    oracle_gold: bool,
+    seed: int,
+) -> Sampler:
+    settings = sampler_args(name, args)
     if name == "fixed":
         if fixed is None:
             raise UsageError("sampler 'fixed' needs a 'simulator' in its condition")
@@ -152,4 +203,13 @@ def _build(name: str, ensemble: Ensemble, pool: QuirkPool, fixed: SimulatorSpec 
         return UniformSampler(ensemble.train)
     if name == "randomized":
         return RandomizedSampler(ensemble, pool)
+    if isinstance(settings, MustArgs):
+        return MustSampler(ensemble.train, settings, oracle_gold=oracle_gold)
+    if isinstance(settings, PLRArgs):
+        return PLRSampler(ensemble.train, settings, oracle_gold=oracle_gold)
+    if isinstance(settings, EvolveArgs):
+        if scenario is None:
+            raise UsageError("sampler 'evolve' needs the scenario (to judge and check members)")
+        return EvolveSampler(ensemble.train, scenario, pool, settings, oracle_gold=oracle_gold,
+                             seed=seed)  # fmt: skip
     raise UsageError(f"unknown sampler {name!r} (known: {', '.join(SAMPLERS)})")

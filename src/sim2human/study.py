@@ -18,14 +18,17 @@ from typing import Any
 import numpy as np
 import torch
 
+from sim2human.adaptive.feedback import BatchInfo, Reporting, draw_level
 from sim2human.agents.base import Agent
 from sim2human.agents.policy import PolicyAgent
 from sim2human.agents.scripted import ScriptedAgent
 from sim2human.config import Condition, StudyConfig
 from sim2human.ensemble import Ensemble
 from sim2human.evaluate import evaluate
+from sim2human.judging import EnsembleJudge, JudgePanel
 from sim2human.llm.runtime import LLMRuntime
 from sim2human.metrics.outcomes import Estimate, by, cluster_bootstrap, member_std, summarise
+from sim2human.metrics.robustness import curve_mean, episodes_to_reach, worst_decile_estimate
 from sim2human.samplers import MixedSampler, Sampler, build_sampler
 from sim2human.scenarios.intake import IntakeScenario
 from sim2human.simulators.base import QuirkPool, SimulatorSpec
@@ -39,6 +42,7 @@ from sim2human.store import (
     METRICS,
     SUMMARY,
     JsonlWriter,
+    iter_jsonl,
     read_episodes,
     read_json,
     write_json,
@@ -52,6 +56,10 @@ Progress = Callable[[int], None]
 TRAIN_LOG_EVERY = 10
 """Keep every tenth update's training episodes in ``episodes.jsonl`` (all of them are summarised
 in ``metrics.jsonl``); storing all of them would make a run directory hundreds of MB."""
+SAMPLER_LOG = "sampler.jsonl"
+"""Per update: the sampler's member shares, the batch's member counts, and its events (why)."""
+CURVE_LOG = "heldout_curve.jsonl"
+"""Held-out gold on a fixed subset every ``train.eval_every`` updates (logged, never used)."""
 
 
 @dataclass(frozen=True)
@@ -99,9 +107,12 @@ class StudyWorld:
             return (fixed,)
         return self.ensemble.train + (self.llm_train if condition.llm_share > 0 else ())
 
-    def sampler(self, condition: Condition) -> Sampler:
-        inner = build_sampler(condition.sampler, self.ensemble, self.pool,
-                              self.fixed_spec(condition), condition.perturb)  # fmt: skip
+    def sampler(self, condition: Condition, seed: int = 0) -> Sampler:
+        inner = build_sampler(
+            condition.sampler, self.ensemble, self.pool, self.fixed_spec(condition),
+            condition.perturb, args=condition.sampler_args, scenario=self.scenario,
+            oracle_gold=condition.oracle_gold, seed=seed,
+        )  # fmt: skip
         if condition.llm_share > 0:
             return MixedSampler(inner, self.llm_train, condition.llm_share, condition.llm_block)
         return inner
@@ -159,7 +170,13 @@ class _Recording:
         self.members: set[str] = set()
 
     def next(self, rng: np.random.Generator) -> SimulatorSpec:
-        spec = self.inner.next(rng)
+        return self._note(self.inner.next(rng))
+
+    def next_level(self, rng: np.random.Generator) -> tuple[SimulatorSpec, int]:
+        spec, seed = draw_level(self.inner, rng)
+        return self._note(spec), seed
+
+    def _note(self, spec: SimulatorSpec) -> SimulatorSpec:
         if spec.id not in self.members:
             self.members.add(spec.id)
             q = spec.traits.quirks
@@ -168,8 +185,20 @@ class _Recording:
                 self.phrasings.add(q.trigger)
         return spec
 
-    def update(self, episodes: Sequence[Episode]) -> None:
-        self.inner.update(episodes)
+    def update(self, episodes: Sequence[Episode], info: BatchInfo | None = None) -> None:
+        self.inner.update(episodes, info)
+
+    def log_row(self, stats: UpdateStats) -> dict[str, Any]:
+        """This update's line of ``sampler.jsonl``."""
+        inner = self.inner
+        reporting = inner if isinstance(inner, Reporting) else None
+        return {
+            "update": stats.update,
+            "episodes_seen": stats.episodes_seen,
+            "shares": reporting.shares() if reporting else None,
+            "counts": {m: v[2] for m, v in stats.per_member.items()},
+            "events": reporting.drain_events() if reporting else [],
+        }
 
 
 def run_condition(
@@ -179,30 +208,46 @@ def run_condition(
     torch.set_num_threads(1)
     started = time.perf_counter()
     world = StudyWorld.build(cfg)
-    sampler = _Recording(world.sampler(condition))
     run_seed = sub_run_seed(condition.name, seed)
+    sampler = _Recording(world.sampler(condition, run_seed))
+    judge = None
+    if condition.judging is not None:
+        panel = JudgePanel(world.ensemble.train, world.scenario, condition.judging.k, run_seed)
+        judge = EnsembleJudge(panel, condition.judging)
     write_json(out / CONFIG, {
         "study": cfg.name, "condition": condition.model_dump(mode="json"), "seed": seed,
         "run_seed": run_seed, "train": cfg.train.model_dump(),
     })  # fmt: skip
     torch.manual_seed(run_seed)  # the initial weights: workers run several sub-runs each
     agent = PolicyAgent(world.scenario, seed=run_seed)
+    # One held-out probe serves the learning curve (heldout_curve.jsonl) and the diagnostics
+    # (d, field accuracy and a checkpoint at each point, in metrics.jsonl).
     ppo = train_config(cfg, condition)
     probe = HeldoutProbe(agent, [s for s in world.ensemble.heldout if s.kind == "persona"],
-                         world.scenario, every=cfg.eval.every_updates,
-                         per_member=cfg.eval.during_per_member, out=out, seed=run_seed,
-                         condition=condition.name,
+                         world.scenario, every=ppo.eval_every,
+                         per_member=min(cfg.eval.curve_episodes_per_member,
+                                        cfg.eval.episodes_per_member),
+                         out=out, seed=run_seed, condition=condition.name,
                          last_update=-(-ppo.episodes // ppo.batch_episodes) - 1)  # fmt: skip
     with (
         JsonlWriter(out / EPISODES) as episodes_log,
         JsonlWriter(out / METRICS) as metrics_log,
+        JsonlWriter(out / SAMPLER_LOG) as sampler_log,
+        JsonlWriter(out / CURVE_LOG) as curve_log,
         llm_runtime(cfg, world.endpoints([condition])) as llm,
     ):
         if (initial := probe.initial()) is not None:
             metrics_log.write(initial)
 
         def on_update(stats: UpdateStats, episodes: Sequence[Episode]) -> None:
-            metrics_log.write(stats.__dict__ | probe.at(stats.update, stats.kl_init, episodes))
+            extra = probe.at(stats.update, stats.kl_init, episodes)
+            metrics_log.write(stats.__dict__ | extra)
+            sampler_log.write(sampler.log_row(stats))
+            if "heldout_gold" in extra:
+                curve_log.write({
+                    "update": stats.update, "episodes_seen": stats.episodes_seen,
+                    "n": extra["heldout_n"], "heldout_gold": extra["heldout_gold"],
+                })  # fmt: skip
             if stats.update % TRAIN_LOG_EVERY == 0:
                 for e in episodes:
                     episodes_log.write(e)
@@ -210,7 +255,7 @@ def run_condition(
                 progress(len(episodes))
 
         train(agent, sampler, world.scenario, train_config(cfg, condition), run_seed,
-              condition=condition.name, on_update=on_update, llm=llm)  # fmt: skip
+              condition=condition.name, on_update=on_update, llm=llm, judge=judge)  # fmt: skip
         agent.save(out / CHECKPOINT)
 
         def on_episode(e: Episode) -> None:
@@ -303,13 +348,20 @@ def aggregate(cfg: StudyConfig, root: Path, wall_seconds: float) -> dict[str, An
     for condition in cfg.conditions:
         by_seed: dict[int, list[Episode]] = {}
         summaries = []
+        curves = []
         for seed in cfg.seeds:
             sub = root / "conditions" / condition.name / f"seed-{seed}"
             by_seed[seed] = [e for e in read_episodes(sub / EPISODES) if e.phase == "eval"]
             summaries.append(read_json(sub / SUMMARY))
+            curve_path = sub / CURVE_LOG
+            curves.append([r for _, r in iter_jsonl(curve_path)] if curve_path.exists() else [])
         row = _condition_row(condition.name, cfg, by_seed, summaries)
         row["episodes_trained"] = train_config(cfg, condition).episodes
+        w = worst_decile_estimate(by_seed, n_boot=cfg.eval.bootstrap)
+        row["heldout_worst_decile"] = {"mean": w.mean, "ci": list(w.ci), "n": w.n}
+        row["heldout_curve"] = [list(p) for p in curve_mean(curves)] if all(curves) else []
         rows.append(row)
+    _episodes_to_uniform_final(rows)
     reference = []
     for name in cfg.reference_agents:
         sub = root / "reference" / name
@@ -339,6 +391,20 @@ def _llm_accounting(root: Path, cfg: StudyConfig) -> dict[str, Any]:
             for k, v in stats.items():
                 total[k] = total.get(k, 0) + v
     return {"llm_accounting": total} if total else {}
+
+
+def _episodes_to_uniform_final(
+    rows: list[dict[str, Any]], reference: str = "ensemble-uniform"
+) -> None:
+    """Episodes each condition needed to reach ``reference``'s final held-out gold on the curve
+    subset (seed-mean curves); None when it never did, or without curves or that condition."""
+    ref = next((r for r in rows if r["name"] == reference and r["heldout_curve"]), None)
+    for r in rows:
+        r["episodes_to_uniform_final"] = (
+            episodes_to_reach([(int(n), g) for n, g in r["heldout_curve"]],
+                              ref["heldout_curve"][-1][1])
+            if ref is not None and r["heldout_curve"] else None
+        )  # fmt: skip
 
 
 def _condition_row(

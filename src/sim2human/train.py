@@ -19,6 +19,7 @@ import numpy as np
 import torch
 from pydantic import Field
 
+from sim2human.adaptive.feedback import BatchInfo, draw_level
 from sim2human.agents.base import AgentTurn, Observation
 from sim2human.agents.policy import PolicyAgent, entropy, log_prob
 from sim2human.rollout import MAX_TURNS, Conversation, Job
@@ -47,6 +48,9 @@ class PPOConfig(Frozen):
     hard ones. (Per member would be finer, but a randomized sampler draws a new member every
     episode, and normalising within one episode erases what the episode taught.)"""
     max_turns: int = Field(MAX_TURNS, ge=2)
+    eval_every: int = Field(0, ge=0)
+    """Studies only: evaluate on a fixed held-out subset every N updates (0: never). Logged for
+    learning curves; never used to train, select or stop."""
 
 
 @dataclass(frozen=True)
@@ -84,8 +88,11 @@ def train(
     condition: str = "",
     on_update: Callable[[UpdateStats, Sequence[Episode]], None] | None = None,
     llm: LLMRuntime | None = None,
+    judge: Callable[[Episode, float], float] | None = None,
 ) -> list[UpdateStats]:
-    """``llm`` serves the batches that hold ``llm`` members (played by the async engine)."""
+    """PPO on ``sampler``'s members. ``llm`` serves the batches that hold ``llm`` members (played
+    by the async engine). ``judge`` (ensemble judging) maps an episode and its own final
+    satisfaction to the score trained on; it replaces the final potential (see judging)."""
     torch.manual_seed(seed)
     rng = np.random.default_rng([seed, 7])
     optim = torch.optim.Adam(agent.net.parameters(), lr=cfg.lr, eps=1e-5)
@@ -97,18 +104,26 @@ def train(
     for update in range(n_updates):
         n = min(cfg.batch_episodes, cfg.episodes - seen)
         jobs = [
-            Job(sampler.next(rng), int(rng.integers(2**31)), "train", condition, "train", update)
-            for _ in range(n)
+            Job(*draw_level(sampler, rng), "train", condition, "train", update) for _ in range(n)
         ]
         if llm is not None and any(j.spec.kind == "llm" for j in jobs):
             batch, episodes = _collect_async(agent, jobs, scenario, cfg.max_turns, llm)
         else:
             batch, episodes = _collect(agent, jobs, scenario, cfg.max_turns)
         seen += n
+        judged = None
+        if judge is not None:  # train on the judged score: it becomes the final potential
+            finals = [s[-1] for s in batch.satisfaction]
+            judged = tuple(judge(e, f) for e, f in zip(episodes, finals, strict=True))
+            for s, j in zip(batch.satisfaction, judged, strict=True):
+                s[-1] = j
+        raw_adv, _ = _gae(batch, len(episodes), cfg)
+        owner = np.asarray(batch.owner)
+        abs_adv = tuple(float(np.abs(raw_adv[owner == i]).mean()) for i in range(len(episodes)))
         if probe is None:  # a fixed probe set for KL(pi || pi_init), from the first batch
             probe = torch.from_numpy(np.stack(batch.obs[:: max(1, len(batch.obs) // 512)]))
         stats = _learn(agent, optim, batch, episodes, cfg)
-        sampler.update(episodes)
+        sampler.update(episodes, BatchInfo(update, seen, abs_adv, judged))
         with torch.no_grad():
             logp = torch.log_softmax(agent.net.logits(probe), -1)
             logp0 = torch.log_softmax(init_net.logits(probe), -1)
@@ -189,23 +204,8 @@ def _collect_async(
 def _advantages(
     batch: _Batch, episodes: Sequence[Episode], cfg: PPOConfig
 ) -> tuple[np.ndarray, np.ndarray]:
-    """GAE per conversation over the change in the simulator's satisfaction at each turn.
-
-    Rewarding the change (potential-based shaping) sums to the final satisfaction less the
-    opening one, so the optimum is unchanged; credit just reaches the turn that earned it.
-    """
-    owner = np.asarray(batch.owner)
-    values = np.asarray(batch.values, dtype=np.float32)
-    adv = np.zeros_like(values)
-    for i in range(len(episodes)):
-        steps = np.flatnonzero(owner == i)
-        rewards = np.diff(np.asarray([0.0, *batch.satisfaction[i]]))
-        gae, next_value = 0.0, 0.0
-        for j, s in reversed(list(enumerate(steps))):
-            delta = rewards[j] + cfg.gamma * next_value - values[s]
-            gae = delta + cfg.gamma * cfg.gae_lambda * gae
-            adv[s], next_value = gae, values[s]
-    returns = adv + values
+    """GAE (``_gae``), normalised per simulator family or over the batch."""
+    adv, returns = _gae(batch, len(episodes), cfg)
     if cfg.per_family_norm:
         families = np.asarray([episodes[i].family for i in batch.owner])
         for f in np.unique(families):
@@ -214,6 +214,26 @@ def _advantages(
     else:
         adv = (adv - adv.mean()) / (adv.std() + 1e-8)
     return adv, returns
+
+
+def _gae(batch: _Batch, n_episodes: int, cfg: PPOConfig) -> tuple[np.ndarray, np.ndarray]:
+    """GAE per conversation over the change in the simulator's satisfaction at each turn.
+
+    Rewarding the change (potential-based shaping) sums to the final satisfaction less the
+    opening one, so the optimum is unchanged; credit just reaches the turn that earned it.
+    """
+    owner = np.asarray(batch.owner)
+    values = np.asarray(batch.values, dtype=np.float32)
+    adv = np.zeros_like(values)
+    for i in range(n_episodes):
+        steps = np.flatnonzero(owner == i)
+        rewards = np.diff(np.asarray([0.0, *batch.satisfaction[i]]))
+        gae, next_value = 0.0, 0.0
+        for j, s in reversed(list(enumerate(steps))):
+            delta = rewards[j] + cfg.gamma * next_value - values[s]
+            gae = delta + cfg.gamma * cfg.gae_lambda * gae
+            adv[s], next_value = gae, values[s]
+    return adv, adv + values
 
 
 def _learn(

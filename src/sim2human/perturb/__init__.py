@@ -46,6 +46,7 @@ from .noise import disfluency, silence, typos
 __all__ = [
     "PERTURBATIONS",
     "PRESETS",
+    "NoiseStream",
     "Perturbation",
     "compose",
     "perturb",
@@ -171,3 +172,25 @@ def compose(text: str, mix: Mapping[str, float], rng: np.random.Generator) -> st
         if checked.get(name, 0.0) > 0.0:
             text = p(text, checked[name], np.random.default_rng(int(seed)))
     return text
+
+
+class NoiseStream:
+    """``compose`` for a whole conversation: one generator per perturbation, made once.
+
+    The same independence as ``compose`` (each perturbation draws from its own stream), without
+    seeding new generators on every turn, which is most of the cost of a noisy simulated user.
+    """
+
+    def __init__(self, mix: Mapping[str, float], rng: np.random.Generator) -> None:
+        self.mix = {n: s for n, s in validate_mix(mix).items() if s > 0.0}
+        seeds = rng.integers(0, 2**63 - 1, size=len(PERTURBATIONS))
+        self.rngs = {
+            name: np.random.default_rng(int(seed))
+            for seed, name in zip(seeds, PERTURBATIONS, strict=True)
+            if name in self.mix
+        }
+
+    def __call__(self, text: str) -> str:
+        for name, severity in self.mix.items():
+            text = PERTURBATIONS[name](text, severity, self.rngs[name])
+        return text

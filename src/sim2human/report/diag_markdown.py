@@ -1,4 +1,5 @@
-"""``report.md``: the study's table and findings (``markdown.py``), then the diagnostics."""
+"""``report.md``: the study's table and findings (``markdown.py``), the adaptive section when the
+study wrote one (``adaptive.py``), then the diagnostics."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ from pathlib import Path
 
 from sim2human.diagnostics.analyse import Diagnosis
 from sim2human.diagnostics.simdiversity import DiversityRow
+from sim2human.report.adaptive import DIR as ADAPTIVE_DIR
 from sim2human.report.format import est, num, pct
 from sim2human.report.markdown import REPORT_MD
 from sim2human.report.markdown import write_markdown as write_study_markdown
@@ -16,6 +18,8 @@ def write_markdown(d: Diagnosis, diversity: list[DiversityRow], out: Path) -> Pa
     lines: list[str] = []
     if d.study is not None:
         lines = write_study_markdown(d.study, out).read_text(encoding="utf-8").splitlines()
+        if (adaptive := out / ADAPTIVE_DIR / "adaptive.md").exists():  # the adaptive section
+            lines += ["", *adaptive.read_text(encoding="utf-8").splitlines()]
     else:
         lines = [f"# {d.kind} `{d.name}`", ""]
     lines += ["", "## Verdict", "", *(f"- {c.verdict.headline}" for c in d.conditions), ""]

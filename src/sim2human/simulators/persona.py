@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from sim2human.perturb import compose
+from sim2human.perturb import NoiseStream
 from sim2human.scenarios.base import AgentIntent, Scenario
 from sim2human.simulators.base import SimulatorSpec, UserTurn
 from sim2human.types import Episode, Profile
@@ -41,8 +41,8 @@ class _Call:
 
     profile: Profile
     rng: np.random.Generator
-    noise_rng: np.random.Generator
-    """Its own stream, so a change of noise severity leaves the user's behaviour unchanged."""
+    noise: NoiseStream | None
+    """Its own streams, so a change of noise severity leaves the user's behaviour unchanged."""
     agent_texts: list[str] = field(default_factory=list)
     told: set[str] = field(default_factory=set)
     asked: dict[str, int] = field(default_factory=dict)
@@ -71,7 +71,8 @@ class PersonaSimulator:
             key = zlib.crc32(repr(sorted(profile.items())).encode())
             rng = np.random.default_rng([self.spec.seed, key])
         noise_rng = np.random.default_rng(int(rng.integers(2**63)))
-        self._call = _Call(profile=profile, rng=rng, noise_rng=noise_rng)
+        noise = NoiseStream(t.noise, noise_rng) if t.noise else None
+        self._call = _Call(profile=profile, rng=rng, noise=noise)
         text = "Hi, I'd like to see a doctor."
         if rng.random() < t.verbosity:
             self.call.told.add("complaint")
@@ -222,5 +223,5 @@ class PersonaSimulator:
         return self.spec.traits.capacity >= threshold
 
     def _noisy(self, text: str) -> str:
-        noise = self.spec.traits.noise
-        return compose(text, noise, self.call.noise_rng) if noise else text
+        noise = self.call.noise
+        return noise(text) if noise is not None else text

@@ -1,0 +1,70 @@
+"""Resuming a study: finished sub-runs are kept, broken ones rerun, numbers as straight through."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sim2human.cli import main
+from sim2human.config import parse_study
+from sim2human.errors import UsageError
+from sim2human.runner import run_study
+
+TINY: dict[str, Any] = {
+    "name": "tiny-adaptive",
+    "seeds": [0],
+    "train": {"episodes": 64, "batch_episodes": 32, "epochs": 1, "eval_every": 1},
+    "ensemble": {"members_per_family": 1},
+    "eval": {"episodes_per_member": 2, "bootstrap": 100, "curve_episodes_per_member": 1},
+    "conditions": [
+        {"name": "ensemble-uniform", "sampler": "uniform"},
+        {"name": "ensemble-plr", "sampler": "plr", "sampler_args": {"min_levels": 4}},
+    ],
+}
+
+
+def _numbers(study: dict[str, Any]) -> str:
+    return json.dumps({k: v for k, v in study.items() if k != "wall_seconds"}, sort_keys=True)
+
+
+def test_resume_gives_the_numbers_of_a_straight_run(tmp_path: Path) -> None:
+    cfg = parse_study(TINY)
+    straight = run_study(cfg, tmp_path / "a", workers=1)
+    row = {r["name"]: r for r in straight["conditions"]}["ensemble-plr"]
+    assert "heldout_worst_decile" in row and row["heldout_curve"]
+    assert (tmp_path / "a" / "adaptive" / "adaptive.md").exists()
+
+    # a copy interrupted mid-way: one sub-run unfinished (no summary, a torn episode log)
+    shutil.copytree(tmp_path / "a", tmp_path / "b")
+    broken = tmp_path / "b" / "conditions" / "ensemble-plr" / "seed-0"
+    (broken / "summary.json").unlink()
+    (broken / "episodes.jsonl").write_text('{"id": "torn')
+    (tmp_path / "b" / "study.json").unlink()
+    kept = tmp_path / "b" / "conditions" / "ensemble-uniform" / "seed-0" / "summary.json"
+    before = kept.stat().st_mtime_ns
+
+    resumed = run_study(cfg, tmp_path / "b", workers=1, resume=True)
+    assert _numbers(resumed) == _numbers(straight)
+    assert kept.stat().st_mtime_ns == before  # the finished sub-run was not rerun
+
+
+def test_resume_guards(tmp_path: Path) -> None:
+    cfg = parse_study(TINY)
+    with pytest.raises(UsageError, match="nothing to resume"):
+        run_study(cfg, tmp_path / "none", resume=True)
+    (tmp_path / "x" / "conditions").mkdir(parents=True)
+    with pytest.raises(UsageError, match="--resume"):
+        run_study(cfg, tmp_path / "x")
+    (tmp_path / "x" / "config.yaml").write_text("name: other\n")
+    with pytest.raises(UsageError, match="differs"):
+        run_study(cfg, tmp_path / "x", resume=True)
+
+
+def test_cli_resume_needs_out(tmp_path: Path) -> None:
+    path = tmp_path / "s.yaml"
+    path.write_text(json.dumps(TINY))
+    assert main(["study", str(path), "--resume"]) == 2
