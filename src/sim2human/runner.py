@@ -5,12 +5,10 @@ from __future__ import annotations
 import multiprocessing as mp
 import os
 import shutil
-import threading
 import time
 from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from datetime import datetime
 from pathlib import Path
-from queue import Empty
 from typing import Any
 
 import yaml
@@ -20,6 +18,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from sim2human.config import StudyConfig
 from sim2human.errors import UsageError
 from sim2human.llm.runtime import serve_embedded
+from sim2human.progress import queue_progress
 from sim2human.report.adaptive import write_adaptive
 from sim2human.report.html import write_report
 from sim2human.report.markdown import write_markdown
@@ -101,41 +100,15 @@ def _run_study(
     workers = max(1, min(workers or os.cpu_count() or 1, len(jobs) or 1))
     columns = (TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
                TextColumn("episodes"), TimeElapsedColumn())  # fmt: skip
-    with Progress(*columns, console=console, transient=False) as bar, mp.Manager() as manager:
+    with Progress(*columns, console=console, transient=False) as bar:
         task = bar.add_task(f"{cfg.name}: {len(jobs)} runs on {workers} cores", total=total)
-        queue = manager.Queue()
-        stop = threading.Event()
-
-        def drain() -> None:
-            while not stop.is_set():
-                try:
-                    bar.advance(task, queue.get(timeout=0.2))
-                except Empty:
-                    continue
-
-        reader = threading.Thread(target=drain, daemon=True)
-        reader.start()
-        ctx = mp.get_context("spawn")
-        with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
-            futures: dict[Future[dict[str, Any]], tuple[str, int]] = {
-                pool.submit(_work, cfg.model_dump_json(), name, seed,
-                            str(out / "conditions" / name / f"seed-{seed}"), queue): (name, seed)
-                for name, seed in jobs
-            }  # fmt: skip
-            try:
-                for fut in as_completed(futures):
-                    fut.result()
-            except KeyboardInterrupt:
-                stop.set()
-                pool.shutdown(wait=False, cancel_futures=True)
-                raise
-        for name in cfg.reference_agents:
-            ref = out / "reference" / name
-            if name == "scripted" and not (ref / SUMMARY).exists():
-                shutil.rmtree(ref, ignore_errors=True)
-                reference_scripted(cfg, ref)
-        stop.set()
-        reader.join()
+        with queue_progress(bar, task) as queue:
+            _run_jobs(cfg, out, jobs, workers, queue)
+            for name in cfg.reference_agents:
+                ref = out / "reference" / name
+                if name == "scripted" and not (ref / SUMMARY).exists():
+                    shutil.rmtree(ref, ignore_errors=True)
+                    reference_scripted(cfg, ref)
         bar.update(task, completed=total)
     study = aggregate(cfg, out, time.perf_counter() - started)
     write_json(out / STUDY_JSON, study)
@@ -144,3 +117,21 @@ def _run_study(
         report.write_text(report.read_text() + "\n" + section.read_text(), encoding="utf-8")
     write_report(out, console=console)  # report.html; report.md gains the diagnostics
     return study
+
+
+def _run_jobs(
+    cfg: StudyConfig, out: Path, jobs: list[tuple[str, int]], workers: int, queue: Any
+) -> None:
+    ctx = mp.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
+        futures: dict[Future[dict[str, Any]], tuple[str, int]] = {
+            pool.submit(_work, cfg.model_dump_json(), name, seed,
+                        str(out / "conditions" / name / f"seed-{seed}"), queue): (name, seed)
+            for name, seed in jobs
+        }  # fmt: skip
+        try:
+            for fut in as_completed(futures):
+                fut.result()
+        except KeyboardInterrupt:
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise

@@ -10,13 +10,11 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import os
-import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from queue import Empty
 from typing import Any
 
 import torch
@@ -30,6 +28,7 @@ from sim2human.agents.policy import PolicyAgent
 from sim2human.agents.scripted import ScriptedAgent
 from sim2human.config import StudyConfig, parse_study
 from sim2human.errors import RunDirError
+from sim2human.progress import queue_progress
 from sim2human.simulators.base import SimulatorSpec
 from sim2human.store import CHECKPOINT, write_json
 from sim2human.stress import Curves, StressPlan, summarise_curves, sweep
@@ -197,38 +196,22 @@ def _run_all(
                    for r in refs]  # fmt: skip
             bar.update(task, completed=total)
             return out
-        with mp.Manager() as manager:
-            queue = manager.Queue()
-            stop = threading.Event()
-
-            def drain() -> None:
-                while not stop.is_set():
-                    try:
-                        bar.advance(task, queue.get(timeout=0.2))
-                    except Empty:
-                        continue
-
-            reader = threading.Thread(target=drain, daemon=True)
-            reader.start()
+        with queue_progress(bar, task) as queue:
             ctx = mp.get_context("spawn")
-            try:
-                with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
-                    futures: list[Future[dict[str, Any]]] = [
-                        pool.submit(_work, cfg.model_dump_json(), r, plan, search_cfg, queue)
-                        for r in refs
-                    ]
-                    try:
-                        for fut in as_completed(futures):
-                            fut.result()
-                    except KeyboardInterrupt:
-                        pool.shutdown(wait=False, cancel_futures=True)
-                        raise
-                out = [f.result() for f in futures]
-                bar.update(task, completed=total)
-                return out
-            finally:
-                stop.set()
-                reader.join()
+            with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
+                futures: list[Future[dict[str, Any]]] = [
+                    pool.submit(_work, cfg.model_dump_json(), r, plan, search_cfg, queue)
+                    for r in refs
+                ]
+                try:
+                    for fut in as_completed(futures):
+                        fut.result()
+                except KeyboardInterrupt:
+                    pool.shutdown(wait=False, cancel_futures=True)
+                    raise
+            out = [f.result() for f in futures]
+        bar.update(task, completed=total)
+        return out
 
 
 def assemble(
