@@ -7,14 +7,12 @@ from __future__ import annotations
 
 from typing import Any
 
-
-def _pct(x: float) -> str:
-    return f"{100 * x:.0f}"
+from sim2human.report.format import pct
 
 
 def _fmt(est: dict[str, Any]) -> str:
     lo, hi = est["ci"]
-    return f"{_pct(est['mean'])} [{_pct(lo)}, {_pct(hi)}] (n={est['n']})"
+    return f"{pct(est['mean'])} [{pct(lo)}, {pct(hi)}] (n={est['n']})"
 
 
 def llm_section(study: dict[str, Any]) -> list[str]:
@@ -42,8 +40,8 @@ def llm_section(study: dict[str, Any]) -> list[str]:
         n = max(1, r["llm_replies"])
         lines.append(
             f"| {r['name']} | {r['llm_episodes']} | {r['llm_errors']} | {r['llm_replies']} | "
-            f"{r['llm_role_retries']} ({_pct(r['llm_role_retries'] / n)}%) | "
-            f"{r['llm_role_failures']} ({_pct(r['llm_role_failures'] / n)}%) | "
+            f"{r['llm_role_retries']} ({pct(r['llm_role_retries'] / n)}%) | "
+            f"{r['llm_role_failures']} ({pct(r['llm_role_failures'] / n)}%) | "
             f"{r['llm_judge_failures']} |"
         )
     lines += ["", *_findings(rows), *_accounting(study.get("llm_accounting", {})), ""]
@@ -57,15 +55,15 @@ def _findings(rows: list[dict[str, Any]]) -> list[str]:
     if best is not worst:
         sep = best["heldout_gold_llm"]["ci"][0] > worst["heldout_gold_llm"]["ci"][1]
         out.append(
-            f"- Held-out LLM gold: best `{best['name']}` {_pct(best['heldout_gold_llm']['mean'])}, "
-            f"worst `{worst['name']}` {_pct(worst['heldout_gold_llm']['mean'])}"
+            f"- Held-out LLM gold: best `{best['name']}` {pct(best['heldout_gold_llm']['mean'])}, "
+            f"worst `{worst['name']}` {pct(worst['heldout_gold_llm']['mean'])}"
             + (" (the 95% CIs do not overlap)." if sep
                else " (the 95% CIs overlap: no supported difference at this n).")
         )  # fmt: skip
     for r in rows:
         gap = r["heldout_gold_persona"]["mean"] - r["heldout_gold_llm"]["mean"]
         out.append(
-            f"- `{r['name']}`: held-out LLM members {_pct(abs(gap))} points "
+            f"- `{r['name']}`: held-out LLM members {pct(abs(gap))} points "
             f"{'below' if gap >= 0 else 'above'} held-out persona members in gold success."
         )
     return out

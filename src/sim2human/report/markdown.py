@@ -5,13 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from sim2human.report.format import pct
 from sim2human.report.llm import llm_section
 
 REPORT_MD = "report.md"
-
-
-def pct(x: float) -> str:
-    return f"{100 * x:.0f}"
 
 
 def fmt(est: dict[str, Any]) -> str:

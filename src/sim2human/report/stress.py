@@ -14,6 +14,8 @@ from typing import Any
 import jinja2
 from markupsafe import Markup
 
+from sim2human.report.format import pct
+
 STRESS_HTML = "stress.html"
 PLOTS = "stress-plots"
 
@@ -82,10 +84,6 @@ figure{display:inline-block;margin:.5em}img{width:30em}</style></head>
 """,
     autoescape=True,
 )
-
-
-def pct(x: float | None) -> str:
-    return "" if x is None else f"{100 * x:.0f}"
 
 
 def fmt(est: dict[str, Any]) -> str:
