@@ -37,6 +37,14 @@ class Job:
     step: int = 0
 
 
+def job_profile(job: Job, scenario: Scenario) -> Profile:
+    """The hidden patient a job plays: a fresh one per episode, or one of the member's fixed
+    ``cards`` (``LLMParams.cards``) chosen by the episode seed."""
+    cards = job.spec.llm.cards if job.spec.llm is not None else None
+    seed = [job.seed, 0] if cards is None else [job.spec.seed, job.seed % cards, 31]
+    return scenario.sample_profile(np.random.default_rng(seed))
+
+
 @dataclass
 class Conversation:
     job: Job
@@ -57,7 +65,7 @@ class Conversation:
     @classmethod
     def open(cls, job: Job, scenario: Scenario, max_turns: int = MAX_TURNS) -> Conversation:
         simulator = build_simulator(job.spec, scenario)
-        profile = scenario.sample_profile(np.random.default_rng([job.seed, 0]))
+        profile = job_profile(job, scenario)
         conv = cls(job, scenario, simulator, profile, max_turns, record=scenario.empty_record())
         first = simulator.start(profile, np.random.default_rng([job.seed, 1]))
         conv._hear(first.text, first.tags)

@@ -20,7 +20,7 @@ import numpy as np
 
 from sim2human.agents.base import Agent, AgentTurn, Observation
 from sim2human.errors import EndpointError
-from sim2human.rollout import MAX_TURNS, Conversation, Job
+from sim2human.rollout import MAX_TURNS, Conversation, Job, job_profile
 from sim2human.scenarios.base import Scenario
 from sim2human.simulators.base import AsyncSimulator, Simulator, SimulatorSpec, UserTurn
 from sim2human.types import Episode, Profile
@@ -103,7 +103,7 @@ async def play_one(
     max_turns: int = MAX_TURNS,
 ) -> Played:
     """One conversation to its end, or to an ``ERROR`` episode if its endpoint gives up."""
-    profile = scenario.sample_profile(np.random.default_rng([job.seed, 0]))
+    profile = job_profile(job, scenario)
     conv = Conversation(
         job, scenario, simulator, profile, max_turns, record=scenario.empty_record()
     )

@@ -7,6 +7,7 @@ embedded model are in test_llm_live.py.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,6 +20,7 @@ from sim2human.evaluate import eval_jobs, evaluate
 from sim2human.llm.client import ChatClient, ClientStats, EndpointConfig
 from sim2human.llm.faults import FaultProxy, FaultRates
 from sim2human.llm.runtime import LLMRuntime, LLMSettings
+from sim2human.rollout import job_profile
 from sim2human.rollout_async import play_async
 from sim2human.scenarios.intake import IntakeScenario
 from sim2human.simulators.base import QuirkPool, SimulatorSpec
@@ -138,6 +140,49 @@ def test_judge_without_a_number_falls_back_and_counts(runtime_for: Any) -> None:
         judged = [s for s in fake.seen if is_judge(s.body)]
     assert ep.proxy == JUDGE_FALLBACK and ep.diagnostics["judge_failures"] == 1
     assert len(judged) == 3  # one try and two retries
+
+
+def test_turn_judge_rates_each_exchange_and_satisfaction_is_their_mean(runtime_for: Any) -> None:
+    ratings = iter([10, 4] * 100)
+
+    def script(n: int, body: dict[str, Any]) -> Reply:
+        if is_judge(body):
+            assert "Nurse:" in body["messages"][1]["content"]  # one exchange, not the call
+            return say(f"{next(ratings)}")
+        return answer_from_facts(n, body)
+
+    with FakeOpenAI(script) as fake:
+        rt = runtime_for(fake)
+        (ep,) = evaluate(ScriptedAgent(SCENARIO), [member(judge="llm-turn")], SCENARIO,
+                         split="heldout", per_member=1, llm=rt, max_turns=4)  # fmt: skip
+        judged = [s for s in fake.seen if is_judge(s.body)]
+    d = ep.diagnostics
+    # Every reply but the opening line is rated; the closing line is not a reply.
+    assert len(judged) == d["judge_requests"] == d["replies"] - 1 == 3
+    assert ep.proxy == pytest.approx((1.0 + 0.4 + 1.0) / 3)
+
+
+def test_cards_fix_the_patients_and_the_cache_answers_the_repeats(
+    runtime_for: Any, tmp_path: Path
+) -> None:
+    frozen = member(judge="llm-turn", guard_retries=0, cards=2)
+    jobs = eval_jobs([frozen], "train", 6, "c")
+    fresh = eval_jobs([member()], "train", 6, "c")
+    assert len({str(job_profile(j, SCENARIO)) for j in jobs}) == 2
+    assert len({str(job_profile(j, SCENARIO)) for j in fresh}) == 6
+    with FakeOpenAI(answer_from_facts) as fake:
+        endpoint = EndpointConfig(base_url=fake.base_url, model="fake", timeout_s=5.0)
+        settings = LLMSettings(endpoints={"fake": endpoint}, cache=tmp_path / "c.sqlite")
+        with LLMRuntime.open(settings, {"fake"}, check=False) as rt:
+            first = rt.run(play_async(ScriptedAgent(SCENARIO), jobs, SCENARIO, rt))
+            sent = len(fake.seen)
+            again = rt.run(play_async(ScriptedAgent(SCENARIO), jobs, SCENARIO, rt))
+            assert len(fake.seen) == sent  # a temperature-0 member on fixed cards: all cached
+            stats = rt.stats()["fake"]
+    assert [e.turns for e in first] == [e.turns for e in again]
+    # Six calls to two patients by a deterministic agent: two distinct calls, so most of the
+    # first pass is answered by the cache already.
+    assert stats.cache_hits > stats.requests / 2
 
 
 def test_seeded_members_replay_identically(runtime_for: Any) -> None:

@@ -58,12 +58,17 @@ class LLMParams(Frozen):
     prompt: str = Field("plain", description="persona prompt template (simulators.llm.PROMPTS)")
     top_p: float = Field(1.0, gt=0.0, le=1.0)
     max_tokens: int = Field(24, ge=4, le=512)
-    judge: Literal["llm", "persona"] = "persona"
-    """Satisfaction by an LLM judge prompt (0-10, once the call ends) or by the persona rule."""
+    judge: Literal["llm", "llm-turn", "persona"] = "persona"
+    """Satisfaction by the persona rule, or an LLM judge's 0-10 rating: ``llm`` reads the whole
+    call once it ends; ``llm-turn`` rates each exchange as it happens (satisfaction is the mean
+    so far), which at temperature 0 the response cache can answer again."""
     guard_retries: int = Field(2, ge=0, le=10)
     """Extra attempts when a reply is out of role (spoken as the nurse, narrated, leaked, empty)."""
     history: int = Field(0, ge=0, le=50)
     """Earlier exchanges shown to the model with each agent turn."""
+    cards: int | None = Field(None, ge=1, le=100_000)
+    """Play a fixed set of this many patients (persona cards, as frozen simulators are usually
+    given) instead of a fresh patient every call; at temperature 0 repeats then cost nothing."""
 
 
 class SimulatorSpec(Frozen):

@@ -8,8 +8,10 @@ role guard (``simulators.llm_guard``): an out-of-role reply is retried up to
 failure is counted in the episode's ``diagnostics``. A reply that stays out of role is passed to
 the agent as it is (tagged ``out_of_role``): that is what a frozen LLM simulator does.
 
-Satisfaction is either the persona rule (the ``persona`` family's scoring over what this caller
-actually got across) or an LLM judge prompt read once the call has ended, parsed to 0-10.
+Satisfaction is the persona rule (the ``persona`` family's scoring over what this caller
+actually got across) or an LLM judge's rating parsed to 0-10: of the whole call once it has
+ended (``llm``), or of each exchange as it happens, averaged (``llm-turn``: dense, and at
+temperature 0 a repeated exchange is a cache hit).
 Every request carries a seed derived from the episode seed, so a member at any temperature
 replays identically and the client's cache answers repeats for free.
 
@@ -38,6 +40,7 @@ from sim2human.simulators.llm_guard import (
     out_of_role,
     parse_rating,
     tidy,
+    turn_judge_prompt,
 )
 from sim2human.simulators.llm_prompts import PROMPTS, persona_name, turn_message
 from sim2human.simulators.persona import PersonaSimulator
@@ -62,6 +65,8 @@ class _Call:
     confusions: int = 0
     hung_up: bool = False
     score: float = 0.0
+    ratings: list[float] = field(default_factory=list)
+    """``llm-turn`` judge: the rating of each exchange so far."""
 
 
 class LLMSimulator:
@@ -110,7 +115,13 @@ class LLMSimulator:
             c.hung_up = True
             self._rescore()
             return UserTurn(text=HANG_UP, done=True, tags=("hangup",))
-        reply = await self._generate(agent_text, intent.asks, turn=len(c.agent_texts))
+        turn = len(c.agent_texts)
+        reply = await self._generate(agent_text, intent.asks, turn)
+        if self.params.judge == "llm-turn":
+            said = c.messages[-1]["content"]  # the reply as spoken, before any line noise
+            prompt = turn_judge_prompt(self.name, agent_text, said)
+            c.ratings.append(await self._rate(prompt, c.seed + 7919 * turn))
+            c.score = sum(c.ratings) / len(c.ratings)
         self._rescore()
         return reply
 
@@ -185,19 +196,25 @@ class LLMSimulator:
         return self.call.score
 
     async def ajudge(self, episode: Episode) -> float:
+        """This member's judgement of a whole call (``llm-turn`` members judge it whole too)."""
         if self.params.judge == "persona":
             return self._rule.judge(episode)
         turns = [(t.speaker, t.text) for t in episode.turns]
-        messages = [{"role": "system", "content": JUDGE_SYSTEM},
-                    {"role": "user", "content": judge_prompt(self.name, turns)}]  # fmt: skip
         judge_seed = self._call.seed if self._call is not None else episode.seed
+        return await self._rate(judge_prompt(self.name, turns), judge_seed)
+
+    async def _rate(self, prompt: str, seed_base: int) -> float:
+        """The judge's 0-10 rating in [0, 1]; retried (hotter) while it gives no number."""
+        messages = [{"role": "system", "content": JUDGE_SYSTEM},
+                    {"role": "user", "content": prompt}]  # fmt: skip
         for attempt in range(self.params.guard_retries + 1):
             t = self.spec.traits.temperature
             temperature = max(t, RETRY_TEMPERATURE) if attempt else t
-            seed = None if temperature == 0 else (judge_seed + 104729 + attempt) % 2**31
+            seed = None if temperature == 0 else (seed_base + 104729 + attempt) % 2**31
             result = await self.client.chat(messages, temperature=temperature,
                                             max_tokens=8, seed=seed)  # fmt: skip
             self._counts["judge_prompt_tokens"] += result.prompt_tokens
+            self._counts["judge_requests"] += 1
             rating = parse_rating(result.text)
             if rating is not None:
                 return rating
@@ -234,7 +251,7 @@ class LLMMembers(Frozen):
     temperature: tuple[float, float] = (0.0, 0.0)
     top_p: tuple[float, float] = (1.0, 1.0)
     max_tokens: int = Field(24, ge=4, le=512)
-    judge: Literal["llm", "persona"] = "persona"
+    judge: Literal["llm", "llm-turn", "persona"] = "persona"
     endpoint: str = "local"
     guard_retries: int = Field(2, ge=0, le=10)
     history: int = Field(0, ge=0, le=50)

@@ -133,3 +133,13 @@ def judge_prompt(name: str, turns: Sequence[tuple[str, str]]) -> str:
         + f"\n\nHow satisfied would {name} be with this call, from 0 (not at all) to 10 "
         "(completely)? Answer with one number."
     )
+
+
+def turn_judge_prompt(name: str, agent_text: str, reply: str) -> str:
+    """The judge's user message for one exchange (``llm-turn``): the nurse's line and the reply."""
+    return (
+        f"A clinic nurse is on the phone with {name}, a patient.\n"
+        f"Nurse: {agent_text}\n{name}: {reply}\n\n"
+        f"How satisfied is {name} with what the nurse just said, from 0 (not at all) to 10 "
+        "(completely)? Answer with one number."
+    )
