@@ -17,7 +17,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from sim2human.config import StudyConfig
 from sim2human.errors import UsageError
-from sim2human.llm.runtime import serve_embedded
+from sim2human.llm.runtime import Embedded, serve_embedded
 from sim2human.progress import queue_progress
 from sim2human.report.adaptive import write_adaptive
 from sim2human.report.html import write_report
@@ -80,8 +80,23 @@ def run_study(
     An embedded model that ``llm`` members use is started once here and shared by the workers.
     """
     jobs = _prepare(cfg, out, resume)  # against the config as written, not the live endpoints
-    with serve_embedded(cfg.llm, StudyWorld.build(cfg).endpoints(cfg.conditions)) as live:
+    needed = StudyWorld.build(cfg).endpoints(cfg.conditions)
+    if workers is None and model_takes_every_core(cfg, needed):
+        workers = 1
+    with serve_embedded(cfg.llm, needed) as live:
         return _run_study(cfg.model_copy(update={"llm": live}), out, jobs, workers, console)
+
+
+def model_takes_every_core(cfg: StudyConfig, needed: set[str]) -> bool:
+    """Whether an embedded model the study serves was given every core (``threads``).
+
+    Sub-runs then go one at a time: a worker training beside the model's threads makes them
+    wait on each other (measured: decode 133 -> 36 tokens/s, ``llm/local.py``), and the work
+    of a study that asks for this is mostly the model's.
+    """
+    cores = os.cpu_count() or 1
+    entries = [cfg.llm.entry(name) for name in needed]
+    return any(isinstance(e, Embedded) and (e.threads or 0) >= cores for e in entries)
 
 
 def _run_study(
@@ -101,7 +116,7 @@ def _run_study(
     columns = (TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
                TextColumn("episodes"), TimeElapsedColumn())  # fmt: skip
     with Progress(*columns, console=console, transient=False) as bar:
-        task = bar.add_task(f"{cfg.name}: {len(jobs)} runs on {workers} cores", total=total)
+        task = bar.add_task(f"{cfg.name}: {len(jobs)} runs, {workers} at a time", total=total)
         with queue_progress(bar, task) as queue:
             _run_jobs(cfg, out, jobs, workers, queue)
             for name in cfg.reference_agents:

@@ -15,6 +15,7 @@ from sim2human.cli import main
 from sim2human.config import load_study, parse_study
 from sim2human.errors import ConfigError
 from sim2human.report.markdown import write_markdown
+from sim2human.runner import model_takes_every_core
 from sim2human.samplers import FixedSampler, MixedSampler
 from sim2human.simulators.base import QuirkPool
 from sim2human.simulators.families import get_family
@@ -71,6 +72,18 @@ def test_example_study_loads_full_and_quick() -> None:
     assert trained_prompts.isdisjoint({s.llm.prompt for s in held if s.llm})
     frozen = world.fixed_spec(quick.conditions[0])
     assert frozen is not None and frozen.kind == "llm" and frozen.traits.temperature == 0
+
+
+def test_sub_runs_go_one_at_a_time_when_the_model_takes_every_core(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    cfg = load_study(EXAMPLE, quick=True)
+    needed = StudyWorld.build(cfg).endpoints(cfg.conditions)
+    monkeypatch.setattr("os.cpu_count", lambda: 2)
+    assert model_takes_every_core(cfg, needed)  # threads: 2 in the example
+    assert not model_takes_every_core(cfg, set())  # a study without LLM members
+    monkeypatch.setattr("os.cpu_count", lambda: 16)
+    assert not model_takes_every_core(cfg, needed)
 
 
 @pytest.mark.parametrize(

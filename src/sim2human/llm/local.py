@@ -5,16 +5,20 @@ dependencies would compile llama.cpp) and is served in-process by ``xllamacpp`` 
 llama.cpp) as a real OpenAI-compatible endpoint on 127.0.0.1, so every consumer talks to it
 through the same ``ChatClient`` as to any other endpoint.
 
-Measured decode speed on the 2-core development machine (x86-64 AVX2, prebuilt CPU wheel
-xllamacpp 2026.10, Q4_1 GGUF, 4 slots, 128-token answers at temperature 0.7, while another
-process kept one core busy):
+Measured on the 2-core development machine (x86-64 AVX2, prebuilt CPU wheel xllamacpp 2026.10,
+Q4_1 GGUF, 4 slots; prompt = 350-token prompts one at a time, decode = 8 x 64-token answers at
+temperature 0.7; "contended" = another process spinning on one core):
 
-    1 thread:  61-65 tokens/s for one stream, 64-68 tokens/s in total over 4 concurrent streams
-    2 threads: 102 tokens/s for one stream when a core happened to be free, then 3 tokens/s
-               over 4 streams (163 s for 512 tokens): llama.cpp's threads spin-wait on each
-               other and collapse as soon as anything else wants a core
+    threads  llama.cpp polling    prompt tok/s   decode tok/s   decode, contended
+    1        spin (poll 50)       97             58             63
+    2        spin (poll 50)       174            107            31
+    2        sleep (poll 0)       232            133            36
 
-hence the default of one thread per two cores. Re-measure with::
+Earlier, under heavier load, 2 spinning threads fell to 3 tokens/s. So threads here sleep
+(``poll = 0``: better in every column), the default is one thread per two cores (safe when
+persona training shares the machine), and a study whose wall time is the model's own
+(``examples/llm-collapse.yaml``) gives it every core with ``threads: 2``.
+Re-measure with::
 
     sim2human model bench [--threads N] [--parallel 4]
     PYTHONPATH=src python -m sim2human.llm.commands bench   # before the CLI registers it
@@ -103,6 +107,7 @@ def local_model(
     threads = n_threads or default_threads()
     params.cpuparams.n_threads = threads
     params.cpuparams_batch.n_threads = threads
+    params.cpuparams.poll = params.cpuparams_batch.poll = 0  # sleep, do not spin (see above)
     params.verbosity = 3 if verbose else 0
     deadline = time.monotonic() + start_timeout_s
     server = _start(xl, params, start_timeout_s, port)
