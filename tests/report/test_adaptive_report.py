@@ -63,3 +63,5 @@ def test_section_files_from_a_run_directory(tmp_path: Path) -> None:
 def test_no_section_without_adaptive_columns(tmp_path: Path) -> None:
     plain = {"study": "t", "scenario": "intake", "seeds": [0], "conditions": [{"name": "x"}]}
     assert write_adaptive(plain, tmp_path) is None
+    no_baseline = {**plain, "conditions": [{"name": "x", "heldout_worst_decile": [0, 0, 0]}]}
+    assert write_adaptive(no_baseline, tmp_path) is None  # nothing to compare with

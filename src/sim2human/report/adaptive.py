@@ -224,8 +224,10 @@ HTML = jinja2.Template(
 
 
 def write_adaptive(study: dict[str, Any], root: Path) -> Path | None:
-    """Write the section's files; None when the study has no adaptive columns."""
-    if not any("heldout_worst_decile" in r for r in study["conditions"]):
+    """Write the section's files; None when the study has no adaptive columns or no
+    ``ensemble-uniform`` condition to compare with (the section is that comparison)."""
+    names = {r["name"] for r in study["conditions"]}
+    if UNIFORM not in names or not any("heldout_worst_decile" in r for r in study["conditions"]):
         return None
     lines = fragment(study, root)
     d = root / DIR
