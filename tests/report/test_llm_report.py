@@ -25,6 +25,7 @@ def test_all_zero_llm_gold_is_said_and_fields_right_ranks_instead() -> None:
     study = {"conditions": [row("a", 0.0, (0.5, 0.45, 0.55)), row("b", 0.0, (0.2, 0.1, 0.3))]}
     text = "\n".join(llm_section(study))
     assert "No agent, the scripted reference included, completed a call" in text
+    assert "Held-out LLM gold: best" not in text  # no ranking of zeros
     assert (
         "Held-out LLM fields right: best `a` 50, worst `b` 20 (the 95% CIs do not overlap)" in text
     )
@@ -34,4 +35,5 @@ def test_overlapping_cis_are_no_supported_difference() -> None:
     study = {"conditions": [row("a", 0.2, (0.5, 0.3, 0.7)), row("b", 0.1, (0.4, 0.2, 0.6))]}
     text = "\n".join(llm_section(study))
     assert "completed a call" not in text
+    assert "Held-out LLM gold: best `a` 20, worst `b` 10 (the 95% CIs overlap" in text
     assert "fields right: best `a` 50, worst `b` 40 (the 95% CIs overlap" in text

@@ -54,7 +54,8 @@ def findings(study: dict[str, Any]) -> list[str]:
         out.append(
             f"- `{r['name']}`: train proxy {pct(r['train_proxy']['mean'])}, train gold "
             f"{pct(r['train_gold']['mean'])}, held-out gold {pct(r['heldout_gold']['mean'])}: "
-            f"held-out is {pct(gap)} points below its own training gold."
+            f"held-out is {pct(abs(gap))} points {'below' if gap >= 0 else 'above'} its own "
+            "training gold."
         )
     if frozen and ensembles:
         best = max(ensembles, key=lambda r: r["heldout_gold"]["mean"])
