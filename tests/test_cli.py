@@ -42,6 +42,7 @@ def test_study_runs_and_prints_the_report_path(
         ({"conditions": [{"name": "x", "sampler": "best"}]}, "conditions.0.sampler"),
         ({"conditions": [{"name": "x", "sampler": "fixed"}]}, "needs a 'simulator'"),
         ({"seeds": []}, "seeds"),
+        ({"train": {"episodes": -5}, "seedz": 1}, "equal to 1 (and 1 more problem)"),
     ],
 )
 def test_bad_config_is_one_clear_error(
@@ -51,6 +52,7 @@ def test_bad_config_is_one_clear_error(
     assert main(["study", str(_write(tmp_path, cfg)), "--out", str(tmp_path / "o")]) == 2
     err = capsys.readouterr().err
     assert message in err.replace("\n", " ") and "Traceback" not in err
+    assert "Value error" not in err and "(top level)" not in err
     assert not (tmp_path / "o").exists()
 
 

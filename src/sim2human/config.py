@@ -8,7 +8,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import Field, ValidationError, field_validator, model_validator
 
-from sim2human.errors import ConfigError, UsageError
+from sim2human.errors import ConfigError, UsageError, first_problem
 from sim2human.judging import JudgingConfig
 from sim2human.llm.runtime import LLMSettings
 from sim2human.samplers import sampler_args
@@ -186,13 +186,8 @@ def parse_study(raw: dict[str, Any], where: str = "study") -> StudyConfig:
     try:
         return StudyConfig.model_validate(raw)
     except ValidationError as err:
-        first = err.errors()[0]
-        loc = ".".join(str(p) for p in first["loc"]) or "(top level)"
-        msg = first["msg"]
-        if first["type"] == "extra_forbidden":
-            msg = "unknown key"
-        more = f" (and {err.error_count() - 1} more)" if err.error_count() > 1 else ""
-        raise ConfigError(f"{where}: {loc}: {msg}{more}") from None
+        loc, msg = first_problem(err)
+        raise ConfigError(f"{where}: {loc}: {msg}" if loc else f"{where}: {msg}") from None
 
 
 def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:

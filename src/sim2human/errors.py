@@ -10,6 +10,8 @@ Sim2HumanError                 base: the CLI prints its message, never a traceba
 
 from __future__ import annotations
 
+from pydantic import ValidationError
+
 
 class Sim2HumanError(Exception):
     """Base of all deliberate errors; ``exit_code`` is what the CLI exits with."""
@@ -35,3 +37,17 @@ class ModelUnavailableError(Sim2HumanError):
 
 class EndpointError(Sim2HumanError):
     pass
+
+
+def first_problem(err: ValidationError) -> tuple[str, str]:
+    """(dotted location, message) of a validation error's first problem, in plain words:
+    ``""`` for the top level, "unknown key" for a forbidden extra, no pydantic prefixes, and
+    how many more problems there are."""
+    first = err.errors()[0]
+    where = ".".join(str(p) for p in first["loc"])
+    if first["type"] == "extra_forbidden":
+        msg = "unknown key"
+    else:
+        msg = first["msg"].removeprefix("Value error, ").removeprefix("Assertion failed, ")
+    more = err.error_count() - 1
+    return where, msg + (f" (and {more} more problem{'s' * (more > 1)})" if more else "")

@@ -19,7 +19,7 @@ from sim2human.adaptive.feedback import BatchInfo
 from sim2human.adaptive.must import MustArgs, MustSampler
 from sim2human.adaptive.plr import PLRArgs, PLRSampler
 from sim2human.ensemble import Ensemble
-from sim2human.errors import ConfigError, UsageError
+from sim2human.errors import ConfigError, UsageError, first_problem
 from sim2human.scenarios.base import Scenario
 from sim2human.simulators.base import QuirkPool, SimulatorSpec
 from sim2human.simulators.noise import Ranges, draw_mix, with_noise
@@ -157,10 +157,8 @@ def sampler_args(name: str, raw: Mapping[str, Any] | None, where: str = "sampler
     try:
         return model.model_validate(dict(raw or {}))
     except ValidationError as err:
-        first = err.errors()[0]
-        loc = ".".join(str(p) for p in first["loc"]) or "(top level)"
-        msg = "unknown key" if first["type"] == "extra_forbidden" else first["msg"]
-        raise ConfigError(f"{where}.{loc}: {msg} (sampler {name!r})") from None
+        loc, msg = first_problem(err)
+        raise ConfigError(f"{where}{'.' * bool(loc)}{loc}: {msg} (sampler {name!r})") from None
 
 
 def build_sampler(
