@@ -151,6 +151,8 @@ def test_tiny_llm_study_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     assert any(e.family.startswith("llm:") and e.phase == "eval" for e in mixed_eps)
     report = (tmp_path / "report.md").read_text()
     assert "Held-out persona vs held-out LLM members" in report and "role retries" in report
+    # Findings tell conditions apart by sampler, whatever they are called.
+    assert frozen["sampler"] == "fixed" and "Best ensemble condition `mixed`" in report
     # The key went to the endpoint, and nowhere into the run directory.
     assert all(s.headers["authorization"] == f"Bearer {secret}" for s in fake.seen)
     for path in tmp_path.rglob("*"):

@@ -43,12 +43,19 @@ def family_table(study: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _trains_on_one(row: dict[str, Any]) -> bool:
+    """Whether a condition trained against one fixed simulator (its sampler; study.json files
+    written before rows recorded it are read by the flagship's names)."""
+    sampler = row.get("sampler")
+    return sampler == "fixed" if sampler is not None else str(row["name"]).startswith("frozen")
+
+
 def findings(study: dict[str, Any]) -> list[str]:
     """Claims the numbers support, each stated from the data (and said so when they do not)."""
     rows = {r["name"]: r for r in study["conditions"]}
     out: list[str] = []
-    frozen = [r for n, r in rows.items() if n.startswith("frozen")]
-    ensembles = [r for n, r in rows.items() if n.startswith("ensemble")]
+    frozen = [r for r in rows.values() if _trains_on_one(r)]
+    ensembles = [r for r in rows.values() if not _trains_on_one(r)]
     for r in frozen:
         gap = r["train_gold"]["mean"] - r["heldout_gold"]["mean"]
         out.append(
