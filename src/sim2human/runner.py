@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import multiprocessing as mp
 import os
 import shutil
 import time
-from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -18,7 +16,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from sim2human.config import StudyConfig
 from sim2human.errors import UsageError
 from sim2human.llm.runtime import Embedded, serve_embedded
-from sim2human.progress import queue_progress
+from sim2human.progress import in_processes, queue_progress
 from sim2human.report.adaptive import write_adaptive
 from sim2human.report.html import write_report
 from sim2human.report.markdown import write_markdown
@@ -137,16 +135,6 @@ def _run_study(
 def _run_jobs(
     cfg: StudyConfig, out: Path, jobs: list[tuple[str, int]], workers: int, queue: Any
 ) -> None:
-    ctx = mp.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
-        futures: dict[Future[dict[str, Any]], tuple[str, int]] = {
-            pool.submit(_work, cfg.model_dump_json(), name, seed,
-                        str(out / "conditions" / name / f"seed-{seed}"), queue): (name, seed)
-            for name, seed in jobs
-        }  # fmt: skip
-        try:
-            for fut in as_completed(futures):
-                fut.result()
-        except KeyboardInterrupt:
-            pool.shutdown(wait=False, cancel_futures=True)
-            raise
+    config = cfg.model_dump_json()
+    in_processes(_work, [(config, name, seed, str(out / "conditions" / name / f"seed-{seed}"),
+                          queue) for name, seed in jobs], workers)  # fmt: skip

@@ -8,11 +8,9 @@ finished episodes to one progress bar. Nothing is written into the sub-run direc
 
 from __future__ import annotations
 
-import multiprocessing as mp
 import os
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -28,7 +26,7 @@ from sim2human.agents.policy import PolicyAgent
 from sim2human.agents.scripted import ScriptedAgent
 from sim2human.config import StudyConfig, parse_study
 from sim2human.errors import RunDirError
-from sim2human.progress import queue_progress
+from sim2human.progress import in_processes, queue_progress
 from sim2human.simulators.base import SimulatorSpec
 from sim2human.store import CHECKPOINT, write_json
 from sim2human.stress import Curves, StressPlan, summarise_curves, sweep
@@ -197,19 +195,9 @@ def _run_all(
             bar.update(task, completed=total)
             return out
         with queue_progress(bar, task) as queue:
-            ctx = mp.get_context("spawn")
-            with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
-                futures: list[Future[dict[str, Any]]] = [
-                    pool.submit(_work, cfg.model_dump_json(), r, plan, search_cfg, queue)
-                    for r in refs
-                ]
-                try:
-                    for fut in as_completed(futures):
-                        fut.result()
-                except KeyboardInterrupt:
-                    pool.shutdown(wait=False, cancel_futures=True)
-                    raise
-            out = [f.result() for f in futures]
+            config = cfg.model_dump_json()
+            out = in_processes(_work, [(config, r, plan, search_cfg, queue) for r in refs],
+                               workers)  # fmt: skip
         bar.update(task, completed=total)
         return out
 
