@@ -16,7 +16,7 @@ import os
 import random
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from types import TracebackType
 from typing import Any, cast
@@ -83,6 +83,8 @@ class ClientStats(BaseModel):
 
 @dataclass
 class _Counters:
+    """The mutable side of ``ClientStats`` (same fields)."""
+
     requests: int = 0
     cache_hits: int = 0
     retries: int = 0
@@ -158,16 +160,7 @@ class ChatClient:
     @property
     def stats(self) -> ClientStats:
         """A snapshot of this client's accounting."""
-        c = self._counters
-        return ClientStats(
-            requests=c.requests,
-            cache_hits=c.cache_hits,
-            retries=c.retries,
-            failures=c.failures,
-            prompt_tokens=c.prompt_tokens,
-            completion_tokens=c.completion_tokens,
-            latency_s=c.latency_s,
-        )
+        return ClientStats(**asdict(self._counters))
 
     def _loop_state(self) -> _LoopState:
         loop = asyncio.get_running_loop()
