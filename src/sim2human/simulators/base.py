@@ -12,6 +12,8 @@ from sim2human.scenarios.base import Act
 from sim2human.types import Episode, Frozen, Profile
 
 Emotion = Literal["calm", "anxious", "irritated"]
+Judge = Literal["llm", "llm-turn", "persona"]
+"""How an ``llm`` member's satisfaction is scored (``LLMParams.judge``)."""
 
 
 class Quirks(Frozen):
@@ -58,7 +60,7 @@ class LLMParams(Frozen):
     prompt: str = Field("plain", description="persona prompt template (simulators.llm.PROMPTS)")
     top_p: float = Field(1.0, gt=0.0, le=1.0)
     max_tokens: int = Field(24, ge=4, le=512)
-    judge: Literal["llm", "llm-turn", "persona"] = "persona"
+    judge: Judge = "persona"
     """Satisfaction by the persona rule, or an LLM judge's 0-10 rating: ``llm`` reads the whole
     call once it ends; ``llm-turn`` rates each exchange as it happens (satisfaction is the mean
     so far), which at temperature 0 the response cache can answer again."""

@@ -12,8 +12,9 @@ Satisfaction is the persona rule (the ``persona`` family's scoring over what thi
 actually got across) or an LLM judge's rating parsed to 0-10: of the whole call once it has
 ended (``llm``), or of each exchange as it happens, averaged (``llm-turn``: dense, and at
 temperature 0 a repeated exchange is a cache hit).
-Every request carries a seed derived from the episode seed, so a member at any temperature
-replays identically and the client's cache answers repeats for free.
+A request above temperature 0 carries a seed derived from the episode seed, and one at
+temperature 0 none (the prompt alone decides), so a member at any temperature replays
+identically and the client's cache answers repeats for free.
 
 Replies go through the scenario's extractor like any other user's (fair observation); the
 simulator's noise traits (typos, ASR confusions...) are applied to its replies too.
@@ -23,7 +24,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 from pydantic import Field, field_validator, model_validator
@@ -32,7 +33,7 @@ from sim2human.errors import UsageError
 from sim2human.llm.client import ChatClient, ChatResult
 from sim2human.perturb import compose
 from sim2human.scenarios.base import Scenario
-from sim2human.simulators.base import LLMParams, QuirkPool, SimulatorSpec, UserTurn
+from sim2human.simulators.base import Judge, LLMParams, QuirkPool, SimulatorSpec, UserTurn
 from sim2human.simulators.families import FAMILIES, get_family
 from sim2human.simulators.llm_guard import (
     JUDGE_SYSTEM,
@@ -251,7 +252,7 @@ class LLMMembers(Frozen):
     temperature: tuple[float, float] = (0.0, 0.0)
     top_p: tuple[float, float] = (1.0, 1.0)
     max_tokens: int = Field(24, ge=4, le=512)
-    judge: Literal["llm", "llm-turn", "persona"] = "persona"
+    judge: Judge = "persona"
     endpoint: str = "local"
     guard_retries: int = Field(2, ge=0, le=10)
     history: int = Field(0, ge=0, le=50)
