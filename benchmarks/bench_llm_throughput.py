@@ -61,7 +61,7 @@ async def replay(client: ChatClient, requests: list[Request], concurrency: int) 
 
 
 def engine(concurrency: int, episodes: int, seed: int) -> tuple[int, float, list[Request]]:
-    """Decode tokens, wall time and the conversation requests it sent (not the probe)."""
+    """Decode tokens, wall time and the requests it sent (recorded after the start-up probe)."""
     scenario = IntakeScenario()
     pool = QuirkPool.from_acts(scenario.acts)
     spec = llm_spec(get_family("cooperative").sample(seed, pool, temperature=0.7),
@@ -75,7 +75,7 @@ def engine(concurrency: int, episodes: int, seed: int) -> tuple[int, float, list
             eps = rt.run(play_async(ScriptedAgent(scenario), jobs, scenario, rt, max_turns=4))
             wall = time.perf_counter() - start
     tokens = int(sum(e.diagnostics.get("completion_tokens", 0) for e in eps))
-    return tokens, wall, [r for r in sent if r[1].get("max_tokens") == MAX_TOKENS]
+    return tokens, wall, sent
 
 
 def direct(concurrency: int, requests: list[Request]) -> tuple[int, float]:
