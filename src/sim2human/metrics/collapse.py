@@ -378,15 +378,6 @@ def behaviour(episodes: Sequence[Episode]) -> Behaviour:
     )
 
 
-def behaviour_over_training(episodes: Sequence[Episode]) -> list[tuple[int, Behaviour]]:
-    """``behaviour`` of the logged training episodes at each update they were logged at."""
-    steps: dict[int, list[Episode]] = defaultdict(list)
-    for e in episodes:
-        if e.phase == "train":
-            steps[e.step].append(e)
-    return [(s, behaviour(eps)) for s, eps in sorted(steps.items())]
-
-
 # -------------------------------------------------------------------------------- robustness
 
 
