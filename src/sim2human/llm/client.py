@@ -286,9 +286,7 @@ class ChatClient:
                 response = await state.openai.chat.completions.create(
                     model=cfg.model, messages=[dict(m) for m in messages], **kwargs
                 )
-        except TimeoutError:
-            raise _Retryable(f"no answer within {cfg.timeout_s:g}s (timeout_s)") from None
-        except oa_mod.APITimeoutError:
+        except (TimeoutError, oa_mod.APITimeoutError):
             raise _Retryable(f"no answer within {cfg.timeout_s:g}s (timeout_s)") from None
         except oa_mod.APIConnectionError as exc:
             cause = exc.__cause__ or exc
