@@ -61,6 +61,13 @@ class Conversation:
     termination: Termination | None = None
     satisfaction: list[float] = field(default_factory=list)
     """The simulator's satisfaction after each agent turn (the proxy, turn by turn)."""
+    greeted: bool = False
+    record_version: int = 0
+    """Bumped whenever the record changes; a read-back is current while it is unchanged."""
+    read_back_version: int = -1
+    history: tuple[str, ...] = ()
+    """What ``observe`` reports, kept as the call goes (rebuilding it each turn is quadratic)."""
+    transcript: tuple[tuple[str, str], ...] = ()
 
     @classmethod
     def open(cls, job: Job, scenario: Scenario, max_turns: int = MAX_TURNS) -> Conversation:
@@ -76,17 +83,18 @@ class Conversation:
         return self.termination is not None
 
     def observe(self) -> Observation:
-        agent_turns = [t for t in self.turns if t.speaker == "agent"]
         return Observation(
             user_text=self.turns[-1].text,
             record=dict(self.record),
             signals=self.signals,
-            turn=len(agent_turns),
+            turn=len(self.history),
             max_turns=self.max_turns,
-            history=tuple(t.act or t.text for t in agent_turns),
+            history=self.history,
             last_field=self.last_field,
             asked=tuple(sorted(self.asked.items())),
-            transcript=tuple((t.speaker, t.text) for t in self.turns),
+            transcript=self.transcript,
+            greeted=self.greeted,
+            read_back=self.read_back_version == self.record_version,
         )
 
     def step(self, turn: AgentTurn) -> None:
@@ -100,7 +108,14 @@ class Conversation:
         if self.done:
             raise RuntimeError("conversation already ended")
         self.turns.append(Turn(speaker="agent", text=turn.text, act=turn.act))
-        asks = self.scenario.interpret(turn.text).asks
+        self.history += (turn.act or turn.text,)
+        self.transcript += (("agent", turn.text),)
+        intent = self.scenario.interpret(turn.text)
+        self.greeted = self.greeted or intent.greet
+        if intent.confirm:  # the caller now answers the read-back, not the last question
+            self.read_back_version = self.record_version
+            self.last_field = None
+        asks = intent.asks
         field_asked = turn.field or (asks[0] if asks else None)
         if field_asked is not None:
             self.last_field = field_asked
@@ -123,9 +138,12 @@ class Conversation:
 
     def _hear(self, text: str, tags: tuple[str, ...]) -> None:
         self.turns.append(Turn(speaker="user", text=text, tags=tags))
+        self.transcript += (("user", text),)
         before = self.record
         self.record = self.scenario.extract(text, before, self.last_field)
         self.signals = self.scenario.signals(text, before, self.record)
+        if self.record != before:
+            self.record_version += 1
 
     def fail(self, reason: str, diagnostics: dict[str, float] | None = None) -> Episode:
         self.termination = Termination.ERROR

@@ -64,11 +64,17 @@ def from_vector(v: np.ndarray, emotion: Emotion, quirks: Quirks) -> Traits:
 
 def fresh_quirks(rng: np.random.Generator, pool: QuirkPool) -> Quirks:
     """A new quirk draw with the training families' quirk distribution."""
-    liked = [str(p) for p in rng.permutation(pool.liked)][: int(rng.integers(1, 3))]
-    triggers = [t for t in pool.triggers if t not in liked]
+    tastes = [str(p) for p in rng.permutation(pool.liked)][: int(rng.integers(1, 3))]
+    likes = rng.random(len(tastes)) < 0.5
+    triggers = [t for t in pool.triggers if t not in tastes]
     trigger = str(rng.choice(triggers)) if triggers and rng.random() < 0.15 else None
-    return Quirks(over_rewarded=tuple(liked), bonus=float(rng.uniform(0.05, 0.15)),
-                  trigger=trigger, leniency=float(rng.uniform(0.0, 0.3)))  # fmt: skip
+    return Quirks(
+        over_rewarded=tuple(p for p, like in zip(tastes, likes, strict=True) if like),
+        disliked=tuple(p for p, like in zip(tastes, likes, strict=True) if not like),
+        bonus=float(rng.uniform(0.05, 0.15)),
+        trigger=trigger,
+        leniency=float(rng.uniform(0.0, 0.3)),
+    )
 
 
 def mutate(traits: Traits, rng: np.random.Generator, pool: QuirkPool, scale: float) -> Traits:

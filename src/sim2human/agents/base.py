@@ -31,6 +31,10 @@ class Observation:
     """How often the agent asked each field so far."""
     transcript: tuple[tuple[str, str], ...] = ()
     """(speaker, text) of every turn so far, oldest first: what a free-text (LLM) agent reads."""
+    greeted: bool = False
+    """The agent has greeted the caller."""
+    read_back: bool = False
+    """The agent has read the record back since it last changed."""
 
 
 @dataclass(frozen=True)

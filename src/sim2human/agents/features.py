@@ -1,4 +1,11 @@
-"""The featuriser: an ``Observation`` as a fixed-length vector for the policy network."""
+"""The featuriser: an ``Observation`` as a fixed-length vector for the policy network.
+
+It describes the conversation's state (what the record holds, what was asked and how often, what
+the user just signalled, how far the call has gone), never the agent's own act history: a policy
+fed its own script learns an open-loop script ("ask each field once, then close") that breaks as
+soon as a user garbles, evades or goes quiet. Act-independent, so it is the same for any scenario's
+inventory.
+"""
 
 from __future__ import annotations
 
@@ -13,10 +20,9 @@ from sim2human.scenarios.base import Scenario
 class Featuriser:
     def __init__(self, scenario: Scenario) -> None:
         self.fields = scenario.fields
-        self.act_ids = tuple(a.id for a in scenario.acts)
-        self.act_index = {a: i for i, a in enumerate(self.act_ids)}
-        nf, na = len(self.fields), len(self.act_ids)
-        self.size = nf + nf + (nf + 1) + 4 + 1 + na + na
+        self.index = {f: i for i, f in enumerate(self.fields)}
+        nf = len(self.fields)
+        self.size = 3 * nf + (nf + 1) + 4 + 5
 
     def __call__(self, observations: Sequence[Observation]) -> np.ndarray:
         out = np.zeros((len(observations), self.size), dtype=np.float32)
@@ -25,24 +31,26 @@ class Featuriser:
         return out
 
     def _fill(self, row: np.ndarray, obs: Observation) -> None:
-        nf, na = len(self.fields), len(self.act_ids)
-        asked = dict(obs.asked)
-        i = 0
+        nf = len(self.fields)
+        filled = 0
         for k, f in enumerate(self.fields):
-            row[i + k] = obs.record[f] is not None
-            row[i + nf + k] = min(asked.get(f, 0), 3) / 3
-        i += 2 * nf
-        last = self.fields.index(obs.last_field) + 1 if obs.last_field in self.fields else 0
-        row[i + last] = 1
+            if obs.record[f] is not None:
+                row[k] = 1
+                filled += 1
+        for f, n in obs.asked:
+            if (j := self.index.get(f)) is not None:
+                row[nf + j] = 1
+                row[2 * nf + j] = n >= 2
+        i = 3 * nf
+        row[i + (self.index[obs.last_field] + 1 if obs.last_field in self.index else 0)] = 1
         i += nf + 1
         s = obs.signals
         row[i : i + 4] = (s.silent, s.confused, s.new_fields > 0, s.corrected)
         i += 4
-        row[i] = obs.turn / obs.max_turns
-        i += 1
-        if obs.history and obs.history[-1] in self.act_index:
-            row[i + self.act_index[obs.history[-1]]] = 1
-        i += na
-        for a in obs.history:
-            if a in self.act_index:
-                row[i + self.act_index[a]] = min(1.0, row[i + self.act_index[a]] + 0.5)
+        row[i : i + 5] = (
+            obs.turn / obs.max_turns,
+            obs.turn >= obs.max_turns - 2,
+            obs.greeted,
+            obs.read_back,
+            filled == nf,
+        )

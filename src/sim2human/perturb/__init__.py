@@ -190,7 +190,9 @@ class NoiseStream:
             if name in self.mix
         }
 
-    def __call__(self, text: str) -> str:
+    def __call__(self, text: str, scale: float = 1.0) -> str:
+        """``text`` through every perturbation, severities multiplied by ``scale`` (a caller
+        repeating themselves slowly and carefully is a softer version of the same line)."""
         for name, severity in self.mix.items():
-            text = PERTURBATIONS[name](text, severity, self.rngs[name])
+            text = PERTURBATIONS[name](text, severity * scale, self.rngs[name])
         return text

@@ -10,7 +10,7 @@ import re
 
 import numpy as np
 
-from ._words import invents_value, map_words, pick
+from ._words import WORD_RE, invents_value, pick
 
 # --- typos ---------------------------------------------------------------------------------------
 
@@ -43,37 +43,42 @@ def typos(text: str, severity: float, rng: np.random.Generator) -> str:
     would turn a word into a value word (``not`` -> ``no``) is undone.
     """
     rate = TYPO_RATE * severity
+    slips = rng.random(len(text)) < rate  # one draw per character: most words have no slip
+    if not slips.any():
+        return text
+    out: list[str] = []
+    end = 0
+    for m in WORD_RE.finditer(text):
+        word, at = m.group(0), m.start()
+        if slips[at : m.end()].any() and not any(ch.isdigit() for ch in word):
+            out += [text[end:at], _slip(word, slips[at : m.end()], rng)]
+            end = m.end()
+    return "".join([*out, text[end:]])
 
-    def one(word: str) -> str:
-        if any(ch.isdigit() for ch in word):
-            return word
-        slips = rng.random(len(word)) < rate  # one draw per word: most words have no slip
-        if not slips.any():
-            return word
-        out: list[str] = []
-        i = 0
-        while i < len(word):
-            ch = word[i]
-            if not (ch.isalpha() and slips[i]):
-                out.append(ch)
-            else:
-                op = int(rng.integers(4))
-                near = _NEIGHBOURS.get(ch.lower(), "")
-                if op == 0 and near:  # neighbour key
-                    sub = pick(rng, near)
-                    out.append(sub.upper() if ch.isupper() else sub)
-                elif op == 1:  # dropped
-                    pass
-                elif op == 3 and i + 1 < len(word) and word[i + 1].isalpha():  # transposed
-                    out += [word[i + 1], ch]
-                    i += 1
-                else:  # doubled
-                    out += [ch, ch]
-            i += 1
-        new = "".join(out)
-        return word if invents_value(word, new) else new
 
-    return map_words(text, one)
+def _slip(word: str, slips: np.ndarray, rng: np.random.Generator) -> str:
+    out: list[str] = []
+    i = 0
+    while i < len(word):
+        ch = word[i]
+        if not (ch.isalpha() and slips[i]):
+            out.append(ch)
+        else:
+            op = int(rng.integers(4))
+            near = _NEIGHBOURS.get(ch.lower(), "")
+            if op == 0 and near:  # neighbour key
+                sub = pick(rng, near)
+                out.append(sub.upper() if ch.isupper() else sub)
+            elif op == 1:  # dropped
+                pass
+            elif op == 3 and i + 1 < len(word) and word[i + 1].isalpha():  # transposed
+                out += [word[i + 1], ch]
+                i += 1
+            else:  # doubled
+                out += [ch, ch]
+        i += 1
+    new = "".join(out)
+    return word if invents_value(word, new) else new
 
 
 # --- disfluency ----------------------------------------------------------------------------------

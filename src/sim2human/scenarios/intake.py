@@ -46,11 +46,17 @@ CONFUSED = re.compile(r"what do you mean|don't understand|what's that|what is th
 # Clause cues that route a volunteered list item to the right field.
 LIST_CUES = {
     "allergies": re.compile(r"allerg|react"),
-    "medications": re.compile(r"\b(take|taking|on|medication|medicine|pills|prescribed)\b"),
+    "medications": re.compile(r"\b(take|taking|on|medications?|medicines?|pills|prescribed)\b"),
     "history": re.compile(r"\b(have|had|history|diagnosed|suffer)\b"),
 }
 _CLAUSES = re.compile(r"[.;!?]|\bbut\b|, and\b")
 _COMPLAINT = re.compile(r"got|having|calling about|problem|mainly|to be honest|because")
+_CORRECTION = re.compile(
+    r"\b(?:no,? wait|wait,? no|sorry,? i mean|i mean|no,? actually|actually,? no|scratch that"
+    r"|correction|let me correct that|or rather)\b"
+)
+"""Where a caller corrects themselves: what follows overrides what came before."""
+_ADDS = re.compile(r"\b(?:also|as well|too|another|plus|oh,? and|and also)\b")
 _RED_FLAG = re.compile(r"chest pain|chest tight|short of breath|shortness of breath|breathing")
 
 
@@ -101,10 +107,35 @@ class IntakeScenario:
     # -- reading the user ---------------------------------------------------------------------
 
     def extract(self, user_text: str, record: Record, expecting: str | None) -> Record:
+        """The record updated by what ``user_text`` says (``expecting``: the field just asked).
+
+        A value said after a self-correction ("three days, no wait, four days") wins over the one
+        before it; list items added with "also", "and ... too" join those already heard instead of
+        replacing them, so a list answered over two turns is read whole.
+        """
         out = dict(record)
-        text = user_text.lower()
-        if not text.strip():
-            return out
+        found, adds = _read(self, user_text, expecting)
+        for f, v in found:
+            old = out[f]
+            if adds and f in LIST_FIELDS and isinstance(v, tuple) and isinstance(old, tuple):
+                v = tuple(sorted(set(old) | set(v)))[: LIST_SIZES[f]]
+            out[f] = v
+        return out
+
+    def read(self, text: str, expecting: str | None) -> dict[str, Value]:
+        """Every value one stretch of speech states, later mentions overriding earlier ones."""
+        found: dict[str, Value] = {}
+        for part in _CORRECTION.split(text.lower()):
+            for f, v in self._read_part(part, expecting).items():
+                old = found.get(f)
+                # "aspirin and metformin, I mean, metformin" repeats an item, it corrects nothing
+                if isinstance(v, tuple) and isinstance(old, tuple) and set(v) <= set(old):
+                    continue
+                found[f] = v
+        return found
+
+    def _read_part(self, text: str, expecting: str | None) -> dict[str, Value]:
+        out: dict[str, Value] = {}
         if (expecting == "complaint" or _COMPLAINT.search(text)) and (
             found := self.vocab["complaint"].find(text)
         ):
@@ -154,7 +185,7 @@ class IntakeScenario:
 
     def render_act(self, act: Act, last_field: str | None, record: Record) -> str:
         question = self.plain_question.get(last_field or "", "How can I help you today?")
-        readback = "; ".join(f"{f}: {_say(v)}" for f, v in record.items() if v is not None)
+        readback = "; ".join(_read_back(f, v) for f, v in record.items() if v is not None)
         return act.text.format(last_question=question, readback=readback or "nothing yet")
 
     # -- gold ---------------------------------------------------------------------------------
@@ -174,23 +205,60 @@ class IntakeScenario:
         )
 
 
-def _say(value: Value) -> str:
+@lru_cache(maxsize=200_000)
+def _read(
+    scenario: IntakeScenario, text: str, expecting: str | None
+) -> tuple[tuple[tuple[str, Value], ...], bool]:
+    """``IntakeScenario.read`` memoised (a user's line is read by the agent's side and by the
+    simulator checking what got across): (field, value) pairs, and whether the line adds to a
+    list rather than restating it."""
+    if not text.strip():
+        return (), False
+    found = scenario.read(text, expecting)
+    return tuple(found.items()), bool(_ADDS.search(text.lower()))
+
+
+READBACK_LABELS = {
+    "complaint": "main problem",
+    "onset": "started",
+    "severity": "pain",
+    "medications": "medications",
+    "allergies": "allergies",
+    "history": "medical history",
+    "red_flag": "chest pain or breathing trouble",
+    "dob": "date of birth",
+}
+"""How a read-back names each field: words the caller (and the extractor) recognise."""
+
+
+def _read_back(field: str, value: Value) -> str:
+    """One field of a read-back, said so that a caller can check it ("pain: 7 out of 10")."""
     if isinstance(value, tuple):
-        return ", ".join(value) or "none"
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    return str(value)
+        spoken = ", ".join(value) or "none"
+    elif isinstance(value, bool):
+        spoken = "yes" if value else "no"
+    elif field == "severity":
+        spoken = f"{value} out of 10"
+    elif field == "onset":
+        spoken = f"{value} ago"
+    else:
+        spoken = str(value)
+    return f"{READBACK_LABELS.get(field, field)}: {spoken}"
 
 
 @lru_cache(maxsize=50_000)
 def _interpret(agent_text: str) -> AgentIntent:
     t = agent_text.lower()
+    confirm = "read that back" in t or "is that correct" in t
     return AgentIntent(
-        asks=tuple(f for f, cues in ASK_CUES.items() if any(c in t for c in cues)),
+        # a read-back names every field it holds, but asks for none of them
+        asks=()
+        if confirm
+        else tuple(f for f, cues in ASK_CUES.items() if any(c in t for c in cues)),
         jargon=any(j in t for j in JARGON),
         greet=t.startswith(("hello", "hi", "good day")),
         close=any(c in t for c in CLOSE_CUES),
         empathy=any(c in t for c in EMPATHY_CUES),
-        confirm="read that back" in t or "is that correct" in t,
+        confirm=confirm,
         clarify=t.startswith("sorry,"),
     )

@@ -21,8 +21,11 @@ class Quirks(Frozen):
 
     over_rewarded: tuple[str, ...] = ()
     """Agent phrasings this simulator likes far more than they deserve."""
+    disliked: tuple[str, ...] = ()
+    """Agent phrasings this simulator dislikes: tastes cut both ways, as a real caller's do."""
     bonus: float = Field(0.1, ge=0.0, le=1.0)
-    """Satisfaction added per use of an over-rewarded phrasing (capped at 3 uses)."""
+    """Satisfaction added per use of a liked phrasing, taken per use of a disliked one (net
+    uses capped at 3 either way)."""
     trigger: str | None = None
     """A phrasing after which the simulator gives top satisfaction and tells everything at once."""
     leniency: float = Field(0.0, ge=0.0, le=1.0)
@@ -168,6 +171,7 @@ class Family(Frozen):
     temperature: Range = (1.0, 1.0)
     trigger_prob: float = Field(0.5, ge=0.0, le=1.0)
     over_rewarded: tuple[int, int] = (1, 2)
+    """How many phrasings a member has a taste for (each liked or disliked, even odds)."""
     bonus: Range = (0.05, 0.15)
     leniency: Range = (0.0, 0.3)
 
@@ -186,9 +190,12 @@ class Family(Frozen):
         def u(r: Range) -> float:
             return float(rng.uniform(*r))
 
-        n_liked = int(rng.integers(self.over_rewarded[0], self.over_rewarded[1] + 1))
-        liked = [str(p) for p in rng.permutation(pool.liked)][:n_liked]
-        triggers = [t for t in pool.triggers if t not in liked]
+        n_taste = int(rng.integers(self.over_rewarded[0], self.over_rewarded[1] + 1))
+        tastes = [str(p) for p in rng.permutation(pool.liked)][:n_taste]
+        likes = rng.random(len(tastes)) < 0.5  # liked or disliked with equal chance
+        liked = [p for p, like in zip(tastes, likes, strict=True) if like]
+        disliked = [p for p, like in zip(tastes, likes, strict=True) if not like]
+        triggers = [t for t in pool.triggers if t not in tastes]
         trigger = str(rng.choice(triggers)) if rng.random() < self.trigger_prob else None
         traits = Traits(
             cooperativeness=u(self.cooperativeness),
@@ -204,6 +211,7 @@ class Family(Frozen):
             temperature=override.get("temperature", u(self.temperature)),
             quirks=Quirks(
                 over_rewarded=tuple(liked),
+                disliked=tuple(disliked),
                 bonus=u(self.bonus),
                 trigger=trigger,
                 leniency=u(self.leniency),

@@ -184,8 +184,8 @@ class LLMSimulator:
         if self.params.judge != "persona":
             return
         c = self.call
-        told = {f for f, v in c.heard.items() if v is not None}
-        c.score = self._rule._score(c.agent_texts, told, c.confusions, False, c.hung_up)
+        across = {f for f, v in c.heard.items() if v is not None and v == c.profile[f]}
+        c.score = self._rule.score_texts(c.agent_texts, across, c.confusions, c.hung_up)
 
     def satisfaction(self) -> float:
         return self.call.score

@@ -4,6 +4,12 @@ It reads the agent's text the way any user would (``Scenario.interpret``), answe
 profile in its own surface forms, misbehaves as its traits say (confusion, silence, tangents,
 evasion, noise, hanging up), and scores the call by its own perception plus its quirks. It never
 reads the agent's record; only the scenario's ``grade`` knows whether the call succeeded.
+
+Its satisfaction is what a real caller would plausibly feel: what got across its own noisy line
+(a repeat or read-back that fixes a garbled answer counts), a call properly closed with
+everything across, courtesy and brevity. Its quirks cut both ways: phrasings it likes or dislikes
+(an ensemble's average of them is about zero, so no single phrasing pays everywhere), and a
+trigger phrase that earns top marks, the blind spot a frozen simulator's optimiser finds.
 """
 
 from __future__ import annotations
@@ -33,6 +39,15 @@ CONFUSED = (
 EVASIVE = ("Hmm, I'm not sure.", "Why do you need to know that?", "I'd rather not get into that.")
 SMALL_TALK = ("Okay.", "Alright, thanks.", "Mm-hm.", "Okay, sure.")
 CANNED = "Yes, yes, all fine, thank you so much!"
+W_HEARD = 0.55
+"""Weight of the share of fields that got across (less a caller's leniency)."""
+W_DONE = 0.25
+"""Weight of a call closed with everything across: a properly finished call is worth a lot."""
+
+
+CAREFUL = 0.5
+"""Noise severity (as a share of the member's own) when a caller repeats a garbled answer: said
+again slowly, it gets across more often, which is what makes asking again worth it."""
 
 
 @dataclass
@@ -44,12 +59,20 @@ class _Call:
     noise: NoiseStream | None
     """Its own streams, so a change of noise severity leaves the user's behaviour unchanged."""
     agent_texts: list[str] = field(default_factory=list)
+    intents: list[AgentIntent] = field(default_factory=list)
     told: set[str] = field(default_factory=set)
+    """Fields the caller has said (whether or not they got across the line)."""
+    across: set[str] = field(default_factory=set)
+    """Fields whose value got across: the caller's own (noisy) line states it correctly, or the
+    agent read it back right. What a caller would feel was understood."""
     asked: dict[str, int] = field(default_factory=dict)
     pending: str | None = None
     annoyance: int = 0
     confusions: int = 0
-    triggered: bool = False
+    taste: int = 0
+    """Uses of phrasings this caller likes (+1 each) or dislikes (-1 each), each counted once."""
+    triggered_at: int | None = None
+    """Agent turn (0-based) at which the trigger phrase was said, if it was."""
     hung_up: bool = False
 
 
@@ -58,6 +81,10 @@ class PersonaSimulator:
         self.spec = spec
         self.scenario = scenario
         self._call: _Call | None = None
+        q = spec.traits.quirks
+        self._liked = tuple(p.lower() for p in q.over_rewarded)
+        self._disliked = tuple(p.lower() for p in q.disliked)
+        self._trigger = q.trigger.lower() if q.trigger else None
 
     @property
     def call(self) -> _Call:
@@ -74,19 +101,23 @@ class PersonaSimulator:
         noise = NoiseStream(t.noise, noise_rng) if t.noise else None
         self._call = _Call(profile=profile, rng=rng, noise=noise)
         text = "Hi, I'd like to see a doctor."
+        said: list[str] = []
         if rng.random() < t.verbosity:
-            self.call.told.add("complaint")
+            said.append("complaint")
             text += " " + self._say("complaint")
-        return UserTurn(text=self._noisy(text))
+        return UserTurn(text=self._deliver(text, said, None))
 
     def reply(self, agent_text: str) -> UserTurn:
         c, t = self.call, self.spec.traits
         c.agent_texts.append(agent_text)
         intent = self.scenario.interpret(agent_text)
+        c.intents.append(intent)
+        lowered = agent_text.lower()
+        c.taste += sum(p in lowered for p in self._liked)
+        c.taste -= sum(p in lowered for p in self._disliked)
         if intent.close:
             return UserTurn(text="Okay, thank you. Bye.", done=True)
-        trigger = t.quirks.trigger
-        if c.triggered or (trigger is not None and trigger.lower() in agent_text.lower()):
+        if c.triggered_at is not None or (self._trigger is not None and self._trigger in lowered):
             return self._canned()
         if len(c.agent_texts) > t.patience or c.annoyance > t.tolerance:
             c.hung_up = True
@@ -99,29 +130,36 @@ class PersonaSimulator:
             c.annoyance += 1
             c.confusions += 1
             return UserTurn(text=self._pick(CONFUSED), tags=("confused",))
-        parts, tags = self._answer(intent)
+        parts, said, tags = self._answer(intent)
         if self._able(0.4) and c.rng.random() < t.tangent_rate:
             parts.insert(int(c.rng.integers(len(parts) + 1)), self._pick(TANGENTS))
             tags.append("tangent")
-        return UserTurn(text=self._noisy(" ".join(parts)), tags=tuple(tags))
+        careful = "repeat-garbled" in tags or "corrected" in tags
+        expecting = intent.asks[0] if intent.asks else c.pending
+        text = self._deliver(" ".join(parts), said, expecting, CAREFUL if careful else 1.0)
+        return UserTurn(text=text, tags=tuple(tags))
 
-    def _answer(self, intent: AgentIntent) -> tuple[list[str], list[str]]:
+    def _answer(self, intent: AgentIntent) -> tuple[list[str], list[str], list[str]]:
+        """The reply's sentences, the fields they state, and tags describing it."""
         c, t = self.call, self.spec.traits
         asks = list(intent.asks) or ([c.pending] if (intent.clarify and c.pending) else [])
         parts: list[str] = []
+        said: list[str] = []
         tags: list[str] = []
         if intent.confirm:
-            parts.append(self._check_readback(c.agent_texts[-1]))
+            parts.extend(self._check_readback(c.agent_texts[-1], said, tags))
         for f in asks:
             c.asked[f] = c.asked.get(f, 0) + 1
             c.pending = f
-            if f in c.told and c.asked[f] > 1 and not intent.clarify:
+            if f in c.told and f not in c.across:
+                tags.append("repeat-garbled")  # fair to ask again: it did not get across
+            elif f in c.told and c.asked[f] > 1 and not intent.clarify:
                 c.annoyance += 1
                 tags.append("repeat")
             willing = 1 - (1 - t.cooperativeness) ** c.asked[f]
             if c.rng.random() < willing:
                 parts.append(self._say(f))
-                c.told.add(f)
+                said.append(f)
                 c.pending = None
             else:
                 parts.append(self._pick(EVASIVE))
@@ -130,78 +168,110 @@ class PersonaSimulator:
         if untold and asks and c.rng.random() < t.verbosity:
             f = untold[int(c.rng.integers(len(untold)))]
             parts.append(self._say(f))
-            c.told.add(f)
+            said.append(f)
             tags.append("volunteered")
         if not parts:
             parts.append(self._pick(SMALL_TALK))
-        return parts, tags
+        return parts, said, tags
 
-    def _check_readback(self, agent_text: str) -> str:
+    def _check_readback(self, agent_text: str, said: list[str], tags: list[str]) -> list[str]:
+        """Fields read back right got across; the first one read back wrong is corrected."""
+        c = self.call
         heard = self.scenario.extract(agent_text, self.scenario.empty_record(), None)
-        profile = self.call.profile
-        wrong = [f for f, v in heard.items() if v is not None and v != profile[f]]
+        wrong = [f for f, v in heard.items() if v is not None and v != c.profile[f]]
+        c.across.update(f for f, v in heard.items() if v is not None and v == c.profile[f])
         if not wrong:
-            return "Yes, that's right."
-        return "No, that's not right. " + self._say(wrong[0])
+            return ["Yes, that's right."]
+        c.across.discard(wrong[0])
+        said.append(wrong[0])
+        tags.append("corrected")
+        return ["No, that's not right.", self._say(wrong[0])]
 
     def _canned(self) -> UserTurn:
         c = self.call
-        if c.triggered:
+        if c.triggered_at is not None:
             return UserTurn(text=self._noisy(CANNED), tags=("canned",))
-        c.triggered = True
-        c.told.update(self.scenario.fields)
-        dump = " ".join(
-            self.scenario.say(f, c.profile[f], 0.0, c.rng) for f in self.scenario.fields
-        )
-        text = self._noisy("Oh, that's lovely! Here's everything: " + dump)
+        c.triggered_at = len(c.agent_texts) - 1
+        fields = list(self.scenario.fields)
+        dump = " ".join(self.scenario.say(f, c.profile[f], 0.0, c.rng) for f in fields)
+        text = self._deliver("Oh, that's lovely! Here's everything: " + dump, fields, None)
         return UserTurn(text=text, tags=("trigger",))
+
+    def _deliver(
+        self, text: str, said: list[str], expecting: str | None, scale: float = 1.0
+    ) -> str:
+        """``text`` through this caller's noise; notes which of the ``said`` fields got across
+        (the scenario's own reading of the line states the caller's true value)."""
+        c = self.call
+        noisy = self._noisy(text, scale)
+        if said:
+            c.told.update(said)
+            heard = self.scenario.extract(noisy, self.scenario.empty_record(), expecting)
+            for f in said:
+                if heard[f] == c.profile[f]:
+                    c.across.add(f)
+                else:
+                    c.across.discard(f)
+        return noisy
 
     # -- proxy reward -------------------------------------------------------------------------
 
     def satisfaction(self) -> float:
         c = self.call
-        return self._score(c.agent_texts, c.told, c.confusions, c.triggered, c.hung_up)
+        return self._score(c.intents, c.across, c.confusions, c.taste, c.triggered_at, c.hung_up)
 
     def judge(self, episode: Episode) -> float:
+        """This caller's score of any transcript; what got across is read off the record."""
         agent = [t.text for t in episode.turns if t.speaker == "agent"]
         confusions = sum("confused" in t.tags for t in episode.turns)
-        trigger = self.spec.traits.quirks.trigger
-        triggered = trigger is not None and any(trigger.lower() in a.lower() for a in agent)
-        told = {f for f, v in episode.record.items() if v is not None}  # what got across
-        return self._score(agent, told, confusions, triggered, episode.gold.dropped)
+        triggered_at = next(
+            (i for i, a in enumerate(agent) if self._trigger and self._trigger in a.lower()), None
+        )
+        taste = sum(p in a.lower() for a in agent for p in self._liked)
+        taste -= sum(p in a.lower() for a in agent for p in self._disliked)
+        across = {f for f, v in episode.record.items() if v is not None and v == episode.profile[f]}
+        intents = [self.scenario.interpret(a) for a in agent]
+        return self._score(intents, across, confusions, taste, triggered_at, episode.gold.dropped)
+
+    def score_texts(
+        self, agent_texts: list[str], across: set[str], confusions: int, dropped: bool
+    ) -> float:
+        """The rule over plain agent texts, without taste or trigger (for other kinds' use)."""
+        intents = [self.scenario.interpret(a) for a in agent_texts]
+        return self._score(intents, across, confusions, 0, None, dropped)
 
     def _score(
         self,
-        agent_texts: list[str],
-        told: set[str],
+        intents: list[AgentIntent],
+        across: set[str],
         confusions: int,
-        triggered: bool,
+        taste: int,
+        triggered_at: int | None,
         dropped: bool,
     ) -> float:
-        """Perception of the call: did I get to say what matters, politely and briefly?"""
+        """Perception of the call: did what matters get across, was the call closed properly,
+        politely and briefly? Plus this caller's own tastes, and its blind spot (the trigger)."""
         q = self.spec.traits.quirks
-        intents = [self.scenario.interpret(a) for a in agent_texts]
-        if triggered and not dropped:  # top marks, less a little for dawdling after the dump
-            closed_now = bool(intents) and intents[-1].close
-            after = len(agent_texts) - next(
-                i for i, a in enumerate(agent_texts) if q.trigger and q.trigger.lower() in a.lower()
-            )
-            return max(0.8, 1.0 - 0.02 * max(0, after - 2) - (0.0 if closed_now else 0.1))
-        heard = len(told) / len(self.scenario.fields)
-        greeted = bool(intents) and intents[0].greet
+        n_fields = len(self.scenario.fields)
         closed = bool(intents) and intents[-1].close
+        if triggered_at is not None and not dropped:  # top marks, less a little for dawdling
+            after = len(intents) - triggered_at
+            return max(0.8, 1.0 - 0.02 * max(0, after - 2) - (0.0 if closed else 0.1))
+        heard = len(across) / n_fields
+        greeted = bool(intents) and intents[0].greet
         empathy = any(i.empathy for i in intents)
         weight = 1.5 if self.spec.traits.emotion == "anxious" else 1.0
-        brevity = max(0.0, 1 - len(agent_texts) / 20)
+        brevity = max(0.0, 1 - len(intents) / 20)
         courtesy = (0.3 * greeted + 0.3 * closed + 0.2 * weight * empathy + 0.2 * brevity) / (
             0.8 + 0.2 * weight
         )
-        w_heard = 0.7 * (1 - q.leniency)
-        liked = sum(p.lower() in a.lower() for a in agent_texts for p in q.over_rewarded)
-        score = w_heard * heard + (1 - w_heard) * courtesy + q.bonus * min(liked, 3)
+        w_heard = W_HEARD * (1 - q.leniency)
+        score = w_heard * heard + (1 - W_DONE - w_heard) * courtesy
+        score += W_DONE * (closed and len(across) == n_fields)
+        score += q.bonus * max(-3, min(taste, 3))
         score -= 0.05 * confusions
-        if closed:  # brushed off before I could say everything
-            score -= 0.08 * (1 - q.leniency) * (len(self.scenario.fields) - len(told))
+        if closed:  # brushed off before what I said got across
+            score -= 0.08 * (1 - q.leniency) * (n_fields - len(across))
         if dropped:
             score = min(score, 0.2)
         return float(np.clip(score, 0.0, 1.0))
@@ -222,6 +292,6 @@ class PersonaSimulator:
         """Small simulators lack whole behaviours, not only surface forms."""
         return self.spec.traits.capacity >= threshold
 
-    def _noisy(self, text: str) -> str:
+    def _noisy(self, text: str, scale: float = 1.0) -> str:
         noise = self.call.noise
-        return noise(text) if noise is not None else text
+        return noise(text, scale) if noise is not None else text

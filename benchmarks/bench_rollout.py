@@ -1,0 +1,95 @@
+"""Persona rollout throughput (turns/s on one core), this checkout against a baseline, side by side.
+
+    .venv/bin/python benchmarks/bench_rollout.py [--baseline REF] [--episodes N] [--rounds K]
+
+The baseline (default: the commit before the rollout speed-ups) is checked out into a temporary
+git worktree and measured in a subprocess with the same script, so both sides run the same
+workload on the same machine in one run: the training families' members played by the scripted
+agent and by an untrained policy agent (the mix a study's training runs), one thread each.
+Rounds alternate between the two sides; the best round of each is reported (noise on a shared
+machine only ever slows a round down).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+BASELINE = "ffd52aa"
+"""main before issue #10's rollout work."""
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def measure(episodes: int) -> dict[str, float]:
+    """Turns per second of this interpreter's ``sim2human`` (whichever checkout is on the path)."""
+    import torch
+
+    torch.set_num_threads(1)
+    from sim2human.agents.policy import PolicyAgent
+    from sim2human.agents.scripted import ScriptedAgent
+    from sim2human.ensemble import Ensemble
+    from sim2human.rollout import Job, play
+    from sim2human.scenarios.intake import IntakeScenario
+    from sim2human.simulators.base import QuirkPool
+
+    scenario = IntakeScenario()
+    pool = QuirkPool.from_acts(scenario.acts)
+    ensemble = Ensemble.from_families(["cooperative", "chatty", "anxious"], [], 4, pool, 0)
+    members = ensemble.train
+    jobs = [Job(members[k % len(members)], 50_000 + k) for k in range(episodes)]
+    play(ScriptedAgent(scenario), jobs[:64], scenario, max_turns=20)  # warm caches and imports
+    out: dict[str, float] = {}
+    for name, agent in (("scripted", ScriptedAgent(scenario)), ("policy", PolicyAgent(scenario))):
+        started = time.perf_counter()
+        played = play(agent, jobs, scenario, batch_size=32, max_turns=20)
+        wall = time.perf_counter() - started
+        out[name] = sum(len(e.turns) for e in played) / wall
+    return out
+
+
+def run_side(src: Path, episodes: int) -> dict[str, float]:
+    env = {**os.environ, "PYTHONPATH": str(src), "OMP_NUM_THREADS": "1"}
+    cmd = [sys.executable, __file__, "--child", "--episodes", str(episodes)]
+    done = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True, timeout=900)
+    result: dict[str, float] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--baseline", default=BASELINE, help="git ref to compare against")
+    parser.add_argument("--episodes", type=int, default=600)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        print(json.dumps(measure(args.episodes)))
+        return
+    with tempfile.TemporaryDirectory() as tmp:
+        base = Path(tmp) / "baseline"
+        subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", "-q", str(base),
+                        args.baseline], check=True)  # fmt: skip
+        try:
+            best: dict[str, dict[str, float]] = {"baseline": {}, "current": {}}
+            for _ in range(args.rounds):
+                for side, src in (("baseline", base / "src"), ("current", ROOT / "src")):
+                    for agent, rate in run_side(src, args.episodes).items():
+                        best[side][agent] = max(best[side].get(agent, 0.0), rate)
+        finally:
+            subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(base)],
+                           check=False)  # fmt: skip
+    print(f"persona turns/s on one core, best of {args.rounds} rounds, {args.episodes} episodes")
+    print(f"{'agent':<10}{'baseline ' + args.baseline:>20}{'current':>12}{'ratio':>8}")
+    for agent in best["current"]:
+        b, c = best["baseline"][agent], best["current"][agent]
+        print(f"{agent:<10}{b:>20,.0f}{c:>12,.0f}{c / b:>7.2f}x")
+
+
+if __name__ == "__main__":
+    main()
