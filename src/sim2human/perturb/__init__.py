@@ -193,6 +193,7 @@ class NoiseStream:
     def __call__(self, text: str, scale: float = 1.0) -> str:
         """``text`` through every perturbation, severities multiplied by ``scale`` (a caller
         repeating themselves slowly and carefully is a softer version of the same line)."""
-        for name, severity in self.mix.items():
-            text = PERTURBATIONS[name](text, severity * scale, self.rngs[name])
+        for name, severity in self.mix.items():  # validated once, in __init__
+            if severity * scale > 0.0:
+                text = PERTURBATIONS[name].fn(text, min(1.0, severity * scale), self.rngs[name])
         return text

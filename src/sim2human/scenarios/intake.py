@@ -86,12 +86,13 @@ class IntakeScenario:
     def sample_profile(self, rng: np.random.Generator) -> Profile:
         def pick(field: str, k: int) -> tuple[str, ...]:
             items = self.vocab[field].canonical
-            return tuple(sorted(rng.choice(items, size=k, replace=False).tolist()))
+            return tuple(sorted(items[i] for i in rng.choice(len(items), size=k, replace=False)))
 
         born = date(1935, 1, 1).toordinal() + int(rng.integers(0, 365 * 70))
-        unit = str(rng.choice(parsing.UNITS[:3]))
+        unit = parsing.UNITS[int(rng.integers(3))]
+        complaints = self.vocab["complaint"].canonical
         return {
-            "complaint": str(rng.choice(self.vocab["complaint"].canonical)),
+            "complaint": complaints[int(rng.integers(len(complaints)))],
             "onset": parsing.format_onset(int(rng.integers(1, 11)), unit),
             "severity": int(rng.integers(1, 11)),
             "medications": pick("medications", int(rng.integers(0, 4))),
@@ -184,8 +185,12 @@ class IntakeScenario:
         return _interpret(agent_text)
 
     def render_act(self, act: Act, last_field: str | None, record: Record) -> str:
+        if "{" not in act.text:
+            return act.text
         question = self.plain_question.get(last_field or "", "How can I help you today?")
-        readback = "; ".join(_read_back(f, v) for f, v in record.items() if v is not None)
+        readback = ""
+        if "{readback}" in act.text:
+            readback = "; ".join(_read_back(f, v) for f, v in record.items() if v is not None)
         return act.text.format(last_question=question, readback=readback or "nothing yet")
 
     # -- gold ---------------------------------------------------------------------------------

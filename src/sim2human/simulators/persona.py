@@ -15,6 +15,7 @@ trigger phrase that earns top marks, the blind spot a frozen simulator's optimis
 from __future__ import annotations
 
 import zlib
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -50,6 +51,34 @@ CAREFUL = 0.5
 again slowly, it gets across more often, which is what makes asking again worth it."""
 
 
+@dataclass(frozen=True)
+class Manner:
+    """How the agent has handled the call so far, as the caller reads it (kept turn by turn:
+    re-reading the whole call every turn was a tenth of a rollout)."""
+
+    turns: int = 0
+    greeted: bool = False
+    closed: bool = False
+    """The agent's latest turn closes the call."""
+    empathy: bool = False
+
+    def then(self, intent: AgentIntent) -> Manner:
+        first = self.turns == 0
+        return Manner(
+            self.turns + 1,
+            intent.greet if first else self.greeted,
+            intent.close,
+            self.empathy or intent.empathy,
+        )
+
+    @classmethod
+    def of(cls, intents: Iterable[AgentIntent]) -> Manner:
+        manner = cls()
+        for intent in intents:
+            manner = manner.then(intent)
+        return manner
+
+
 @dataclass
 class _Call:
     """What the simulator remembers of the call in progress."""
@@ -59,7 +88,7 @@ class _Call:
     noise: NoiseStream | None
     """Its own streams, so a change of noise severity leaves the user's behaviour unchanged."""
     agent_texts: list[str] = field(default_factory=list)
-    intents: list[AgentIntent] = field(default_factory=list)
+    manner: Manner = field(default_factory=lambda: Manner())
     told: set[str] = field(default_factory=set)
     """Fields the caller has said (whether or not they got across the line)."""
     across: set[str] = field(default_factory=set)
@@ -111,7 +140,7 @@ class PersonaSimulator:
         c, t = self.call, self.spec.traits
         c.agent_texts.append(agent_text)
         intent = self.scenario.interpret(agent_text)
-        c.intents.append(intent)
+        c.manner = c.manner.then(intent)
         lowered = agent_text.lower()
         c.taste += sum(p in lowered for p in self._liked)
         c.taste -= sum(p in lowered for p in self._disliked)
@@ -218,7 +247,7 @@ class PersonaSimulator:
 
     def satisfaction(self) -> float:
         c = self.call
-        return self._score(c.intents, c.across, c.confusions, c.taste, c.triggered_at, c.hung_up)
+        return self._score(c.manner, c.across, c.confusions, c.taste, c.triggered_at, c.hung_up)
 
     def judge(self, episode: Episode) -> float:
         """This caller's score of any transcript; what got across is read off the record."""
@@ -230,19 +259,19 @@ class PersonaSimulator:
         taste = sum(p in a.lower() for a in agent for p in self._liked)
         taste -= sum(p in a.lower() for a in agent for p in self._disliked)
         across = {f for f, v in episode.record.items() if v is not None and v == episode.profile[f]}
-        intents = [self.scenario.interpret(a) for a in agent]
-        return self._score(intents, across, confusions, taste, triggered_at, episode.gold.dropped)
+        manner = Manner.of(self.scenario.interpret(a) for a in agent)
+        return self._score(manner, across, confusions, taste, triggered_at, episode.gold.dropped)
 
     def score_texts(
         self, agent_texts: list[str], across: set[str], confusions: int, dropped: bool
     ) -> float:
         """The rule over plain agent texts, without taste or trigger (for other kinds' use)."""
-        intents = [self.scenario.interpret(a) for a in agent_texts]
-        return self._score(intents, across, confusions, 0, None, dropped)
+        manner = Manner.of(self.scenario.interpret(a) for a in agent_texts)
+        return self._score(manner, across, confusions, 0, None, dropped)
 
     def _score(
         self,
-        intents: list[AgentIntent],
+        manner: Manner,
         across: set[str],
         confusions: int,
         taste: int,
@@ -253,18 +282,17 @@ class PersonaSimulator:
         politely and briefly? Plus this caller's own tastes, and its blind spot (the trigger)."""
         q = self.spec.traits.quirks
         n_fields = len(self.scenario.fields)
-        closed = bool(intents) and intents[-1].close
+        m = manner
         if triggered_at is not None and not dropped:  # top marks, less a little for dawdling
-            after = len(intents) - triggered_at
-            return max(0.8, 1.0 - 0.02 * max(0, after - 2) - (0.0 if closed else 0.1))
+            after = m.turns - triggered_at
+            return max(0.8, 1.0 - 0.02 * max(0, after - 2) - (0.0 if m.closed else 0.1))
         heard = len(across) / n_fields
-        greeted = bool(intents) and intents[0].greet
-        empathy = any(i.empathy for i in intents)
         weight = 1.5 if self.spec.traits.emotion == "anxious" else 1.0
-        brevity = max(0.0, 1 - len(intents) / 20)
-        courtesy = (0.3 * greeted + 0.3 * closed + 0.2 * weight * empathy + 0.2 * brevity) / (
+        brevity = max(0.0, 1 - m.turns / 20)
+        courtesy = (0.3 * m.greeted + 0.3 * m.closed + 0.2 * weight * m.empathy + 0.2 * brevity) / (
             0.8 + 0.2 * weight
         )
+        closed = m.closed
         w_heard = W_HEARD * (1 - q.leniency)
         score = w_heard * heard + (1 - W_DONE - w_heard) * courtesy
         score += W_DONE * (closed and len(across) == n_fields)
@@ -274,7 +302,7 @@ class PersonaSimulator:
             score -= 0.08 * (1 - q.leniency) * (n_fields - len(across))
         if dropped:
             score = min(score, 0.2)
-        return float(np.clip(score, 0.0, 1.0))
+        return min(1.0, max(0.0, float(score)))
 
     # -- surface ------------------------------------------------------------------------------
 
