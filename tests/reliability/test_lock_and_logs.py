@@ -43,9 +43,9 @@ def held(tmp_path: Path):  # type: ignore[no-untyped-def]
 
 def test_a_second_writer_is_refused_naming_the_holder(held: tuple[Path, int]) -> None:
     run, pid = held
-    with pytest.raises(LockedError, match=f"in use by pid {pid} on .* \\(holder, since"):
-        with run_lock(run, "study"):
-            pass
+    expected = rf"in use by pid {pid} on .* \(holder, since"
+    with pytest.raises(LockedError, match=expected), run_lock(run, "study"):
+        pass
     assert holder_of(run)["pid"] == pid  # type: ignore[index]
 
 
@@ -111,7 +111,7 @@ def test_episode_log_refuses_a_duplicate_id(tmp_path: Path) -> None:
     episodes = read_episodes(sub / EPISODES)
     with EpisodeLog(tmp_path / "new.jsonl") as log:
         log.write(episodes[0])
-        with pytest.raises(RunDirError, match="already stored .line 1.; refusing"):
+        with pytest.raises(RunDirError, match=r"already stored \(line 1\); refusing"):
             log.write(episodes[0])
     with EpisodeLog(tmp_path / "new.jsonl") as log, pytest.raises(RunDirError):
         log.write(episodes[0])  # ids already in the file count too
