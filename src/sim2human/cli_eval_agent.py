@@ -79,7 +79,9 @@ def eval_agent(
     agent_endpoint = AGENT if base_url is not None else LOCAL
     target = out or Path("runs") / f"{datetime.now():%Y%m%d-%H%M%S}-eval-agent"
     console = Console(stderr=True)
-    with run_lock(output_dir(target), "eval-agent", note=lambda m: console.print(f"note: {m}")):
+    with run_lock(
+        output_dir(target), "eval-agent", note=lambda m: console.print(f"note: {m}", soft_wrap=True)
+    ):
         if (target / EPISODES).exists() or (target / SUMMARY).exists():
             raise UsageError(f"{target}: already holds an evaluation ({EPISODES}); "
                              "choose another --out")  # fmt: skip

@@ -82,7 +82,7 @@ def run_study(
     if resume and not out.exists():
         raise UsageError(f"{out}: nothing to resume (no such directory)")
     console = console or Console(stderr=True)
-    note = lambda msg: console.print(f"[yellow]note[/]: {out}: {msg}", highlight=False)  # noqa: E731
+    note = lambda msg: console.print(f"note: {out}: {msg}", highlight=False, soft_wrap=True)  # noqa: E731
     with run_lock(output_dir(out, "run directory"), "study --resume" if resume else "study",
                   note=note):  # fmt: skip
         jobs = _prepare(cfg, out, resume)  # against the config as written, not the endpoints

@@ -153,7 +153,7 @@ def stress_run(
     console = console or Console(stderr=True)
     target = out or run_dir
     load_run_config(run_dir)  # a bad run directory is named before any other directory is made
-    note = lambda msg: console.print(f"[yellow]note[/]: {target}: {msg}")  # noqa: E731
+    note = lambda msg: console.print(f"note: {target}: {msg}", soft_wrap=True)  # noqa: E731
     with run_lock(output_dir(target), "stress", note=note):
         return _stress_run(run_dir, target, plan, search_cfg, conditions, workers, console)
 

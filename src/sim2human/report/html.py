@@ -116,7 +116,7 @@ def write_report(
     Holds the run directory's lock while it reads and writes."""
     console = console or Console(stderr=True)
     stem = "report" if condition is None else f"report.{condition}"
-    note = lambda msg: console.print(f"[yellow]note[/]: {run_dir}: {msg}")  # noqa: E731
+    note = lambda msg: console.print(f"note: {run_dir}: {msg}", soft_wrap=True)  # noqa: E731
     with run_lock(existing_dir(run_dir), "report", note=note):
         return _write_report(run_dir, condition, thresholds, console, stem)
 
