@@ -75,9 +75,3 @@ def wait_gone(pids: list[int], seconds: float) -> list[int]:
             return []
         time.sleep(0.1)
     return [p for p in pids if alive(p)]
-
-
-def mark_and_sleep(marker: str, seconds: float) -> None:
-    """A worker job for the orphan tests: say it started, then wait."""
-    Path(marker).write_text(str(os.getpid()))
-    time.sleep(seconds)

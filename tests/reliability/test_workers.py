@@ -16,7 +16,7 @@ HERE = Path(__file__).parent
 PARENT = """
 import sys, time
 sys.path.insert(0, {here!r})
-from reliability_helpers import mark_and_sleep
+from sleeper import mark_and_sleep
 from sim2human.progress import Interrupted, in_processes
 try:
     in_processes(mark_and_sleep, [({a!r}, 120), ({b!r}, 120), ({c!r}, 120)], 2,
