@@ -10,6 +10,7 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from sim2human import __version__, cli_eval_agent
@@ -37,7 +38,8 @@ OutOption = Annotated[
     Path | None, typer.Option("--out", help="Run directory (default: runs/<timestamp>-<study>).")
 ]
 WorkersOption = Annotated[
-    int | None, typer.Option("--workers", min=1, help="Processes to train in (default: all cores).")
+    int | None,
+    typer.Option("--workers", min=1, max=256, help="Processes to train in (default: all cores)."),
 ]
 
 
@@ -57,7 +59,12 @@ def _root(
 
 
 def _run(
-    config: Path, quick: bool, out: Path | None, workers: int | None, resume: bool = False
+    config: Path,
+    quick: bool,
+    out: Path | None,
+    workers: int | None,
+    resume: bool = False,
+    check: bool = False,
 ) -> None:
     from sim2human.runner import default_out, run_study
 
@@ -65,13 +72,23 @@ def _run(
     if resume and out is None:
         raise UsageError("--resume needs --out: the run directory to continue")
     target = out or default_out(cfg)
+    if target.exists() and not target.is_dir():
+        raise UsageError(f"{target}: exists and is not a directory; choose another --out")
+    if check:
+        err_console.print(f"{config}: valid ({len(cfg.conditions)} conditions x "
+                          f"{len(cfg.seeds)} seeds); nothing run", soft_wrap=True)  # fmt: skip
+        return
     err_console.print(
         f"[bold]{cfg.name}[/]: {len(cfg.conditions)} conditions x {len(cfg.seeds)} seeds, "
         f"{cfg.train.episodes} training episodes each -> {target}"
     )
     try:
         study = run_study(cfg, target, workers=workers, console=err_console, resume=resume)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as stop:
+        for name in getattr(stop, "started", ()):
+            err_console.print(f"[yellow]interrupted[/]: {name} (unfinished; reruns on --resume)")
+        if waiting := getattr(stop, "not_started", 0):
+            err_console.print(f"[yellow]not started[/]: {waiting} sub-run(s)")
         err_console.print(
             f"[yellow]interrupted[/]: finished episodes are kept in {target}; "
             f"continue with --resume --out {target}",
@@ -108,9 +125,12 @@ def study(
     resume: Annotated[
         bool, typer.Option("--resume", help="Continue the study in --out: keep finished sub-runs.")
     ] = False,
+    check: Annotated[
+        bool, typer.Option("--check", help="Only validate the config (and --out); run nothing.")
+    ] = False,
 ) -> None:
     """Run a study: every condition x seed trained, evaluated on held-out simulators, tabulated."""
-    _run(config, quick, out, workers, resume)
+    _run(config, quick, out, workers, resume, check)
 
 
 @app.command()
@@ -142,7 +162,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             err_console.print(f"[red]error:[/] {err}")
         return int(getattr(err, "exit_code", 2))
     except Sim2HumanError as err:
-        err_console.print(f"[red]error:[/] {err}", highlight=False)
+        err_console.print(f"[red]error:[/] {escape(str(err))}", highlight=False, soft_wrap=True)
         return err.exit_code
     return 0
 

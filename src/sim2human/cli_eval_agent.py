@@ -19,12 +19,14 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from sim2human.agents.llm import LLMAgent
-from sim2human.config import load_study
+from sim2human.config import StudyConfig, load_study
 from sim2human.errors import UsageError
+from sim2human.inputs import output_dir, read_text
 from sim2human.llm.client import EndpointConfig
 from sim2human.llm.runtime import LOCAL, LLMRuntime
+from sim2human.lock import run_lock
 from sim2human.metrics.outcomes import cluster_bootstrap
-from sim2human.store import EPISODES, SUMMARY, JsonlWriter, write_json
+from sim2human.store import EPISODES, SUMMARY, EpisodeLog, write_json
 from sim2human.study import StudyWorld, evaluate_members
 from sim2human.types import Episode
 
@@ -45,7 +47,8 @@ def eval_agent(
     ] = None,
     split: Annotated[str, typer.Option(help="heldout, train or all.")] = "heldout",
     episodes: Annotated[
-        int | None, typer.Option(min=1, help="Episodes per member (default: the study's eval).")
+        int | None,
+        typer.Option(min=1, max=10_000, help="Episodes per member (default: the study's eval)."),
     ] = None,
     temperature: Annotated[float, typer.Option(min=0.0)] = 0.0,
     max_tokens: Annotated[int, typer.Option(min=1)] = 64,
@@ -57,12 +60,7 @@ def eval_agent(
         raise UsageError(f"--split must be heldout, train or all, not {split!r}")
     if (base_url is None) != (model is None):
         raise UsageError("--base-url and --model go together (neither: the embedded model)")
-    prompt = None
-    if system_prompt is not None:
-        try:
-            prompt = system_prompt.read_text(encoding="utf-8")
-        except OSError as err:
-            raise UsageError(f"{system_prompt}: cannot read the system prompt ({err})") from None
+    prompt = None if system_prompt is None else read_text(system_prompt, "system prompt file")
     cfg = load_study(config)
     if base_url is not None and model is not None:
         endpoint = EndpointConfig(base_url=base_url, model=model, api_key_env=api_key_env,
@@ -78,15 +76,30 @@ def eval_agent(
         groups.append(("train", world.ensemble.train + world.llm_train))
     if split in ("heldout", "all"):
         groups.append(("heldout", world.ensemble.heldout))
-    specs = [s for _, g in groups for s in g]
     agent_endpoint = AGENT if base_url is not None else LOCAL
-    needed = {agent_endpoint} | {s.llm.endpoint for s in specs if s.llm is not None}
     target = out or Path("runs") / f"{datetime.now():%Y%m%d-%H%M%S}-eval-agent"
     console = Console(stderr=True)
+    with run_lock(
+        output_dir(target), "eval-agent", note=lambda m: console.print(f"note: {m}", soft_wrap=True)
+    ):
+        if (target / EPISODES).exists() or (target / SUMMARY).exists():
+            raise UsageError(f"{target}: already holds an evaluation ({EPISODES}); "
+                             "choose another --out")  # fmt: skip
+        agent = {"system_prompt": prompt, "temperature": temperature, "max_tokens": max_tokens}
+        _evaluate(cfg, world, groups, agent_endpoint, agent, target, console)
+
+
+def _evaluate(
+    cfg: StudyConfig, world: StudyWorld, groups: list[tuple[Literal["train", "heldout"], Any]],
+    agent_endpoint: str, agent_kw: dict[str, Any], target: Path, console: Console,
+) -> None:  # fmt: skip
+    """Play every member's episodes into ``target`` (locked by the caller) and summarise."""
+    specs = [s for _, g in groups for s in g]
+    needed = {agent_endpoint} | {s.llm.endpoint for s in specs if s.llm is not None}
     started = time.perf_counter()
     with (
         LLMRuntime.open(cfg.llm, needed) as rt,
-        JsonlWriter(target / EPISODES) as log,
+        EpisodeLog(target / EPISODES) as log,
         Progress(TextColumn("[bold]eval-agent"), BarColumn(), MofNCompleteColumn(),
                  TimeElapsedColumn(), console=console) as bar,
     ):  # fmt: skip
@@ -98,8 +111,7 @@ def eval_agent(
             log.write(e)
             bar.advance(task)
 
-        agent = LLMAgent(world.scenario, rt.clients[agent_endpoint], system_prompt=prompt,
-                         temperature=temperature, max_tokens=max_tokens)  # fmt: skip
+        agent = LLMAgent(world.scenario, rt.clients[agent_endpoint], **agent_kw)
         played = [
             e
             for name, members in groups

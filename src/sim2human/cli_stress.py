@@ -51,7 +51,10 @@ def stress(
         str | None, typer.Option("--perturbations", help="Comma-separated names (default: all).")
     ] = None,
     episodes: Annotated[
-        int, typer.Option("--episodes-per-member", min=1, help="Episodes per member and point.")
+        int,
+        typer.Option(
+            "--episodes-per-member", min=1, max=10_000, help="Episodes per member and point."
+        ),
     ] = 3,
     search: Annotated[
         bool, typer.Option("--search/--no-search", help="Adversarial search per condition.")
@@ -67,7 +70,8 @@ def stress(
         str | None, typer.Option("--conditions", help="Comma-separated subset (and 'scripted').")
     ] = None,
     workers: Annotated[
-        int | None, typer.Option("--workers", min=1, help="Processes (default: all cores).")
+        int | None,
+        typer.Option("--workers", min=1, max=256, help="Processes (default: all cores)."),
     ] = None,
 ) -> None:
     """Stress every condition's agents (and the scripted reference) on the held-out ensemble."""
@@ -88,7 +92,9 @@ def stress(
             run_dir, out, plan=plan, search_cfg=search_cfg if search else None,
             conditions=parse_names(conditions), workers=workers, console=err_console,
         )  # fmt: skip
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as stop:
+        for name in getattr(stop, "started", ()):
+            err_console.print(f"[yellow]interrupted[/]: {name}")
         err_console.print("[yellow]interrupted[/]: no stress results written")
         raise typer.Exit(130) from None
     out_console.print(robustness_table(result))

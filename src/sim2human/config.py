@@ -1,14 +1,20 @@
-"""Study configs: YAML validated by pydantic. Unknown keys are errors, named with their path."""
+"""Study configs: YAML validated by pydantic. Unknown keys are errors, named with their path.
+
+Everything is checked before anything is built or trained: the file itself (``inputs.py``: a
+regular UTF-8 file, no duplicate keys, bounded nesting and alias expansion), every size knob
+against a stated limit (``LIMITS`` and the ``le=`` bounds below), seeds distinct and
+non-negative.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-import yaml
 from pydantic import Field, ValidationError, field_validator, model_validator
 
 from sim2human.errors import ConfigError, UsageError, first_problem
+from sim2human.inputs import read_yaml
 from sim2human.judging import JudgingConfig
 from sim2human.llm.runtime import LLMSettings
 from sim2human.samplers import sampler_args
@@ -20,13 +26,33 @@ from sim2human.train import PPOConfig
 from sim2human.types import Frozen
 
 SamplerName = Literal["fixed", "uniform", "randomized", "must", "plr", "evolve"]
+MAX_SEED = 2**32 - 1
+"""numpy's SeedSequence takes any non-negative int; 32 bits is plenty and keeps ids readable."""
+Seed = Annotated[int, Field(ge=0, le=MAX_SEED)]
+MAX_MEMBERS_PER_FAMILY = 100
+"""Member seeds are drawn as ``100 * family + k`` (``ensemble.py``): more would collide."""
+MAX_EPISODES = 10_000_000
+MAX_BATCH = 100_000
+MAX_PER_MEMBER = 10_000
+MAX_BOOTSTRAP = 100_000
+LIMITS: dict[str, int] = {
+    "train.episodes": MAX_EPISODES,
+    "train.batch_episodes": MAX_BATCH,
+    "train.epochs": 1_000,
+    "train.minibatch": 1_000_000,
+    "train.max_turns": 1_000,
+    "train.eval_every": 1_000_000,
+}
+"""Bounds on size knobs whose models live in lower layers (checked after validation)."""
+MAX_FREE_INT = 10_000_000
+"""Any integer in ``sampler_args``, ``judging`` or ``ensemble.llm`` (sizes, windows, counts)."""
 
 
 class SimulatorRef(Frozen):
     """One fixed simulator: a family draw with a seed; capacity/temperature may be overridden."""
 
     family: str
-    seed: int = 0
+    seed: Seed = 0
     capacity: float | None = Field(None, ge=0, le=1)
     temperature: float | None = Field(None, ge=0)
     llm: LLMParams | None = None
@@ -46,13 +72,13 @@ class Condition(Frozen):
     simulator: SimulatorRef | None = None
     llm_share: float = Field(0.0, ge=0, le=1)
     """Share of training episodes played by ``ensemble.llm.train`` members (a mixed ensemble)."""
-    llm_block: int = Field(4, ge=1)
+    llm_block: int = Field(4, ge=1, le=MAX_BATCH)
     """Those episodes come in runs of this many, so that they share training batches and keep
     the endpoint's slots busy together (see ``samplers.MixedSampler``)."""
-    episodes: int | None = Field(None, ge=1)
+    episodes: int | None = Field(None, ge=1, le=MAX_EPISODES)
     """This condition's training episodes, if not ``train.episodes`` (LLM episodes cost seconds:
     a condition trained only on an LLM gets the budget the wall clock allows)."""
-    batch_episodes: int | None = Field(None, ge=1)
+    batch_episodes: int | None = Field(None, ge=1, le=MAX_BATCH)
     perturb: dict[str, tuple[float, float]] | None = None
     """Domain randomisation of noise: perturbation name -> [low, high] severity, drawn per
     training episode and layered onto the member's own noise (evaluation stays unperturbed)."""
@@ -109,8 +135,8 @@ class LLMEnsemble(Frozen):
 class EnsembleConfig(Frozen):
     train: tuple[str, ...] = ("cooperative", "chatty", "anxious")
     heldout: tuple[str, ...] = ("elderly-confused", "noisy-line", "terse-guarded")
-    members_per_family: int = Field(4, ge=1)
-    seed: int = 0
+    members_per_family: int = Field(4, ge=1, le=MAX_MEMBERS_PER_FAMILY)
+    seed: Seed = 0
     llm: LLMEnsemble | None = None
 
     @field_validator("train", "heldout")
@@ -123,15 +149,17 @@ class EnsembleConfig(Frozen):
                 )
         if not names:
             raise ValueError("needs at least one family")
+        if len(set(names)) != len(names):
+            raise ValueError(f"a family is listed twice: {list(names)}")
         return names
 
 
 class EvalConfig(Frozen):
-    episodes_per_member: int = Field(10, ge=1)
-    llm_episodes_per_member: int | None = Field(None, ge=1)
+    episodes_per_member: int = Field(10, ge=1, le=MAX_PER_MEMBER)
+    llm_episodes_per_member: int | None = Field(None, ge=1, le=MAX_PER_MEMBER)
     """Per ``llm`` member (default: ``episodes_per_member``): LLM episodes cost seconds each."""
-    bootstrap: int = Field(1000, ge=100)
-    curve_episodes_per_member: int = Field(4, ge=1)
+    bootstrap: int = Field(1000, ge=100, le=MAX_BOOTSTRAP)
+    curve_episodes_per_member: int = Field(4, ge=1, le=MAX_PER_MEMBER)
     """Held-out episodes per member at each ``train.eval_every`` checkpoint (the first seeds of
     the final evaluation's)."""
 
@@ -139,16 +167,27 @@ class EvalConfig(Frozen):
 class StudyConfig(Frozen):
     name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
     scenario: Literal["intake"] = "intake"
-    seeds: tuple[int, ...] = Field(min_length=1)
+    seeds: tuple[Seed, ...] = Field(min_length=1, max_length=1000)
     train: PPOConfig = PPOConfig()
     ensemble: EnsembleConfig = EnsembleConfig()
     eval: EvalConfig = EvalConfig()
-    conditions: tuple[Condition, ...] = Field(min_length=1)
+    conditions: tuple[Condition, ...] = Field(min_length=1, max_length=100)
     reference_agents: tuple[Literal["scripted"], ...] = ("scripted",)
     llm: LLMSettings = LLMSettings()
     """Named endpoints (``local`` = the embedded model), the response cache, concurrency."""
     quick: dict[str, Any] | None = None
     """Overrides applied by ``--quick`` (fewer seeds and episodes; same conditions)."""
+
+    @field_validator("seeds")
+    @classmethod
+    def _distinct(cls, seeds: tuple[int, ...]) -> tuple[int, ...]:
+        if len(set(seeds)) != len(seeds):
+            twice = sorted({s for s in seeds if seeds.count(s) > 1})
+            raise ValueError(
+                f"seeds must be distinct: {twice} listed more than once (each seed is one "
+                "sub-run; a repeat would store every episode twice)"
+            )
+        return seeds
 
     @model_validator(mode="after")
     def _unique_names(self) -> StudyConfig:
@@ -164,12 +203,7 @@ class StudyConfig(Frozen):
 
 def load_study(path: Path, *, quick: bool = False) -> StudyConfig:
     """Read and validate a study file; ``quick`` applies its ``quick:`` overrides."""
-    try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ConfigError(f"{path}: no such study file") from None
-    except yaml.YAMLError as err:
-        raise ConfigError(f"{path}: not valid YAML: {err}") from None
+    raw = read_yaml(path, "study file")
     if not isinstance(raw, dict):
         raise ConfigError(
             f"{path}: a study file must be a mapping of keys, got {type(raw).__name__}"
@@ -184,10 +218,38 @@ def load_study(path: Path, *, quick: bool = False) -> StudyConfig:
 
 def parse_study(raw: dict[str, Any], where: str = "study") -> StudyConfig:
     try:
-        return StudyConfig.model_validate(raw)
+        cfg = StudyConfig.model_validate(raw)
     except ValidationError as err:
         loc, msg = first_problem(err)
         raise ConfigError(f"{where}: {loc}: {msg}" if loc else f"{where}: {msg}") from None
+    check_limits(cfg, where)
+    return cfg
+
+
+def check_limits(cfg: StudyConfig, where: str = "study") -> None:
+    """The size bounds pydantic does not already hold (``LIMITS``, free-form integers)."""
+    values: list[tuple[str, Any, int]] = [
+        (name, getattr(cfg.train, name.split(".")[1]), limit) for name, limit in LIMITS.items()
+    ]
+    for i, c in enumerate(cfg.conditions):
+        values += _ints(f"conditions.{i}.sampler_args", c.sampler_args)
+        if c.judging is not None:
+            values += _ints(f"conditions.{i}.judging", c.judging.model_dump())
+    if cfg.ensemble.llm is not None:
+        values += _ints("ensemble.llm", cfg.ensemble.llm.model_dump())
+    for name, value, limit in values:
+        if isinstance(value, int) and abs(value) > limit:
+            raise ConfigError(f"{where}: {name}: {value} is above the limit of {limit}")
+
+
+def _ints(prefix: str, value: Any) -> list[tuple[str, Any, int]]:
+    if isinstance(value, dict):
+        return [v for k, item in value.items() for v in _ints(f"{prefix}.{k}", item)]
+    if isinstance(value, list | tuple):
+        return [v for i, item in enumerate(value) for v in _ints(f"{prefix}.{i}", item)]
+    if isinstance(value, int) and not isinstance(value, bool):
+        return [(prefix, value, MAX_FREE_INT)]
+    return []
 
 
 def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:

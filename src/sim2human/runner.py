@@ -15,8 +15,10 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from sim2human.config import StudyConfig
 from sim2human.errors import UsageError
+from sim2human.inputs import output_dir, read_text
 from sim2human.llm.runtime import Embedded, serve_embedded
-from sim2human.progress import in_processes, queue_progress
+from sim2human.lock import run_lock
+from sim2human.progress import in_processes, queue_progress, report_progress
 from sim2human.report.adaptive import write_adaptive
 from sim2human.report.html import write_report
 from sim2human.report.markdown import write_markdown
@@ -30,10 +32,10 @@ def default_out(cfg: StudyConfig) -> Path:
     return Path("runs") / f"{datetime.now():%Y%m%d-%H%M%S}-{cfg.name}"
 
 
-def _work(cfg_json: str, condition: str, seed: int, out: str, queue: Any) -> dict[str, Any]:
+def _work(cfg_json: str, condition: str, seed: int, out: str) -> dict[str, Any]:
     cfg = StudyConfig.model_validate_json(cfg_json)
     cond = next(c for c in cfg.conditions if c.name == condition)
-    return run_condition(cfg, cond, seed, Path(out), progress=queue.put)
+    return run_condition(cfg, cond, seed, Path(out), progress=report_progress)
 
 
 def _prepare(cfg: StudyConfig, out: Path, resume: bool) -> list[tuple[str, int]]:
@@ -45,13 +47,12 @@ def _prepare(cfg: StudyConfig, out: Path, resume: bool) -> list[tuple[str, int]]
     if resume:
         if not stored.exists():
             raise UsageError(f"{out}: nothing to resume (no config.yaml)")
-        if stored.read_text() != config_text:
+        if read_text(stored, "stored study config") != config_text:
             raise UsageError(f"{out}: the study config differs from the one it was started with; "
                              "resume with the same file and --quick setting")  # fmt: skip
     elif (out / "conditions").exists():
         raise UsageError(f"{out}: already holds sub-runs; pass --resume to continue it, or "
                          "choose another --out")  # fmt: skip
-    out.mkdir(parents=True, exist_ok=True)
     stored.write_text(config_text)
     todo = []
     for c in cfg.conditions:
@@ -76,13 +77,20 @@ def run_study(
 
     With ``resume``, sub-runs that finished in ``out`` are kept and the rest are run again.
     An embedded model that ``llm`` members use is started once here and shared by the workers.
+    The run directory is locked for the whole study: a second writer is refused (``lock.py``).
     """
-    jobs = _prepare(cfg, out, resume)  # against the config as written, not the live endpoints
-    needed = StudyWorld.build(cfg).endpoints(cfg.conditions)
-    if workers is None and model_takes_every_core(cfg, needed):
-        workers = 1
-    with serve_embedded(cfg.llm, needed) as live:
-        return _run_study(cfg.model_copy(update={"llm": live}), out, jobs, workers, console)
+    if resume and not out.exists():
+        raise UsageError(f"{out}: nothing to resume (no such directory)")
+    console = console or Console(stderr=True)
+    note = lambda msg: console.print(f"note: {out}: {msg}", highlight=False, soft_wrap=True)  # noqa: E731
+    with run_lock(output_dir(out, "run directory"), "study --resume" if resume else "study",
+                  note=note):  # fmt: skip
+        jobs = _prepare(cfg, out, resume)  # against the config as written, not the endpoints
+        needed = StudyWorld.build(cfg).endpoints(cfg.conditions)
+        if workers is None and model_takes_every_core(cfg, needed):
+            workers = 1
+        with serve_embedded(cfg.llm, needed) as live:
+            return _run_study(cfg.model_copy(update={"llm": live}), out, jobs, workers, console)
 
 
 def model_takes_every_core(cfg: StudyConfig, needed: set[str]) -> bool:
@@ -136,5 +144,6 @@ def _run_jobs(
     cfg: StudyConfig, out: Path, jobs: list[tuple[str, int]], workers: int, queue: Any
 ) -> None:
     config = cfg.model_dump_json()
-    in_processes(_work, [(config, name, seed, str(out / "conditions" / name / f"seed-{seed}"),
-                          queue) for name, seed in jobs], workers)  # fmt: skip
+    in_processes(_work, [(config, name, seed, str(out / "conditions" / name / f"seed-{seed}"))
+                         for name, seed in jobs], workers, queue=queue,
+                 labels=[f"{name} seed {seed}" for name, seed in jobs])  # fmt: skip

@@ -1,13 +1,15 @@
 """Run directories: resolved configs, append-only episode and metric logs, checkpoints.
 
 Every episode line is flushed as soon as it is written, so an interrupted run keeps every episode
-that finished. Readers name the file and line of anything they cannot parse.
+that finished. Readers name the file and line of anything they cannot parse. An episode log
+never holds one episode id twice: ``EpisodeLog`` refuses to write a duplicate and
+``read_episodes`` refuses a log that has one (counting it twice would make every CI too narrow).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -38,8 +40,10 @@ def read_json(path: Path) -> Any:
         return json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise RunDirError(f"{path}: missing") from None
-    except json.JSONDecodeError as err:
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as err:
         raise RunDirError(f"{path}: not valid JSON ({err})") from None
+    except OSError as err:
+        raise RunDirError(f"{path}: cannot read ({err.strerror})") from None
 
 
 class JsonlWriter:
@@ -65,25 +69,67 @@ class JsonlWriter:
         self.close()
 
 
+class EpisodeLog(JsonlWriter):
+    """``episodes.jsonl``: refuses an episode whose id is already in the log (earlier lines of an
+    existing file included)."""
+
+    def __init__(self, path: Path) -> None:
+        self.ids: dict[str, int] = {}
+        if path.exists():
+            for number, row in iter_jsonl(path):
+                if isinstance(row, dict):
+                    self.ids.setdefault(str(row.get("id")), number)
+        super().__init__(path)
+        self._lines = sum(1 for _ in path.open("rb")) if path.stat().st_size else 0
+
+    def write(self, row: BaseModel | dict[str, Any]) -> None:
+        eid = str(row.id if isinstance(row, Episode) else dict(row).get("id"))
+        if eid in self.ids:
+            raise RunDirError(
+                f"{self.path}: episode {eid!r} is already stored (line {self.ids[eid]}); "
+                "refusing to store it twice"
+            )
+        super().write(row)
+        self._lines += 1
+        self.ids[eid] = self._lines
+
+
 def iter_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     """(line number, object) for each complete line; a torn last line is skipped, not fatal."""
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
     except FileNotFoundError:
         raise RunDirError(f"{path}: missing") from None
+    except UnicodeDecodeError as err:
+        raise RunDirError(f"{path}: not UTF-8 text (byte offset {err.start})") from None
+    except OSError as err:
+        raise RunDirError(f"{path}: cannot read ({err.strerror})") from None
     for number, line in enumerate(lines, 1):
         if not line.strip():
             continue
         try:
             yield number, json.loads(line)
-        except json.JSONDecodeError as err:
+        except (json.JSONDecodeError, RecursionError) as err:
             if number == len(lines):  # an interrupted write: keep everything before it
                 return
-            raise RunDirError(f"{path}:{number}: not valid JSON ({err.msg})") from None
+            msg = getattr(err, "msg", "nested too deeply")
+            raise RunDirError(f"{path}:{number}: not valid JSON ({msg})") from None
+
+
+def check_unique(ids: Iterable[tuple[int, str]], path: Path) -> None:
+    """Refuse a log in which an episode id appears twice, naming both lines."""
+    seen: dict[str, int] = {}
+    for number, eid in ids:
+        if eid in seen:
+            raise RunDirError(
+                f"{path}:{number}: episode {eid!r} is stored twice (also line {seen[eid]}); "
+                "the log was written by two runs at once: rerun this sub-run"
+            )
+        seen[eid] = number
 
 
 def read_episodes(path: Path) -> list[Episode]:
-    episodes = []
+    episodes, lines = [], []
     for number, row in iter_jsonl(path):
         try:
             episodes.append(Episode.model_validate(row))
@@ -92,4 +138,6 @@ def read_episodes(path: Path) -> list[Episode]:
             raise RunDirError(
                 f"{path}:{number}: not an episode ({where}: {err.errors()[0]['msg']})"
             ) from None
+        lines.append(number)
+    check_unique(zip(lines, (e.id for e in episodes), strict=True), path)
     return episodes

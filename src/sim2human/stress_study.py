@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 import torch
-import yaml
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -26,7 +25,9 @@ from sim2human.agents.policy import PolicyAgent
 from sim2human.agents.scripted import ScriptedAgent
 from sim2human.config import StudyConfig, parse_study
 from sim2human.errors import RunDirError
-from sim2human.progress import in_processes, queue_progress
+from sim2human.inputs import existing_dir, load_checkpoint, output_dir, read_yaml
+from sim2human.lock import run_lock
+from sim2human.progress import in_processes, queue_progress, report_progress
 from sim2human.simulators.base import SimulatorSpec
 from sim2human.store import CHECKPOINT, write_json
 from sim2human.stress import Curves, StressPlan, summarise_curves, sweep
@@ -48,15 +49,12 @@ class AgentRef:
 
 
 def load_run_config(run_dir: Path) -> StudyConfig:
-    path = run_dir / "config.yaml"
-    if not path.is_file():
+    path = existing_dir(run_dir) / "config.yaml"
+    if not path.exists():
         raise RunDirError(f"{run_dir}: not a study run directory (no config.yaml)")
-    try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as err:
-        raise RunDirError(f"{path}: not valid YAML: {err}") from None
+    raw = read_yaml(path, "stored study config")
     if not isinstance(raw, dict):
-        raise RunDirError(f"{path}: not a study config")
+        raise RunDirError(f"{path}: not a study config (a mapping of keys)")
     return parse_study(raw, str(path))
 
 
@@ -76,8 +74,9 @@ def study_agents(
     for name in [c for c in known if c in chosen]:
         for i, seed in enumerate(cfg.seeds):
             path = run_dir / "conditions" / name / f"seed-{seed}" / CHECKPOINT
-            if not path.is_file():
+            if not path.exists():
                 raise RunDirError(f"{path}: missing (did this sub-run finish?)")
+            load_checkpoint(path)  # every checkpoint readable before any work starts
             refs.append(AgentRef(name, seed, str(path), search=i == 0))
     if SCRIPTED in chosen:
         refs.append(AgentRef(SCRIPTED, 0, None, search=True))
@@ -132,10 +131,10 @@ def search_members(
 
 
 def _work(
-    cfg_json: str, ref: AgentRef, plan: StressPlan, search_cfg: SearchConfig | None, queue: Any
+    cfg_json: str, ref: AgentRef, plan: StressPlan, search_cfg: SearchConfig | None
 ) -> dict[str, Any]:
     cfg = StudyConfig.model_validate_json(cfg_json)
-    return stress_agent(cfg, ref, plan, search_cfg, progress=queue.put)
+    return stress_agent(cfg, ref, plan, search_cfg, progress=report_progress)
 
 
 def stress_run(
@@ -151,8 +150,24 @@ def stress_run(
     """Stress every agent of the study run in ``run_dir``; write stress.json (and the HTML
     report) into ``out`` (default: the run directory); ``search_cfg`` None skips the
     adversarial search. Returns what stress.json holds."""
-    started = time.perf_counter()
     console = console or Console(stderr=True)
+    target = out or run_dir
+    load_run_config(run_dir)  # a bad run directory is named before any other directory is made
+    note = lambda msg: console.print(f"note: {target}: {msg}", soft_wrap=True)  # noqa: E731
+    with run_lock(output_dir(target), "stress", note=note):
+        return _stress_run(run_dir, target, plan, search_cfg, conditions, workers, console)
+
+
+def _stress_run(
+    run_dir: Path,
+    target: Path,
+    plan: StressPlan,
+    search_cfg: SearchConfig | None,
+    conditions: Sequence[str] | None,
+    workers: int | None,
+    console: Console,
+) -> dict[str, Any]:
+    started = time.perf_counter()
     cfg = load_run_config(run_dir)
     refs = study_agents(run_dir, cfg, conditions)
     n_members = len(cfg.ensemble.heldout) * cfg.ensemble.members_per_family
@@ -168,7 +183,6 @@ def stress_run(
     results = _run_all(cfg, refs, plan, search_cfg, workers, total, console)
     stress = assemble(cfg, plan, search_cfg, results)
     stress["wall_seconds"] = round(time.perf_counter() - started, 1)
-    target = out or run_dir
     write_json(target / STRESS_JSON, stress)
     from sim2human.report.stress import write_stress_html
 
@@ -196,8 +210,9 @@ def _run_all(
             return out
         with queue_progress(bar, task) as queue:
             config = cfg.model_dump_json()
-            out = in_processes(_work, [(config, r, plan, search_cfg, queue) for r in refs],
-                               workers)  # fmt: skip
+            labels = [f"{r.label} seed {r.seed}" for r in refs]
+            calls = [(config, r, plan, search_cfg) for r in refs]
+            out = in_processes(_work, calls, workers, queue=queue, labels=labels)
         bar.update(task, completed=total)
         return out
 

@@ -41,6 +41,7 @@ from sim2human.store import (
     MEMBERS,
     METRICS,
     SUMMARY,
+    EpisodeLog,
     JsonlWriter,
     iter_jsonl,
     read_episodes,
@@ -230,7 +231,7 @@ def run_condition(
                          out=out, seed=run_seed, condition=condition.name,
                          last_update=-(-ppo.episodes // ppo.batch_episodes) - 1)  # fmt: skip
     with (
-        JsonlWriter(out / EPISODES) as episodes_log,
+        EpisodeLog(out / EPISODES) as episodes_log,
         JsonlWriter(out / METRICS) as metrics_log,
         JsonlWriter(out / SAMPLER_LOG) as sampler_log,
         JsonlWriter(out / CURVE_LOG) as curve_log,
@@ -248,9 +249,9 @@ def run_condition(
                     "update": stats.update, "episodes_seen": stats.episodes_seen,
                     "n": extra["heldout_n"], "heldout_gold": extra["heldout_gold"],
                 })  # fmt: skip
-            if stats.update % TRAIN_LOG_EVERY == 0:
-                for e in episodes:
-                    episodes_log.write(e)
+            if stats.update % TRAIN_LOG_EVERY == 0:  # ids made unique: a level can be replayed
+                for i, e in enumerate(episodes):
+                    episodes_log.write(e.model_copy(update={"id": f"{e.id}/u{stats.update}.{i}"}))
             if progress is not None:
                 progress(len(episodes))
 
@@ -322,7 +323,7 @@ def reference_scripted(cfg: StudyConfig, out: Path) -> dict[str, Any]:
     agent = ScriptedAgent(world.scenario)
     per = cfg.eval.episodes_per_member
     needed = {s.llm.endpoint for s in world.ensemble.heldout if s.llm is not None}
-    with JsonlWriter(out / EPISODES) as log, llm_runtime(cfg, needed) as llm:
+    with EpisodeLog(out / EPISODES) as log, llm_runtime(cfg, needed) as llm:
         evals = [
             *evaluate_members(cfg, agent, world.ensemble.train, world, per, llm,
                               split="train", condition="scripted", on_episode=log.write),

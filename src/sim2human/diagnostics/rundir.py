@@ -17,8 +17,9 @@ from typing import Any
 from pydantic import ValidationError
 
 from sim2human.errors import RunDirError, UsageError
+from sim2human.inputs import MAX_JSON_BYTES, existing_dir, read_bytes, read_json_object
 from sim2human.simulators.base import SimulatorSpec
-from sim2human.store import CONFIG, EPISODES, MEMBERS, METRICS, SUMMARY
+from sim2human.store import CONFIG, EPISODES, MEMBERS, METRICS, SUMMARY, check_unique
 from sim2human.types import Episode
 
 STUDY_JSON = "study.json"
@@ -68,23 +69,29 @@ class RunDir:
         return [*self.problems, *(p for s in [*subs, *self.reference.values()] for p in s.problems)]
 
 
-def _json(path: Path, problems: list[str], required: bool = True) -> Any:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
+def _json(path: Path, problems: list[str], required: bool = True) -> dict[str, Any] | None:
+    """A JSON object from ``path``; anything else (missing, unreadable, not an object) is a
+    line in ``problems`` and None."""
+    if not path.exists() and not path.is_symlink():
         if required:
             problems.append(f"{path}: missing")
-    except (json.JSONDecodeError, UnicodeDecodeError) as err:
-        problems.append(f"{path}: not valid JSON ({err})")
+        return None
+    try:
+        return read_json_object(path)
+    except UsageError as err:
+        problems.append(str(err))
     return None
 
 
 def _jsonl(path: Path, problems: list[str]) -> list[tuple[int, Any]]:
     """(line number, object) of every readable line; unreadable lines are counted, not fatal."""
-    try:
-        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
-    except FileNotFoundError:
+    if not path.exists() and not path.is_symlink():
         problems.append(f"{path}: missing")
+        return []
+    try:  # stat-ed first: a directory, FIFO or device here is a problem, never a hang
+        lines = read_bytes(path, "log", MAX_JSON_BYTES).decode("utf-8", "replace").splitlines()
+    except UsageError as err:
+        problems.append(str(err))
         return []
     out, bad = [], []
     for number, line in enumerate(lines, 1):
@@ -92,25 +99,27 @@ def _jsonl(path: Path, problems: list[str]) -> list[tuple[int, Any]]:
             continue
         try:
             out.append((number, json.loads(line)))
-        except json.JSONDecodeError as err:
+        except (json.JSONDecodeError, RecursionError) as err:
             if number < len(lines):  # a torn last line is an interrupted write, not damage
-                bad.append(f"line {number}: {err.msg}")
+                bad.append(f"line {number}: {getattr(err, 'msg', 'nested too deeply')}")
     if bad:
         problems.append(f"{path}: {len(bad)} corrupted line(s) skipped (first: {bad[0]})")
     return out
 
 
 def _episodes(path: Path, problems: list[str]) -> list[Episode]:
-    episodes, bad = [], []
+    episodes, bad, lines = [], [], []
     for number, row in _jsonl(path, problems):
         try:
             episodes.append(Episode.model_validate(row))
+            lines.append(number)
         except ValidationError as err:
             first = err.errors()[0]
             where = ".".join(str(p) for p in first["loc"])
             bad.append(f"line {number}: {where}: {first['msg']}")
     if bad:
         problems.append(f"{path}: {len(bad)} line(s) are not episodes (first: {bad[0]})")
+    check_unique(zip(lines, (e.id for e in episodes), strict=True), path)  # never count twice
     return episodes
 
 
@@ -152,10 +161,7 @@ def load_sub_run(
 
 def load_run_dir(path: Path, condition: str | None = None) -> RunDir:
     """A study directory or one sub-run; ``condition`` keeps only that condition's runs."""
-    if not path.exists():
-        raise RunDirError(f"{path}: no such run directory")
-    if not path.is_dir():
-        raise RunDirError(f"{path}: not a directory (give a study or sub-run directory)")
+    existing_dir(path, "run directory")
     if (path / "conditions").is_dir() or (path / STUDY_JSON).exists():
         run = _load_study(path)
     elif (path / EPISODES).exists() or (path / METRICS).exists() or (path / CONFIG).exists():

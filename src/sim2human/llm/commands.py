@@ -50,7 +50,9 @@ def _clean_errors() -> Iterator[None]:
 
 @model_app.command()
 def serve(
-    port: int | None = typer.Option(None, "--port", help="port on 127.0.0.1 (default: a free one)"),
+    port: int | None = typer.Option(
+        None, "--port", min=1, max=65535, help="port on 127.0.0.1 (default: a free one)"
+    ),
     parallel: int = typer.Option(4, "--parallel", min=1, help="requests decoded together"),
     threads: int | None = typer.Option(None, "--threads", min=1, help="llama.cpp threads"),
     verbose: bool = typer.Option(False, "--verbose", help="show llama.cpp's own log"),

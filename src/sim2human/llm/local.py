@@ -101,6 +101,11 @@ def local_model(
     params.model.path = str(gguf_path())
     params.model_alias = {MODEL_NAME}
     params.hostnames = ["127.0.0.1"]
+    # No web page may call the model from a browser: llama.cpp's default echoes any Origin back
+    # with credentials allowed. An explicit empty origin list matches no origin.
+    params.cors_origins = ""
+    params.cors_origins_explicit = True
+    params.cors_credentials = False
     params.port = 0 if port is None else port
     params.n_parallel = n_parallel
     params.n_ctx = n_parallel * ctx_per_slot

@@ -13,11 +13,13 @@ from sim2human.report.markdown import REPORT_MD
 from sim2human.report.markdown import write_markdown as write_study_markdown
 
 
-def write_markdown(d: Diagnosis, diversity: list[DiversityRow], out: Path) -> Path:
+def write_markdown(
+    d: Diagnosis, diversity: list[DiversityRow], out: Path, name: str = REPORT_MD
+) -> Path:
     """The study's own report.md (table and findings) when study.json exists, plus diagnostics."""
     lines: list[str] = []
     if d.study is not None:
-        lines = write_study_markdown(d.study, out).read_text(encoding="utf-8").splitlines()
+        lines = write_study_markdown(d.study, out, name).read_text(encoding="utf-8").splitlines()
         if (adaptive := out / ADAPTIVE_DIR / "adaptive.md").exists():  # the adaptive section
             lines += ["", *adaptive.read_text(encoding="utf-8").splitlines()]
     else:
@@ -62,6 +64,6 @@ def write_markdown(d: Diagnosis, diversity: list[DiversityRow], out: Path) -> Pa
                 f"| {row.name} | {row.kind} | {num(s.distinct_1, 3)} | {num(s.distinct_2, 3)} | "
                 f"{num(s.self_bleu, 3)} | {num(s.vendi)} |"
             )
-    path = out / REPORT_MD
+    path = out / name
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path

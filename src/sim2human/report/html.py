@@ -23,6 +23,8 @@ from sim2human.diagnostics.rundir import RunDir, load_run_dir
 from sim2human.diagnostics.simdiversity import DiversityRow, simulator_diversity
 from sim2human.diagnostics.verdict import Thresholds
 from sim2human.errors import ModelUnavailableError, UsageError
+from sim2human.inputs import existing_dir
+from sim2human.lock import run_lock
 from sim2human.report.diag_markdown import write_markdown
 from sim2human.report.format import est, num, pct
 from sim2human.report.plots import all_plots
@@ -109,8 +111,20 @@ def write_report(
     thresholds: Thresholds | None = None,
     console: Console | None = None,
 ) -> Written:
-    """Diagnose ``run_dir`` and write report.html, report.md and report.json into it."""
+    """Diagnose ``run_dir`` and write report.html, report.md and report.json into it; for one
+    ``condition``, ``report.<condition>.html`` (.md, .json) beside them, never over them.
+    Holds the run directory's lock while it reads and writes."""
     console = console or Console(stderr=True)
+    stem = "report" if condition is None else f"report.{condition}"
+    note = lambda msg: console.print(f"note: {run_dir}: {msg}", soft_wrap=True)  # noqa: E731
+    with run_lock(existing_dir(run_dir), "report", note=note):
+        return _write_report(run_dir, condition, thresholds, console, stem)
+
+
+def _write_report(
+    run_dir: Path, condition: str | None, thresholds: Thresholds | None, console: Console,
+    stem: str,
+) -> Written:  # fmt: skip
     columns = (SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn())
     with Progress(*columns, console=console, transient=True) as bar:
         task = bar.add_task("reading the run directory")
@@ -122,10 +136,10 @@ def write_report(
         bar.update(task, description="measuring simulator diversity")
         diversity, note = _diversity(run)
         bar.update(task, description="writing the report")
-        html = run_dir / REPORT_HTML
+        html = run_dir / f"{stem}.html"
         html.write_text(render_html(d, diversity, note), encoding="utf-8")
-        md = write_markdown(d, diversity, run_dir)
-        js = run_dir / REPORT_JSON
+        md = write_markdown(d, diversity, run_dir, f"{stem}.md")
+        js = run_dir / f"{stem}.json"
         payload: dict[str, Any] = {
             **d.model_dump(mode="json"),
             "diversity": [r.model_dump(mode="json") for r in diversity],

@@ -102,7 +102,7 @@ def findings(study: dict[str, Any]) -> list[str]:
     return out
 
 
-def write_markdown(study: dict[str, Any], out: Path) -> Path:
+def write_markdown(study: dict[str, Any], out: Path, name: str = REPORT_MD) -> Path:
     seeds = ", ".join(str(s) for s in study["seeds"])
     lines = [
         f"# Study `{study['study']}` ({study['scenario']})",
@@ -127,6 +127,6 @@ def write_markdown(study: dict[str, Any], out: Path) -> Path:
         "",
         *llm_section(study),
     ]
-    path = out / REPORT_MD
+    path = out / name
     path.write_text("\n".join(lines), encoding="utf-8")
     return path
