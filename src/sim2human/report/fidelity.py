@@ -6,7 +6,10 @@ words). It is cut into two disjoint halves by encounter: half A is the reference
 compared with, half B is the ``human (other half)`` row, what "as human as humans" scores.
 
 Each family contributes its user turns from the run's evaluation episodes, at most ``cap`` of
-them (a seeded sample), so that the MiniLM embedding pass stays a few seconds.
+them (a seeded sample). ``sim2human report`` measures it with the lexical embedder (free), unless
+``sim2human fidelity RUN_DIR`` has stored a MiniLM measurement (``fidelity.json``) in the run:
+MiniLM costs ~40 s to load and ~15 texts/s on a busy 2-core machine (human turns are long), too
+much to add to every demo.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Sequence
 from contextlib import AbstractContextManager, nullcontext
+from pathlib import Path
 from typing import Any, cast
 
 import numpy as np
@@ -21,7 +25,7 @@ from pydantic import BaseModel
 
 from sim2human.corpora import aci_bench
 from sim2human.diagnostics.rundir import RunDir
-from sim2human.errors import ModelUnavailableError, UsageError
+from sim2human.errors import ModelUnavailableError, RunDirError, UsageError
 from sim2human.metrics.embeddings import Embedder, embed
 from sim2human.metrics.fidelity import FidelityRow, fidelity_row
 from sim2human.report.format import num
@@ -31,8 +35,8 @@ from sim2human.types import Episode
 
 HUMAN = "human (other half)"
 DEFAULT_CAP = 150
-"""User turns per family (and per human half) in ``sim2human report``: ~2,000 MiniLM embeddings
-in all for a study with ten families."""
+"""User turns per family (and per human half) in ``sim2human report``."""
+FIDELITY_JSON = "fidelity.json"
 
 
 class Fidelity(BaseModel):
@@ -103,8 +107,8 @@ def measure(
         return any(v is not None for v in scenario.extract(text, empty, None).values())
 
     everything = ref + [t for g in groups.values() for t in g]
+    matrix, name = embed(everything, embedder)
     with _one_thread():
-        matrix, name = embed(everything, embedder)
         ref_emb = matrix[: len(ref)]
         rows, at = [], len(ref)
         for family, texts in groups.items():
@@ -126,6 +130,17 @@ def measure_or_note(episodes: Sequence[Episode], **kw: Any) -> Fidelity:
     except (UsageError, ModelUnavailableError) as err:
         return Fidelity(rows=[], embedder="", cap=0, human_encounters=0, replay_shares={},
                         note=f"Fidelity to human speech not measured: {err}")  # fmt: skip
+
+
+def for_report(run_dir: Path, run: RunDir) -> Fidelity:
+    """The stored ``sim2human fidelity`` measurement if the run has one, else a lexical one."""
+    stored = run_dir / FIDELITY_JSON
+    if stored.is_file():
+        try:
+            return Fidelity.model_validate_json(stored.read_text(encoding="utf-8"))
+        except ValueError as err:
+            raise RunDirError(f"{stored}: not a fidelity measurement ({err})") from None
+    return measure_or_note(run_episodes(run), embedder="lexical")
 
 
 def _one_thread() -> AbstractContextManager[Any]:

@@ -123,7 +123,7 @@ def write_report(
         bar.update(task, description="measuring simulator diversity")
         diversity, note = _diversity(run)
         bar.update(task, description="measuring fidelity to human speech")
-        fid = fidelity.measure_or_note(fidelity.run_episodes(run))
+        fid = fidelity.for_report(run_dir, run)
         bar.update(task, description="writing the report")
         html = run_dir / REPORT_HTML
         page = render_html(d, diversity, note).replace("</body>", fidelity.html(fid) + "</body>", 1)
