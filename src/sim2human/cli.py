@@ -87,8 +87,11 @@ def _run(
 
 def study_table(study: dict[str, Any]) -> Table:
     t = Table(title=f"{study['study']}: proxy vs gold (%, 95% CI)", title_justify="left")
+    real = any("heldout_gold_real" in r for r in study["conditions"])  # replay families held out
     for col in ("condition", "train proxy", "train gold", "held-out gold", "member std", "exploit"):
         t.add_column(col, justify="left" if col == "condition" else "right", no_wrap=True)
+    if real:
+        t.add_column("real patients", justify="right", no_wrap=True)
 
     def f(e: dict[str, Any]) -> str:
         return f"{100 * e['mean']:.0f} [{100 * e['ci'][0]:.0f},{100 * e['ci'][1]:.0f}]"
@@ -96,8 +99,9 @@ def study_table(study: dict[str, Any]) -> Table:
     for row in [*study["conditions"], *study.get("reference", [])]:
         name = row["name"] if row["episodes_trained"] else f"{row['name']} (reference)"
         std, exploit = row["heldout_member_std"], row["exploit_rate"]
+        extra = [f(row["heldout_gold_real"]) if "heldout_gold_real" in row else "-"] if real else []
         t.add_row(name, f(row["train_proxy"]), f(row["train_gold"]), f(row["heldout_gold"]),
-                  f"{100 * std:.0f}", f"{100 * exploit:.0f}%")  # fmt: skip
+                  f"{100 * std:.0f}", f"{100 * exploit:.0f}%", *extra)  # fmt: skip
     return t
 
 
