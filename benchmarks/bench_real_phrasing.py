@@ -39,7 +39,9 @@ def extractor(scenario: IntakeScenario) -> None:
                 continue
             for k in ks:
                 got = scenario.extract(m.turns[k], scenario.empty_record(), f)[f]
-                outcome = "right" if got == m.card.values[f] else "nothing" if got is None else "other"
+                outcome = (
+                    "right" if got == m.card.values[f] else "nothing" if got is None else "other"
+                )
                 tally[f][outcome] += 1
     print("field        answer turns   read right   read nothing   read another value")
     for f, c in tally.items():
@@ -59,9 +61,13 @@ def scripted(scenario: IntakeScenario) -> None:
         eps = evaluate(agent, specs, scenario, per_member=1, split="heldout")
         fields = Counter(f for e in eps for f, ok in e.gold.fields.items() if ok)
         shares = ", ".join(f"{k} {v:.0%}" for k, v in reply_shares(eps).items())
-        print(f"{name}: {len(eps)} members, scripted gold {sum(e.gold.success for e in eps) / len(eps):.0%}, "
-              f"field accuracy {sum(e.gold.field_accuracy for e in eps) / len(eps):.0%}; replies: {shares}")  # fmt: skip
-        print("  per field: " + ", ".join(f"{f} {fields[f] / len(eps):.0%}" for f in scenario.fields))
+        gold = sum(e.gold.success for e in eps) / len(eps)
+        acc = sum(e.gold.field_accuracy for e in eps) / len(eps)
+        print(f"{name}: {len(eps)} members, scripted gold {gold:.0%}, field accuracy {acc:.0%}; "
+              f"replies: {shares}")  # fmt: skip
+        print(
+            "  per field: " + ", ".join(f"{f} {fields[f] / len(eps):.0%}" for f in scenario.fields)
+        )
 
 
 def main() -> None:
