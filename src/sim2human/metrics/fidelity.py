@@ -171,8 +171,8 @@ def distinguishability_auc(
     _, group = np.unique(data.round(9), axis=0, return_inverse=True)
     fold = rng.permutation(group.max() + 1)[group.ravel()] % folds
     data = data - data.mean(axis=0)
-    _, _, vt = np.linalg.svd(data, full_matrices=False)
-    data = data @ vt[:PCA_DIMS].T
+    _, vecs = np.linalg.eigh(data.T @ data)  # eigh: robust where an SVD of repeated rows is not
+    data = data @ vecs[:, ::-1][:, :PCA_DIMS]
     labels = np.concatenate([np.ones(n), np.zeros(n)])
     scores = np.zeros(2 * n)
     for k in range(folds):

@@ -108,6 +108,7 @@ def measure(
 
     everything = ref + [t for g in groups.values() for t in g]
     matrix, name = embed(everything, embedder)
+    matrix = np.nan_to_num(matrix)  # a text with no tokens ("...") can embed as NaN
     with _one_thread():
         ref_emb = matrix[: len(ref)]
         rows, at = [], len(ref)
