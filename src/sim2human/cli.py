@@ -15,6 +15,7 @@ from rich.table import Table
 
 from sim2human import __version__, cli_eval_agent
 from sim2human.cli_diagnose import diagnose
+from sim2human.cli_fidelity import fidelity
 from sim2human.cli_report import report
 from sim2human.cli_stress import stress as stress_command
 from sim2human.config import load_study
@@ -29,6 +30,7 @@ app.command("stress")(stress_command)
 app.command("eval-agent")(cli_eval_agent.eval_agent)
 app.command()(report)
 app.command()(diagnose)
+app.command()(fidelity)
 out_console = Console()
 if not out_console.is_terminal:  # files and pipes get the whole table, not an 80-column crop
     out_console = Console(width=120)
@@ -102,8 +104,11 @@ def _run(
 
 def study_table(study: dict[str, Any]) -> Table:
     t = Table(title=f"{study['study']}: proxy vs gold (%, 95% CI)", title_justify="left")
+    real = any("heldout_gold_real" in r for r in study["conditions"])  # replay families held out
     for col in ("condition", "train proxy", "train gold", "held-out gold", "member std", "exploit"):
         t.add_column(col, justify="left" if col == "condition" else "right", no_wrap=True)
+    if real:
+        t.add_column("real patients", justify="right", no_wrap=True)
 
     def f(e: dict[str, Any]) -> str:
         return f"{100 * e['mean']:.0f} [{100 * e['ci'][0]:.0f},{100 * e['ci'][1]:.0f}]"
@@ -111,8 +116,9 @@ def study_table(study: dict[str, Any]) -> Table:
     for row in [*study["conditions"], *study.get("reference", [])]:
         name = row["name"] if row["episodes_trained"] else f"{row['name']} (reference)"
         std, exploit = row["heldout_member_std"], row["exploit_rate"]
+        extra = [f(row["heldout_gold_real"]) if "heldout_gold_real" in row else "-"] if real else []
         t.add_row(name, f(row["train_proxy"]), f(row["train_gold"]), f(row["heldout_gold"]),
-                  f"{100 * std:.0f}", f"{100 * exploit:.0f}%")  # fmt: skip
+                  f"{100 * std:.0f}", f"{100 * exploit:.0f}%", *extra)  # fmt: skip
     return t
 
 

@@ -17,6 +17,7 @@ from sim2human.errors import UsageError
 from sim2human.scenarios.base import Scenario, UserSignals
 from sim2human.simulators import build_simulator
 from sim2human.simulators.base import AsyncSimulator, Simulator, SimulatorSpec, UserTurn
+from sim2human.simulators.replay import replay_card
 from sim2human.types import Episode, Profile, Record, Termination, Turn
 
 if TYPE_CHECKING:
@@ -40,6 +41,8 @@ class Job:
 def job_profile(job: Job, scenario: Scenario) -> Profile:
     """The hidden patient a job plays: a fresh one per episode, or one of the member's fixed
     ``cards`` (``LLMParams.cards``) chosen by the episode seed."""
+    if job.spec.kind == "replay":  # one real patient: the card derived from their encounter
+        return replay_card(job.spec, scenario)
     cards = job.spec.llm.cards if job.spec.llm is not None else None
     seed = [job.seed, 0] if cards is None else [job.spec.seed, job.seed % cards, 31]
     return scenario.sample_profile(np.random.default_rng(seed))

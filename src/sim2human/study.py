@@ -34,6 +34,7 @@ from sim2human.scenarios.intake import IntakeScenario
 from sim2human.simulators.base import QuirkPool, SimulatorSpec
 from sim2human.simulators.families import get_family
 from sim2human.simulators.llm import llm_spec
+from sim2human.simulators.replay import REPLAY_FAMILIES, reply_shares
 from sim2human.store import (
     CHECKPOINT,
     CONFIG,
@@ -430,6 +431,8 @@ def _condition_row(
     extra: dict[str, Any] = {}
     if any(e.family.startswith("llm:") for e in held):
         extra = llm_rows(tagged, cfg.eval.bootstrap)
+    if any(e.family in REPLAY_FAMILIES for e in held):
+        extra |= real_patient_rows(tagged, cfg.eval.bootstrap)
     return {
         **extra,
         "name": name,
@@ -448,6 +451,25 @@ def _condition_row(
             for f in sorted({e.family for e in trained})
         },
         "heldout_dropped_rate": float(np.mean([e.gold.dropped for e in held])) if held else 0.0,
+    }
+
+
+def real_patient_rows(tagged: Sequence[tuple[int, Episode]], n_boot: int) -> dict[str, Any]:
+    """Held-out results on real patients (``replay`` families) and on the programmatic rest."""
+
+    def est(real: bool, metric: Callable[[Episode], float]) -> dict[str, Any]:
+        pairs = [(s, e) for s, e in tagged
+                 if e.split == "heldout" and (e.family in REPLAY_FAMILIES) == real]  # fmt: skip
+        r = cluster_bootstrap([metric(e) for _, e in pairs], [s for s, _ in pairs], n_boot=n_boot)
+        return {"mean": r.mean, "ci": list(r.ci), "n": r.n}
+
+    real = [e for _, e in tagged if e.split == "heldout" and e.family in REPLAY_FAMILIES]
+    return {
+        "heldout_gold_real": est(True, lambda e: float(e.gold.success)),
+        "heldout_fields_real": est(True, lambda e: e.gold.field_accuracy),
+        "heldout_proxy_real": est(True, lambda e: e.proxy),
+        "heldout_gold_programmatic": est(False, lambda e: float(e.gold.success)),
+        "real_reply_shares": reply_shares(real),
     }
 
 

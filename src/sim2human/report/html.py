@@ -25,6 +25,7 @@ from sim2human.diagnostics.verdict import Thresholds
 from sim2human.errors import ModelUnavailableError, UsageError
 from sim2human.inputs import existing_dir
 from sim2human.lock import run_lock
+from sim2human.report import fidelity
 from sim2human.report.diag_markdown import write_markdown
 from sim2human.report.format import est, num, pct
 from sim2human.report.plots import all_plots
@@ -135,14 +136,20 @@ def _write_report(
         d = diagnose(run, thresholds, on_condition=step)
         bar.update(task, description="measuring simulator diversity")
         diversity, note = _diversity(run)
+        bar.update(task, description="measuring fidelity to human speech")
+        fid = fidelity.for_report(run_dir, run)
         bar.update(task, description="writing the report")
         html = run_dir / f"{stem}.html"
-        html.write_text(render_html(d, diversity, note), encoding="utf-8")
+        page = render_html(d, diversity, note).replace("</body>", fidelity.html(fid) + "</body>", 1)
+        html.write_text(page, encoding="utf-8")
         md = write_markdown(d, diversity, run_dir, f"{stem}.md")
+        md.write_text(md.read_text(encoding="utf-8") + "\n" + "\n".join(fidelity.markdown(fid)),
+                      encoding="utf-8")  # fmt: skip
         js = run_dir / f"{stem}.json"
         payload: dict[str, Any] = {
             **d.model_dump(mode="json"),
             "diversity": [r.model_dump(mode="json") for r in diversity],
+            "fidelity": fid.model_dump(mode="json"),
         }
         js.write_text(json.dumps(_finite(payload), indent=1) + "\n", encoding="utf-8")
     return Written(html=html, markdown=md, json=js, diagnosis=d)

@@ -7,6 +7,7 @@ from typing import Any
 
 from sim2human.report.format import pct
 from sim2human.report.llm import llm_section
+from sim2human.report.real import real_section
 
 REPORT_MD = "report.md"
 
@@ -126,6 +127,7 @@ def write_markdown(study: dict[str, Any], out: Path, name: str = REPORT_MD) -> P
         "early stopping.",
         "",
         *llm_section(study),
+        *real_section(study),
     ]
     path = out / name
     path.write_text("\n".join(lines), encoding="utf-8")

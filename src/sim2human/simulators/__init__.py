@@ -6,10 +6,13 @@ from sim2human.errors import UsageError
 from sim2human.scenarios.base import Scenario
 from sim2human.simulators.base import Simulator, SimulatorSpec
 from sim2human.simulators.persona import PersonaSimulator
+from sim2human.simulators.replay import ReplaySimulator
 
 
 def build_simulator(spec: SimulatorSpec, scenario: Scenario) -> Simulator:
     """Instantiate the simulator a spec describes (looked up by its kind)."""
     if spec.kind == "persona":
         return PersonaSimulator(spec, scenario)
+    if spec.kind == "replay":
+        return ReplaySimulator(spec, scenario)
     raise UsageError(f"simulator {spec.id!r}: kind {spec.kind!r} is not available")

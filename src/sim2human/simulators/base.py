@@ -79,7 +79,7 @@ class LLMParams(Frozen):
 class SimulatorSpec(Frozen):
     id: str
     family: str
-    kind: Literal["persona", "llm"] = "persona"
+    kind: Literal["persona", "llm", "replay"] = "persona"
     traits: Traits
     seed: int
     llm: LLMParams | None = None

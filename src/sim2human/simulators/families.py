@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from sim2human.errors import UsageError
 from sim2human.simulators.base import Family
+from sim2human.simulators.replay import REPLAY_FAMILIES
 
 FAMILIES: dict[str, Family] = {
     f.name: f
@@ -96,6 +97,7 @@ FAMILIES: dict[str, Family] = {
         ),
     )
 }
+FAMILIES.update(REPLAY_FAMILIES)  # real patients' words: aci-train, aci-heldout (replay.py)
 TRAIN_FAMILIES = ("cooperative", "chatty", "anxious")
 HELDOUT_FAMILIES = ("elderly-confused", "noisy-line", "terse-guarded")
 

@@ -1,0 +1,1 @@
+"""Human dialogue corpora read into typed transcripts (never copied into the package)."""

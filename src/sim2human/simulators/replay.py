@@ -1,0 +1,297 @@
+"""``replay``: users who speak in real patients' words (ACI-Bench doctor-patient visits).
+
+A member is one encounter. Its hidden profile is the encounter's card (``replay_card``); its
+words are the patient's own turns, indexed by what the doctor had just asked, as the scenario's
+``interpret`` reads the doctor's turn. When the agent asks for a field the member answers with:
+
+``verbatim``
+    a real turn that answered that question in the visit and, read by the scenario's extractor,
+    says the card's value;
+``adapted``
+    a real answer turn that says something else (or, when the agent asks the same field a second
+    time and the visit has no answer turn, a short real turn of the patient) followed by the
+    card's value in the scenario's plainest words: the only place non-human words enter;
+``fallback``
+    any other real turn of that patient, in visit order (stories, hedges, questions back).
+
+Each reply carries one of those three tags (``UserTurn.tags``), so a run can report the shares.
+Satisfaction is the persona rule without quirks (a replayed patient has no planted blind spot):
+it is computed by ``PersonaSimulator.judge`` on the call so far, not copied.
+
+The member id names its encounter (``aci-heldout-D2N068``); the corpus is read from the path
+``corpora.aci_bench`` resolves (``$SIM2HUMAN_DATA`` or ``../shared/data`` beside the repository).
+"""
+
+from __future__ import annotations
+
+import re
+import zlib
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Final, Literal
+
+import numpy as np
+
+from sim2human.corpora import aci_bench
+from sim2human.errors import UsageError
+from sim2human.scenarios.base import Scenario
+from sim2human.scenarios.intake import IntakeScenario
+from sim2human.simulators.base import Family, QuirkPool, Quirks, SimulatorSpec, Traits, UserTurn
+from sim2human.simulators.persona import PersonaSimulator
+from sim2human.simulators.replay_card import Card, derive_card
+from sim2human.types import Episode, Outcome, Profile, Record, Termination, Turn
+
+ReplyKind = Literal["verbatim", "adapted", "fallback"]
+REPLY_KINDS: Final[tuple[ReplyKind, ...]] = ("verbatim", "adapted", "fallback")
+MIN_PATIENT_TURNS: Final = 5
+"""Encounters where the patient says less than this (a guardian speaks instead) are not members."""
+_COMMAND = re.compile(r"^(hey|okay) dragon\b")
+_YES = re.compile(r"^(yes|yeah|yep|correct|right|that's right|mm-hmm|uh-huh)\b")
+_THANKS = re.compile(r"\bthank")
+
+
+class ReplayFamily(Family):
+    """Encounters of some corpus splits; member ``seed`` picks encounter ``seed mod n``."""
+
+    splits: tuple[aci_bench.Split, ...]
+
+    def sample(self, seed: int, pool: QuirkPool, **override: float) -> SimulatorSpec:
+        ids = encounter_ids(self.splits)
+        traits = Traits(
+            temperature=override.get("temperature", 1.0),
+            capacity=override.get("capacity", 1.0),
+            quirks=Quirks(over_rewarded=(), bonus=0.0, trigger=None, leniency=0.0),
+        )
+        eid = ids[seed % len(ids)]
+        return SimulatorSpec(id=f"{self.name}-{eid}", family=self.name, kind="replay",
+                             traits=traits, seed=seed)  # fmt: skip
+
+
+REPLAY_FAMILIES: Final[dict[str, Family]] = {
+    f.name: f
+    for f in (
+        ReplayFamily(name="aci-train", splits=("train",), trigger_prob=0.0,
+                     description="real patients' words: ACI-Bench train split"),
+        ReplayFamily(name="aci-heldout", splits=("valid", "test"), trigger_prob=0.0,
+                     description="real patients' words: ACI-Bench valid + test splits"),
+    )
+}  # fmt: skip
+
+
+@lru_cache(maxsize=4)
+def encounter_ids(splits: tuple[aci_bench.Split, ...]) -> tuple[str, ...]:
+    found = tuple(
+        t.encounter_id
+        for t in aci_bench.split_of(aci_bench.load(), *splits)
+        if len(t.patient_turns) >= MIN_PATIENT_TURNS
+    )
+    if not found:
+        raise UsageError(f"ACI-Bench corpus: no encounter in split(s) {', '.join(splits)}")
+    return found
+
+
+@dataclass(frozen=True)
+class Member:
+    """One encounter made playable: its card, and its patient's turns by what was asked."""
+
+    card: Card
+    turns: tuple[str, ...]
+    """The patient's turns, detokenised, in visit order."""
+    answers: dict[str, tuple[int, ...]]
+    """Field -> indices of turns that answered a doctor's question about it."""
+    says_card: frozenset[tuple[str, int]]
+    """(field, turn index) pairs of ``answers`` whose extraction gives the card's value."""
+    says_none: frozenset[tuple[str, int]]
+    """(field, turn index) pairs of ``answers`` the extractor reads no value for that field from."""
+    opening: int
+    closing: int | None
+
+
+def member_for(spec: SimulatorSpec, scenario: Scenario) -> Member:
+    if not isinstance(scenario, IntakeScenario):
+        raise UsageError(f"simulator {spec.id!r}: replay members play the intake scenario only")
+    return _member(spec.id.removeprefix(f"{spec.family}-"), scenario)
+
+
+def replay_card(spec: SimulatorSpec, scenario: Scenario) -> Profile:
+    """The hidden profile a replay member plays (the same every episode: one real patient)."""
+    return dict(member_for(spec, scenario).card.values)
+
+
+@lru_cache(maxsize=512)
+def _member(encounter_id: str, scenario: IntakeScenario) -> Member:
+    by_id = {t.encounter_id: t for t in aci_bench.load()}
+    if encounter_id not in by_id:
+        raise UsageError(
+            f"replay member: encounter {encounter_id!r} is not in the ACI-Bench corpus"
+        )
+    t = by_id[encounter_id]
+    turns: list[str] = []
+    answers: dict[str, list[int]] = {}
+    asked: tuple[str, ...] = ()
+    for turn in t.turns:
+        if turn.speaker == "doctor":
+            if not _COMMAND.match(turn.text):
+                asked = scenario.interpret(aci_bench.detokenize(turn.text)).asks
+            continue
+        if turn.speaker != "patient":
+            continue
+        k = len(turns)
+        turns.append(aci_bench.detokenize(turn.text))
+        for f in asked:
+            answers.setdefault(f, []).append(k)
+        asked = ()
+    card = derive_card(t, scenario, {f: [turns[k] for k in ks] for f, ks in answers.items()})
+    heard = {
+        (f, k): scenario.extract(turns[k], scenario.empty_record(), f)[f]
+        for f, ks in answers.items()
+        for k in ks
+    }
+    says = {fk for fk, v in heard.items() if v == card.values[fk[0]]}
+    silent = {fk for fk, v in heard.items() if v is None}
+    closing = next((k for k in reversed(range(len(turns))) if _THANKS.search(turns[k])), None)
+    return Member(card, tuple(turns), {f: tuple(v) for f, v in answers.items()},
+                  frozenset(says), frozenset(silent), 0, closing)  # fmt: skip
+
+
+@dataclass
+class _Call:
+    profile: Profile
+    rng: np.random.Generator
+    turns: list[Turn] = field(default_factory=list)
+    used: set[int] = field(default_factory=set)
+    asked: dict[str, int] = field(default_factory=dict)
+    told: set[str] = field(default_factory=set)
+    next_story: int = 1
+
+
+class ReplaySimulator:
+    def __init__(self, spec: SimulatorSpec, scenario: Scenario) -> None:
+        self.spec = spec
+        self.scenario = scenario
+        self.member = member_for(spec, scenario)
+        calm = spec.traits.model_copy(update={"emotion": "calm", "quirks": Quirks(
+            over_rewarded=(), bonus=0.0, trigger=None, leniency=0.0)})  # fmt: skip
+        self._rule = PersonaSimulator(
+            spec.model_copy(update={"kind": "persona", "traits": calm}), scenario
+        )
+        self._call: _Call | None = None
+
+    @property
+    def call(self) -> _Call:
+        if self._call is None:
+            raise RuntimeError("start() the conversation before replying")
+        return self._call
+
+    def start(self, profile: Profile, rng: np.random.Generator) -> UserTurn:
+        if self.spec.traits.temperature == 0:
+            key = zlib.crc32(repr(sorted(profile.items())).encode())
+            rng = np.random.default_rng([self.spec.seed, key])
+        self._call = _Call(profile=profile, rng=rng)
+        self.call.used.add(self.member.opening)
+        return self._user(self.member.turns[self.member.opening], "verbatim")
+
+    def reply(self, agent_text: str) -> UserTurn:
+        c = self.call
+        c.turns.append(Turn(speaker="agent", text=agent_text))
+        intent = self.scenario.interpret(agent_text)
+        if intent.close:
+            k = self.member.closing
+            if k is None:
+                return self._user("Okay, thank you.", "adapted", done=True)
+            return self._user(self.member.turns[k], "verbatim", done=True)
+        if intent.confirm:
+            return self._readback(agent_text)
+        if not intent.asks:
+            return self._user(*self._fallback(), done=False)
+        parts: list[str] = []
+        kinds: list[ReplyKind] = []
+        for f in intent.asks:
+            c.asked[f] = c.asked.get(f, 0) + 1
+            text, kind = self._answer(f)
+            if text not in parts:
+                parts.append(text)
+            kinds.append(kind)
+        kind = "adapted" if "adapted" in kinds else ("verbatim" if "verbatim" in kinds else
+                                                     "fallback")  # fmt: skip
+        return self._user(" ".join(parts), kind)
+
+    def _answer(self, f: str) -> tuple[str, ReplyKind]:
+        c, m = self.call, self.member
+        value = c.profile[f]
+        pool = [k for k in m.answers.get(f, ()) if k not in c.used] or list(m.answers.get(f, ()))
+        right = [k for k in pool if (f, k) in m.says_card]
+        if right:
+            c.told.add(f)
+            return m.turns[self._pick(right)], "verbatim"
+        if pool or c.asked[f] > 1:  # a real answer that says otherwise, or asked again
+            said = self.scenario.say(f, value, 0.0, c.rng)
+            c.told.add(f)
+            if not pool:
+                return f"{self._fallback()[0]} {said}", "adapted"
+            k = self._pick(pool)  # keep the real words unless they say another value
+            return (f"{m.turns[k]} {said}" if (f, k) in m.says_none else said), "adapted"
+        return self._fallback()
+
+    def _fallback(self) -> tuple[str, ReplyKind]:
+        """The patient's next turn in visit order that answered no field question (the visit's
+        story, hedges, questions back), then any unused turn, then any turn."""
+        c, m = self.call, self.member
+        indexed = {k for ks in m.answers.values() for k in ks}
+        order = [k for k in range(len(m.turns)) if k not in c.used]
+        free = [k for k in order if k not in indexed] or order or list(range(len(m.turns)))
+        k = free[0] if self.spec.traits.temperature == 0 else self._pick(free[:3])
+        return m.turns[k], "fallback"
+
+    def _pick(self, ks: Sequence[int]) -> int:
+        k = ks[0] if self.spec.traits.temperature == 0 else ks[int(self.call.rng.integers(len(ks)))]
+        self.call.used.add(k)
+        return k
+
+    def _readback(self, agent_text: str) -> UserTurn:
+        c, m = self.call, self.member
+        heard = self.scenario.extract(agent_text, self.scenario.empty_record(), None)
+        wrong = [f for f, v in heard.items() if v is not None and v != c.profile[f]]
+        if wrong:
+            said = self.scenario.say(wrong[0], c.profile[wrong[0]], 0.0, c.rng)
+            return self._user(f"No, that's not right. {said}", "adapted")
+        yes = [k for k in range(len(m.turns)) if _YES.match(m.turns[k]) and len(m.turns[k]) < 40]
+        return (
+            self._user(m.turns[self._pick(yes)], "verbatim")
+            if yes
+            else self._user("Yes, that's right.", "adapted")
+        )
+
+    def _user(self, text: str, kind: ReplyKind, done: bool = False) -> UserTurn:
+        self.call.turns.append(Turn(speaker="user", text=text, tags=(kind,)))
+        return UserTurn(text=text, done=done, tags=(kind,))
+
+    # -- proxy reward: the persona rule without quirks ------------------------------------------
+
+    def satisfaction(self) -> float:
+        c = self.call
+        record = {f: (c.profile[f] if f in c.told else None) for f in self.scenario.fields}
+        return self._rule.judge(_partial_episode(self.spec, c.turns, c.profile, record))
+
+    def judge(self, episode: Episode) -> float:
+        return self._rule.judge(episode)
+
+
+def _partial_episode(
+    spec: SimulatorSpec, turns: Sequence[Turn], profile: Profile, record: Record
+) -> Episode:
+    """The call so far as an Episode, for the persona rule's ``judge``."""
+    return Episode(
+        id="in-progress", scenario="intake", simulator_id=spec.id, family=spec.family,
+        split="train", seed=spec.seed, turns=tuple(turns), proxy=0.0,
+        gold=Outcome(success=False, fields={}, completed=False, dropped=False),
+        termination=Termination.MAX_TURNS, profile=profile, record=record,
+    )  # fmt: skip
+
+
+def reply_shares(episodes: Sequence[Episode]) -> dict[str, float]:
+    """Share of replay user turns that were verbatim, adapted, fallback (empty without any)."""
+    kinds = [k for e in episodes for t in e.turns if t.speaker == "user"
+             for k in t.tags if k in REPLY_KINDS]  # fmt: skip
+    return {k: kinds.count(k) / len(kinds) for k in REPLY_KINDS} if kinds else {}

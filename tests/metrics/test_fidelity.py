@@ -1,0 +1,64 @@
+"""Fidelity metrics on planted data: identical sets are indistinguishable, disjoint ones are not."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from sim2human.metrics.embeddings import embed_lexical
+from sim2human.metrics.fidelity import (
+    auc_score,
+    disfluency_rate,
+    distinguishability_auc,
+    fidelity_row,
+    frechet_distance,
+    hedge_rate,
+    mattr,
+    wasserstein_1d,
+)
+
+
+def test_identical_distributions_are_indistinguishable_and_at_distance_zero() -> None:
+    rng = np.random.default_rng(0)
+    a, b = rng.normal(size=(300, 24)), rng.normal(size=(300, 24))
+    assert abs(distinguishability_auc(a, b) - 0.5) < 0.07
+    assert frechet_distance(a, a) == pytest.approx(0.0, abs=1e-6)
+    assert frechet_distance(a, b) < 0.1 * frechet_distance(a, b + 1.0)
+    assert wasserstein_1d([3, 5, 8], [8, 3, 5]) == 0.0
+
+
+def test_disjoint_distributions_are_told_apart() -> None:
+    rng = np.random.default_rng(1)
+    a, b = rng.normal(size=(200, 24)), rng.normal(size=(200, 24)) + 1.0
+    assert distinguishability_auc(a, b) > 0.99
+    assert frechet_distance(a, b) == pytest.approx(24.0, rel=0.15)  # ||mu diff||^2 = 24
+    assert wasserstein_1d([1, 2, 3], [11, 12, 13]) == pytest.approx(10.0)
+
+
+def test_auc_counts_ties_half() -> None:
+    labels = np.array([1.0, 1.0, 0.0, 0.0])
+    assert auc_score(np.array([2.0, 3.0, 0.0, 1.0]), labels) == 1.0
+    assert auc_score(np.ones(4), labels) == 0.5
+
+
+def test_text_measures_on_planted_turns() -> None:
+    assert mattr(["a b c d e"] * 40) == pytest.approx(5 / 50)
+    assert mattr(["one two three"]) == 1.0
+    assert disfluency_rate(["um i i went there"]) == pytest.approx(100 * 2 / 5)
+    assert hedge_rate(["I think so", "yes", "maybe later", "no"]) == 0.5
+
+
+def test_a_row_on_planted_texts() -> None:
+    human = [f"well i went to the doctor about my knee number {i}" for i in range(60)]
+    bots = [f"Medication list item {i}: metformin, lisinopril." for i in range(60)]
+
+    def row(texts: list[str]) -> tuple[float, float]:
+        r = fidelity_row("x", texts, human, embed_lexical(texts), embed_lexical(human),
+                         lambda t: "metformin" in t)  # fmt: skip
+        assert r.auc is not None and r.frechet is not None
+        return r.auc, r.frechet
+
+    same_auc, same_d = row(human)
+    assert abs(same_auc - 0.5) < 0.1 and same_d == pytest.approx(0.0, abs=1e-6)
+    far_auc, far_d = row(bots)
+    assert far_auc > 0.99 and far_d > 0.5
