@@ -14,6 +14,7 @@ from rich.table import Table
 
 from sim2human import __version__, cli_eval_agent
 from sim2human.cli_diagnose import diagnose
+from sim2human.cli_human import human_app
 from sim2human.cli_report import report
 from sim2human.cli_stress import stress as stress_command
 from sim2human.config import load_study
@@ -24,6 +25,7 @@ app = typer.Typer(
     add_completion=False, no_args_is_help=True, help=__doc__, pretty_exceptions_enable=False
 )
 app.add_typer(model_app, name="model")
+app.add_typer(human_app, name="human")
 app.command("stress")(stress_command)
 app.command("eval-agent")(cli_eval_agent.eval_agent)
 app.command()(report)
@@ -58,7 +60,7 @@ def _root(
 
 def _run(
     config: Path, quick: bool, out: Path | None, workers: int | None, resume: bool = False
-) -> None:
+) -> Path:
     from sim2human.runner import default_out, run_study
 
     cfg = load_study(config, quick=quick)
@@ -81,6 +83,7 @@ def _run(
     out_console.print(study_table(study))
     out_console.print(f"report: {target / 'report.html'}", soft_wrap=True)
     out_console.print(f"markdown: {target / 'report.md'}", soft_wrap=True)
+    return target
 
 
 def study_table(study: dict[str, Any]) -> Table:
@@ -108,9 +111,20 @@ def study(
     resume: Annotated[
         bool, typer.Option("--resume", help="Continue the study in --out: keep finished sub-runs.")
     ] = False,
+    human: Annotated[
+        Path | None,
+        typer.Option("--human", help="Call database: add its human calls as held-out evaluation."),
+    ] = None,
 ) -> None:
     """Run a study: every condition x seed trained, evaluated on held-out simulators, tabulated."""
-    _run(config, quick, out, workers, resume)
+    if human is not None and not human.is_file():
+        raise UsageError(f"--human {human}: no such call database")
+    target = _run(config, quick, out, workers, resume)
+    if human is not None:
+        from sim2human.human_eval import HUMAN_MD, fold_in, human_table
+
+        out_console.print(human_table(fold_in(target, human)))
+        out_console.print(f"human: {target / HUMAN_MD}", soft_wrap=True)
 
 
 @app.command()
