@@ -8,8 +8,8 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from conftest import ADMIN, answer, opening
 from fastapi.testclient import TestClient
+from webapp_helpers import ADMIN, answer, opening
 
 from sim2human.human_store import HumanStore
 from sim2human.types import Episode, Termination
@@ -18,8 +18,10 @@ from sim2human.webapp.app import Limits, create_app
 from sim2human.webapp.calls import Calls
 
 
-def client_for(run_dir: Path, db: Path, agents: list[str] | None = None,
-               limits: Limits = Limits()) -> tuple[TestClient, Calls]:  # fmt: skip
+def client_for(
+    run_dir: Path, db: Path, agents: list[str] | None = None, limits: Limits | None = None
+) -> tuple[TestClient, Calls]:
+    limits = limits or Limits()
     calls = Calls(HumanStore(db), AgentPool.from_run(run_dir, agents))
     return TestClient(create_app(calls, limits, admin_token=ADMIN)), calls
 
@@ -71,8 +73,8 @@ def test_whole_call_then_admin_export_holds_the_gold(run_dir: Path, db: Path) ->
     assert 'id="card"' in card and "Date of birth" in card
     play_card_call(client, calls, token)
     assert "How was the call" in client.get(f"/call/{token}").text
-    r = client.post(f"/call/{token}/rate", data={"rating": "4", "details": "yes",
-                                                 "comment": "fine"}, follow_redirects=False)  # fmt: skip
+    rating = {"rating": "4", "details": "yes", "comment": "fine"}
+    r = client.post(f"/call/{token}/rate", data=rating, follow_redirects=False)
     assert r.status_code == 303
     assert "Thank you" in client.get(f"/call/{token}").text
     assert client.get("/admin/export.jsonl").status_code == 403  # not signed in
@@ -106,7 +108,7 @@ XSS = ['<script>alert("x")</script>', "<img src=x onerror=alert(1)>", '"><svg on
 
 
 def test_everything_people_write_is_escaped(run_dir: Path, db: Path) -> None:
-    client, calls = client_for(run_dir, db, ["scripted"])
+    client, _calls = client_for(run_dir, db, ["scripted"])
     token = start(client)
     client.post(f"/call/{token}/begin")
     for i, payload in enumerate(XSS):
@@ -148,7 +150,7 @@ def test_size_limits(run_dir: Path, db: Path) -> None:
 
 
 def test_rate_limit_per_session(run_dir: Path, db: Path) -> None:
-    client, calls = client_for(run_dir, db, limits=Limits(per_minute=3))
+    client, _calls = client_for(run_dir, db, limits=Limits(per_minute=3))
     token, other = start(client), start(client)
     for t in (token, other):
         client.post(f"/call/{t}/begin")
@@ -188,7 +190,8 @@ def test_answer_as_yourself_then_confirm_the_card(run_dir: Path, db: Path) -> No
     client, calls = client_for(run_dir, db, ["scripted"])
     token = start(client, "self")
     me = {"complaint": "headache", "onset": "3 days", "severity": 6, "medications": (),
-          "allergies": ("penicillin",), "history": (), "red_flag": False, "dob": "1980-05-02"}  # fmt: skip
+          "allergies": ("penicillin",), "history": (), "red_flag": False,
+          "dob": "1980-05-02"}  # fmt: skip
     text = opening(me)
     for _ in range(5):  # leave some fields unsaid, then hang up
         s = calls.store.by_token(token)

@@ -158,6 +158,10 @@ def create_app(calls: Calls, limits: Limits = Limits(), admin_token: str | None 
     async def style() -> Response:
         return Response(css, media_type="text/css", headers={"Cache-Control": "max-age=3600"})
 
+    @app.get("/favicon.ico")
+    async def favicon() -> Response:
+        return Response(status_code=204)
+
     @app.get("/healthz")
     async def health() -> PlainTextResponse:
         return PlainTextResponse("ok")
@@ -313,9 +317,8 @@ def create_app(calls: Calls, limits: Limits = Limits(), admin_token: str | None 
         if not authorised(request):
             return PlainTextResponse("sign in at /admin first", status_code=403)
         lines = [e.model_dump_json() for e in calls.store.episodes()]
-        attach = {"Content-Disposition": 'attachment; filename="episodes.jsonl"'}
-        body = "".join(line + "\n" for line in lines)
-        return Response(body, media_type="application/x-ndjson", headers=attach)
+        body = "".join(line + "\n" for line in lines)  # the admin page's link downloads it
+        return Response(body, media_type="text/plain; charset=utf-8")
 
     return app
 
