@@ -26,7 +26,17 @@ from rich.table import Table
 from sim2human.errors import RunDirError
 from sim2human.human_store import HUMAN_FAMILY, HumanStore
 from sim2human.metrics.outcomes import Estimate, by, cluster_bootstrap, summarise
-from sim2human.store import EPISODES, SUMMARY, JsonlWriter, read_json, write_json
+from sim2human.simulators.human import human_spec
+from sim2human.store import (
+    CONFIG,
+    EPISODES,
+    MEMBERS,
+    METRICS,
+    SUMMARY,
+    JsonlWriter,
+    read_json,
+    write_json,
+)
 from sim2human.types import Episode
 
 HUMAN_JSON = "human.json"
@@ -51,6 +61,11 @@ def export_run(episodes: Sequence[Episode], out: Path) -> int:
         with JsonlWriter(sub / EPISODES) as log:
             for e in eps:
                 log.write(e)
+        (sub / METRICS).write_text("", encoding="utf-8")  # no training happened here
+        write_json(sub / CONFIG, {"study": "human", "condition": {"name": agent}, "seed": 0})
+        specs = {e.simulator_id: human_spec(e.simulator_id.removeprefix("human:")) for e in eps}
+        write_json(sub / MEMBERS, {"trained_on": [], "heldout": [
+            v.model_dump(mode="json") for v in specs.values()]})  # fmt: skip
         write_json(sub / SUMMARY, {
             "condition": agent, "seed": 0, "episodes_trained": 0,
             "heldout": summarise(eps).model_dump(),
