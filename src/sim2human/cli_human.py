@@ -84,6 +84,7 @@ def serve(
         llm = LLMAgentSettings(llm_base_url, llm_model, llm_api_key_env)
     names = [n.strip() for n in agents.split(",") if n.strip()] if agents else None
     pool = AgentPool.from_run(_run_dir(run_dir), names, llm)
+    pool.warm()
     path = db or run_dir / "human.sqlite"
     calls = Calls(HumanStore(path), pool)
     app = create_app(calls, Limits(per_minute=per_minute))

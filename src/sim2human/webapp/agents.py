@@ -87,6 +87,12 @@ class AgentPool:
         seeds = self.checkpoints.get(name, [(0, Path())])
         return name, seeds[secrets.randbelow(len(seeds))][0]
 
+    def warm(self) -> None:
+        """Load every checkpoint now, so no participant waits on a load mid-call."""
+        for name, seeds in self.checkpoints.items():
+            for seed, _ in seeds:
+                self.agent(name, seed)
+
     def agent(self, name: str, seed: int) -> Agent:
         if name == SCRIPTED:
             return self._loaded.setdefault((name, 0), ScriptedAgent(self.scenario))
