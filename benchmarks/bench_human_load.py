@@ -9,7 +9,7 @@ message stored twice, every rating stored. Prints turn latency (p50/p95/p99) for
 alone and for N at once, side by side.
 
     .venv/bin/python benchmarks/bench_human_load.py            # 100 participants
-    .venv/bin/python benchmarks/bench_human_load.py --participants 20
+    .venv/bin/python benchmarks/bench_human_load.py --think 5  # people type between messages
 """
 
 from __future__ import annotations
@@ -69,7 +69,7 @@ def say_for(profile_text: str, rng: random.Random) -> str:
 
 
 async def participant(
-    c: httpx.AsyncClient, i: int, latencies: list[float]
+    c: httpx.AsyncClient, i: int, latencies: list[float], think: float
 ) -> tuple[str, list[str], int]:
     """One person's whole call; returns (token, messages acknowledged, rating)."""
     rng = random.Random(i)
@@ -85,6 +85,7 @@ async def participant(
         if m is None:
             break  # the agent closed the call
         text = f"[{i}:{k}] " + say_for(rng.choice(values) if values else "yes", rng)
+        await asyncio.sleep(rng.uniform(0.5, 1.5) * think)  # reading and typing
         t0 = time.perf_counter()
         r = await c.post(f"/call/{token}/say", data={"seen": m.group(1), "text": text})
         latencies.append(time.perf_counter() - t0)
@@ -106,12 +107,16 @@ async def participant(
 Call = tuple[str, list[str], int]
 
 
-async def crowd(url: str, n: int, offset: int) -> tuple[list[Call], list[float], float]:
+async def crowd(
+    url: str, n: int, offset: int, think: float
+) -> tuple[list[Call], list[float], float]:
     latencies: list[float] = []
     limits = httpx.Limits(max_connections=n + 10, max_keepalive_connections=n + 10)
     started = time.perf_counter()
     async with httpx.AsyncClient(base_url=url, timeout=TIMEOUT, limits=limits) as c:
-        done = await asyncio.gather(*(participant(c, offset + i, latencies) for i in range(n)))
+        done = await asyncio.gather(
+            *(participant(c, offset + i, latencies, think) for i in range(n))
+        )
     return list(done), latencies, time.perf_counter() - started
 
 
@@ -141,6 +146,12 @@ def pct(xs: list[float], q: float) -> float:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--participants", type=int, default=100)
+    ap.add_argument(
+        "--think",
+        type=float,
+        default=0.0,
+        help="mean seconds a participant takes to type each message (0: none)",
+    )
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="sim2human-load-") as tmp:
         run = make_run(Path(tmp) / "run")
@@ -161,14 +172,15 @@ def main() -> None:
                     if time.monotonic() > deadline:
                         raise
                     time.sleep(0.2)
-            alone, lat1, wall1 = asyncio.run(crowd(url, 1, 0))
-            many, latn, walln = asyncio.run(crowd(url, args.participants, 1))
+            alone, lat1, wall1 = asyncio.run(crowd(url, 1, 0, args.think))
+            many, latn, walln = asyncio.run(crowd(url, args.participants, 1, args.think))
         finally:
             server.send_signal(signal.SIGTERM)
             server.wait(timeout=30)
         turns, problems = check(db, [*alone, *many])
     n = args.participants
-    print(f"turn latency (POST a message -> the agent's reply stored), {os.cpu_count()} cores")
+    print(f"turn latency (POST a message -> the agent's reply stored), {os.cpu_count()} cores, "
+          f"think time {args.think:g} s")  # fmt: skip
     print(f"{'':28}{'1 participant':>16}{f'{n} at once':>16}{'ratio':>8}")
     for q in (50, 95, 99):
         a, b = pct(lat1, q), pct(latn, q)

@@ -247,3 +247,13 @@ def test_export_json_lines_are_episodes(run_dir: Path, db: Path) -> None:
     text = admin_client(client).get("/admin/export.jsonl").text
     rows = [json.loads(line) for line in text.splitlines()]
     assert len(rows) == 1 and rows[0]["proxy"] == 1.0
+
+
+def test_cli_names_bad_input(tmp_path: Path) -> None:
+    from sim2human.cli import main
+
+    assert main(["human", "serve", str(tmp_path / "nope")]) == 2
+    assert main(["human", "export", str(tmp_path / "none.sqlite"), "--out", str(tmp_path)]) == 2
+    config = tmp_path / "s.yaml"
+    config.write_text("name: s\nseeds: [0]\nconditions: [{name: u, sampler: uniform}]\n")
+    assert main(["study", str(config), "--human", str(tmp_path / "none.sqlite")]) == 2
