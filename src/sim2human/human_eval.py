@@ -25,7 +25,7 @@ from rich.table import Table
 
 from sim2human.errors import RunDirError
 from sim2human.human_store import HUMAN_FAMILY, HumanStore
-from sim2human.metrics.outcomes import Estimate, by, cluster_bootstrap, summarise
+from sim2human.metrics.outcomes import Estimate, by, summarise
 from sim2human.simulators.human import human_spec
 from sim2human.store import (
     CONFIG,
@@ -75,6 +75,18 @@ def export_run(episodes: Sequence[Episode], out: Path) -> int:
     return len(episodes)
 
 
+def call_bootstrap(values: Sequence[float], n_boot: int = N_BOOT, seed: int = 0) -> Estimate:
+    """``cluster_bootstrap`` where every call is its own cluster (people, not training seeds,
+    are the unit), vectorised: the two levels collapse into one resample of calls."""
+    v = np.asarray(values, dtype=float)
+    if v.size == 0:
+        return Estimate(mean=float("nan"), ci=(float("nan"), float("nan")), n=0)
+    rng = np.random.default_rng(seed)
+    means = v[rng.integers(v.size, size=(n_boot, v.size))].mean(axis=1)
+    lo, hi = np.quantile(means, [0.025, 0.975])
+    return Estimate(mean=float(v.mean()), ci=(float(lo), float(hi)), n=int(v.size))
+
+
 def spearman(x: Sequence[float], y: Sequence[float]) -> float | None:
     """Rank correlation with average ranks for ties; None when undefined (n < 3 or constant)."""
     if len(x) < 3:
@@ -110,14 +122,11 @@ def compare(study: dict[str, Any], episodes: Sequence[Episode], seed: int = 0) -
     per_agent = []
     for a in agents:
         eps = calls[a]
-        ids = [e.id for e in eps]
         per_agent.append({
             "agent": a,
-            "human_gold": _est(cluster_bootstrap([float(e.gold.success) for e in eps], ids,
-                                                 n_boot=N_BOOT)),
-            "human_fields": _est(cluster_bootstrap([e.gold.field_accuracy for e in eps], ids,
-                                                   n_boot=N_BOOT)),
-            "human_rating": _est(cluster_bootstrap([e.proxy for e in eps], ids, n_boot=N_BOOT)),
+            "human_gold": _est(call_bootstrap([float(e.gold.success) for e in eps])),
+            "human_fields": _est(call_bootstrap([e.gold.field_accuracy for e in eps])),
+            "human_rating": _est(call_bootstrap([e.proxy for e in eps])),
             "sim_heldout_gold": rows[a]["heldout_gold"],
             "sim_gold_by_family": {**rows[a].get("train_gold_by_family", {}),
                                    **rows[a].get("heldout_gold_by_family", {})},
@@ -154,9 +163,11 @@ def compare(study: dict[str, Any], episodes: Sequence[Episode], seed: int = 0) -
 
 
 def _boot_human_gold(groups: Sequence[Sequence[Episode]], seed: int) -> list[np.ndarray]:
+    """N_BOOT draws of every agent's human gold, each agent's calls resampled."""
     rng = np.random.default_rng(seed)
     golds = [np.array([float(e.gold.success) for e in g]) for g in groups]
-    return [np.array([rng.choice(g, size=g.size).mean() for g in golds]) for _ in range(N_BOOT)]
+    draws = [g[rng.integers(g.size, size=(N_BOOT, g.size))].mean(axis=1) for g in golds]
+    return list(np.stack(draws, axis=1)) if draws else [np.zeros(0)] * N_BOOT
 
 
 def _ci(values: Sequence[float]) -> list[float]:

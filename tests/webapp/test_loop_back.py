@@ -149,3 +149,14 @@ def test_recorded_calls_become_replay_members(run_dir: Path, db: Path, scenario:
     world = StudyWorld.build(parse_study(raw))
     assert sum(m.kind == "human-replay" for m in world.ensemble.heldout) == 2
     assert all(m.kind == "persona" for m in world.ensemble.train)
+
+
+def test_call_bootstrap_matches_the_cluster_bootstrap_with_one_call_per_cluster() -> None:
+    from sim2human.human_eval import call_bootstrap
+    from sim2human.metrics.outcomes import cluster_bootstrap
+
+    values = [float(i % 3 == 0) for i in range(40)]
+    fast = call_bootstrap(values)
+    slow = cluster_bootstrap(values, list(range(40)))
+    assert fast.mean == slow.mean and fast.n == slow.n == 40
+    assert abs(fast.ci[0] - slow.ci[0]) < 0.06 and abs(fast.ci[1] - slow.ci[1]) < 0.06

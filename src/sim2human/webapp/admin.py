@@ -14,13 +14,13 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+from sim2human.human_eval import call_bootstrap
 from sim2human.human_store import Session
-from sim2human.metrics.outcomes import Estimate, cluster_bootstrap
+from sim2human.metrics.outcomes import Estimate
 from sim2human.types import Episode
 
 ADMIN_TOKEN_ENV = "SIM2HUMAN_ADMIN_TOKEN"
 COOKIE = "sim2human_admin"
-N_BOOT = 1000
 
 
 def cookie_value(token: str) -> str:
@@ -48,11 +48,7 @@ def agent_estimates(episodes: Sequence[Episode]) -> dict[str, dict[str, Estimate
         groups[e.condition].append(e)
     out = {}
     for name, eps in sorted(groups.items()):
-        ids = [e.id for e in eps]
-
-        def est(values: list[float], ids: list[str] = ids) -> Estimate:
-            return cluster_bootstrap(values, ids, n_boot=N_BOOT)
-
+        est = call_bootstrap
         out[name] = {
             "gold": est([float(e.gold.success) for e in eps]),
             "fields": est([e.gold.field_accuracy for e in eps]),
