@@ -160,3 +160,23 @@ def test_call_bootstrap_matches_the_cluster_bootstrap_with_one_call_per_cluster(
     slow = cluster_bootstrap(values, list(range(40)))
     assert fast.mean == slow.mean and fast.n == slow.n == 40
     assert abs(fast.ci[0] - slow.ci[0]) < 0.06 and abs(fast.ci[1] - slow.ci[1]) < 0.06
+
+
+def test_study_with_human_prints_the_comparison(
+    run_dir: Path, db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    import sim2human.cli as cli
+
+    record_calls(run_dir, db, 2, ["scripted"])
+    out = tmp_path / "study"
+    row = {"name": "scripted", "heldout_gold": {"mean": 0.8, "ci": [0.7, 0.9], "n": 90},
+           "heldout_gold_by_family": {"noisy-line": 0.7}}  # fmt: skip
+    write_json(out / "study.json", {"study": "s", "conditions": [], "reference": [row]})
+    monkeypatch.setattr(cli, "_run", lambda *a, **k: out)  # the study itself is tested elsewhere
+    config = tmp_path / "s.yaml"
+    config.write_text("name: s\nseeds: [0]\nconditions: [{name: u, sampler: uniform}]\n")
+    assert cli.main(["study", str(config), "--human", str(db)]) == 0
+    printed = capsys.readouterr().out
+    assert "human calls (2) vs simulators" in printed and "noisy-line" in printed
+    assert (out / "human.json").is_file()
