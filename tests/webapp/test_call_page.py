@@ -159,6 +159,9 @@ def test_rate_limit_per_session(run_dir: Path, db: Path) -> None:
     assert codes == [303, 303, 303, 429]
     assert client.post(f"/call/{other}/say", data={"seen": "x", "text": "hi"},
                        follow_redirects=False).status_code == 303  # fmt: skip
+    client, _ = client_for(run_dir, db, limits=Limits(starts_per_minute=2))
+    start(client), start(client)
+    assert client.post("/start", data={"consent": "yes"}).status_code == 429
 
 
 def test_a_participant_sees_only_their_own_call(run_dir: Path, db: Path) -> None:
@@ -257,3 +260,31 @@ def test_cli_names_bad_input(tmp_path: Path) -> None:
     config = tmp_path / "s.yaml"
     config.write_text("name: s\nseeds: [0]\nconditions: [{name: u, sampler: uniform}]\n")
     assert main(["study", str(config), "--human", str(tmp_path / "none.sqlite")]) == 2
+
+
+def test_an_llm_agent_takes_calls_too(run_dir: Path, db: Path) -> None:
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "llm"))
+    from fake_openai import FakeOpenAI, Reply, completion
+
+    from sim2human.webapp.agents import LLMAgentSettings
+
+    def script(n: int, body: dict[str, object]) -> Reply:
+        said = "What brings you in today?" if n == 0 else "Thank you, that's everything. Goodbye."
+        return Reply(body=completion(said))
+
+    with FakeOpenAI(script) as fake:
+        pool = AgentPool.from_run(run_dir, ["llm"], LLMAgentSettings(fake.base_url, "fake-model"))
+        calls = Calls(HumanStore(db), pool)
+        with TestClient(create_app(calls, admin_token=ADMIN)) as client:
+            token = start(client)
+            client.post(f"/call/{token}/begin")
+            client.post(f"/call/{token}/say", data={"seen": "0", "text": "Hi there."})
+            client.post(f"/call/{token}/say", data={"seen": "2", "text": "A headache."})
+            s = calls.store.by_token(token)
+        assert s is not None and s.agent == "llm" and s.status == "rating"
+        assert [t.text for t in s.turns][1::2] == [
+            "What brings you in today?", "Thank you, that's everything. Goodbye."
+        ]  # fmt: skip
+        assert s.termination == Termination.COMPLETED and len(fake.seen) == 2

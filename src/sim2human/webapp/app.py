@@ -48,6 +48,9 @@ class Limits:
     """Largest request body accepted (bytes); larger ones get 413."""
     per_minute: int = 30
     """Messages one session may send in any 60 seconds; more get 429."""
+    starts_per_minute: int = 300
+    """New calls the whole server opens in any 60 seconds (a runaway script cannot fill the
+    database); more get 429."""
 
 
 class BodyLimit:
@@ -125,6 +128,7 @@ def create_app(calls: Calls, limits: Limits = Limits(), admin_token: str | None 
     env = Environment(loader=PackageLoader("sim2human.webapp", "templates"), autoescape=escape)
     css = resources.files("sim2human.webapp").joinpath("templates", "style.css").read_text()
     rate = RateLimit(limits.per_minute)
+    starts = RateLimit(limits.starts_per_minute)
     app = FastAPI(docs_url=None, redoc_url=None, openapi_url=None)
     app.add_middleware(BodyLimit, limit=limits.max_body)
     scenario = calls.scenario
@@ -176,6 +180,9 @@ def create_app(calls: Calls, limits: Limits = Limits(), admin_token: str | None 
         if f.get("consent") != "yes":
             return page("consent.html", 400, title="Welcome", step="1 · consent",
                         error="Please tick the box to agree before starting.")  # fmt: skip
+        if not starts.allow("start"):
+            return message("Busy", "Too many calls are starting right now; try again in a "
+                           "minute.", 429)  # fmt: skip
         mode: Mode = "self" if f.get("mode") == "self" else "card"
         sid, token = calls.start(mode)
         log.info("session %s started (%s)", sid, mode)
