@@ -16,6 +16,7 @@ from rich.table import Table
 from sim2human import __version__, cli_eval_agent
 from sim2human.cli_diagnose import diagnose
 from sim2human.cli_fidelity import fidelity
+from sim2human.cli_human import human_app
 from sim2human.cli_report import report
 from sim2human.cli_stress import stress as stress_command
 from sim2human.config import load_study
@@ -26,6 +27,7 @@ app = typer.Typer(
     add_completion=False, no_args_is_help=True, help=__doc__, pretty_exceptions_enable=False
 )
 app.add_typer(model_app, name="model")
+app.add_typer(human_app, name="human")
 app.command("stress")(stress_command)
 app.command("eval-agent")(cli_eval_agent.eval_agent)
 app.command()(report)
@@ -67,7 +69,7 @@ def _run(
     workers: int | None,
     resume: bool = False,
     check: bool = False,
-) -> None:
+) -> Path | None:
     from sim2human.runner import default_out, run_study
 
     cfg = load_study(config, quick=quick)
@@ -79,7 +81,7 @@ def _run(
     if check:
         err_console.print(f"{config}: valid ({len(cfg.conditions)} conditions x "
                           f"{len(cfg.seeds)} seeds); nothing run", soft_wrap=True)  # fmt: skip
-        return
+        return None
     err_console.print(
         f"[bold]{cfg.name}[/]: {len(cfg.conditions)} conditions x {len(cfg.seeds)} seeds, "
         f"{cfg.train.episodes} training episodes each -> {target}"
@@ -100,6 +102,7 @@ def _run(
     out_console.print(study_table(study))
     out_console.print(f"report: {target / 'report.html'}", soft_wrap=True)
     out_console.print(f"markdown: {target / 'report.md'}", soft_wrap=True)
+    return target
 
 
 def study_table(study: dict[str, Any]) -> Table:
@@ -134,9 +137,20 @@ def study(
     check: Annotated[
         bool, typer.Option("--check", help="Only validate the config (and --out); run nothing.")
     ] = False,
+    human: Annotated[
+        Path | None,
+        typer.Option("--human", help="Call database: add its human calls as held-out evaluation."),
+    ] = None,
 ) -> None:
     """Run a study: every condition x seed trained, evaluated on held-out simulators, tabulated."""
-    _run(config, quick, out, workers, resume, check)
+    if human is not None and not human.is_file():
+        raise UsageError(f"--human {human}: no such call database")
+    target = _run(config, quick, out, workers, resume, check)
+    if human is not None and target is not None:
+        from sim2human.human_eval import HUMAN_MD, fold_in, human_table
+
+        out_console.print(human_table(fold_in(target, human)))
+        out_console.print(f"human: {target / HUMAN_MD}", soft_wrap=True)
 
 
 @app.command()

@@ -20,6 +20,7 @@ from sim2human.llm.runtime import LLMSettings
 from sim2human.samplers import sampler_args
 from sim2human.simulators.base import LLMParams
 from sim2human.simulators.families import FAMILIES
+from sim2human.simulators.human_replay import HumanReplayMembers
 from sim2human.simulators.llm import LLMMembers
 from sim2human.simulators.noise import validate_ranges
 from sim2human.train import PPOConfig
@@ -138,6 +139,8 @@ class EnsembleConfig(Frozen):
     members_per_family: int = Field(4, ge=1, le=MAX_MEMBERS_PER_FAMILY)
     seed: Seed = 0
     llm: LLMEnsemble | None = None
+    human_replay: HumanReplayMembers | None = None
+    """Recorded human calls (``sim2human human serve``) as training or held-out members."""
 
     @field_validator("train", "heldout")
     @classmethod

@@ -15,7 +15,7 @@ import numpy as np
 from sim2human.agents.base import Agent, AgentTurn, Observation
 from sim2human.errors import UsageError
 from sim2human.scenarios.base import Scenario, UserSignals
-from sim2human.simulators import build_simulator
+from sim2human.simulators import build_simulator, fixed_profile
 from sim2human.simulators.base import AsyncSimulator, Simulator, SimulatorSpec, UserTurn
 from sim2human.simulators.replay import replay_card
 from sim2human.types import Episode, Profile, Record, Termination, Turn
@@ -43,6 +43,8 @@ def job_profile(job: Job, scenario: Scenario) -> Profile:
     ``cards`` (``LLMParams.cards``) chosen by the episode seed."""
     if job.spec.kind == "replay":  # one real patient: the card derived from their encounter
         return replay_card(job.spec, scenario)
+    if (fixed := fixed_profile(job.spec, scenario)) is not None:
+        return fixed
     cards = job.spec.llm.cards if job.spec.llm is not None else None
     seed = [job.seed, 0] if cards is None else [job.spec.seed, job.seed % cards, 31]
     return scenario.sample_profile(np.random.default_rng(seed))

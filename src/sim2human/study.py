@@ -88,6 +88,9 @@ class StudyWorld:
             if e.llm.heldout is not None:
                 held = e.llm.heldout.draw(e.seed * 10_000 + 8_000, pool, "heldout")
                 ensemble = replace(ensemble, heldout=ensemble.heldout + held)
+        if (hr := e.human_replay) is not None:
+            extra = hr.draw(scenario)
+            ensemble = replace(ensemble, **{hr.split: getattr(ensemble, hr.split) + extra})
         return cls(scenario, pool, ensemble, llm_train)
 
     def fixed_spec(self, condition: Condition) -> SimulatorSpec | None:

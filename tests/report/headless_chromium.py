@@ -83,6 +83,29 @@ class Browser:
     def open(self, path: Path) -> None:
         self._s("POST", "/url", {"url": path.resolve().as_uri()})
 
+    def go(self, url: str) -> None:
+        self._s("POST", "/url", {"url": url})
+
+    def url(self) -> str:
+        return str(self._s("GET", "/url"))
+
+    def find(self, css: str) -> str:
+        """The WebDriver id of the first element matching ``css``."""
+        found = self._s("POST", "/element", {"using": "css selector", "value": css})
+        return str(next(iter(found.values())))
+
+    def exists(self, css: str) -> bool:
+        return bool(self._s("POST", "/elements", {"using": "css selector", "value": css}))
+
+    def click(self, css: str) -> None:
+        self._s("POST", f"/element/{self.find(css)}/click", {})
+
+    def type(self, css: str, text: str) -> None:
+        self._s("POST", f"/element/{self.find(css)}/value", {"text": text})
+
+    def text(self, css: str) -> str:
+        return str(self._s("GET", f"/element/{self.find(css)}/text"))
+
     def run(self, script: str) -> Any:
         return self._s("POST", "/execute/sync", {"script": script, "args": []})
 

@@ -7,6 +7,7 @@ from sim2human.scenarios.base import Scenario
 from sim2human.simulators.base import Simulator, SimulatorSpec
 from sim2human.simulators.persona import PersonaSimulator
 from sim2human.simulators.replay import ReplaySimulator
+from sim2human.types import Profile
 
 
 def build_simulator(spec: SimulatorSpec, scenario: Scenario) -> Simulator:
@@ -15,4 +16,21 @@ def build_simulator(spec: SimulatorSpec, scenario: Scenario) -> Simulator:
         return PersonaSimulator(spec, scenario)
     if spec.kind == "replay":
         return ReplaySimulator(spec, scenario)
+    if spec.kind == "human":
+        from sim2human.simulators.human import HumanSimulator
+
+        return HumanSimulator(spec)
+    if spec.kind == "human-replay":
+        from sim2human.simulators.human_replay import HumanReplaySimulator
+
+        return HumanReplaySimulator(spec, scenario)
     raise UsageError(f"simulator {spec.id!r}: kind {spec.kind!r} is not available")
+
+
+def fixed_profile(spec: SimulatorSpec, scenario: Scenario) -> Profile | None:
+    """The profile a recorded member always plays (``human-replay``: the person's card)."""
+    if spec.kind == "human-replay":
+        from sim2human.simulators.human_replay import recorded_profile
+
+        return recorded_profile(spec, scenario)
+    return None

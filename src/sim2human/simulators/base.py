@@ -79,11 +79,13 @@ class LLMParams(Frozen):
 class SimulatorSpec(Frozen):
     id: str
     family: str
-    kind: Literal["persona", "llm", "replay"] = "persona"
+    kind: Literal["persona", "llm", "replay", "human", "human-replay"] = "persona"
     traits: Traits
     seed: int
     llm: LLMParams | None = None
     """Set exactly when ``kind == "llm"``."""
+    source: str | None = None
+    """Where a recorded member's calls are read from (``human-replay``: ``DB#session``)."""
 
     @model_validator(mode="after")
     def _llm_params_match_kind(self) -> SimulatorSpec:

@@ -1,0 +1,140 @@
+"""The agents a person may be put through to: every condition's checkpoints in a run directory,
+the scripted reference, and an LLM agent where an endpoint is given. Assignment is blinded and
+balanced: the agent with the fewest calls so far, ties broken at random; the participant never
+sees a name."""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from sim2human.agents.base import Agent, AgentTurn, Observation
+from sim2human.agents.llm import LLMAgent
+from sim2human.agents.policy import PolicyAgent
+from sim2human.agents.scripted import ScriptedAgent
+from sim2human.errors import RunDirError, UsageError
+from sim2human.llm.client import ChatClient, EndpointConfig
+from sim2human.scenarios.base import Scenario
+from sim2human.store import CHECKPOINT
+from sim2human.stress_study import load_run_config
+from sim2human.study import StudyWorld
+
+SCRIPTED = "scripted"
+LLM = "llm"
+
+
+@dataclass(frozen=True)
+class LLMAgentSettings:
+    base_url: str
+    model: str
+    api_key_env: str | None = None
+    timeout_s: float = 30.0
+
+
+@dataclass
+class AgentPool:
+    """Agents by name; a policy condition has one checkpoint per training seed."""
+
+    run: Path
+    scenario: Scenario
+    max_turns: int
+    checkpoints: dict[str, list[tuple[int, Path]]]
+    scripted: bool = True
+    llm: LLMAgentSettings | None = None
+    _loaded: dict[tuple[str, int], Agent] = field(default_factory=dict)
+    _llm_agent: LLMAgent | None = None
+
+    @classmethod
+    def from_run(
+        cls, run: Path, names: Sequence[str] | None = None, llm: LLMAgentSettings | None = None
+    ) -> AgentPool:
+        cfg = load_run_config(run)
+        world = StudyWorld.build(cfg)
+        found: dict[str, list[tuple[int, Path]]] = {}
+        for c in cfg.conditions:
+            seeds = [(s, run / "conditions" / c.name / f"seed-{s}" / CHECKPOINT) for s in cfg.seeds]
+            seeds = [(s, p) for s, p in seeds if p.is_file()]
+            if seeds:
+                found[c.name] = seeds
+        known = [*found, SCRIPTED, *([LLM] if llm is not None else [])]
+        if names is not None:
+            unknown = [n for n in names if n not in known]
+            if unknown:
+                raise UsageError(
+                    f"--agents: {', '.join(unknown)} not in {run} (agents with a checkpoint: "
+                    f"{', '.join(known)})"
+                )
+            found = {k: v for k, v in found.items() if k in names}
+        scripted = names is None or SCRIPTED in names
+        use_llm = llm if names is None or LLM in names else None
+        pool = cls(run, world.scenario, cfg.train.max_turns, found, scripted, use_llm)
+        if not pool.names:
+            raise RunDirError(f"{run}: no agents to call (no finished checkpoints)")
+        return pool
+
+    @property
+    def names(self) -> list[str]:
+        return [*self.checkpoints, *([SCRIPTED] if self.scripted else []),
+                *([LLM] if self.llm is not None else [])]  # fmt: skip
+
+    def assign(self, counts: dict[str, int]) -> tuple[str, int]:
+        """(agent, training seed): the least-called agent, ties at random; a random seed."""
+        fewest = min(counts.get(n, 0) for n in self.names)
+        tied = [n for n in self.names if counts.get(n, 0) == fewest]
+        name = tied[secrets.randbelow(len(tied))]
+        seeds = self.checkpoints.get(name, [(0, Path())])
+        return name, seeds[secrets.randbelow(len(seeds))][0]
+
+    def warm(self) -> None:
+        """Load every checkpoint now, so no participant waits on a load mid-call."""
+        for name, seeds in self.checkpoints.items():
+            for seed, _ in seeds:
+                self.agent(name, seed)
+
+    def agent(self, name: str, seed: int) -> Agent:
+        if name == SCRIPTED:
+            return self._loaded.setdefault((name, 0), ScriptedAgent(self.scenario))
+        if name == LLM:
+            return self._llm()
+        key = (name, seed)
+        if key not in self._loaded:
+            path = dict(self.checkpoints.get(name, [])).get(seed)
+            if path is None:
+                raise RunDirError(f"{self.run}: agent {name!r} seed {seed} is no longer there")
+            try:
+                self._loaded[key] = PolicyAgent.load(path, self.scenario, seed=seed)
+            except (ValueError, RuntimeError, OSError, KeyError) as err:
+                raise RunDirError(f"{path}: cannot load checkpoint ({err})") from None
+        return self._loaded[key]
+
+    def _llm(self) -> LLMAgent:
+        if self.llm is None:
+            raise UsageError("no LLM agent endpoint configured")
+        if self._llm_agent is None:
+            s = self.llm
+            client = ChatClient(
+                EndpointConfig(
+                    base_url=s.base_url,
+                    model=s.model,
+                    api_key_env=s.api_key_env,
+                    timeout_s=s.timeout_s,
+                )
+            )
+            self._llm_agent = LLMAgent(self.scenario, client)  # fmt: skip
+        return self._llm_agent
+
+    def decider(self, name: str, seed: int) -> Callable[[Observation, int], Awaitable[AgentTurn]]:
+        """(observation, per-turn seed) -> the agent's turn; a policy's sampling is reseeded per
+        turn so a call resumed after a restart continues exactly as it would have."""
+        agent = self.agent(name, seed)
+
+        async def decide(obs: Observation, turn_seed: int) -> AgentTurn:
+            if isinstance(agent, LLMAgent):
+                return (await agent.act_async([obs]))[0]
+            if isinstance(agent, PolicyAgent):
+                agent.generator.manual_seed(turn_seed)
+            return agent.act([obs])[0]
+
+        return decide
