@@ -91,16 +91,18 @@ def main(argv: Sequence[str] | None = None) -> list[dict[str, Any]]:
         for seed in (int(s) for s in args.seeds.split(",")):
             pop = population(args.study, condition=condition, seed=seed)
             agent, steps, b_s = builtin(pop, args.episodes, seed, cfg)
+            where = Path(args.out) / condition
             b_eval = evaluate_agent(agent, pop, per_member=args.per_member, trainer="sim2human",
-                                    out=Path(args.out) / condition / f"builtin-seed-{seed}")  # fmt: skip
+                                    out=where / f"builtin-seed-{seed}")  # fmt: skip
             pop = population(args.study, condition=condition, seed=seed)
             ext, s_s = sb3(pop, steps, seed, args.n_envs)
             s_eval = evaluate_agent(ext, pop, per_member=args.per_member, trainer="sb3",
-                                    out=Path(args.out) / condition / f"sb3-seed-{seed}")  # fmt: skip
+                                    out=where / f"sb3-seed-{seed}")  # fmt: skip
             for name, evals, secs in (("built-in PPO", b_eval, b_s), ("SB3 PPO", s_eval, s_s)):
                 rows.append({
                     "condition": condition, "trainer": name, "seed": seed, "steps": steps,
-                    "train_gold": estimate(evals, "train"), "heldout_gold": estimate(evals, "heldout"),
+                    "train_gold": estimate(evals, "train"),
+                    "heldout_gold": estimate(evals, "heldout"),
                     "train_proxy": float(np.mean([e.proxy for e in evals if e.split == "train"])),
                     "seconds": round(secs, 1), "steps_per_s": round(steps / secs),
                 })  # fmt: skip
@@ -119,7 +121,8 @@ def table(rows: Sequence[dict[str, Any]]) -> str:
     for r in rows:
         out.append(f"| {r['condition']} | {r['trainer']} | {r['seed']} | {r['steps']} | "
                    f"{100 * r['train_proxy']:.0f} | {f(r['train_gold'])} | "
-                   f"{f(r['heldout_gold'])} ({r['heldout_gold']['n']}) | {r['steps_per_s']} |")  # fmt: skip
+                   f"{f(r['heldout_gold'])} ({r['heldout_gold']['n']}) | "
+                   f"{r['steps_per_s']} |")  # fmt: skip
     return "\n".join(out)
 
 

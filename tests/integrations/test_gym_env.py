@@ -9,17 +9,17 @@ import numpy as np
 import pytest
 
 pytest.importorskip("gymnasium")
-import gymnasium  # noqa: E402
-from gymnasium.utils.env_checker import check_env  # noqa: E402
+import gymnasium
+from gymnasium.utils.env_checker import check_env
 
-from sim2human.diagnostics.analyse import diagnose  # noqa: E402
-from sim2human.diagnostics.rundir import load_run_dir  # noqa: E402
-from sim2human.diagnostics.verdict import Thresholds  # noqa: E402
-from sim2human.errors import ModelUnavailableError, UsageError  # noqa: E402
-from sim2human.integrations._extra import require  # noqa: E402
-from sim2human.integrations.evaluation import evaluate_agent  # noqa: E402
-from sim2human.integrations.gym import ActionAgent, ConversationEnv, make_env  # noqa: E402
-from sim2human.integrations.population import population  # noqa: E402
+from sim2human.diagnostics.analyse import diagnose
+from sim2human.diagnostics.rundir import load_run_dir
+from sim2human.diagnostics.verdict import Thresholds
+from sim2human.errors import ModelUnavailableError, UsageError
+from sim2human.integrations._extra import require
+from sim2human.integrations.evaluation import evaluate_agent
+from sim2human.integrations.gym import ActionAgent, ConversationEnv, make_env
+from sim2human.integrations.population import population
 
 STUDY = Path(__file__).parents[2] / "examples" / "collapse.yaml"
 
@@ -98,7 +98,7 @@ def test_vector_env_steps_a_batch() -> None:
     assert obs.shape == (3, size)
     ends = 0
     for _ in range(60):
-        obs, r, term, trunc, _ = vec.step(vec.action_space.sample())
+        obs, _, term, trunc, _ = vec.step(vec.action_space.sample())
         ends += int(np.sum(term | trunc))
     assert obs.shape == (3, size) and ends > 0
 

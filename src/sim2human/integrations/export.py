@@ -25,10 +25,10 @@ from sim2human.agents.base import AgentTurn
 from sim2human.agents.features import Featuriser
 from sim2human.errors import RunDirError, UsageError
 from sim2human.integrations.chat import chat_row, labels
-from sim2human.rollout import Conversation, Job
+from sim2human.rollout import MAX_TURNS, Conversation, Job
 from sim2human.scenarios.base import Scenario
 from sim2human.simulators.base import UserTurn
-from sim2human.store import EPISODES, read_episodes
+from sim2human.store import CONFIG, EPISODES, read_episodes
 from sim2human.types import Episode
 
 Format = Literal["openai-chat", "art", "sb3-buffer"]
@@ -38,6 +38,23 @@ SUFFIX = {"openai-chat": ".jsonl", "art": ".jsonl", "sb3-buffer": ".npz"}
 
 def load(run_dir: Path, split: str = "all", min_gold: float | None = None) -> list[Episode]:
     """Every episode under ``run_dir`` (a study or a sub-run), filtered."""
+    return [e for e, _ in load_with_limits(run_dir, split, min_gold)]
+
+
+def turn_limit(sub_run: Path) -> int:
+    """The turn limit a sub-run played with (its ``config.json``), which observations show."""
+    try:
+        cfg = json.loads((sub_run / CONFIG).read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        return MAX_TURNS
+    limit = cfg.get("max_turns") or (cfg.get("train") or {}).get("max_turns")
+    return int(limit) if isinstance(limit, int) else MAX_TURNS
+
+
+def load_with_limits(
+    run_dir: Path, split: str = "all", min_gold: float | None = None
+) -> list[tuple[Episode, int]]:
+    """(episode, its turn limit) for every episode under ``run_dir``, filtered."""
     if split not in ("all", "train", "heldout"):
         raise UsageError(f"--split must be all, train or heldout, not {split!r}")
     if not run_dir.is_dir():
@@ -45,8 +62,8 @@ def load(run_dir: Path, split: str = "all", min_gold: float | None = None) -> li
     files = sorted(run_dir.rglob(EPISODES))
     if not files:
         raise RunDirError(f"{run_dir}: no {EPISODES} in it or below it")
-    episodes = [e for f in files for e in read_episodes(f)]
-    return [e for e in episodes if split in ("all", e.split)
+    episodes = [(e, turn_limit(f.parent)) for f in files for e in read_episodes(f)]
+    return [(e, n) for e, n in episodes if split in ("all", e.split)
             and (min_gold is None or float(e.gold.success) >= min_gold)]  # fmt: skip
 
 
@@ -72,7 +89,9 @@ def write_jsonl(rows: Iterable[dict[str, Any]], out: Path) -> int:
     return n
 
 
-def transitions(episodes: Sequence[Episode], scenario: Scenario) -> dict[str, np.ndarray]:
+def transitions(
+    episodes: Sequence[tuple[Episode, int]], scenario: Scenario
+) -> dict[str, np.ndarray]:
     """(s, a, r, s', done) of every act-level episode, replayed through the featuriser."""
     featurise = Featuriser(scenario)
     index = {a.id: i for i, a in enumerate(scenario.acts)}
@@ -82,12 +101,12 @@ def transitions(episodes: Sequence[Episode], scenario: Scenario) -> dict[str, np
     rewards: list[float] = []
     dones: list[bool] = []
     owner: list[int] = []
-    for k, e in enumerate(episodes):
+    for k, (e, limit) in enumerate(episodes):
         if not e.turns or any(t.act not in index for t in e.agent_turns):
             raise UsageError(f"episode {e.id}: not act-level (sb3-buffer needs an act id per agent "
                              "turn; export free-text agents as openai-chat)")  # fmt: skip
         job = Job(cast(Any, None), e.seed, e.split, e.condition, e.phase, e.step)
-        conv = Conversation(job, scenario, cast(Any, None), e.profile, max(e.n_turns, 1),
+        conv = Conversation(job, scenario, cast(Any, None), e.profile, limit,
                             record=scenario.empty_record())  # fmt: skip
         turns, i, seen = e.turns, 0, 0
         while i < len(turns):
@@ -122,7 +141,8 @@ def export(
     """Write the run's episodes as ``fmt``; returns (file, records written)."""
     if fmt not in FORMATS:
         raise UsageError(f"--format must be one of {', '.join(FORMATS)}, not {fmt!r}")
-    episodes = load(run_dir, split, min_gold)
+    limited = load_with_limits(run_dir, split, min_gold)
+    episodes = [e for e, _ in limited]
     target = out or run_dir / f"export-{fmt}{SUFFIX[fmt]}"
     if fmt == "openai-chat":
         return target, write_jsonl((chat_row(e, system) for e in episodes), target)
@@ -133,8 +153,7 @@ def export(
     scenario = IntakeScenario()
     if any(e.scenario != scenario.name for e in episodes):
         raise UsageError(f"sb3-buffer replays {scenario.name!r} episodes only")
-    data = transitions(episodes, scenario)
+    data = transitions(limited, scenario)
     target.parent.mkdir(parents=True, exist_ok=True)
-    np.savez_compressed(target, **data)
+    cast(Any, np.savez_compressed)(target, **data)
     return target, len(data["actions"])
-

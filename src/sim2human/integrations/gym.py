@@ -31,8 +31,9 @@ from sim2human.rollout import Conversation
 from sim2human.scenarios.base import Scenario
 from sim2human.types import Episode
 
-gym = require("gymnasium", "gym")
-from gymnasium import spaces  # noqa: E402  (after the extra check)
+require("gymnasium", "gym")
+import gymnasium  # noqa: E402  (after the extra check)
+from gymnasium import spaces  # noqa: E402
 
 ObsKind = Literal["features", "text"]
 TEXT_LIMIT = 20_000
@@ -60,10 +61,10 @@ def transcript(obs: Observation) -> str:
     return text[-TEXT_LIMIT:]
 
 
-class ConversationEnv(gym.Env[Any, np.int64]):  # type: ignore[misc]
+class ConversationEnv(gymnasium.Env[Any, Any]):
     """A Gymnasium environment over a sim2human population (see the module docstring)."""
 
-    metadata = {"render_modes": ["ansi"]}
+    metadata = {"render_modes": ["ansi"]}  # noqa: RUF012  (Gymnasium declares it so)
 
     def __init__(
         self,
@@ -123,7 +124,8 @@ class ConversationEnv(gym.Env[Any, np.int64]):  # type: ignore[misc]
             raise RuntimeError("call reset() before step() (the conversation has ended)")
         index = int(action)
         if not 0 <= index < len(self.pop.scenario.acts):
-            raise UsageError(f"action {index} is not an act index (0..{self.action_space.n - 1})")
+            n = len(self.pop.scenario.acts)
+            raise UsageError(f"action {index} is not an act index (0..{n - 1})")
         before = conv.satisfaction[-1] if conv.satisfaction else 0.0
         conv.step(render_act(self.pop.scenario, index, conv.observe()))
         reward = conv.satisfaction[-1] - before

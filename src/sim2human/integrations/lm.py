@@ -27,7 +27,7 @@ SPECIAL = ["<|endoftext|>", "<|im_start|>", "<|im_end|>", "<tool_call>", "</tool
 def tool_chat_template() -> str:
     """Qwen2.5's ChatML template (ships with TRL), which renders and parses tool calls."""
     trl = require("trl", "trl")
-    path = Path(trl.__file__).parent / "chat_templates" / "qwen2_5.jinja"
+    path = Path(str(trl.__file__)).parent / "chat_templates" / "qwen2_5.jinja"
     return path.read_text(encoding="utf-8")
 
 

@@ -55,7 +55,9 @@ class Population:
         check_split(split)
         if split == "heldout":
             return self.ensemble.heldout
-        return (self.sampler.spec,) if isinstance(self.sampler, FixedSampler) else self.ensemble.train
+        return (
+            (self.sampler.spec,) if isinstance(self.sampler, FixedSampler) else self.ensemble.train
+        )
 
     def draw(self, rng: np.random.Generator, split: Split = "train") -> tuple[SimulatorSpec, int]:
         """(member, episode seed): training through the sampler, held-out uniformly."""

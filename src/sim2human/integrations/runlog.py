@@ -47,8 +47,9 @@ class RunLog:
         """Write ``members.json`` and ``summary.json`` (a run without them reads as unfinished)."""
         self._writer.close()
         trained = {**{s.id: s for s in self.pop.ensemble.train}, **self.pop.trained_on}
-        phrasings = sorted({p for s in trained.values() for p in s.traits.quirks.over_rewarded}
-                           | {t for s in trained.values() if (t := s.traits.quirks.trigger)})  # fmt: skip
+        quirks = [s.traits.quirks for s in trained.values()]
+        phrasings = sorted({p for q in quirks for p in q.over_rewarded}
+                           | {q.trigger for q in quirks if q.trigger})  # fmt: skip
         write_json(self.path / MEMBERS, {
             "trained_on": [s.model_dump(mode="json") for s in trained.values()],
             "heldout": [s.model_dump(mode="json") for s in self.pop.ensemble.heldout],

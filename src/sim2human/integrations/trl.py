@@ -94,8 +94,9 @@ class SimulatedUser:
 
     @property
     def episode(self) -> Episode:
-        """The finished episode (a property, so TRL does not offer it as a tool; a rollout that stopped calling ``reply`` before the call
-        ended is graded as a call that ran out of turns without a close)."""
+        """The finished episode (a property, so TRL does not offer it as a tool). A rollout that
+        stopped calling ``reply`` before the call ended is graded as a call that ran out of
+        turns without a close."""
         if self._episode is None:
             if self._conv is None:
                 raise RuntimeError("reset() first")
