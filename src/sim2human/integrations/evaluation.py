@@ -17,7 +17,7 @@ from sim2human.evaluate import evaluate
 from sim2human.integrations.chat import Message, system_prompt
 from sim2human.integrations.population import SPLITS, Population, Split
 from sim2human.integrations.runlog import RunLog
-from sim2human.types import Episode, Turn
+from sim2human.types import Episode
 
 
 class ChatAgent:
@@ -62,7 +62,3 @@ def evaluate_agent(
 
 def chat_agent_for(pop: Population, respond: Callable[[list[Message]], str]) -> ChatAgent:
     return ChatAgent(respond, system_prompt(pop.scenario.name))
-
-
-def user_turns(turns: Sequence[Turn]) -> list[str]:
-    return [t.text for t in turns if t.speaker == "user"]
