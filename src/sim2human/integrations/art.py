@@ -25,7 +25,24 @@ from sim2human.integrations.population import Population
 from sim2human.integrations.runlog import RunLog
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no fetch at import time
-art = require("art", "art")
+
+
+def _import_art() -> Any:
+    """``import art``, undoing the patch its import applies to transformers' attention-mask
+    preprocessing: written for ART's training backend and its pinned transformers, it breaks
+    every other transformers model in the process (TRL, sentence-transformers) on newer
+    versions, and ART's client side (trajectories, gathering) does not use it."""
+    try:
+        from transformers import masking_utils
+    except ImportError:
+        return require("art", "art")
+    original = masking_utils._preprocess_mask_arguments
+    module = require("art", "art")
+    masking_utils._preprocess_mask_arguments = original
+    return module
+
+
+art = _import_art()
 
 
 async def rollout(
