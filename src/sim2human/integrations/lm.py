@@ -50,6 +50,11 @@ def embedded_model() -> tuple[Any, Any]:
     path = gguf_file()
     tok = transformers.AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
     model = transformers.AutoModelForCausalLM.from_pretrained(str(path.parent), gguf_file=path.name)
+    # transformers dequantises GGUF weights to float32 on load but keeps the model marked as
+    # quantized, which its Trainer refuses to fine-tune; the weights are plain tensors now.
+    quantizer = getattr(model, "hf_quantizer", None)
+    if quantizer is not None and all(p.is_floating_point() for p in model.parameters()):
+        quantizer.remove_quantization_config(model)
     return model, _chat_ready(tok)
 
 
