@@ -17,6 +17,7 @@ from sim2human import __version__, cli_eval_agent
 from sim2human.cli_diagnose import diagnose
 from sim2human.cli_fidelity import fidelity
 from sim2human.cli_human import human_app
+from sim2human.cli_export import export
 from sim2human.cli_report import report
 from sim2human.cli_stress import stress as stress_command
 from sim2human.config import load_study
@@ -33,6 +34,7 @@ app.command("eval-agent")(cli_eval_agent.eval_agent)
 app.command()(report)
 app.command()(diagnose)
 app.command()(fidelity)
+app.command()(export)
 out_console = Console()
 if not out_console.is_terminal:  # files and pipes get the whole table, not an 80-column crop
     out_console = Console(width=120)

@@ -1,0 +1,197 @@
+"""Who plays the user next: a study's ensemble and sampler, ready for an external trainer.
+
+Every adapter (Gymnasium, TRL, verl, ART) draws members here, so they all see the same
+population a ``sim2human study`` would train on: the training families through the condition's
+sampler (``fixed`` for the single frozen simulator, ``uniform``, ``randomized``, the adaptive
+``must``/``plr``/``evolve``), and the held-out families, never trained on, for evaluation.
+Only ``persona`` members are played here: ``llm`` members need endpoints, which an external
+trainer's process does not open.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+import numpy as np
+
+from sim2human.adaptive.feedback import draw_level
+from sim2human.ensemble import Ensemble
+from sim2human.errors import UsageError
+from sim2human.rollout import MAX_TURNS, Conversation, Job
+from sim2human.samplers import FixedSampler, Sampler, build_sampler
+from sim2human.scenarios.base import Scenario
+from sim2human.scenarios.intake import IntakeScenario
+from sim2human.simulators.base import QuirkPool, SimulatorSpec
+from sim2human.simulators.families import get_family
+from sim2human.types import Episode
+
+if TYPE_CHECKING:
+    from sim2human.config import Condition, StudyConfig
+
+Split = Literal["train", "heldout"]
+SPLITS: tuple[Split, ...] = ("train", "heldout")
+
+
+@dataclass
+class Population:
+    """A scenario, its ensemble (train / held-out by family) and the training sampler."""
+
+    scenario: Scenario
+    pool: QuirkPool
+    ensemble: Ensemble
+    sampler: Sampler
+    condition: str = "external"
+    max_turns: int = MAX_TURNS
+    trained_on: dict[str, SimulatorSpec] = field(default_factory=dict)
+    """Every training member handed out so far (``fixed`` / adaptive samplers may hand out
+    members outside ``ensemble.train``), for the run directory's ``members.json``."""
+
+    def members(self, split: Split) -> tuple[SimulatorSpec, ...]:
+        """The members evaluated as ``split``: for ``train``, what the sampler trains on (the
+        frozen simulator of a ``fixed`` condition, else the ensemble's training members)."""
+        check_split(split)
+        if split == "heldout":
+            return self.ensemble.heldout
+        return (
+            (self.sampler.spec,) if isinstance(self.sampler, FixedSampler) else self.ensemble.train
+        )
+
+    def draw(self, rng: np.random.Generator, split: Split = "train") -> tuple[SimulatorSpec, int]:
+        """(member, episode seed): training through the sampler, held-out uniformly."""
+        check_split(split)
+        if split == "heldout":
+            held = self.ensemble.heldout
+            return held[int(rng.integers(len(held)))], int(rng.integers(2**31))
+        spec, seed = draw_level(self.sampler, rng)
+        self.trained_on.setdefault(spec.id, spec)
+        return spec, seed
+
+    def member(self, member_id: str) -> SimulatorSpec:
+        """A member by id: any member handed out or in the ensemble."""
+        for spec in (*self.trained_on.values(), *self.ensemble.train, *self.ensemble.heldout):
+            if spec.id == member_id:
+                return spec
+        raise UsageError(f"no member {member_id!r} in this population")
+
+    def resolve(self, member: str | None, spec_json: str | None) -> SimulatorSpec:
+        """The member a dataset row names: its stored spec, else its id."""
+        if spec_json:
+            return SimulatorSpec.model_validate_json(spec_json)
+        if member is None:
+            raise UsageError("a row needs a 'member' (or a 'spec')")
+        return self.member(member)
+
+    def split_of(self, spec: SimulatorSpec) -> Split:
+        held = {f.name for f in self.ensemble.heldout_families}
+        return "heldout" if spec.family in held else "train"
+
+    def open(
+        self, spec: SimulatorSpec, seed: int, *, phase: str = "train", step: int = 0
+    ) -> Conversation:
+        """A new conversation with ``spec`` on the episode seed ``seed`` (its hidden profile)."""
+        if spec.kind != "persona":
+            raise UsageError(
+                f"member {spec.id!r} is an {spec.kind!r} simulator: the integrations play "
+                "persona members only (llm members need endpoints)"
+            )
+        job = Job(spec, seed, self.split_of(spec), self.condition, phase, step)
+        return Conversation.open(job, self.scenario, self.max_turns)
+
+    def update(self, episodes: Sequence[Episode]) -> None:
+        """Feed finished training episodes to the sampler (adaptive samplers learn from them)."""
+        if episodes:
+            self.sampler.update(episodes)
+
+
+def check_split(split: str) -> None:
+    if split not in SPLITS:
+        raise UsageError(f"split must be 'train' or 'heldout', not {split!r}")
+
+
+def population(
+    source: Ensemble | StudyConfig | str | Path | None = None,
+    *,
+    condition: str | None = None,
+    sampler: str | Sampler | None = None,
+    sampler_args: dict[str, Any] | None = None,
+    seed: int = 0,
+    max_turns: int | None = None,
+) -> Population:
+    """A population from a study (YAML path or loaded config) or an ``Ensemble``.
+
+    ``condition`` takes a study condition's sampler, fixed simulator and perturbations (e.g.
+    ``frozen-small`` or ``ensemble-randomized`` in ``examples/collapse.yaml``); otherwise
+    ``sampler`` names one (default ``uniform``) or is a ``Sampler`` object. Without ``source``,
+    the default ensemble of ``sim2human.config.EnsembleConfig``.
+    """
+    scenario = IntakeScenario()
+    pool = QuirkPool.from_acts(scenario.acts)
+    cfg = _study(source)
+    if isinstance(source, Ensemble):
+        ensemble = source
+    else:
+        assert cfg is not None
+        e = cfg.ensemble
+        ensemble = Ensemble.from_families(e.train, e.heldout, e.members_per_family, pool, e.seed)
+        max_turns = max_turns or cfg.train.max_turns
+    cond = _condition(cfg, condition) if condition is not None else None
+    if cond is not None and sampler is not None:
+        raise UsageError("give a condition or a sampler, not both")
+    name = "external"
+    if cond is not None:
+        name = cond.name
+        built = build_sampler(
+            cond.sampler, ensemble, pool, _fixed(cond, pool), cond.perturb,
+            args=cond.sampler_args, scenario=scenario, oracle_gold=cond.oracle_gold, seed=seed,
+        )  # fmt: skip
+    elif sampler is None or isinstance(sampler, str):
+        built = build_sampler(sampler or "uniform", ensemble, pool, args=sampler_args,
+                              scenario=scenario, seed=seed)  # fmt: skip
+        name = sampler or "uniform"
+    else:
+        built = sampler
+        name = getattr(sampler, "name", "external")
+    return Population(scenario, pool, ensemble, built, name, max_turns or MAX_TURNS)
+
+
+def _study(source: object) -> StudyConfig | None:
+    from sim2human.config import Condition, StudyConfig, load_study
+
+    if isinstance(source, Ensemble):
+        return None
+    if source is None:
+        uniform = Condition(name="ensemble-uniform", sampler="uniform")
+        return StudyConfig(name="default", seeds=(0,), conditions=(uniform,))
+    if isinstance(source, str | Path):
+        return load_study(Path(source))
+    if isinstance(source, StudyConfig):
+        return source
+    raise UsageError(
+        f"a population comes from an Ensemble, a StudyConfig or a study YAML path, "
+        f"not {type(source).__name__}"
+    )
+
+
+def _condition(cfg: StudyConfig | None, name: str) -> Condition:
+    if cfg is None:
+        raise UsageError(f"condition {name!r} needs a study (an Ensemble has no conditions)")
+    for c in cfg.conditions:
+        if c.name == name:
+            return c
+    known = ", ".join(c.name for c in cfg.conditions)
+    raise UsageError(f"study {cfg.name!r} has no condition {name!r} (known: {known})")
+
+
+def _fixed(cond: Condition, pool: QuirkPool) -> SimulatorSpec | None:
+    ref = cond.simulator
+    if ref is None:
+        return None
+    if ref.llm is not None:
+        raise UsageError(f"condition {cond.name!r}: its simulator is an llm member (needs an "
+                         "endpoint); the integrations play persona members only")  # fmt: skip
+    over = {k: v for k, v in (("capacity", ref.capacity), ("temperature", ref.temperature))
+            if v is not None}  # fmt: skip
+    return get_family(ref.family).sample(ref.seed, pool, **over)
