@@ -15,9 +15,9 @@ from rich.table import Table
 
 from sim2human import __version__, cli_eval_agent
 from sim2human.cli_diagnose import diagnose
+from sim2human.cli_export import export
 from sim2human.cli_fidelity import fidelity
 from sim2human.cli_human import human_app
-from sim2human.cli_export import export
 from sim2human.cli_report import report
 from sim2human.cli_stress import stress as stress_command
 from sim2human.config import load_study
