@@ -173,7 +173,7 @@ class IntakeScenario:
         text = user_text.strip().lower()
         changed = [f for f in FIELDS if after[f] != before[f]]
         return UserSignals(
-            silent=text in ("", "...", "…") or len(text) < 3,
+            silent=not any(ch.isalnum() for ch in text),  # "no" is an answer, not silence
             confused=bool(CONFUSED.search(text)),
             new_fields=sum(before[f] is None for f in changed),
             corrected=any(before[f] is not None for f in changed),
