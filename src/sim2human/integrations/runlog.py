@@ -29,12 +29,19 @@ class RunLog:
         self._writer = JsonlWriter(self.path / EPISODES)
         (self.path / METRICS).touch()  # no training metrics of ours: the trainer logs its own
         self._evals: list[Episode] = []
+        self._ids: dict[str, int] = {}
         write_json(self.path / CONFIG, {
             "condition": {"name": pop.condition, "sampler": pop.sampler.name},
             "trainer": trainer, "scenario": pop.scenario.name, "max_turns": pop.max_turns,
         })  # fmt: skip
 
     def write(self, episode: Episode) -> None:
+        # the rollouts of one GRPO group play the same member and seed: number the repeats, so
+        # the log holds each episode once (readers refuse a log with a repeated id)
+        n = self._ids.get(episode.id, 0)
+        self._ids[episode.id] = n + 1
+        if n:
+            episode = episode.model_copy(update={"id": f"{episode.id}#{n}"})
         self._writer.write(episode)
         if episode.phase == "eval":
             self._evals.append(episode)

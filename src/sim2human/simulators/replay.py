@@ -271,7 +271,18 @@ class ReplaySimulator:
 
     def satisfaction(self) -> float:
         c = self.call
-        record = {f: (c.profile[f] if f in c.told else None) for f in self.scenario.fields}
+        # what got across: its own turns as the scenario's extractor reads them, each against
+        # the question it answered (as the conversation reads them)
+        record = self.scenario.empty_record()
+        expecting: str | None = None
+        for t in c.turns:
+            if t.speaker == "agent":
+                intent = self.scenario.interpret(t.text)
+                expecting = (
+                    intent.asks[0] if intent.asks else (None if intent.confirm else expecting)
+                )
+            else:
+                record = self.scenario.extract(t.text, record, expecting)
         return self._rule.judge(_partial_episode(self.spec, c.turns, c.profile, record))
 
     def judge(self, episode: Episode) -> float:
