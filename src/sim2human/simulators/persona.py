@@ -88,7 +88,7 @@ class _Call:
     noise: NoiseStream | None
     """Its own streams, so a change of noise severity leaves the user's behaviour unchanged."""
     agent_texts: list[str] = field(default_factory=list)
-    manner: Manner = field(default_factory=lambda: Manner())
+    manner: Manner = field(default_factory=Manner)
     told: set[str] = field(default_factory=set)
     """Fields the caller has said (whether or not they got across the line)."""
     across: set[str] = field(default_factory=set)
