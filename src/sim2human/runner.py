@@ -9,11 +9,13 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+import torch
 import yaml
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from sim2human.config import StudyConfig
+from sim2human.diagnostics.simdiversity import DIVERSITY_JSON, diversity_groups, measure_groups
 from sim2human.errors import UsageError
 from sim2human.inputs import output_dir, read_text
 from sim2human.llm.runtime import Embedded, serve_embedded
@@ -32,10 +34,35 @@ def default_out(cfg: StudyConfig) -> Path:
     return Path("runs") / f"{datetime.now():%Y%m%d-%H%M%S}-{cfg.name}"
 
 
-def _work(cfg_json: str, condition: str, seed: int, out: str) -> dict[str, Any]:
+def _work(cfg_json: str, kind: str, name: str, seed: int, out: str) -> dict[str, Any]:
+    """One job of a study, in a worker: a sub-run (``condition``), a ``reference`` agent's
+    evaluation, or the simulators' ``diversity`` (which needs no trained agent, so it runs
+    beside training instead of after it)."""
     cfg = StudyConfig.model_validate_json(cfg_json)
-    cond = next(c for c in cfg.conditions if c.name == condition)
+    if kind == "reference":
+        return reference_scripted(cfg, Path(out))
+    if kind == "diversity":
+        torch.set_num_threads(1)  # the embedding model beside a training worker
+        world = StudyWorld.build(cfg)
+        runs = [(c.name, world.train_members(c), world.ensemble.heldout) for c in cfg.conditions]
+        measured = measure_groups(diversity_groups(runs), world.scenario)
+        write_json(Path(out), measured.model_dump(mode="json"))
+        return {}
+    cond = next(c for c in cfg.conditions if c.name == name)
     return run_condition(cfg, cond, seed, Path(out), progress=report_progress)
+
+
+def _side_jobs(cfg: StudyConfig, out: Path) -> list[tuple[str, str, int, str]]:
+    """The reference agents' evaluations and the diversity measurement not yet stored."""
+    jobs: list[tuple[str, str, int, str]] = []
+    for name in cfg.reference_agents:
+        ref = out / "reference" / name
+        if name == "scripted" and not (ref / SUMMARY).exists():
+            shutil.rmtree(ref, ignore_errors=True)
+            jobs.append(("reference", name, 0, str(ref)))
+    if not (out / DIVERSITY_JSON).exists():
+        jobs.append(("diversity", "", 0, str(out / DIVERSITY_JSON)))
+    return jobs
 
 
 def _prepare(cfg: StudyConfig, out: Path, resume: bool) -> list[tuple[str, int]]:
@@ -118,18 +145,14 @@ def _run_study(
         cfg.eval.episodes_per_member * len(cfg.ensemble.heldout) * cfg.ensemble.members_per_family
     )
     total = len(jobs) * (cfg.train.episodes + 2 * n_eval)
-    workers = max(1, min(workers or os.cpu_count() or 1, len(jobs) or 1))
+    n_jobs = len(jobs) + len(_side_jobs(cfg, out))
+    workers = max(1, min(workers or os.cpu_count() or 1, n_jobs))
     columns = (TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
                TextColumn("episodes"), TimeElapsedColumn())  # fmt: skip
     with Progress(*columns, console=console, transient=False) as bar:
         task = bar.add_task(f"{cfg.name}: {len(jobs)} runs, {workers} at a time", total=total)
         with queue_progress(bar, task) as queue:
             _run_jobs(cfg, out, jobs, workers, queue)
-            for name in cfg.reference_agents:
-                ref = out / "reference" / name
-                if name == "scripted" and not (ref / SUMMARY).exists():
-                    shutil.rmtree(ref, ignore_errors=True)
-                    reference_scripted(cfg, ref)
         bar.update(task, completed=total)
     study = aggregate(cfg, out, time.perf_counter() - started)
     write_json(out / STUDY_JSON, study)
@@ -144,6 +167,9 @@ def _run_jobs(
     cfg: StudyConfig, out: Path, jobs: list[tuple[str, int]], workers: int, queue: Any
 ) -> None:
     config = cfg.model_dump_json()
-    in_processes(_work, [(config, name, seed, str(out / "conditions" / name / f"seed-{seed}"))
-                         for name, seed in jobs], workers, queue=queue,
-                 labels=[f"{name} seed {seed}" for name, seed in jobs])  # fmt: skip
+    calls = [("condition", name, seed, str(out / "conditions" / name / f"seed-{seed}"))
+             for name, seed in jobs]  # fmt: skip
+    calls += _side_jobs(cfg, out)
+    labels = [f"{name} seed {seed}" if kind == "condition" else f"{kind} {name}".strip()
+              for kind, name, seed, _ in calls]  # fmt: skip
+    in_processes(_work, [(config, *c) for c in calls], workers, queue=queue, labels=labels)

@@ -62,3 +62,16 @@ def test_a_row_on_planted_texts() -> None:
     assert abs(same_auc - 0.5) < 0.1 and same_d == pytest.approx(0.0, abs=1e-6)
     far_auc, far_d = row(bots)
     assert far_auc > 0.99 and far_d > 0.5
+
+
+@pytest.mark.parametrize("dims", [8, 500])  # fewer features than rows, and many more
+def test_frechet_distance_matches_the_textbook_formula(dims: int) -> None:
+    rng = np.random.default_rng(dims)
+    x, y = rng.normal(size=(60, dims)), rng.normal(size=(40, dims)) * 1.5 + 0.3
+    sx, sy = np.cov(x, rowvar=False), np.cov(y, rowvar=False)
+    w, v = np.linalg.eigh(sx)
+    root = (v * np.sqrt(np.clip(w, 0, None))) @ v.T
+    cross = np.sqrt(np.clip(np.linalg.eigvalsh(root @ sy @ root), 0, None)).sum()
+    gap = ((x.mean(0) - y.mean(0)) ** 2).sum()
+    expected = gap + np.trace(sx) + np.trace(sy) - 2 * cross
+    assert frechet_distance(x, y) == pytest.approx(expected, rel=1e-6)

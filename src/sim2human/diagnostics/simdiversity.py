@@ -8,12 +8,13 @@ contributes the same number of turns, so pooled ensemble scores weight members e
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 import numpy.typing as npt
 
 from sim2human.agents.scripted import ScriptedAgent
+from sim2human.errors import ModelUnavailableError, UsageError
 from sim2human.evaluate import evaluate
 from sim2human.metrics.diversity import DiversitySummary, diversity_summary, ensemble_diversity
 from sim2human.metrics.embeddings import embed
@@ -22,6 +23,8 @@ from sim2human.simulators.base import SimulatorSpec
 from sim2human.types import Frozen
 
 TURNS_PER_MEMBER = 40
+DIVERSITY_JSON = "diversity.json"
+"""Where a study stores its simulators' diversity (measured beside training, read by reports)."""
 
 
 class DiversityRow(Frozen):
@@ -47,6 +50,49 @@ class _Cached:
 
     def __call__(self, texts: Sequence[str]) -> tuple[npt.NDArray[np.float64], str]:
         return np.stack([self.vectors[t] for t in texts]), self.name
+
+
+class StoredDiversity(Frozen):
+    rows: list[DiversityRow]
+    note: str = ""
+
+
+def diversity_groups(
+    runs: Iterable[tuple[str, Sequence[SimulatorSpec], Sequence[SimulatorSpec]]],
+) -> dict[str, Sequence[SimulatorSpec]]:
+    """Training ensemble(s), each frozen simulator, and the held-out ensemble, from each
+    condition's ``(name, trained_on, heldout)`` members; a repeated group is listed once."""
+    groups: dict[str, Sequence[SimulatorSpec]] = {}
+    heldout: dict[str, SimulatorSpec] = {}
+    for name, trained_on, held in runs:
+        heldout.update({s.id: s for s in held})
+        seen = {s.id for g in groups.values() for s in g}
+        if len(trained_on) == 1 and trained_on[0].id not in seen:
+            groups[f"frozen ({name})"] = list(trained_on)
+        elif trained_on:
+            ids = tuple(s.id for s in trained_on)
+            if all(tuple(s.id for s in g) != ids for g in groups.values()):
+                groups[f"training ensemble ({name})"] = list(trained_on)
+    if heldout:
+        groups["held-out ensemble"] = list(heldout.values())
+    return groups
+
+
+def measure_groups(
+    groups: Mapping[str, Sequence[SimulatorSpec]], scenario: Scenario
+) -> StoredDiversity:
+    """Diversity of the persona members of ``groups`` (measuring an LLM member would need its
+    endpoint), or no rows and a note saying why not."""
+    persona = {name: p for name, members in groups.items()
+               if (p := [s for s in members if s.kind == "persona"])}  # fmt: skip
+    if not persona:
+        return StoredDiversity(
+            rows=[], note="No persona simulators recorded: diversity not measured."
+        )
+    try:
+        return StoredDiversity(rows=simulator_diversity(persona, scenario))
+    except (UsageError, ModelUnavailableError) as err:
+        return StoredDiversity(rows=[], note=f"Diversity not measured: {err}")
 
 
 def user_turns(

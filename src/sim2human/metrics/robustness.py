@@ -35,6 +35,17 @@ def _by_member(episodes: Sequence[Episode]) -> list[np.ndarray]:
     return [np.asarray(v) for _, v in sorted(groups.items())]
 
 
+def _resampled_worst(
+    members: Sequence[np.ndarray], shape: tuple[int, int], rng: np.random.Generator
+) -> np.ndarray:
+    sizes = np.asarray([m.size for m in members])
+    rates = np.asarray([float(m.mean()) for m in members])
+    resampled = rng.binomial(sizes, rates, size=(*shape, len(members))) / sizes
+    k = max(1, math.ceil(DECILE * len(members)))
+    out: np.ndarray = np.sort(resampled, axis=-1)[..., :k].mean(axis=-1)
+    return out
+
+
 def worst_decile_estimate(
     by_seed: Mapping[int, Sequence[Episode]], *, n_boot: int = 1000, seed: int = 0
 ) -> Estimate:
@@ -45,13 +56,13 @@ def worst_decile_estimate(
         return Estimate(mean=float("nan"), ci=(float("nan"), float("nan")), n=0)
     point = float(np.mean([worst_decile([float(m.mean()) for m in s]) for s in seeds]))
     rng = np.random.default_rng(seed)
-    boots = np.empty(n_boot)
-    for b in range(n_boot):
-        picked = rng.integers(len(seeds), size=len(seeds))
-        boots[b] = np.mean([
-            worst_decile([float(rng.choice(m, size=m.size).mean()) for m in seeds[i]])
-            for i in picked
-        ])  # fmt: skip
+    # Resampling a member's episodes with replacement is a binomial draw of its successes, so
+    # every replicate is drawn at once: draws[s][b, j] is seed s's resampled worst decile for
+    # replicate b, position j (each pick of a seed gets a fresh resample, as in a loop).
+    width = len(seeds)
+    draws = np.stack([_resampled_worst(s, (n_boot, width), rng) for s in seeds])
+    picked = rng.integers(width, size=(n_boot, width))
+    boots = draws[picked, np.arange(n_boot)[:, None], np.arange(width)].mean(axis=1)
     lo, hi = np.quantile(boots, [0.025, 0.975])
     n = sum(int(m.size) for s in seeds for m in s)
     return Estimate(mean=point, ci=(float(lo), float(hi)), n=n)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import base64
 import json
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,9 +20,15 @@ from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from sim2human.diagnostics.analyse import Diagnosis, diagnose
 from sim2human.diagnostics.rundir import RunDir, load_run_dir
-from sim2human.diagnostics.simdiversity import DiversityRow, simulator_diversity
+from sim2human.diagnostics.simdiversity import (
+    DIVERSITY_JSON,
+    DiversityRow,
+    StoredDiversity,
+    diversity_groups,
+    measure_groups,
+)
 from sim2human.diagnostics.verdict import Thresholds
-from sim2human.errors import ModelUnavailableError, UsageError
+from sim2human.errors import RunDirError
 from sim2human.inputs import existing_dir
 from sim2human.lock import run_lock
 from sim2human.report import fidelity
@@ -30,7 +36,6 @@ from sim2human.report.diag_markdown import write_markdown
 from sim2human.report.format import est, num, pct
 from sim2human.report.plots import all_plots
 from sim2human.scenarios.intake import IntakeScenario
-from sim2human.simulators.base import SimulatorSpec
 
 REPORT_HTML = "report.html"
 REPORT_JSON = "report.json"
@@ -44,38 +49,21 @@ class Written:
     diagnosis: Diagnosis
 
 
-def diversity_groups(run: RunDir) -> dict[str, Sequence[SimulatorSpec]]:
-    """Training ensemble(s), each frozen simulator, and the held-out ensemble, from members.json."""
-    groups: dict[str, Sequence[SimulatorSpec]] = {}
-    heldout: dict[str, SimulatorSpec] = {}
-    for name, subs in run.conditions.items():
-        for sub in subs:
-            heldout.update({s.id: s for s in sub.heldout})
-            seen = {s.id for g in groups.values() for s in g}
-            if len(sub.trained_on) == 1 and sub.trained_on[0].id not in seen:
-                groups[f"frozen ({name})"] = list(sub.trained_on)
-            elif sub.trained_on:
-                ids = tuple(s.id for s in sub.trained_on)
-                if all(tuple(s.id for s in g) != ids for g in groups.values()):
-                    groups[f"training ensemble ({name})"] = list(sub.trained_on)
-    if heldout:
-        groups["held-out ensemble"] = list(heldout.values())
-    return groups
-
-
 def _diversity(run: RunDir) -> tuple[list[DiversityRow], str]:
-    # Persona members only: measuring an LLM member would need its endpoint at report time.
-    groups = {
-        name: persona
-        for name, members in diversity_groups(run).items()
-        if (persona := [s for s in members if s.kind == "persona"])
-    }
-    if not groups:
+    """The study's stored measurement (taken beside training), else measured now."""
+    stored = run.root / DIVERSITY_JSON
+    if stored.is_file():
+        try:
+            found = StoredDiversity.model_validate_json(stored.read_text(encoding="utf-8"))
+        except ValueError as err:
+            raise RunDirError(f"{stored}: not a diversity measurement ({err})") from None
+        return found.rows, found.note
+    subs = [(name, sub.trained_on, sub.heldout) for name, group in run.conditions.items()
+            for sub in group]  # fmt: skip
+    if not subs:
         return [], "No simulator specs recorded (members.json missing): diversity not measured."
-    try:
-        return simulator_diversity(groups, IntakeScenario()), ""
-    except (UsageError, ModelUnavailableError) as err:
-        return [], f"Diversity not measured: {err}"
+    measured = measure_groups(diversity_groups(subs), IntakeScenario())
+    return measured.rows, measured.note
 
 
 def render_html(d: Diagnosis, diversity: list[DiversityRow], note: str) -> str:
