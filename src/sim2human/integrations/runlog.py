@@ -9,6 +9,7 @@ training and held-out members.
 
 from __future__ import annotations
 
+import atexit
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -20,7 +21,12 @@ from sim2human.types import Episode
 
 
 class RunLog:
-    """Appends episodes to ``DIR/episodes.jsonl``; ``close`` writes members and summary."""
+    """Appends episodes to ``DIR/episodes.jsonl``; ``close`` writes members and summary.
+
+    A log nobody closes (verl builds its agent loops inside its workers and has no teardown
+    hook for them) is closed when its process exits, so the run directory still reads as
+    finished; closing twice is harmless.
+    """
 
     def __init__(self, path: Path | str, pop: Population, *, trainer: str) -> None:
         self.path = Path(path)
@@ -30,6 +36,8 @@ class RunLog:
         (self.path / METRICS).touch()  # no training metrics of ours: the trainer logs its own
         self._evals: list[Episode] = []
         self._ids: dict[str, int] = {}
+        self._closed = False
+        atexit.register(self.close)
         write_json(self.path / CONFIG, {
             "condition": {"name": pop.condition, "sampler": pop.sampler.name},
             "trainer": trainer, "scenario": pop.scenario.name, "max_turns": pop.max_turns,
@@ -52,6 +60,10 @@ class RunLog:
 
     def close(self) -> None:
         """Write ``members.json`` and ``summary.json`` (a run without them reads as unfinished)."""
+        if self._closed:
+            return
+        self._closed = True
+        atexit.unregister(self.close)
         self._writer.close()
         trained = {**{s.id: s for s in self.pop.ensemble.train}, **self.pop.trained_on}
         quirks = [s.traits.quirks for s in trained.values()]
