@@ -115,3 +115,37 @@ def test_families_split_by_the_corpus_splits_and_enter_a_study_config(pool: Quir
     assert len(train_ids) == len(held_ids) == 3
     assert {splits[i] for i in train_ids} == {"train"}
     assert {splits[i] for i in held_ids} <= {"valid", "test"}
+
+
+def test_satisfaction_kept_turn_by_turn_equals_the_rule_over_the_whole_call(
+    scenario: IntakeScenario,
+) -> None:
+    """The incremental reading gives what re-reading the call and judging it would give."""
+    from sim2human.simulators.persona import Manner
+
+    acts = scenario.acts
+    for encounter in ("D2N001", "D2N028"):
+        spec = member(encounter)
+        sim = build_simulator(spec, scenario)
+        assert isinstance(sim, ReplaySimulator)
+        profile = job_profile(Job(spec=spec, seed=0), scenario)
+        sim.start(profile, np.random.default_rng(0))
+        rng = np.random.default_rng(3)
+        for _ in range(8):
+            act = acts[int(rng.integers(len(acts)))]
+            reply = sim.reply(scenario.render_act(act, None, scenario.empty_record()))
+            record, expecting, manner = scenario.empty_record(), None, Manner()
+            for t in sim.call.turns:
+                if t.speaker == "agent":
+                    intent = scenario.interpret(t.text)
+                    manner = manner.then(intent)
+                    expecting = intent.asks[0] if intent.asks else (
+                        None if intent.confirm else expecting)  # fmt: skip
+                else:
+                    record = scenario.extract(t.text, record, expecting)
+            across = {f for f, v in record.items() if v is not None and v == profile[f]}
+            confusions = sum("confused" in t.tags for t in sim.call.turns)
+            expected = sim._rule.score_manner(manner, across, confusions, dropped=False)
+            assert sim.satisfaction() == pytest.approx(expected)
+            if reply.done:
+                break

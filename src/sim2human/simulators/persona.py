@@ -267,6 +267,12 @@ class PersonaSimulator:
     ) -> float:
         """The rule over plain agent texts, without taste or trigger (for other kinds' use)."""
         manner = Manner.of(self.scenario.interpret(a) for a in agent_texts)
+        return self.score_manner(manner, across, confusions, dropped)
+
+    def score_manner(
+        self, manner: Manner, across: set[str], confusions: int, dropped: bool
+    ) -> float:
+        """The rule, without taste or trigger, for a call whose manner is kept turn by turn."""
         return self._score(manner, across, confusions, 0, None, dropped)
 
     def _score(

@@ -38,9 +38,9 @@ from sim2human.errors import UsageError
 from sim2human.scenarios.base import Scenario
 from sim2human.scenarios.intake import IntakeScenario
 from sim2human.simulators.base import Family, QuirkPool, Quirks, SimulatorSpec, Traits, UserTurn
-from sim2human.simulators.persona import PersonaSimulator
+from sim2human.simulators.persona import Manner, PersonaSimulator
 from sim2human.simulators.replay_card import Card, derive_card
-from sim2human.types import Episode, Outcome, Profile, Record, Termination, Turn
+from sim2human.types import Episode, Profile, Record, Turn
 
 ReplyKind = Literal["verbatim", "adapted", "fallback"]
 REPLY_KINDS: Final[tuple[ReplyKind, ...]] = ("verbatim", "adapted", "fallback")
@@ -164,6 +164,12 @@ class _Call:
     asked: dict[str, int] = field(default_factory=dict)
     told: set[str] = field(default_factory=set)
     next_story: int = 1
+    # what the rule has read of ``turns`` so far (kept turn by turn, as persona does)
+    read: int = 0
+    record: Record = field(default_factory=dict)
+    expecting: str | None = None
+    manner: Manner = field(default_factory=Manner)
+    confusions: int = 0
 
 
 class ReplaySimulator:
@@ -270,35 +276,27 @@ class ReplaySimulator:
     # -- proxy reward: the persona rule without quirks ------------------------------------------
 
     def satisfaction(self) -> float:
+        """The persona rule over the call so far: what got across is its own turns as the
+        scenario's extractor reads them, each against the question it answered."""
         c = self.call
-        # what got across: its own turns as the scenario's extractor reads them, each against
-        # the question it answered (as the conversation reads them)
-        record = self.scenario.empty_record()
-        expecting: str | None = None
-        for t in c.turns:
+        if not c.record:
+            c.record = self.scenario.empty_record()
+        for t in c.turns[c.read :]:
             if t.speaker == "agent":
                 intent = self.scenario.interpret(t.text)
-                expecting = (
-                    intent.asks[0] if intent.asks else (None if intent.confirm else expecting)
+                c.manner = c.manner.then(intent)
+                c.expecting = (
+                    intent.asks[0] if intent.asks else (None if intent.confirm else c.expecting)
                 )
             else:
-                record = self.scenario.extract(t.text, record, expecting)
-        return self._rule.judge(_partial_episode(self.spec, c.turns, c.profile, record))
+                c.record = self.scenario.extract(t.text, c.record, c.expecting)
+                c.confusions += "confused" in t.tags
+        c.read = len(c.turns)
+        across = {f for f, v in c.record.items() if v is not None and v == c.profile[f]}
+        return self._rule.score_manner(c.manner, across, c.confusions, dropped=False)
 
     def judge(self, episode: Episode) -> float:
         return self._rule.judge(episode)
-
-
-def _partial_episode(
-    spec: SimulatorSpec, turns: Sequence[Turn], profile: Profile, record: Record
-) -> Episode:
-    """The call so far as an Episode, for the persona rule's ``judge``."""
-    return Episode(
-        id="in-progress", scenario="intake", simulator_id=spec.id, family=spec.family,
-        split="train", seed=spec.seed, turns=tuple(turns), proxy=0.0,
-        gold=Outcome(success=False, fields={}, completed=False, dropped=False),
-        termination=Termination.MAX_TURNS, profile=profile, record=record,
-    )  # fmt: skip
 
 
 def reply_shares(episodes: Sequence[Episode]) -> dict[str, float]:
