@@ -39,12 +39,16 @@ def cluster_bootstrap(
         groups[c].append(x)
     arrays = [np.asarray(g) for g in groups.values()]
     rng = np.random.default_rng(seed)
-    means = np.empty(n_boot)
-    for b in range(n_boot):
-        picked = rng.integers(len(arrays), size=len(arrays))
-        means[b] = np.mean(
-            np.concatenate([rng.choice(arrays[i], size=arrays[i].size) for i in picked])
-        )
+    # Every replicate at once: picked[b, j] is the cluster at position j of replicate b; each
+    # cluster's resamples for all the places it was picked are drawn in one call.
+    sizes = np.asarray([a.size for a in arrays])
+    picked = rng.integers(len(arrays), size=(n_boot, len(arrays)))
+    sums = np.empty(picked.shape)
+    for i, a in enumerate(arrays):
+        where = picked == i
+        draws = rng.integers(a.size, size=(int(where.sum()), a.size))
+        sums[where] = a[draws].sum(axis=1)
+    means = sums.sum(axis=1) / sizes[picked].sum(axis=1)
     lo, hi = np.quantile(means, [(1 - level) / 2, 1 - (1 - level) / 2])
     return Estimate(mean=float(v.mean()), ci=(float(lo), float(hi)), n=int(v.size))
 
