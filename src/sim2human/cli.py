@@ -14,6 +14,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from sim2human import __version__, cli_eval_agent
+from sim2human.cli_check import check
 from sim2human.cli_diagnose import diagnose
 from sim2human.cli_export import export
 from sim2human.cli_fidelity import fidelity
@@ -35,6 +36,7 @@ app.command()(report)
 app.command()(diagnose)
 app.command()(fidelity)
 app.command()(export)
+app.command()(check)
 out_console = Console()
 if not out_console.is_terminal:  # files and pipes get the whole table, not an 80-column crop
     out_console = Console(width=120)

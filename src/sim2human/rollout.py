@@ -75,8 +75,13 @@ class Conversation:
     transcript: tuple[tuple[str, str], ...] = ()
 
     @classmethod
-    def open(cls, job: Job, scenario: Scenario, max_turns: int = MAX_TURNS) -> Conversation:
-        simulator = build_simulator(job.spec, scenario)
+    def open(
+        cls, job: Job, scenario: Scenario, max_turns: int = MAX_TURNS,
+        simulator: Simulator | None = None,
+    ) -> Conversation:  # fmt: skip
+        """A call with ``job``'s member (``simulator``: an instance to use instead of building
+        one from the spec, e.g. a user's own class under ``sim2human check``)."""
+        simulator = simulator if simulator is not None else build_simulator(job.spec, scenario)
         profile = job_profile(job, scenario)
         conv = cls(job, scenario, simulator, profile, max_turns, record=scenario.empty_record())
         first = simulator.start(profile, np.random.default_rng([job.seed, 1]))

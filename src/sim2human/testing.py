@@ -1,0 +1,265 @@
+"""Test doubles for testing your own pieces the way sim2human tests its own.
+
+- ``FakeOpenAI``: a tiny scriptable OpenAI-compatible server on 127.0.0.1, in a background
+  thread (``script(n, body)`` picks the reply to the n-th request: errors, delays, bad JSON).
+- ``TinyScenario``: a three-field pizza order that satisfies the ``Scenario`` protocol in a page,
+  for tests that need a scenario but not intake's vocabulary.
+- ``ScriptedUser``: a ``Simulator`` that answers exactly what it is asked, plainly, and is
+  satisfied by what got across: an agent that fails against it fails the task, not a user.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import numpy as np
+
+from sim2human.scenarios.base import Act, AgentIntent, UserSignals
+from sim2human.simulators.base import SimulatorSpec, Traits, UserTurn
+from sim2human.types import Episode, Outcome, Profile, Record, Termination, Value
+
+
+@dataclass
+class Reply:
+    status: int = 200
+    body: bytes | dict[str, Any] | None = None  # None: a normal completion echoing the prompt
+    headers: dict[str, str] = field(default_factory=dict)
+    delay_s: float = 0.0
+    content_type: str = "application/json"
+
+
+@dataclass
+class Seen:
+    path: str
+    headers: dict[str, str]
+    body: dict[str, Any]
+
+
+Script = Callable[[int, dict[str, Any]], Reply]
+
+
+def completion(text: str, prompt_tokens: int = 7, completion_tokens: int = 3) -> dict[str, Any]:
+    return {
+        "id": "chatcmpl-fake",
+        "object": "chat.completion",
+        "created": 0,
+        "model": "fake-model",
+        "choices": [
+            {
+                "index": 0,
+                "finish_reason": "stop",
+                "message": {"role": "assistant", "content": text},
+            }
+        ],
+        "usage": {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion_tokens,
+            "total_tokens": prompt_tokens + completion_tokens,
+        },
+    }
+
+
+def echo_text(body: dict[str, Any]) -> str:
+    return "echo: " + str(body["messages"][-1]["content"])
+
+
+class FakeOpenAI:
+    """``with FakeOpenAI(script) as fake: fake.base_url``; ``script(n, body)`` picks the reply
+    to the n-th request (0-based); ``fake.seen`` records every request."""
+
+    def __init__(self, script: Script | None = None) -> None:
+        self.script: Script = script or (lambda n, body: Reply())
+        self.seen: list[Seen] = []
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self._lock = threading.Lock()
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
+        self._httpd.daemon_threads = True
+        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
+
+    def __enter__(self) -> FakeOpenAI:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()
+
+    def _handler_class(self) -> type[BaseHTTPRequestHandler]:
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length", "0"))
+                body = json.loads(self.rfile.read(length) or b"{}")
+                with fake._lock:
+                    n = len(fake.seen)
+                    fake.seen.append(
+                        Seen(self.path, {k.lower(): v for k, v in self.headers.items()}, body)
+                    )
+                    fake.in_flight += 1
+                    fake.max_in_flight = max(fake.max_in_flight, fake.in_flight)
+                try:
+                    reply = fake.script(n, body)
+                    if reply.delay_s:
+                        time.sleep(reply.delay_s)
+                    self._send(reply, body)
+                finally:
+                    with fake._lock:
+                        fake.in_flight -= 1
+
+            def _send(self, reply: Reply, body: dict[str, Any]) -> None:
+                if reply.body is None:
+                    payload = json.dumps(completion(echo_text(body))).encode()
+                elif isinstance(reply.body, dict):
+                    payload = json.dumps(reply.body).encode()
+                else:
+                    payload = reply.body
+                try:
+                    self.send_response(reply.status)
+                    self.send_header("Content-Type", reply.content_type)
+                    self.send_header("Content-Length", str(len(payload)))
+                    for k, v in reply.headers.items():
+                        self.send_header(k, v)
+                    self.end_headers()
+                    self.wfile.write(payload)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client gave up (timeout tests)
+
+        return Handler
+
+
+# ----------------------------------------------------------------------------- tiny scenario
+
+PIZZA: dict[str, tuple[str, ...]] = {
+    "size": ("small", "medium", "large"),
+    "topping": ("cheese", "mushroom", "pepperoni"),
+    "mode": ("delivery", "pickup"),
+}
+_ASKS = {"size": "size", "topping": "topping", "mode": "delivery or pickup"}
+
+
+class TinyScenario:
+    """A pizza order: size, topping, delivery or pickup. Gold: all three right, call closed."""
+
+    name = "pizza"
+    fields: tuple[str, ...] = tuple(PIZZA)
+    acts: tuple[Act, ...] = (
+        Act("greet", "greet", "Hello, thanks for calling Tiny Pizza!"),
+        Act("ask_size", "ask", "What size would you like?", field="size"),
+        Act("ask_topping", "ask", "Which topping would you like?", field="topping"),
+        Act("ask_mode", "ask", "Is that for delivery or pickup?", field="mode"),
+        Act("confirm", "confirm", "Let me read that back."),
+        Act("close", "close", "Thank you, goodbye!"),
+    )
+
+    def sample_profile(self, rng: np.random.Generator) -> Profile:
+        return {f: values[int(rng.integers(len(values)))] for f, values in PIZZA.items()}
+
+    def empty_record(self) -> Record:
+        return dict.fromkeys(self.fields)
+
+    def extract(self, user_text: str, record: Record, expecting: str | None) -> Record:
+        words = set(user_text.lower().replace(",", " ").replace(".", " ").split())
+        out = dict(record)
+        for f, values in PIZZA.items():
+            said = [v for v in values if v in words]
+            if len(said) == 1:
+                out[f] = said[0]
+        return out
+
+    def signals(self, user_text: str, before: Record, after: Record) -> UserSignals:
+        return UserSignals(
+            silent=not any(ch.isalnum() for ch in user_text),
+            confused="what do you mean" in user_text.lower(),
+            new_fields=sum(before[f] != after[f] for f in self.fields),
+        )
+
+    def interpret(self, agent_text: str) -> AgentIntent:
+        text = agent_text.lower()
+        return AgentIntent(
+            asks=tuple(f for f, cue in _ASKS.items() if cue in text and "?" in text),
+            greet="hello" in text,
+            close="goodbye" in text,
+            confirm="read that back" in text or text.startswith("so that's"),
+        )
+
+    def render_act(self, act: Act, last_field: str | None, record: Record) -> str:
+        if act.kind != "confirm":
+            return act.text
+        said = ", ".join(f"{f}: {record[f]}" for f in self.fields if record[f] is not None)
+        return f"So that's {said or 'nothing yet'}. Let me read that back: is that right?"
+
+    def say(self, field: str, value: Value, capacity: float, rng: np.random.Generator) -> str:
+        forms = ("{v}.", "{v}, please.", "I'd like {v}.", "Make it {v}, thanks.")
+        n = 1 + round(capacity * (len(forms) - 1))
+        return forms[int(rng.integers(n))].format(v=value).capitalize()
+
+    def grade(self, profile: Profile, record: Record, termination: Termination) -> Outcome:
+        fields = {f: record.get(f) == profile[f] for f in self.fields}
+        completed = termination == Termination.COMPLETED
+        return Outcome(
+            success=completed and all(fields.values()),
+            fields=fields,
+            completed=completed,
+            dropped=termination == Termination.HUNG_UP,
+        )
+
+
+# ---------------------------------------------------------------------------- scripted user
+
+
+def scripted_spec(seed: int = 0, family: str = "scripted") -> SimulatorSpec:
+    """A spec for ``ScriptedUser`` (its traits are the defaults: it has no quirks)."""
+    return SimulatorSpec(id=f"{family}-{seed}", family=family, traits=Traits(), seed=seed)
+
+
+class ScriptedUser:
+    """Answers each field it is asked with its true value, plainly; hangs up on a close.
+    Satisfaction: the share of fields the scenario reads right from its own answers."""
+
+    def __init__(self, scenario: Any, spec: SimulatorSpec | None = None) -> None:
+        self.scenario = scenario
+        self.spec = spec or scripted_spec()
+        self.profile: Profile = {}
+        self.heard: Record = {}
+
+    def start(self, profile: Profile, rng: np.random.Generator) -> UserTurn:
+        self.profile, self.heard = profile, self.scenario.empty_record()
+        return UserTurn(text="Hi.")
+
+    def reply(self, agent_text: str) -> UserTurn:
+        intent = self.scenario.interpret(agent_text)
+        if intent.close:
+            return UserTurn(text="Bye.", done=True)
+        if intent.confirm:
+            return UserTurn(text="Yes.")
+        rng = np.random.default_rng(0)
+        parts = [self.scenario.say(f, self.profile[f], 0.0, rng) for f in intent.asks]
+        text = " ".join(parts) or "Okay."
+        for f in intent.asks:
+            self.heard = self.scenario.extract(text, self.heard, f)
+        return UserTurn(text=text)
+
+    def satisfaction(self) -> float:
+        fields = self.scenario.fields
+        return sum(self.heard[f] == self.profile[f] for f in fields) / len(fields)
+
+    def judge(self, episode: Episode) -> float:
+        fields = self.scenario.fields
+        return sum(episode.record[f] == episode.profile[f] for f in fields) / len(fields)

@@ -1,0 +1,195 @@
+"""The contract checks: everything registered passes them, and each check catches its fault."""
+
+from __future__ import annotations
+
+import random
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from aci_data import aci_env, needs_aci
+from sim2human.agents.policy import PolicyAgent
+from sim2human.agents.scripted import ScriptedAgent
+from sim2human.checks import check_agent, check_sampler, check_scenario, check_simulator
+from sim2human.cli import main
+from sim2human.ensemble import Ensemble
+from sim2human.samplers import SAMPLERS, build_sampler
+from sim2human.scenarios.intake import IntakeScenario
+from sim2human.simulators import build_simulator
+from sim2human.simulators.base import QuirkPool, SimulatorSpec, UserTurn
+from sim2human.simulators.families import FAMILIES, REPLAY_FAMILIES, get_family
+from sim2human.simulators.persona import PersonaSimulator
+from sim2human.testing import ScriptedUser, TinyScenario, scripted_spec
+from sim2human.types import Episode, Record
+
+MAX_TURNS = 20
+__all__ = ["aci_env"]
+
+
+def failed(report: object) -> list[str]:
+    return [f.check for f in report.violations()]  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("scenario", [IntakeScenario(), TinyScenario()], ids=lambda s: s.name)
+def test_every_scenario_passes(scenario: object) -> None:
+    report = check_scenario(scenario)  # type: ignore[arg-type]
+    assert report.ok, "\n".join(report.lines())
+
+
+@pytest.mark.parametrize("family", sorted(set(FAMILIES) - set(REPLAY_FAMILIES)))
+def test_every_persona_family_passes(family: str, scenario: IntakeScenario) -> None:
+    pool = QuirkPool.from_acts(scenario.acts)
+    for seed in range(2):
+        spec = get_family(family).sample(seed, pool)
+        report = check_simulator(lambda spec=spec: build_simulator(spec, scenario), scenario)
+        assert report.ok, "\n".join(report.lines())
+
+
+@needs_aci
+@pytest.mark.usefixtures("aci_env")
+def test_replay_families_pass(scenario: IntakeScenario) -> None:
+    for family in REPLAY_FAMILIES:
+        spec = get_family(family).sample(0, QuirkPool(liked=(), triggers=()))
+        report = check_simulator(lambda spec=spec: build_simulator(spec, scenario), scenario)
+        assert report.ok, "\n".join(report.lines())
+
+
+def test_the_scripted_user_passes_on_the_tiny_scenario() -> None:
+    tiny = TinyScenario()
+    report = check_simulator(lambda: ScriptedUser(tiny), tiny)
+    assert report.ok, "\n".join(report.lines())
+
+
+@pytest.mark.parametrize("make", [ScriptedAgent, PolicyAgent], ids=["scripted", "policy"])
+def test_every_agent_passes(make: type, scenario: IntakeScenario) -> None:
+    pool = QuirkPool.from_acts(scenario.acts)
+    specs = [get_family(f).sample(0, pool) for f in ("cooperative", "noisy-line")]
+    report = check_agent(make(scenario), scenario, specs, max_turns=MAX_TURNS)
+    assert report.ok, "\n".join(report.lines())
+
+
+@pytest.mark.parametrize("name", SAMPLERS)
+def test_every_sampler_passes(name: str, scenario: IntakeScenario) -> None:
+    pool = QuirkPool.from_acts(scenario.acts)
+    ensemble = Ensemble.from_families(["cooperative", "chatty"], [], 2, pool, 0)
+    fixed = get_family("standard").sample(1, pool)
+    args = {"must": {"warmup_episodes": 8, "every_episodes": 8},
+            "evolve": {"every_updates": 1}}.get(name)  # fmt: skip
+
+    def make() -> object:
+        return build_sampler(name, ensemble, pool, fixed, args=args, scenario=scenario, seed=3)
+
+    report = check_sampler(make, scenario, max_turns=MAX_TURNS)  # type: ignore[arg-type]
+    assert report.ok, "\n".join(report.lines())
+
+
+# ------------------------------------------------------------------ each check catches a fault
+
+
+class PeekingSimulator(PersonaSimulator):
+    """Scores a transcript by its gold outcome: a judge that rewards what it cannot know."""
+
+    def judge(self, episode: Episode) -> float:
+        return float(episode.gold.success)
+
+
+class MoodySimulator(PersonaSimulator):
+    """Answers from the process-wide random module: the same seed does not give the same call."""
+
+    def reply(self, agent_text: str) -> UserTurn:
+        turn = super().reply(agent_text)
+        return turn.model_copy(update={"text": turn.text + "!" * random.randint(0, 3)})
+
+
+class EndlessSimulator(PersonaSimulator):
+    def reply(self, agent_text: str) -> UserTurn:
+        return super().reply(agent_text).model_copy(update={"done": False})
+
+
+class UnhappySimulator(PersonaSimulator):
+    def satisfaction(self) -> float:
+        return 1.5
+
+
+@pytest.mark.parametrize(
+    ("cls", "fault"),
+    [
+        (PeekingSimulator, "judge never reads the gold outcome"),
+        (MoodySimulator, "the same seed and agent turns give the same call"),
+        (EndlessSimulator, "a closing agent turn ends the call"),
+        (UnhappySimulator, "replies are UserTurns; satisfaction a number in [0, 1] after each"),
+    ],
+)
+def test_each_simulator_fault_is_caught(cls: type, fault: str, scenario: IntakeScenario) -> None:
+    spec = get_family("cooperative").sample(0, QuirkPool.from_acts(scenario.acts))
+    report = check_simulator(lambda: cls(spec, scenario), scenario)
+    assert fault in failed(report)  # an out-of-range score also breaks the call it judges
+
+
+class ForgetfulScenario(TinyScenario):
+    def extract(self, user_text: str, record: Record, expecting: str | None) -> Record:
+        record.update(super().extract(user_text, record, expecting))  # mutates the caller's
+        return record
+
+
+class DeafScenario(TinyScenario):
+    def extract(self, user_text: str, record: Record, expecting: str | None) -> Record:
+        return dict(record)
+
+
+def test_each_scenario_fault_is_caught() -> None:
+    assert failed(check_scenario(ForgetfulScenario())) == ["extract: a new record, input untouched"]
+    assert failed(check_scenario(DeafScenario())) == [
+        "say then extract: the scenario hears its own users"
+    ]
+
+
+class SilentAgent:
+    name = "silent"
+
+    def act(self, observations: list[object]) -> list[object]:
+        from sim2human.agents.base import AgentTurn
+
+        return [AgentTurn(text="  ") for _ in observations]
+
+
+def test_an_agent_fault_is_caught(scenario: IntakeScenario) -> None:
+    spec = get_family("cooperative").sample(0, QuirkPool.from_acts(scenario.acts))
+    report = check_agent(SilentAgent(), scenario, [spec], max_turns=4)  # type: ignore[arg-type]
+    assert failed(report) == ["every agent turn is non-empty text"]
+
+
+# ------------------------------------------------------------------------- sim2human check
+
+
+def test_the_command_passes_fails_and_refuses(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "my_sims.py").write_text(
+        textwrap.dedent("""
+        from sim2human.simulators.persona import PersonaSimulator
+
+        class Peeking(PersonaSimulator):
+            def judge(self, episode):
+                return float(episode.gold.success)
+    """)
+    )
+    monkeypatch.chdir(tmp_path)
+    assert main(["check", "sim2human.testing:TinyScenario"]) == 0
+    assert main(["check", "sim2human.agents.scripted:ScriptedAgent"]) == 0
+    assert main(["check", "my_sims:Peeking"]) == 1
+    assert "FAIL judge never reads the gold outcome" in capsys.readouterr().out
+    assert main(["check", "no_such_module:X"]) == 2
+    assert main(["check", "my_sims"]) == 2
+    assert main(["check", "my_sims:Nope"]) == 2
+
+
+def test_scripted_spec_is_a_plain_member() -> None:
+    spec = scripted_spec(3)
+    assert isinstance(spec, SimulatorSpec) and spec.seed == 3
+    user = ScriptedUser(TinyScenario(), spec)
+    user.start({"size": "large", "topping": "cheese", "mode": "pickup"}, np.random.default_rng(0))
+    user.reply("What size would you like?")
+    assert user.satisfaction() == pytest.approx(1 / 3)
