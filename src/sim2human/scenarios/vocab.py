@@ -64,6 +64,16 @@ def _longest_first(vocab: Vocab) -> tuple[str, ...]:
     return tuple(sorted(vocab.aliases, key=lambda a: (-len(a.split()), a)))
 
 
+@lru_cache(maxsize=64)
+def _by_first_word(vocab: Vocab) -> dict[str, tuple[tuple[int, str], ...]]:
+    """Aliases by their first word, each with its rank in ``_longest_first``: a text looks only
+    at the aliases its words can start (scanning every alias was most of ``find``)."""
+    out: dict[str, list[tuple[int, str]]] = {}
+    for rank, alias in enumerate(_longest_first(vocab)):
+        out.setdefault(alias.split()[0], []).append((rank, alias))
+    return {w: tuple(v) for w, v in out.items()}
+
+
 @lru_cache(maxsize=200_000)
 def _close_words(vocab: Vocab, word: str) -> frozenset[str]:
     """The vocabulary words that ``word`` could be a typo of."""
@@ -82,10 +92,10 @@ def _find(vocab: Vocab, tokens: tuple[str, ...]) -> tuple[str, ...]:
     present = frozenset().union(*close)
     used: set[int] = set()
     found: dict[str, int] = {}
-    for alias in _longest_first(vocab):
+    index = _by_first_word(vocab)
+    candidates = sorted(c for w in present for c in index.get(w, ()))
+    for _, alias in candidates:
         parts = alias.split()
-        if parts[0] not in present:
-            continue
         for start, near in enumerate(close):
             if parts[0] not in near or start in used:
                 continue
