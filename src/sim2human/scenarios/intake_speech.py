@@ -7,6 +7,7 @@ Forms are ordered from most to least common; a simulator of capacity c uses the 
 from __future__ import annotations
 
 from datetime import date
+from functools import lru_cache
 
 import numpy as np
 
@@ -104,8 +105,19 @@ def _words(
 
 
 def _alias(vocab: Vocab, canonical: str, capacity: float, rng: np.random.Generator) -> str:
-    names = [a for a, c in vocab.aliases.items() if c == canonical]
-    return names[int(rng.integers(n_forms(capacity, len(names))))] if capacity >= 0.5 else canonical
+    if capacity < 0.5:
+        return canonical
+    names = _names_of(vocab)[canonical]
+    return names[int(rng.integers(n_forms(capacity, len(names))))]
+
+
+@lru_cache(maxsize=64)
+def _names_of(vocab: Vocab) -> dict[str, tuple[str, ...]]:
+    """Every alias of each canonical name, in the vocabulary's order."""
+    out: dict[str, list[str]] = {}
+    for alias, canonical in vocab.aliases.items():
+        out.setdefault(canonical, []).append(alias)
+    return {c: tuple(names) for c, names in out.items()}
 
 
 _WORDS = {v: k for k, v in NUMBER_WORDS.items() if k not in ("no", "a", "an", "couple", "few")}
