@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from sim2human.scenarios.base import Act, AgentIntent, UserSignals
+from sim2human.scenarios.base import Act, AgentIntent, UserSignals, grade_record
 from sim2human.simulators.base import SimulatorSpec, Traits, UserTurn
 from sim2human.types import Episode, Outcome, Profile, Record, Termination, Value
 
@@ -211,14 +211,7 @@ class TinyScenario:
         return forms[int(rng.integers(n))].format(v=value).capitalize()
 
     def grade(self, profile: Profile, record: Record, termination: Termination) -> Outcome:
-        fields = {f: record.get(f) == profile[f] for f in self.fields}
-        completed = termination == Termination.COMPLETED
-        return Outcome(
-            success=completed and all(fields.values()),
-            fields=fields,
-            completed=completed,
-            dropped=termination == Termination.HUNG_UP,
-        )
+        return grade_record(self.fields, profile, record, termination)
 
 
 # ---------------------------------------------------------------------------- scripted user

@@ -74,3 +74,17 @@ class Scenario(Protocol):
     def say(self, field: str, value: Value, capacity: float, rng: np.random.Generator) -> str: ...
 
     def grade(self, profile: Profile, record: Record, termination: Termination) -> Outcome: ...
+
+
+def grade_record(
+    fields: tuple[str, ...], profile: Profile, record: Record, termination: Termination
+) -> Outcome:
+    """The usual gold rule: every field recorded right, and the agent closed the call."""
+    right = {f: record.get(f) == profile[f] for f in fields}
+    completed = termination == Termination.COMPLETED
+    return Outcome(
+        success=completed and all(right.values()),
+        fields=right,
+        completed=completed,
+        dropped=termination == Termination.HUNG_UP,
+    )

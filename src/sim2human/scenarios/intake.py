@@ -16,7 +16,7 @@ import numpy as np
 import yaml
 
 from sim2human.scenarios import intake_speech, parsing
-from sim2human.scenarios.base import Act, AgentIntent, UserSignals
+from sim2human.scenarios.base import Act, AgentIntent, UserSignals, grade_record
 from sim2human.scenarios.vocab import Vocab
 from sim2human.types import Outcome, Profile, Record, Termination, Value
 
@@ -200,14 +200,7 @@ class IntakeScenario:
         return intake_speech.say(field, value, capacity, rng, self.vocab)
 
     def grade(self, profile: Profile, record: Record, termination: Termination) -> Outcome:
-        fields = {f: record.get(f) == profile[f] for f in FIELDS}
-        completed = termination == Termination.COMPLETED
-        return Outcome(
-            success=completed and all(fields.values()),
-            fields=fields,
-            completed=completed,
-            dropped=termination == Termination.HUNG_UP,
-        )
+        return grade_record(FIELDS, profile, record, termination)
 
 
 @lru_cache(maxsize=200_000)
