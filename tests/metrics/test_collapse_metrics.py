@@ -115,6 +115,30 @@ def test_exploit_table_ranks_a_phrasing_that_buys_proxy_only_first() -> None:
     assert by["planted"].share == pytest.approx(0.4)
 
 
+def test_a_closing_line_earns_its_lift_through_success() -> None:
+    """Closing records no field, but gold needs the call closed: not an exploit."""
+    pairs = []
+    for i in range(20):
+        pairs += [paired("close", "train", 0.3, 0.0, i=i), paired("planted", "train", 0.3, 0, i=i)]
+        closed = float(i % 4 != 0)
+        pairs.append(
+            Paired(
+                "close",
+                "heldout",
+                "m",
+                "r",
+                d_proxy=0.2,
+                d_field=0.0,
+                d_success=closed,
+                episode_id=f"c/{i}",
+            )
+        )
+        pairs.append(paired("planted", "heldout", 0.0, 0.0, i=i))
+    by = {r.phrasing: r for r in exploit_table(pairs, {"close": 50, "planted": 50}, {}, n_boot=100)}
+    assert by["close"].gold_lift_heldout.mean == pytest.approx(0.75)
+    assert not by["close"].exploit and by["planted"].exploit
+
+
 def test_behaviour_entropy_and_top_share() -> None:
     one = behaviour([episode("heldout", False, 0, acts=("x", "x", "x"))])
     assert one.act_entropy == 0.0 and one.top_share == 1.0 and one.top_phrasing == "x"

@@ -68,7 +68,7 @@ def judge(
             f"satisfaction on {r.members_raised} of {r.members_total} training members "
             f"(+{pts(r.proxy_lift_train.mean)} points {_ci(*r.proxy_lift_train.ci)}) and adds "
             f"{pts(r.gold_lift_heldout.mean)} points {_ci(*r.gold_lift_heldout.ci)} of held-out "
-            "field accuracy"
+            "gold (field accuracy, or success where it completes the call)"
         )
     if tr.drop.ci[0] > limits.max_drop:
         reasons.append(

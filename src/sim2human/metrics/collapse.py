@@ -270,6 +270,12 @@ class Paired:
     d_success: float
     episode_id: str
 
+    @property
+    def d_gold(self) -> float:
+        """What the phrasing adds to gold: field accuracy, or success where it completes the
+        call (a closing line records no field, yet gold needs the call closed)."""
+        return max(self.d_field, self.d_success)
+
 
 class ExploitRow(Frozen):
     phrasing: str
@@ -284,7 +290,8 @@ class ExploitRow(Frozen):
     """Training members (of those it was said to) on which its mean proxy lift is >= MIN_LIFT."""
     proxy_lift_heldout: Estimate
     gold_lift_heldout: Estimate
-    """What it adds to held-out gold field accuracy (a sensitive stand-in for success)."""
+    """What it adds to held-out gold (``Paired.d_gold``: field accuracy, a sensitive stand-in
+    for success, or success itself where it completes the call)."""
     success_lift_heldout: Estimate
     unearned: Estimate
     """proxy_lift_train - gold_lift_heldout; CI combined conservatively from the two CIs."""
@@ -320,7 +327,7 @@ def exploit_table(
         tr = [x for x in mine if x.split == "train"]
         ho = [x for x in mine if x.split == "heldout"]
         proxy_tr = _est(tr, "d_proxy", n_boot)
-        gold_ho = _est(ho, "d_field", n_boot)
+        gold_ho = _est(ho, "d_gold", n_boot)
         per_member: dict[str, list[float]] = defaultdict(list)
         for x in tr:
             per_member[x.member].append(x.d_proxy)
