@@ -50,3 +50,27 @@ def test_real_patients_are_kept_when_the_corpus_is_there(monkeypatch: pytest.Mon
     monkeypatch.setenv("SIM2HUMAN_DATA", str(ACI))
     cfg, line = without_missing_corpus(load_study(EXAMPLE, quick=True))
     assert line is None and "aci-heldout" in cfg.ensemble.heldout
+
+
+@needs_aci
+def test_the_study_holds_out_sixteen_distinct_real_patients(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from sim2human.study import StudyWorld
+
+    monkeypatch.setenv("SIM2HUMAN_DATA", str(ACI))
+    held = StudyWorld.build(load_study(EXAMPLE, quick=True)).ensemble.heldout
+    real = [s.id for s in held if s.family == "aci-heldout"]
+    assert len(real) == len(set(real)) == 16
+    assert len(held) == 3 * 4 + 16
+
+
+def test_member_counts_name_families_of_the_ensemble(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    raw = yaml.safe_load(EXAMPLE.read_text(encoding="utf-8"))
+    raw["ensemble"]["members"] = {"chatty-typo": 3}
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(yaml.safe_dump(raw), encoding="utf-8")
+    assert main(["study", str(bad), "--check"]) == 2
+    assert "chatty-typo" in capsys.readouterr().err

@@ -82,7 +82,9 @@ class StudyWorld:
         scenario = IntakeScenario()
         pool = QuirkPool.from_acts(scenario.acts)
         e = cfg.ensemble
-        ensemble = Ensemble.from_families(e.train, e.heldout, e.members_per_family, pool, e.seed)
+        ensemble = Ensemble.from_families(
+            e.train, e.heldout, e.members_per_family, pool, e.seed, e.members
+        )
         llm_train: tuple[SimulatorSpec, ...] = ()
         if e.llm is not None:
             if e.llm.train is not None:
@@ -474,7 +476,8 @@ def without_missing_corpus(cfg: StudyConfig) -> tuple[StudyConfig, str | None]:
     }
     if not all(keep.values()):
         raise UsageError(f"{why} (the study's ensemble has no family without it)")
-    ensemble = cfg.ensemble.model_copy(update=keep)
+    members = {k: v for k, v in cfg.ensemble.members.items() if k not in REPLAY_FAMILIES}
+    ensemble = cfg.ensemble.model_copy(update={**keep, "members": members})
     line = f"real patients ({', '.join(real)}) left out: {why}"
     return cfg.model_copy(update={"ensemble": ensemble}), line
 
