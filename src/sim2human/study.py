@@ -367,7 +367,9 @@ def aggregate(cfg: StudyConfig, root: Path, wall_seconds: float) -> dict[str, An
         row = _condition_row(condition.name, cfg, by_seed, summaries)
         row["episodes_trained"] = train_config(cfg, condition).episodes
         row["sampler"] = condition.sampler
-        w = worst_decile_estimate(by_seed, n_boot=cfg.eval.bootstrap)
+        programmatic = {s: [e for e in eps if e.family not in REPLAY_FAMILIES]
+                        for s, eps in by_seed.items()}  # fmt: skip
+        w = worst_decile_estimate(programmatic, n_boot=cfg.eval.bootstrap)
         row["heldout_worst_decile"] = {"mean": w.mean, "ci": list(w.ci), "n": w.n}
         row["heldout_curve"] = [list(p) for p in curve_mean(curves)] if all(curves) else []
         rows.append(row)
