@@ -10,7 +10,8 @@ includes turns that do not say the value at all ("which medications?"), so it bo
 
 Part 2, the scripted agent on every replay member of both families (one episode each at
 temperature 0): gold success, field accuracy, and the share of verbatim / adapted / fallback
-replies. Prints counts side by side; no pass/fail.
+replies. Prints counts side by side; no pass/fail. Part 1 is printed per corpus split: phrasings
+for the extractor's heard-only names were looked for in train and valid only; test is the check.
 """
 
 from __future__ import annotations
@@ -28,10 +29,10 @@ from sim2human.simulators.families import get_family
 from sim2human.simulators.replay import _member, encounter_ids, reply_shares
 
 
-def extractor(scenario: IntakeScenario) -> None:
+def extractor(scenario: IntakeScenario, split: aci_bench.Split) -> None:
     tally: dict[str, Counter[str]] = {f: Counter() for f in scenario.fields}
     for t in aci_bench.load():
-        if len(t.patient_turns) < 5:
+        if len(t.patient_turns) < 5 or t.split != split:
             continue
         m = _member(t.encounter_id, scenario)
         for f, ks in m.answers.items():
@@ -43,12 +44,37 @@ def extractor(scenario: IntakeScenario) -> None:
                     "right" if got == m.card.values[f] else "nothing" if got is None else "other"
                 )
                 tally[f][outcome] += 1
+    print(f"split {split}:")
     print("field        answer turns   read right   read nothing   read another value")
     for f, c in tally.items():
         n = sum(c.values())
         if n:
             print(f"{f:12} {n:12} {c['right'] / n:12.0%} {c['nothing'] / n:14.0%} "
                   f"{c['other'] / n:20.0%}")  # fmt: skip
+
+
+def items(scenario: IntakeScenario, split: aci_bench.Split) -> None:
+    """List fields: of the card's items that come from the metadata or the note, the share that
+    the extractor reads from any of that patient's turns (asked for the field): a measure of the
+    names real patients use, not bounded by which turns answered which question."""
+    said: dict[str, Counter[str]] = {f: Counter() for f in ("medications", "allergies", "history")}
+    for t in aci_bench.load():
+        if len(t.patient_turns) < 5 or t.split != split:
+            continue
+        m = _member(t.encounter_id, scenario)
+        for f, tally in said.items():
+            card = m.card.values[f]
+            if m.card.sources[f] not in ("from-metadata", "from-note") or not card:
+                continue
+            heard: set[object] = set()
+            for turn in m.turns:
+                value = scenario.extract(turn, scenario.empty_record(), f)[f]
+                heard |= set(value) if isinstance(value, tuple) else set()
+            tally["items"] += len(card)  # type: ignore[arg-type]
+            tally["read"] += len(heard & set(card))  # type: ignore[arg-type]
+    print("  card items read anywhere in the patient's turns: " + ", ".join(
+        f"{f} {c['read']}/{c['items']} ({c['read'] / max(c['items'], 1):.0%})"
+        for f, c in said.items()))  # fmt: skip
 
 
 def scripted(scenario: IntakeScenario) -> None:
@@ -77,7 +103,9 @@ def main() -> None:
     if args.data:
         os.environ["SIM2HUMAN_DATA"] = args.data
     scenario = IntakeScenario()
-    extractor(scenario)
+    for split in ("train", "valid", "test"):
+        extractor(scenario, split)
+        items(scenario, split)
     scripted(scenario)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Sequence
 from importlib import resources
@@ -22,6 +23,7 @@ from sim2human.cli_human import human_app
 from sim2human.cli_report import report
 from sim2human.cli_stress import stress as stress_command
 from sim2human.config import load_study
+from sim2human.corpora import aci_bench
 from sim2human.errors import Sim2HumanError, UsageError
 from sim2human.llm.commands import model_app
 
@@ -49,6 +51,14 @@ WorkersOption = Annotated[
     int | None,
     typer.Option("--workers", min=1, max=256, help="Processes to train in (default: all cores)."),
 ]
+DataOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--data",
+        help="ACI-Bench folder for the real-patient families (default: $SIM2HUMAN_DATA, "
+        "../shared/data); without it they are left out.",
+    ),
+]
 
 
 def _version(value: bool) -> None:
@@ -73,10 +83,18 @@ def _run(
     workers: int | None,
     resume: bool = False,
     check: bool = False,
+    data: Path | None = None,
 ) -> Path | None:
+    if data is not None:  # sub-runs (and worker processes) find the corpus through the env
+        if why := aci_bench.missing(data):
+            raise UsageError(f"--data {data}: {why}")
+        os.environ[aci_bench.ENV] = str(data.resolve())
     from sim2human.runner import default_out, run_study
+    from sim2human.study import without_missing_corpus
 
-    cfg = load_study(config, quick=quick)
+    cfg, left_out = without_missing_corpus(load_study(config, quick=quick))
+    if left_out:
+        err_console.print(f"[yellow]note:[/] {escape(left_out)}", highlight=False, soft_wrap=True)
     if resume and out is None:
         raise UsageError("--resume needs --out: the run directory to continue")
     target = out or default_out(cfg)
@@ -145,11 +163,12 @@ def study(
         Path | None,
         typer.Option("--human", help="Call database: add its human calls as held-out evaluation."),
     ] = None,
+    data: DataOption = None,
 ) -> None:
     """Run a study: every condition x seed trained, evaluated on held-out simulators, tabulated."""
     if human is not None and not human.is_file():
         raise UsageError(f"--human {human}: no such call database")
-    target = _run(config, quick, out, workers, resume, check)
+    target = _run(config, quick, out, workers, resume, check, data)
     if human is not None and target is not None:
         from sim2human.human_eval import HUMAN_MD, fold_in, human_table
 
@@ -158,11 +177,11 @@ def study(
 
 
 @app.command()
-def demo(out: OutOption = None, workers: WorkersOption = None) -> None:
+def demo(out: OutOption = None, workers: WorkersOption = None, data: DataOption = None) -> None:
     """The collapse study, quick form: `study examples/collapse.yaml --quick` from the package."""
     path = resources.files("sim2human").joinpath("examples", "collapse.yaml")
     with resources.as_file(path) as config:
-        _run(config, True, out, workers)
+        _run(config, True, out, workers, data=data)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

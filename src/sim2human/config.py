@@ -137,6 +137,11 @@ class EnsembleConfig(Frozen):
     train: tuple[str, ...] = ("cooperative", "chatty", "anxious")
     heldout: tuple[str, ...] = ("elderly-confused", "noisy-line", "terse-guarded")
     members_per_family: int = Field(4, ge=1, le=MAX_MEMBERS_PER_FAMILY)
+    members: dict[str, Annotated[int, Field(ge=1, le=MAX_MEMBERS_PER_FAMILY)]] = Field(
+        default_factory=dict
+    )
+    """Member counts for some families, overriding ``members_per_family`` (say, more real
+    patients: each ``aci-heldout`` member is one visit)."""
     seed: Seed = 0
     llm: LLMEnsemble | None = None
     human_replay: HumanReplayMembers | None = None
@@ -155,6 +160,13 @@ class EnsembleConfig(Frozen):
         if len(set(names)) != len(names):
             raise ValueError(f"a family is listed twice: {list(names)}")
         return names
+
+    @model_validator(mode="after")
+    def _members_named(self) -> EnsembleConfig:
+        unknown = sorted(set(self.members) - {*self.train, *self.heldout})
+        if unknown:
+            raise ValueError(f"members: {unknown} not in ensemble.train or ensemble.heldout")
+        return self
 
 
 class EvalConfig(Frozen):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from sim2human.errors import UsageError
@@ -32,8 +32,10 @@ class Ensemble:
         members_per_family: int,
         pool: QuirkPool,
         seed: int = 0,
+        members: Mapping[str, int] | None = None,
     ) -> Ensemble:
-        """Draw ``members_per_family`` specs from each family with seeds derived from ``seed``."""
+        """Draw ``members_per_family`` specs from each family (``members``: other counts for some
+        families, by name) with seeds derived from ``seed``."""
         if members_per_family < 1:
             raise UsageError("ensemble.members_per_family must be at least 1")
         tf = tuple(get_family(n) for n in train)
@@ -43,7 +45,7 @@ class Ensemble:
             return tuple(
                 f.sample(seed * 10_000 + offset + 100 * i + k, pool)
                 for i, f in enumerate(families)
-                for k in range(members_per_family)
+                for k in range((members or {}).get(f.name, members_per_family))
             )
 
         return cls(draw(tf, 0), draw(hf, 5_000), tf, hf)

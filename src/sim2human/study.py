@@ -23,7 +23,9 @@ from sim2human.agents.base import Agent
 from sim2human.agents.policy import PolicyAgent
 from sim2human.agents.scripted import ScriptedAgent
 from sim2human.config import Condition, StudyConfig
+from sim2human.corpora import aci_bench
 from sim2human.ensemble import Ensemble
+from sim2human.errors import UsageError
 from sim2human.evaluate import evaluate
 from sim2human.judging import EnsembleJudge, JudgePanel
 from sim2human.llm.runtime import LLMRuntime
@@ -80,7 +82,9 @@ class StudyWorld:
         scenario = IntakeScenario()
         pool = QuirkPool.from_acts(scenario.acts)
         e = cfg.ensemble
-        ensemble = Ensemble.from_families(e.train, e.heldout, e.members_per_family, pool, e.seed)
+        ensemble = Ensemble.from_families(
+            e.train, e.heldout, e.members_per_family, pool, e.seed, e.members
+        )
         llm_train: tuple[SimulatorSpec, ...] = ()
         if e.llm is not None:
             if e.llm.train is not None:
@@ -363,7 +367,9 @@ def aggregate(cfg: StudyConfig, root: Path, wall_seconds: float) -> dict[str, An
         row = _condition_row(condition.name, cfg, by_seed, summaries)
         row["episodes_trained"] = train_config(cfg, condition).episodes
         row["sampler"] = condition.sampler
-        w = worst_decile_estimate(by_seed, n_boot=cfg.eval.bootstrap)
+        programmatic = {s: [e for e in eps if e.family not in REPLAY_FAMILIES]
+                        for s, eps in by_seed.items()}  # fmt: skip
+        w = worst_decile_estimate(programmatic, n_boot=cfg.eval.bootstrap)
         row["heldout_worst_decile"] = {"mean": w.mean, "ci": list(w.ci), "n": w.n}
         row["heldout_curve"] = [list(p) for p in curve_mean(curves)] if all(curves) else []
         rows.append(row)
@@ -422,7 +428,9 @@ def _condition_row(
     tagged = [(seed, e) for seed, eps in by_seed.items() for e in eps]
 
     def est(split: str, metric: Callable[[Episode], float]) -> dict[str, Any]:
-        pairs = [(seed, e) for seed, e in tagged if e.split == split]
+        # real patients (replay families) have their own column: real_patient_rows
+        pairs = [(seed, e) for seed, e in tagged
+                 if e.split == split and e.family not in REPLAY_FAMILIES]  # fmt: skip
         r: Estimate = cluster_bootstrap(
             [metric(e) for _, e in pairs], [seed for seed, _ in pairs], n_boot=cfg.eval.bootstrap
         )
@@ -455,6 +463,25 @@ def _condition_row(
         },
         "heldout_dropped_rate": float(np.mean([e.gold.dropped for e in held])) if held else 0.0,
     }
+
+
+def without_missing_corpus(cfg: StudyConfig) -> tuple[StudyConfig, str | None]:
+    """``cfg`` without its ``replay`` families when the corpus they replay is not found (a fresh
+    install without the data), and the one line that says so; ``cfg`` itself otherwise."""
+    names = [*cfg.ensemble.train, *cfg.ensemble.heldout]
+    real = [n for n in names if n in REPLAY_FAMILIES]
+    if not real or (why := aci_bench.missing()) is None:
+        return cfg, None
+    keep = {
+        k: tuple(n for n in getattr(cfg.ensemble, k) if n not in REPLAY_FAMILIES)
+        for k in ("train", "heldout")
+    }
+    if not all(keep.values()):
+        raise UsageError(f"{why} (the study's ensemble has no family without it)")
+    members = {k: v for k, v in cfg.ensemble.members.items() if k not in REPLAY_FAMILIES}
+    ensemble = cfg.ensemble.model_copy(update={**keep, "members": members})
+    line = f"real patients ({', '.join(real)}) left out: {why}"
+    return cfg.model_copy(update={"ensemble": ensemble}), line
 
 
 def real_patient_rows(tagged: Sequence[tuple[int, Episode]], n_boot: int) -> dict[str, Any]:

@@ -114,6 +114,21 @@ def resolve_dir(path: Path | str | None = None) -> Path:
     return chosen
 
 
+def missing(path: Path | str | None = None) -> str | None:
+    """Why the corpus cannot be found (no folder, or a folder without any split file), or None
+    when it is there. Files that are present but malformed are ``load``'s to report."""
+    try:
+        folder = resolve_dir(path)
+    except UsageError as err:
+        return str(err)
+    if not any((folder / f"{s}.csv").exists() for s in SPLIT_FILES):
+        return (
+            f"ACI-Bench corpus not found: {folder} holds none of its files; pass --data DIR or "
+            f"set {ENV} to the folder holding '{FOLDER}/'"
+        )
+    return None
+
+
 def load(path: Path | str | None = None) -> tuple[Transcript, ...]:
     """Every encounter of every split found in the corpus folder, in file order."""
     return _load(resolve_dir(path).resolve())

@@ -26,6 +26,7 @@ from sim2human.scenarios.base import Scenario
 from sim2human.scenarios.intake import IntakeScenario
 from sim2human.simulators.base import QuirkPool, SimulatorSpec
 from sim2human.simulators.families import get_family
+from sim2human.simulators.replay import REPLAY_FAMILIES
 from sim2human.types import Episode
 
 if TYPE_CHECKING:
@@ -135,7 +136,13 @@ def population(
     else:
         assert cfg is not None
         e = cfg.ensemble
-        ensemble = Ensemble.from_families(e.train, e.heldout, e.members_per_family, pool, e.seed)
+        # integrations play persona members: real patients (replay families) stay in studies
+        train, held = (
+            [n for n in names if n not in REPLAY_FAMILIES] for names in (e.train, e.heldout)
+        )
+        ensemble = Ensemble.from_families(
+            train, held, e.members_per_family, pool, e.seed, e.members
+        )
         max_turns = max_turns or cfg.train.max_turns
     cond = _condition(cfg, condition) if condition is not None else None
     if cond is not None and sampler is not None:

@@ -26,6 +26,9 @@ FIELDS = (
 LIST_FIELDS = {"medications": "medications", "allergies": "allergens", "history": "conditions"}
 """List-valued field -> the vocabulary file that names its items."""
 LIST_SIZES = {"medications": 3, "allergies": 2, "history": 2}
+HEARD = {"medications": "heard_medications", "allergies": "heard_allergens",
+         "history": "heard_conditions"}  # fmt: skip
+"""List-valued field -> the file of names the extractor reads but no programmatic caller says."""
 
 # Which words in an agent turn ask for which field. Plain and jargon wordings both count.
 ASK_CUES: dict[str, tuple[str, ...]] = {
@@ -46,7 +49,9 @@ CONFUSED = re.compile(r"what do you mean|don't understand|what's that|what is th
 # Clause cues that route a volunteered list item to the right field.
 LIST_CUES = {
     "allergies": re.compile(r"allerg|react"),
-    "medications": re.compile(r"\b(take|taking|on|medications?|medicines?|pills|prescribed)\b"),
+    "medications": re.compile(
+        r"\b(take|taking|on|medications?|medicines?|pills|prescribed|use|using)\b"
+    ),
     "history": re.compile(r"\b(have|had|history|diagnosed|suffer)\b"),
 }
 _CLAUSES = re.compile(r"[.;!?]|\bbut\b|, and\b")
@@ -58,6 +63,20 @@ _CORRECTION = re.compile(
 """Where a caller corrects themselves: what follows overrides what came before."""
 _ADDS = re.compile(r"\b(?:also|as well|too|another|plus|oh,? and|and also)\b")
 _RED_FLAG = re.compile(r"chest pain|chest tight|short of breath|shortness of breath|breathing")
+_DENIED = re.compile(r"\b(no|not|never|without|deny|denies|(?:have|has|do|does|did)(?:n't| not))\b")
+"""A denial in the few words before a red-flag cue: "i haven't noticed any shortness of breath"."""
+_DOSAGE = re.compile(
+    r"\b(?:once|twice|\w+ times)\s+(?:a|per|each|every)\s+(?:day|week|month)\b"
+    r"|\b(?:pills?|tablets?|capsules?|doses?|puffs?)\s+(?:a|per|each)\s+day\b"
+    r"|\bevery\s+(?:\w+\s+){0,3}?(?:hours?|days?|weeks?|mornings?|nights?)\b"
+    r"|\b[\w.]+\s*(?:mg|milligrams?|mcg|micrograms?|units?)\b"
+)
+"""How often and how much of a medicine ("twice a day", "every six hours", "500 milligrams"):
+masked before reading a duration or a rating, so "once a day" is no onset of one day."""
+_RELATIVE = {"yesterday": "1 day", "last night": "1 day", "last week": "1 week",
+             "last month": "1 month", "last year": "1 year"}  # fmt: skip
+_RELATIVE_ONSET = re.compile(r"\b(" + "|".join(_RELATIVE) + r")\b")
+_ONSET_CUE = re.compile(r"\b(start|started|starts|began|begun|since|ago)\b")
 
 
 class IntakeScenario:
@@ -70,6 +89,16 @@ class IntakeScenario:
     def vocab(self) -> dict[str, Vocab]:
         names = {"complaint": "complaints", **LIST_FIELDS}
         return {f: Vocab.load(self.name, file) for f, file in names.items()}
+
+    @cached_property
+    def reading(self) -> dict[str, Vocab]:
+        """The vocabularies the extractor reads with: ``vocab`` plus heard-only names
+        (``HEARD``), so real callers' brand and lay names are understood while what programmatic
+        callers say (drawn from ``vocab``) stays the same."""
+        out = dict(self.vocab)
+        for f, file in HEARD.items():
+            out[f] = self.vocab[f].hearing(Vocab.load(self.name, file))
+        return out
 
     @cached_property
     def acts(self) -> tuple[Act, ...]:
@@ -138,18 +167,23 @@ class IntakeScenario:
     def _read_part(self, text: str, expecting: str | None) -> dict[str, Value]:
         out: dict[str, Value] = {}
         if (expecting == "complaint" or _COMPLAINT.search(text)) and (
-            found := self.vocab["complaint"].find(text)
+            found := self.reading["complaint"].find(text)
         ):
             out["complaint"] = found[0]
-        if (v := parsing.onset(text)) is not None:
+        amounts = _DOSAGE.sub(" ", text)
+        if (v := parsing.onset(amounts)) is not None:
             out["onset"] = v
-        if (r := parsing.rating(text, expecting == "severity")) is not None:
+        elif (expecting == "onset" or _ONSET_CUE.search(text)) and (
+            m := _RELATIVE_ONSET.search(text)
+        ):
+            out["onset"] = _RELATIVE[m.group(1)]
+        if (r := parsing.rating(amounts, expecting == "severity")) is not None:
             out["severity"] = r
         if (d := parsing.birth_date(text)) is not None:
             out["dob"] = d
         flagged = [c for c in _CLAUSES.split(text) if _RED_FLAG.search(c)]
         if flagged:
-            out["red_flag"] = parsing.yes_no(flagged[0]) is not False
+            out["red_flag"] = _flag_said(flagged[0])
         elif expecting == "red_flag" and (yn := parsing.yes_no(text)) is not None:
             out["red_flag"] = yn
         out.update(self._list_fields(text, expecting))
@@ -162,10 +196,22 @@ class IntakeScenario:
             target = cued[0] if cued else expecting
             if target not in LIST_FIELDS:
                 continue
-            items = self.vocab[target].find(clause)
+            items = self.reading[target].find(clause)
+            # "i take digoxin for afib", answering a history question: "take" cues
+            # medications, but the items it names are the field asked for
+            if (
+                not items
+                and cued
+                and expecting in LIST_FIELDS
+                and expecting != target
+                and (asked := self.reading[expecting].find(clause))
+            ):
+                target, items = expecting, asked
             if items:
                 found.setdefault(target, []).extend(items)
-            elif (cued or target == expecting) and parsing.yes_no(clause) is False:
+            elif (target == expecting or (cued and not _RED_FLAG.search(clause))) and (
+                parsing.yes_no(clause) is False
+            ):  # "i've never had chest pain" denies the red flag, not every condition
                 found.setdefault(target, [])
         return {f: tuple(sorted(set(v))[: LIST_SIZES[f]]) for f, v in found.items()}
 
@@ -201,6 +247,14 @@ class IntakeScenario:
 
     def grade(self, profile: Profile, record: Record, termination: Termination) -> Outcome:
         return grade_record(FIELDS, profile, record, termination)
+
+
+def _flag_said(clause: str) -> bool:
+    """Whether a clause naming a red flag reports it (not "no", nor a denial just before it)."""
+    m = _RED_FLAG.search(clause)
+    if parsing.yes_no(clause) is False or m is None:
+        return m is None
+    return not _DENIED.search(" ".join(clause[: m.start()].split()[-5:]))
 
 
 @lru_cache(maxsize=200_000)

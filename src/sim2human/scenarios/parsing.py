@@ -31,7 +31,12 @@ _DATE_DMY = re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?({_MONTH}),?
 _DATE_NUM = re.compile(r"\b(\d{1,2})/(\d{1,2})/(\d{4})\b")  # US order, as the simulators say it
 _DATE_ISO = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
 _YES = re.compile(r"\b(yes|yeah|yep|i have|i do|some|a bit|actually)\b")
-_NO = re.compile(r"\b(no|nope|not|none|never|nothing)\b")
+_NO = re.compile(
+    r"\b(no|nope|not|none|never|nothing"
+    r"|(?:do|does|did|have|has)(?:n't| not)(?: (?:take|have|use|get|had|notice|noticed))?"
+    r" any(?:thing)?)\b"
+)
+"""Plain noes, and the way real callers often say one: "i don't take anything", "i haven't any"."""
 
 
 def normalise(text: str) -> str:

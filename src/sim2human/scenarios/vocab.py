@@ -50,6 +50,18 @@ class Vocab:
                 aliases.setdefault(alias, names[0])
         return cls(name, tuple(canonical), aliases)
 
+    def hearing(self, heard: Vocab) -> Vocab:
+        """This vocabulary plus ``heard``'s aliases, for reading only: what a caller may say that
+        no programmatic caller does (brand and lay names). Its own name, so the caches keep it
+        apart from the spoken one; every heard canonical must be one of ours."""
+        unknown = sorted(set(heard.canonical) - set(self.canonical))
+        if unknown:
+            raise ValueError(f"{heard.name}: not in {self.name}: {', '.join(unknown)}")
+        aliases = dict(self.aliases)
+        for alias, canonical in heard.aliases.items():
+            aliases.setdefault(alias, canonical)
+        return Vocab(f"{self.name}+{heard.name}", self.canonical, aliases)
+
     def find(self, text: str) -> list[str]:
         return list(_find(self, tuple(words(text))))
 
