@@ -14,31 +14,23 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from sim2human.agents.base import Agent, AgentTurn, Observation
+from sim2human.agents.base import Agent, AgentTurn, AsyncAgent, Observation
 from sim2human.errors import EndpointError
 from sim2human.rollout import MAX_TURNS, Conversation, Job, job_profile
 from sim2human.scenarios.base import Scenario
-from sim2human.simulators.base import AsyncSimulator, Simulator, SimulatorSpec, UserTurn
-from sim2human.types import Episode, Profile
+from sim2human.simulators import build_async_simulator, needs_endpoint
+from sim2human.simulators.base import AsyncSimulator, SimulatorSpec
+from sim2human.types import Episode
 
 if TYPE_CHECKING:
     from sim2human.llm.runtime import LLMRuntime
 
 Decide = Callable[[int, Observation], Awaitable[AgentTurn]]
 """(job index, observation) -> the agent's next turn in that conversation."""
-
-
-@runtime_checkable
-class AsyncAgent(Protocol):
-    """An agent whose turns wait on an endpoint."""
-
-    name: str
-
-    async def act_async(self, observations: Sequence[Observation]) -> list[AgentTurn]: ...
 
 
 @dataclass(frozen=True)
@@ -48,34 +40,8 @@ class Played:
     """The simulator's satisfaction after each agent turn; the last entry is the final one."""
 
 
-class SyncAsAsync:
-    """A programmatic simulator behind the async interface (it never waits)."""
-
-    def __init__(self, inner: Simulator) -> None:
-        self.inner = inner
-        self.spec: SimulatorSpec = inner.spec
-
-    async def astart(self, profile: Profile, rng: np.random.Generator) -> UserTurn:
-        return self.inner.start(profile, rng)
-
-    async def areply(self, agent_text: str) -> UserTurn:
-        return self.inner.reply(agent_text)
-
-    async def finish(self, episode: Episode) -> float:
-        return self.inner.satisfaction()
-
-    def satisfaction(self) -> float:
-        return self.inner.satisfaction()
-
-    def diagnostics(self) -> dict[str, float]:
-        return {}
-
-    async def ajudge(self, episode: Episode) -> float:
-        return self.inner.judge(episode)
-
-
 def needs_async(agent: Agent, jobs: Sequence[Job]) -> bool:
-    return isinstance(agent, AsyncAgent) or any(j.spec.kind == "llm" for j in jobs)
+    return isinstance(agent, AsyncAgent) or any(needs_endpoint(j.spec) for j in jobs)
 
 
 def agent_decider(agent: Agent) -> Decide:
@@ -158,7 +124,12 @@ async def play_async(
 ) -> list[Episode]:
     """``rollout.play`` for jobs that wait on endpoints (run it on ``llm``'s event loop)."""
     played = await play_jobs(
-        jobs, scenario, lambda spec: llm.simulator(spec, scenario), agent_decider(agent),
-        concurrency=llm.conversations, max_turns=max_turns, on_episode=on_episode,
-    )  # fmt: skip
+        jobs,
+        scenario,
+        lambda spec: build_async_simulator(spec, scenario, llm.clients),
+        agent_decider(agent),
+        concurrency=llm.conversations,
+        max_turns=max_turns,
+        on_episode=on_episode,
+    )
     return [p.episode for p in played]

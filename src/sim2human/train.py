@@ -25,6 +25,8 @@ from sim2human.agents.policy import PolicyAgent, entropy, log_prob
 from sim2human.rollout import MAX_TURNS, Conversation, Job
 from sim2human.samplers import Sampler
 from sim2human.scenarios.base import Scenario
+from sim2human.simulators import build_async_simulator
+from sim2human.simulators.base import AsyncSimulator, SimulatorSpec
 from sim2human.types import Episode, Frozen
 
 if TYPE_CHECKING:
@@ -186,7 +188,10 @@ def _collect_async(
         batch.owner.append(owner)
         return agent.turn(int(action[0]), obs)
 
-    played = llm.run(play_jobs(jobs, scenario, lambda spec: llm.simulator(spec, scenario), decide,
+    def simulator(spec: SimulatorSpec) -> AsyncSimulator:
+        return build_async_simulator(spec, scenario, llm.clients)
+
+    played = llm.run(play_jobs(jobs, scenario, simulator, decide,
                                concurrency=llm.conversations, max_turns=max_turns))  # fmt: skip
     steps = np.bincount(np.asarray(batch.owner, dtype=np.int64), minlength=len(jobs))
     # An episode cut short by an endpoint error has one step more than satisfactions: that step
