@@ -23,11 +23,11 @@ import time
 from typing import Any
 
 from sim2human.agents.scripted import ScriptedAgent
-from sim2human.evaluate import eval_jobs
 from sim2human.llm.client import ChatClient, ChatResult
 from sim2human.llm.local import local_model
 from sim2human.llm.runtime import PROBE, LLMRuntime, LLMSettings
-from sim2human.rollout_async import play_async
+from sim2human.rollout.evaluate import eval_jobs
+from sim2human.rollout.play_async import play_async
 from sim2human.scenarios.intake import IntakeScenario
 from sim2human.simulators.base import QuirkPool
 from sim2human.simulators.families import get_family

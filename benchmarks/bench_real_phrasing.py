@@ -21,7 +21,7 @@ from collections import Counter
 
 from sim2human.agents.scripted import ScriptedAgent
 from sim2human.corpora import aci_bench
-from sim2human.evaluate import evaluate
+from sim2human.rollout.evaluate import evaluate
 from sim2human.scenarios.intake import IntakeScenario
 from sim2human.simulators.base import QuirkPool
 from sim2human.simulators.families import get_family

@@ -13,7 +13,7 @@ from pathlib import Path
 from sim2human.agents.base import AgentTurn, Observation
 from sim2human.agents.scripted import ScriptedAgent
 from sim2human.ensemble import Ensemble
-from sim2human.evaluate import evaluate
+from sim2human.rollout.evaluate import evaluate
 from sim2human.scenarios.intake import IntakeScenario
 from sim2human.simulators.base import QuirkPool, Quirks, SimulatorSpec, Traits
 from sim2human.store import CONFIG, EPISODES, MEMBERS, METRICS, SUMMARY, JsonlWriter, write_json

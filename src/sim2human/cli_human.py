@@ -103,8 +103,8 @@ def play(
     seed: Annotated[int | None, typer.Option("--seed", help="Patient card seed.")] = None,
 ) -> None:
     """Call one agent in the terminal, as the patient on a card; type /hangup to hang up."""
-    from sim2human.rollout import Job, job_profile
-    from sim2human.rollout_async import play_one
+    from sim2human.rollout.conversation import Job, job_profile
+    from sim2human.rollout.play_async import play_one
     from sim2human.simulators.base import UserTurn
     from sim2human.simulators.human import HumanSimulator, human_spec
     from sim2human.webapp.agents import AgentPool

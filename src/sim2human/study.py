@@ -24,11 +24,11 @@ from sim2human.agents.policy import PolicyAgent
 from sim2human.agents.scripted import ScriptedAgent
 from sim2human.config import Condition, StudyConfig
 from sim2human.ensemble import Ensemble
-from sim2human.evaluate import evaluate
 from sim2human.judging import EnsembleJudge, JudgePanel
 from sim2human.llm.runtime import LLMRuntime
 from sim2human.metrics.outcomes import Estimate, by, cluster_bootstrap, member_std, summarise
 from sim2human.metrics.robustness import curve_mean, episodes_to_reach, worst_decile_estimate
+from sim2human.rollout.evaluate import evaluate
 from sim2human.samplers import MixedSampler, Sampler, build_sampler
 from sim2human.scenarios.intake import IntakeScenario
 from sim2human.simulators.base import QuirkPool, SimulatorSpec

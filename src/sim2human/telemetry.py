@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from sim2human.agents.policy import PolicyAgent
-from sim2human.evaluate import evaluate
+from sim2human.rollout.evaluate import evaluate
 from sim2human.scenarios.base import Scenario
 from sim2human.simulators.base import SimulatorSpec
 from sim2human.types import Episode

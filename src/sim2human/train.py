@@ -22,7 +22,7 @@ from pydantic import Field
 from sim2human.adaptive.feedback import BatchInfo, draw_level
 from sim2human.agents.base import AgentTurn, Observation
 from sim2human.agents.policy import PolicyAgent, entropy, log_prob
-from sim2human.rollout import MAX_TURNS, Conversation, Job
+from sim2human.rollout.conversation import MAX_TURNS, Conversation, Job
 from sim2human.samplers import Sampler
 from sim2human.scenarios.base import Scenario
 from sim2human.simulators import build_async_simulator
@@ -170,7 +170,7 @@ def _collect_async(
 ) -> tuple[_Batch, list[Episode]]:
     """``_collect`` for batches with members that wait on an endpoint: every conversation runs
     on its own, and the policy answers each observation as it arrives."""
-    from sim2human.rollout_async import play_jobs
+    from sim2human.rollout.play_async import play_jobs
 
     batch = _Batch([], [], [], [], [], [])
 

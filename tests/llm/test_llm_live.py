@@ -16,12 +16,12 @@ import pytest
 from sim2human.agents.llm import LLMAgent
 from sim2human.agents.scripted import ScriptedAgent
 from sim2human.errors import ModelUnavailableError
-from sim2human.evaluate import eval_jobs, evaluate
 from sim2human.llm import local
 from sim2human.llm.client import ChatClient, ClientStats, EndpointConfig
 from sim2human.llm.faults import FaultProxy, FaultRates
 from sim2human.llm.runtime import LLMRuntime, LLMSettings
-from sim2human.rollout_async import play_async
+from sim2human.rollout.evaluate import eval_jobs, evaluate
+from sim2human.rollout.play_async import play_async
 from sim2human.scenarios.intake import IntakeScenario
 from sim2human.simulators.base import QuirkPool, SimulatorSpec
 from sim2human.simulators.families import get_family

@@ -11,9 +11,9 @@ from aci_data import aci_env, needs_aci
 from planted_runs import write_sub_run
 from sim2human.agents.scripted import ScriptedAgent
 from sim2human.cli import main
-from sim2human.evaluate import evaluate
 from sim2human.report import fidelity
 from sim2human.report.real import real_section
+from sim2human.rollout.evaluate import evaluate
 from sim2human.scenarios.intake import IntakeScenario
 from sim2human.simulators.base import QuirkPool
 from sim2human.simulators.families import get_family

@@ -12,8 +12,8 @@ from sim2human.agents.scripted import ScriptedAgent
 from sim2human.config import parse_study
 from sim2human.corpora import aci_bench
 from sim2human.ensemble import Ensemble
-from sim2human.evaluate import evaluate
-from sim2human.rollout import Job, job_profile
+from sim2human.rollout.conversation import Job, job_profile
+from sim2human.rollout.evaluate import evaluate
 from sim2human.scenarios.intake import IntakeScenario
 from sim2human.simulators import build_simulator
 from sim2human.simulators.base import QuirkPool, SimulatorSpec

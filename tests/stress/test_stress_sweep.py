@@ -10,7 +10,7 @@ import pytest
 from sim2human.agents.scripted import ScriptedAgent
 from sim2human.ensemble import Ensemble
 from sim2human.errors import UsageError
-from sim2human.evaluate import evaluate
+from sim2human.rollout.evaluate import evaluate
 from sim2human.scenarios.intake import IntakeScenario
 from sim2human.simulators.base import QuirkPool
 from sim2human.stress import (

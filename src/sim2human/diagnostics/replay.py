@@ -15,7 +15,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from sim2human.agents.base import AgentTurn
-from sim2human.rollout import Conversation, Job
+from sim2human.rollout.conversation import Conversation, Job
 from sim2human.scenarios.base import Scenario
 from sim2human.simulators.base import SimulatorSpec
 from sim2human.types import Episode, Termination, Turn

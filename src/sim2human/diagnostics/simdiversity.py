@@ -14,9 +14,9 @@ import numpy as np
 import numpy.typing as npt
 
 from sim2human.agents.scripted import ScriptedAgent
-from sim2human.evaluate import evaluate
 from sim2human.metrics.diversity import DiversitySummary, diversity_summary, ensemble_diversity
 from sim2human.metrics.embeddings import embed
+from sim2human.rollout.evaluate import evaluate
 from sim2human.scenarios.base import Scenario
 from sim2human.simulators.base import SimulatorSpec
 from sim2human.types import Frozen

@@ -25,7 +25,7 @@ from sim2human.agents.base import AgentTurn
 from sim2human.agents.features import Featuriser
 from sim2human.errors import RunDirError, UsageError
 from sim2human.integrations.chat import chat_row, labels
-from sim2human.rollout import MAX_TURNS, Conversation, Job
+from sim2human.rollout.conversation import MAX_TURNS, Conversation, Job
 from sim2human.scenarios.base import Scenario
 from sim2human.simulators.base import UserTurn
 from sim2human.store import CONFIG, EPISODES, read_episodes

@@ -19,7 +19,7 @@ import numpy as np
 from sim2human.agents.base import AgentTurn
 from sim2human.errors import EndpointError
 from sim2human.human_store import HumanStore, Mode, Session, StoredTurn, as_turns
-from sim2human.rollout import Conversation, Job
+from sim2human.rollout.conversation import Conversation, Job
 from sim2human.scenarios.base import Scenario
 from sim2human.simulators.base import UserTurn
 from sim2human.simulators.human import HumanSimulator, human_spec, rating_to_proxy

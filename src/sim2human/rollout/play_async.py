@@ -20,7 +20,7 @@ import numpy as np
 
 from sim2human.agents.base import Agent, AgentTurn, AsyncAgent, Observation
 from sim2human.errors import EndpointError
-from sim2human.rollout import MAX_TURNS, Conversation, Job, job_profile
+from sim2human.rollout.conversation import MAX_TURNS, Conversation, Job, job_profile
 from sim2human.scenarios.base import Scenario
 from sim2human.simulators import build_async_simulator, needs_endpoint
 from sim2human.simulators.base import AsyncSimulator, SimulatorSpec

@@ -197,7 +197,7 @@ def play(
     Jobs on ``llm`` members, and every job of an agent that waits on an endpoint, run in
     ``llm``'s async engine (many conversations in flight); the rest are stepped in lock-step.
     """
-    from sim2human.rollout_async import needs_async, play_async
+    from sim2human.rollout.play_async import needs_async, play_async
 
     if needs_async(agent, jobs):
         if llm is None:
