@@ -28,8 +28,8 @@ import numpy as np
 
 from sim2human.agents.base import Agent
 from sim2human.errors import UsageError
-from sim2human.rollout.conversation import play
 from sim2human.rollout.evaluate import EVAL_SEED_BASE
+from sim2human.rollout.play import play
 from sim2human.scenarios.base import Scenario
 from sim2human.simulators.base import SimulatorSpec
 from sim2human.stress import check_perturbations, mix_jobs

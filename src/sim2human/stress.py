@@ -26,8 +26,9 @@ from sim2human.agents.base import Agent
 from sim2human.errors import UsageError
 from sim2human.metrics.outcomes import cluster_bootstrap
 from sim2human.perturb import PERTURBATIONS, validate_mix
-from sim2human.rollout.conversation import Job, play
+from sim2human.rollout.conversation import Job
 from sim2human.rollout.evaluate import EVAL_SEED_BASE
+from sim2human.rollout.play import play
 from sim2human.scenarios.base import Scenario
 from sim2human.simulators.base import SimulatorSpec
 from sim2human.simulators.noise import with_noise

@@ -13,7 +13,8 @@ from sim2human.agents.base import AgentTurn, Observation
 from sim2human.agents.policy import PolicyAgent
 from sim2human.agents.scripted import ScriptedAgent
 from sim2human.judging import EnsembleJudge, JudgePanel, JudgingConfig, combine
-from sim2human.rollout.conversation import Job, play
+from sim2human.rollout.conversation import Job
+from sim2human.rollout.play import play
 from sim2human.samplers import UniformSampler
 from sim2human.scenarios.intake import IntakeScenario
 from sim2human.simulators.base import QuirkPool, Quirks, SimulatorSpec

@@ -14,7 +14,8 @@ from sim2human.config import parse_study
 from sim2human.diagnostics.rundir import load_run_dir
 from sim2human.human_eval import compare, export_run, fold_in, spearman
 from sim2human.human_store import HumanStore
-from sim2human.rollout.conversation import Job, job_profile, play
+from sim2human.rollout.conversation import Job, job_profile
+from sim2human.rollout.play import play
 from sim2human.rollout.play_async import play_one
 from sim2human.simulators import build_simulator
 from sim2human.simulators.base import UserTurn

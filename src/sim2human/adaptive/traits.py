@@ -15,7 +15,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from sim2human.agents.scripted import ScriptedAgent
-from sim2human.rollout.conversation import Job, play
+from sim2human.rollout.conversation import Job
+from sim2human.rollout.play import play
 from sim2human.scenarios.base import Scenario
 from sim2human.simulators.base import Emotion, QuirkPool, Quirks, SimulatorSpec, Traits
 

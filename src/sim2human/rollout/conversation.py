@@ -1,27 +1,19 @@
-"""Playing conversations: one ``Conversation`` steps one episode; ``play`` steps many together.
-
-Stepping a batch of conversations in lock-step lets a policy agent answer all of them with one
-forward pass, which is what makes CPU training take seconds rather than minutes.
-"""
+"""The conversation core: a ``Job`` names one episode to play, a ``Conversation`` steps it."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, cast
+from typing import cast
 
 import numpy as np
 
-from sim2human.agents.base import Agent, AgentTurn, Observation
-from sim2human.errors import UsageError
+from sim2human.agents.base import AgentTurn, Observation
 from sim2human.scenarios.base import Scenario, UserSignals
 from sim2human.simulators import build_simulator, fixed_profile
 from sim2human.simulators.base import AsyncSimulator, Simulator, SimulatorSpec, UserTurn
 from sim2human.simulators.replay import replay_card
 from sim2human.types import Episode, Profile, Record, Termination, Turn
-
-if TYPE_CHECKING:
-    from sim2human.llm.runtime import LLMRuntime
 
 MAX_TURNS = 20
 
@@ -55,7 +47,7 @@ class Conversation:
     job: Job
     scenario: Scenario
     simulator: Simulator | AsyncSimulator
-    """``step`` needs a sync ``Simulator``; the async engine (``rollout_async``) drives the rest."""
+    """``step`` needs a sync ``Simulator``; ``rollout.play_async`` drives the rest."""
     profile: Profile
     max_turns: int = MAX_TURNS
     turns: list[Turn] = field(default_factory=list)
@@ -180,47 +172,3 @@ class Conversation:
             step=j.step,
             diagnostics=diagnostics or {},
         )
-
-
-def play(
-    agent: Agent,
-    jobs: Sequence[Job],
-    scenario: Scenario,
-    *,
-    batch_size: int = 256,
-    max_turns: int = MAX_TURNS,
-    on_episode: Callable[[Episode], None] | None = None,
-    llm: LLMRuntime | None = None,
-) -> list[Episode]:
-    """Play every job to the end with ``agent``, ``batch_size`` conversations at a time.
-
-    Jobs on ``llm`` members, and every job of an agent that waits on an endpoint, run in
-    ``llm``'s async engine (many conversations in flight); the rest are stepped in lock-step.
-    """
-    from sim2human.rollout.play_async import needs_async, play_async
-
-    if needs_async(agent, jobs):
-        if llm is None:
-            raise UsageError("LLM simulators or agents need endpoints: pass an LLMRuntime")
-        waiting = [j for j in jobs if needs_async(agent, [j])]
-        done = llm.run(play_async(agent, waiting, scenario, llm, max_turns=max_turns,
-                                  on_episode=on_episode))  # fmt: skip
-        rest = [j for j in jobs if not needs_async(agent, [j])]  # empty for async agents
-        if not rest:
-            return done
-        return [*done, *play(agent, rest, scenario, batch_size=batch_size, max_turns=max_turns,
-                             on_episode=on_episode)]  # fmt: skip
-    episodes: list[Episode] = []
-    for start in range(0, len(jobs), batch_size):
-        live = [Conversation.open(j, scenario, max_turns) for j in jobs[start : start + batch_size]]
-        while live:
-            turns = agent.act([c.observe() for c in live])
-            for conv, turn in zip(live, turns, strict=True):
-                conv.step(turn)
-            for conv in [c for c in live if c.done]:
-                ep = conv.episode()
-                episodes.append(ep)
-                if on_episode is not None:
-                    on_episode(ep)
-            live = [c for c in live if not c.done]
-    return episodes

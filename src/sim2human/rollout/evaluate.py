@@ -10,7 +10,8 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from sim2human.agents.base import Agent
-from sim2human.rollout.conversation import MAX_TURNS, Job, play
+from sim2human.rollout.conversation import MAX_TURNS, Job
+from sim2human.rollout.play import play
 from sim2human.scenarios.base import Scenario
 from sim2human.simulators.base import SimulatorSpec
 from sim2human.types import Episode
