@@ -18,6 +18,7 @@ from sim2human.adaptive.evolve import EvolveArgs, EvolveSampler
 from sim2human.adaptive.feedback import BatchInfo
 from sim2human.adaptive.must import MustArgs, MustSampler
 from sim2human.adaptive.plr import PLRArgs, PLRSampler
+from sim2human.adaptive.traits import Solvability
 from sim2human.ensemble import Ensemble
 from sim2human.errors import ConfigError, UsageError, first_problem
 from sim2human.scenarios.base import Scenario
@@ -170,6 +171,7 @@ def build_sampler(
     *,
     args: Mapping[str, Any] | None = None,
     scenario: Scenario | None = None,
+    solvable: Solvability | None = None,
     oracle_gold: bool = False,
     seed: int = 0,
 ) -> Sampler:
@@ -177,8 +179,9 @@ def build_sampler(
     With ``perturb`` ranges its members also get per-episode noise.
 
     Samplers see gold outcomes only when ``oracle_gold`` is set (the default works without it).
+    ``evolve`` also needs the scenario and ``solvable`` (``rollout.checks.solvability``).
     """
-    inner = _build(name, ensemble, pool, fixed, args, scenario, oracle_gold, seed)
+    inner = _build(name, ensemble, pool, fixed, args, scenario, solvable, oracle_gold, seed)
     return PerturbingSampler(inner, perturb) if perturb else inner
 
 
@@ -189,6 +192,7 @@ def _build(
     fixed: SimulatorSpec | None,
     args: Mapping[str, Any] | None,
     scenario: Scenario | None,
+    solvable: Solvability | None,
     oracle_gold: bool,
     seed: int,
 ) -> Sampler:
@@ -206,8 +210,18 @@ def _build(
     if isinstance(settings, PLRArgs):
         return PLRSampler(ensemble.train, settings, oracle_gold=oracle_gold)
     if isinstance(settings, EvolveArgs):
-        if scenario is None:
-            raise UsageError("sampler 'evolve' needs the scenario (to judge and check members)")
-        return EvolveSampler(ensemble.train, scenario, pool, settings, oracle_gold=oracle_gold,
-                             seed=seed)  # fmt: skip
+        if scenario is None or solvable is None:
+            raise UsageError(
+                "sampler 'evolve' needs the scenario and a solvability check (to judge and "
+                "check members)"
+            )
+        return EvolveSampler(
+            ensemble.train,
+            scenario,
+            pool,
+            settings,
+            solvable=solvable,
+            oracle_gold=oracle_gold,
+            seed=seed,
+        )
     raise UsageError(f"unknown sampler {name!r} (known: {', '.join(SAMPLERS)})")

@@ -28,6 +28,7 @@ from sim2human.judging import EnsembleJudge, JudgePanel
 from sim2human.llm.runtime import LLMRuntime
 from sim2human.metrics.outcomes import Estimate, by, cluster_bootstrap, member_std, summarise
 from sim2human.metrics.robustness import curve_mean, episodes_to_reach, worst_decile_estimate
+from sim2human.rollout.checks import solvability
 from sim2human.rollout.evaluate import evaluate
 from sim2human.samplers import MixedSampler, Sampler, build_sampler
 from sim2human.scenarios.intake import IntakeScenario
@@ -72,6 +73,8 @@ class StudyWorld:
     pool: QuirkPool
     ensemble: Ensemble
     """Held-out members include the ``llm`` held-out ones (``ensemble.llm.heldout``)."""
+    max_turns: int
+    """Agent turns before a conversation is cut off (``train.max_turns``), wherever it is played."""
     llm_train: tuple[SimulatorSpec, ...] = ()
     """``llm`` members that mixed conditions (``llm_share``) train on."""
 
@@ -91,7 +94,7 @@ class StudyWorld:
         if (hr := e.human_replay) is not None:
             extra = hr.draw(scenario)
             ensemble = replace(ensemble, **{hr.split: getattr(ensemble, hr.split) + extra})
-        return cls(scenario, pool, ensemble, llm_train)
+        return cls(scenario, pool, ensemble, cfg.train.max_turns, llm_train)
 
     def fixed_spec(self, condition: Condition) -> SimulatorSpec | None:
         ref = condition.simulator
@@ -116,6 +119,7 @@ class StudyWorld:
         inner = build_sampler(
             condition.sampler, self.ensemble, self.pool, self.fixed_spec(condition),
             condition.perturb, args=condition.sampler_args, scenario=self.scenario,
+            solvable=solvability(self.scenario, self.max_turns),
             oracle_gold=condition.oracle_gold, seed=seed,
         )  # fmt: skip
         if condition.llm_share > 0:

@@ -9,9 +9,11 @@ import pytest
 from adaptive_helpers import with_traits
 
 from sim2human.adaptive.evolve import EvolveArgs, EvolveSampler, _Score
-from sim2human.adaptive.traits import BOX, from_vector, solvable, to_vector
+from sim2human.adaptive.traits import BOX, from_vector, to_vector
 from sim2human.agents.policy import PolicyAgent
 from sim2human.errors import UsageError
+from sim2human.rollout.checks import solvability, solvable
+from sim2human.rollout.conversation import MAX_TURNS
 from sim2human.scenarios.intake import IntakeScenario
 from sim2human.simulators.base import QuirkPool, Quirks, SimulatorSpec
 from sim2human.simulators.families import get_family
@@ -33,7 +35,9 @@ def population(pool: QuirkPool, planted: bool) -> list[SimulatorSpec]:
 
 def run(scenario: IntakeScenario, pool: QuirkPool, members: Sequence[SimulatorSpec],
         args: EvolveArgs = ARGS) -> tuple[EvolveSampler, list[dict[str, object]]]:  # fmt: skip
-    sampler = EvolveSampler(members, scenario, pool, args, seed=0)
+    sampler = EvolveSampler(
+        members, scenario, pool, args, solvable=solvability(scenario, MAX_TURNS), seed=0
+    )
     events: list[dict[str, object]] = []
     cfg = PPOConfig(episodes=16 * UPDATES, batch_episodes=16, epochs=1, minibatch=256)
     train(PolicyAgent(scenario, seed=0), sampler, scenario, cfg, seed=0,
@@ -64,7 +68,9 @@ def test_snapshots_keep_retired_members_at_a_bounded_share(
 ) -> None:
     members = population(pool, planted=True)
     args = ARGS.model_copy(update={"snapshot_share": share, "max_snapshots": 2})
-    sampler = EvolveSampler(members, scenario, pool, args, seed=0)
+    sampler = EvolveSampler(
+        members, scenario, pool, args, solvable=solvability(scenario, MAX_TURNS), seed=0
+    )
     for member in members[:3]:
         sampler._retire_one(_Score(member.id, 10, 0.9, 0.4, 0.5, 0.0, 0.2), "test")
     shares = sampler.shares()
@@ -97,16 +103,19 @@ def test_trait_box_round_trip_and_plausibility(scenario: IntakeScenario, pool: Q
     assert back.cooperativeness == pytest.approx(spec.traits.cooperativeness, abs=1e-3)
     lowest = from_vector(np.zeros(len(BOX)), "calm", Quirks())
     assert lowest.cooperativeness >= 0.4 and lowest.patience >= 12  # never a refusing user
-    ok, wins, played = solvable(spec, scenario, 8, 0.25, seed=0)
+    ok, wins, played = solvable(spec, scenario, 8, 0.25, seed=0, max_turns=MAX_TURNS)
     assert ok and wins >= 2 and played <= 8
     mute = spec.model_copy(update={"traits": spec.traits.model_copy(
         update={"cooperativeness": 0.0, "patience": 3})})  # fmt: skip
-    assert not solvable(mute, scenario, 8, 0.25, seed=0)[0]
+    assert not solvable(mute, scenario, 8, 0.25, seed=0, max_turns=MAX_TURNS)[0]
 
 
 def test_bad_settings(scenario: IntakeScenario, pool: QuirkPool) -> None:
     members = population(pool, planted=False)
+    check = solvability(scenario, MAX_TURNS)
     with pytest.raises(UsageError, match="min_members"):
-        EvolveSampler(members, scenario, pool, EvolveArgs(min_members=9, max_members=8))
+        EvolveSampler(
+            members, scenario, pool, EvolveArgs(min_members=9, max_members=8), solvable=check
+        )
     with pytest.raises(UsageError, match="two"):
-        EvolveSampler(members[:1], scenario, pool, EvolveArgs())
+        EvolveSampler(members[:1], scenario, pool, EvolveArgs(), solvable=check)

@@ -28,10 +28,10 @@ from sim2human.adaptive.cem import CEM
 from sim2human.adaptive.feedback import BatchInfo
 from sim2human.adaptive.traits import (
     EMOTIONS,
+    Solvability,
     fresh_quirks,
     from_vector,
     mutate,
-    solvable,
     to_vector,
     vectors,
 )
@@ -114,6 +114,7 @@ class EvolveSampler:
         pool: QuirkPool,
         args: EvolveArgs,
         *,
+        solvable: Solvability,
         oracle_gold: bool = False,
         seed: int = 0,
     ) -> None:
@@ -122,6 +123,7 @@ class EvolveSampler:
         if args.min_members > args.max_members:
             raise UsageError("sampler 'evolve': min_members is above max_members")
         self.args, self.scenario, self.pool, self.oracle_gold = args, scenario, pool, oracle_gold
+        self.solvable = solvable
         self.rng = np.random.default_rng([seed, 0xE70])
         self.active: list[SimulatorSpec] = list(members)
         self.snapshots: list[SimulatorSpec] = []
@@ -274,8 +276,7 @@ class EvolveSampler:
             seed = int(self.rng.integers(2**31))
             spec = SimulatorSpec(id=f"{family}-evo{self.spawned}", family=family, traits=traits,
                                  seed=seed)  # fmt: skip
-            ok, wins, played = solvable(spec, self.scenario, a.solvable_episodes,
-                                        a.min_solvable, seed)  # fmt: skip
+            ok, wins, played = self.solvable(spec, a.solvable_episodes, a.min_solvable, seed)
             if ok:
                 self.active.append(spec)
                 self.tracks[spec.id] = _Track.new(a.window, self.updates)

@@ -10,14 +10,10 @@ at, so no evolved member is tuned toward the held-out test.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from sim2human.agents.scripted import ScriptedAgent
-from sim2human.rollout.conversation import Job
-from sim2human.rollout.play import play
-from sim2human.scenarios.base import Scenario
 from sim2human.simulators.base import Emotion, QuirkPool, Quirks, SimulatorSpec, Traits
 
 BOX: dict[str, tuple[float, float]] = {
@@ -35,6 +31,10 @@ BOX: dict[str, tuple[float, float]] = {
 DIMS = tuple(BOX)
 INTEGER = ("patience", "tolerance")
 EMOTIONS: tuple[Emotion, ...] = ("calm", "anxious")
+
+Solvability = Callable[[SimulatorSpec, int, float, int], tuple[bool, int, int]]
+"""(member, episodes, min success rate, seed) -> (solvable?, successes, episodes played); built
+by ``rollout.checks.solvability`` and handed to ``evolve``."""
 
 
 def to_vector(traits: Traits) -> np.ndarray:
@@ -85,26 +85,6 @@ def mutate(traits: Traits, rng: np.random.Generator, pool: QuirkPool, scale: flo
     if rng.random() < 0.2:
         emotion = EMOTIONS[int(rng.integers(len(EMOTIONS)))]
     return from_vector(v, emotion, fresh_quirks(rng, pool))
-
-
-CHUNK = 4
-
-
-def solvable(
-    spec: SimulatorSpec, scenario: Scenario, episodes: int, min_rate: float, seed: int
-) -> tuple[bool, int, int]:
-    """Does the scripted reference agent succeed with this member at least ``min_rate`` of
-    ``episodes`` times? Plays ``CHUNK`` episodes at a time and stops as soon as the answer is
-    settled (most plausible members settle it in the first chunk). -> (ok, successes, played)."""
-    need = int(np.ceil(min_rate * episodes))
-    agent = ScriptedAgent(scenario)
-    wins = played = 0
-    while played < episodes and wins < need and wins + episodes - played >= need:
-        jobs = [Job(spec, seed + played + k, "train", "solvability", "check")
-                for k in range(min(CHUNK, episodes - played))]  # fmt: skip
-        wins += sum(e.gold.success for e in play(agent, jobs, scenario))
-        played += len(jobs)
-    return wins >= need, wins, played
 
 
 def vectors(specs: Sequence[SimulatorSpec]) -> np.ndarray:

@@ -20,6 +20,7 @@ import numpy as np
 from sim2human.adaptive.feedback import draw_level
 from sim2human.ensemble import Ensemble
 from sim2human.errors import UsageError
+from sim2human.rollout.checks import solvability
 from sim2human.rollout.conversation import MAX_TURNS, Conversation, Job
 from sim2human.samplers import FixedSampler, Sampler, build_sampler
 from sim2human.scenarios.base import Scenario
@@ -146,10 +147,12 @@ def population(
         built = build_sampler(
             cond.sampler, ensemble, pool, _fixed(cond, pool), cond.perturb,
             args=cond.sampler_args, scenario=scenario, oracle_gold=cond.oracle_gold, seed=seed,
+            solvable=solvability(scenario, max_turns or MAX_TURNS),
         )  # fmt: skip
     elif sampler is None or isinstance(sampler, str):
         built = build_sampler(sampler or "uniform", ensemble, pool, args=sampler_args,
-                              scenario=scenario, seed=seed)  # fmt: skip
+                              scenario=scenario, seed=seed,
+                              solvable=solvability(scenario, max_turns or MAX_TURNS))  # fmt: skip
         name = sampler or "uniform"
     else:
         built = sampler
