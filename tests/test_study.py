@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from sim2human.config import parse_study
+from sim2human.report.study import write_study_reports
 from sim2human.runner import run_study
 from sim2human.store import read_episodes
 from sim2human.study import run_condition
@@ -33,7 +34,7 @@ def _numbers(study: dict[str, Any]) -> str:
 
 def test_tiny_study_end_to_end_is_deterministic(tmp_path: Path) -> None:
     cfg = parse_study(TINY)
-    first = run_study(cfg, tmp_path / "a", workers=1)
+    first = run_study(cfg, tmp_path / "a", workers=1, finish=write_study_reports)
     second = run_study(cfg, tmp_path / "b", workers=2)
     assert _numbers(first) == _numbers(second)
 

@@ -10,6 +10,7 @@ import pytest
 from sim2human.agents.policy import PolicyAgent
 from sim2human.config import Condition, EnsembleConfig, EvalConfig, SimulatorRef, StudyConfig
 from sim2human.metrics import embeddings
+from sim2human.report.study import write_study_reports
 from sim2human.runner import run_study
 from sim2human.scenarios.intake import IntakeScenario
 from sim2human.study import run_condition
@@ -62,7 +63,7 @@ def test_probe_logs_heldout_gold_and_checkpoints_without_changing_training(
 
 def test_a_study_writes_its_html_report(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(embeddings, "_load_minilm", lambda: "not needed here")  # lexical: fast
-    run_study(tiny(2), tmp_path, workers=1)
+    run_study(tiny(2), tmp_path, workers=1, finish=write_study_reports)
     html = (tmp_path / "report.html").read_text()
     assert "frozen-small" in html and "Overoptimisation" in html
     assert (tmp_path / "report.md").read_text().startswith("# Study `tiny`")

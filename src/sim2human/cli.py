@@ -72,6 +72,7 @@ def _run(
     resume: bool = False,
     check: bool = False,
 ) -> Path | None:
+    from sim2human.report.study import write_study_reports
     from sim2human.runner import default_out, run_study
 
     cfg = load_study(config, quick=quick)
@@ -89,7 +90,8 @@ def _run(
         f"{cfg.train.episodes} training episodes each -> {target}"
     )
     try:
-        study = run_study(cfg, target, workers=workers, console=err_console, resume=resume)
+        study = run_study(cfg, target, workers=workers, console=err_console, resume=resume,
+                          finish=write_study_reports)  # fmt: skip
     except KeyboardInterrupt as stop:
         for name in getattr(stop, "started", ()):
             err_console.print(f"[yellow]interrupted[/]: {name} (unfinished; reruns on --resume)")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import time
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -19,13 +20,13 @@ from sim2human.inputs import output_dir, read_text
 from sim2human.llm.runtime import Embedded, serve_embedded
 from sim2human.lock import run_lock
 from sim2human.progress import in_processes, queue_progress, report_progress
-from sim2human.report.adaptive import write_adaptive
-from sim2human.report.html import write_report
-from sim2human.report.markdown import write_markdown
 from sim2human.store import SUMMARY, write_json
 from sim2human.study import StudyWorld, aggregate, reference_scripted, run_condition
 
 STUDY_JSON = "study.json"
+
+Finish = Callable[[dict[str, Any], Path, Console], None]
+"""What runs after ``study.json`` is written, under the run's lock (the reports)."""
 
 
 def default_out(cfg: StudyConfig) -> Path:
@@ -72,8 +73,10 @@ def run_study(
     workers: int | None = None,
     console: Console | None = None,
     resume: bool = False,
+    finish: Finish | None = None,
 ) -> dict[str, Any]:
-    """Train and evaluate every condition x seed, write ``study.json`` and the reports.
+    """Train and evaluate every condition x seed and write ``study.json``; then ``finish``
+    (the command passes ``report.study.write_study_reports``) while the run is still locked.
 
     With ``resume``, sub-runs that finished in ``out`` are kept and the rest are run again.
     An embedded model that ``llm`` members use is started once here and shared by the workers.
@@ -90,7 +93,10 @@ def run_study(
         if workers is None and model_takes_every_core(cfg, needed):
             workers = 1
         with serve_embedded(cfg.llm, needed) as live:
-            return _run_study(cfg.model_copy(update={"llm": live}), out, jobs, workers, console)
+            study = _run_study(cfg.model_copy(update={"llm": live}), out, jobs, workers, console)
+        if finish is not None:
+            finish(study, out, console)
+        return study
 
 
 def model_takes_every_core(cfg: StudyConfig, needed: set[str]) -> bool:
@@ -133,10 +139,6 @@ def _run_study(
         bar.update(task, completed=total)
     study = aggregate(cfg, out, time.perf_counter() - started)
     write_json(out / STUDY_JSON, study)
-    report = write_markdown(study, out)
-    if (section := write_adaptive(study, out)) is not None:  # appended to report.md
-        report.write_text(report.read_text() + "\n" + section.read_text(), encoding="utf-8")
-    write_report(out, console=console)  # report.html; report.md gains the diagnostics
     return study
 
 
