@@ -75,6 +75,7 @@ def stress(
     ] = None,
 ) -> None:
     """Stress every condition's agents (and the scripted reference) on the held-out ensemble."""
+    from sim2human.report.stress import write_stress_html
     from sim2human.stress_study import stress_run
 
     if not run_dir.is_dir():
@@ -91,6 +92,7 @@ def stress(
         result = stress_run(
             run_dir, out, plan=plan, search_cfg=search_cfg if search else None,
             conditions=parse_names(conditions), workers=workers, console=err_console,
+            finish=write_stress_html,
         )  # fmt: skip
     except KeyboardInterrupt as stop:
         for name in getattr(stop, "started", ()):

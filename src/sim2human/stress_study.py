@@ -146,16 +146,21 @@ def stress_run(
     conditions: Sequence[str] | None = None,
     workers: int | None = None,
     console: Console | None = None,
+    finish: Callable[[dict[str, Any], Path], object] | None = None,
 ) -> dict[str, Any]:
-    """Stress every agent of the study run in ``run_dir``; write stress.json (and the HTML
-    report) into ``out`` (default: the run directory); ``search_cfg`` None skips the
+    """Stress every agent of the study run in ``run_dir``; write stress.json into ``out``
+    (default: the run directory), then ``finish`` (the command passes
+    ``report.stress.write_stress_html``) under the same lock; ``search_cfg`` None skips the
     adversarial search. Returns what stress.json holds."""
     console = console or Console(stderr=True)
     target = out or run_dir
     load_run_config(run_dir)  # a bad run directory is named before any other directory is made
     note = lambda msg: console.print(f"note: {target}: {msg}", soft_wrap=True)  # noqa: E731
     with run_lock(output_dir(target), "stress", note=note):
-        return _stress_run(run_dir, target, plan, search_cfg, conditions, workers, console)
+        stress = _stress_run(run_dir, target, plan, search_cfg, conditions, workers, console)
+        if finish is not None:
+            finish(stress, target)
+        return stress
 
 
 def _stress_run(
@@ -184,9 +189,6 @@ def _stress_run(
     stress = assemble(cfg, plan, search_cfg, results)
     stress["wall_seconds"] = round(time.perf_counter() - started, 1)
     write_json(target / STRESS_JSON, stress)
-    from sim2human.report.stress import write_stress_html
-
-    write_stress_html(stress, target)
     return stress
 
 
