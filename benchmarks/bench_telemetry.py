@@ -20,7 +20,7 @@ from typing import Any
 
 from sim2human.config import load_study
 from sim2human.study import run_condition
-from sim2human.telemetry import HeldoutProbe
+from sim2human.train.telemetry import HeldoutProbe
 
 _probe_seconds = [0.0]
 _evaluate = HeldoutProbe.evaluate

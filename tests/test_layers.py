@@ -41,7 +41,6 @@ LAYERS: dict[str, int] = {
     "sim2human.rollout": 4,
     # L5 training and stress
     "sim2human.train": 5,
-    "sim2human.telemetry": 5,
     "sim2human.stress": 5,
     "sim2human.stress_findings": 5,
     "sim2human.adversarial": 5,

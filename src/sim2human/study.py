@@ -50,8 +50,8 @@ from sim2human.store import (
     read_json,
     write_json,
 )
-from sim2human.telemetry import HeldoutProbe
-from sim2human.train import PPOConfig, UpdateStats, train
+from sim2human.train.ppo import PPOConfig, UpdateStats, train
+from sim2human.train.telemetry import HeldoutProbe
 from sim2human.types import Episode
 
 Progress = Callable[[int], None]
