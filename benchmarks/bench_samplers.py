@@ -28,7 +28,8 @@ from sim2human.samplers import Sampler, build_sampler
 from sim2human.scenarios.intake import IntakeScenario
 from sim2human.simulators.base import QuirkPool, SimulatorSpec
 from sim2human.simulators.families import HELDOUT_FAMILIES, TRAIN_FAMILIES
-from sim2human.train.ppo import PPOConfig, train
+from sim2human.train.config import PPOConfig
+from sim2human.train.ppo import train
 from sim2human.types import Episode
 
 

@@ -8,6 +8,8 @@ and under ``TYPE_CHECKING`` count: a dodged import is still a dependency).
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 SRC = Path(__file__).resolve().parents[1] / "src"
@@ -172,3 +174,13 @@ def test_the_checks_can_fail() -> None:
     ]
     cycle = import_cycles({m: [t for t, _ in ts] for m, ts in graph.items()})
     assert cycle == ["sim2human.llm.runtime -> sim2human.rollout.play -> sim2human.llm.runtime"]
+
+
+def test_reading_a_study_config_imports_no_torch() -> None:
+    """A YAML loads (and ``sim2human --help`` answers) without the ~3 s torch import."""
+    code = (
+        "import sys, sim2human.config, sim2human.train.config; "
+        "print(sorted(m for m in sys.modules if m == 'torch' or m.startswith('torch.')))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"

@@ -14,7 +14,7 @@ from sim2human.report.study import write_study_reports
 from sim2human.runner import run_study
 from sim2human.scenarios.intake import IntakeScenario
 from sim2human.study import run_condition
-from sim2human.train.ppo import PPOConfig
+from sim2human.train.config import PPOConfig
 
 
 def tiny(every: int) -> StudyConfig:

@@ -9,7 +9,8 @@ from sim2human.samplers import FixedSampler
 from sim2human.scenarios.intake import IntakeScenario
 from sim2human.simulators.base import QuirkPool
 from sim2human.simulators.families import get_family
-from sim2human.train.ppo import PPOConfig, _advantages, _Batch, train
+from sim2human.train.config import PPOConfig
+from sim2human.train.ppo import _advantages, _Batch, train
 
 
 def test_ppo_learns_a_frozen_simulator(scenario: IntakeScenario, pool: QuirkPool) -> None:

@@ -23,7 +23,7 @@ from sim2human.simulators.families import FAMILIES
 from sim2human.simulators.human_replay import HumanReplayMembers
 from sim2human.simulators.llm import LLMMembers
 from sim2human.simulators.noise import validate_ranges
-from sim2human.train.ppo import PPOConfig
+from sim2human.train.config import PPOConfig
 from sim2human.types import Frozen
 
 SamplerName = Literal["fixed", "uniform", "randomized", "must", "plr", "evolve"]

@@ -50,7 +50,8 @@ from sim2human.store import (
     read_json,
     write_json,
 )
-from sim2human.train.ppo import PPOConfig, UpdateStats, train
+from sim2human.train.config import PPOConfig, UpdateStats
+from sim2human.train.ppo import train
 from sim2human.train.telemetry import HeldoutProbe
 from sim2human.types import Episode
 

@@ -19,7 +19,8 @@ from sim2human.samplers import UniformSampler
 from sim2human.scenarios.intake import IntakeScenario
 from sim2human.simulators.base import QuirkPool, Quirks, SimulatorSpec
 from sim2human.simulators.families import get_family
-from sim2human.train.ppo import PPOConfig, train
+from sim2human.train.config import PPOConfig
+from sim2human.train.ppo import train
 from sim2human.types import Episode
 
 

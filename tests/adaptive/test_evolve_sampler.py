@@ -17,7 +17,8 @@ from sim2human.rollout.conversation import MAX_TURNS
 from sim2human.scenarios.intake import IntakeScenario
 from sim2human.simulators.base import QuirkPool, Quirks, SimulatorSpec
 from sim2human.simulators.families import get_family
-from sim2human.train.ppo import PPOConfig, train
+from sim2human.train.config import PPOConfig
+from sim2human.train.ppo import train
 
 UPDATES = 6
 ARGS = EvolveArgs(every_updates=2, min_episodes=4, window=32, min_members=3, max_members=7,

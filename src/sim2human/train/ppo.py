@@ -17,57 +17,20 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
-from pydantic import Field
 
 from sim2human.adaptive.feedback import BatchInfo, draw_level
 from sim2human.agents.base import AgentTurn, Observation
 from sim2human.agents.policy import PolicyAgent, entropy, log_prob
-from sim2human.rollout.conversation import MAX_TURNS, Conversation, Job
+from sim2human.rollout.conversation import Conversation, Job
 from sim2human.samplers import Sampler
 from sim2human.scenarios.base import Scenario
 from sim2human.simulators import build_async_simulator
 from sim2human.simulators.base import AsyncSimulator, SimulatorSpec
-from sim2human.types import Episode, Frozen
+from sim2human.train.config import PPOConfig, UpdateStats
+from sim2human.types import Episode
 
 if TYPE_CHECKING:
     from sim2human.llm.runtime import LLMRuntime
-
-
-class PPOConfig(Frozen):
-    episodes: int = Field(4096, ge=1, description="training episodes in total")
-    batch_episodes: int = Field(128, ge=1, description="episodes per PPO update")
-    epochs: int = Field(4, ge=1)
-    minibatch: int = Field(512, ge=1)
-    lr: float = Field(1e-3, gt=0)
-    gamma: float = Field(1.0, ge=0, le=1)
-    gae_lambda: float = Field(0.95, ge=0, le=1)
-    clip: float = Field(0.2, gt=0)
-    ent_coef: float = Field(0.01, ge=0)
-    vf_coef: float = Field(0.5, ge=0)
-    max_grad_norm: float = Field(0.5, gt=0)
-    per_family_norm: bool = True
-    """Normalise advantages within each simulator family, so easy families do not drown out
-    hard ones. (Per member would be finer, but a randomized sampler draws a new member every
-    episode, and normalising within one episode erases what the episode taught.)"""
-    max_turns: int = Field(MAX_TURNS, ge=2)
-    eval_every: int = Field(0, ge=0)
-    """Studies only: evaluate on a fixed held-out subset every N updates (0: never). Logged for
-    learning curves; never used to train, select or stop."""
-
-
-@dataclass(frozen=True)
-class UpdateStats:
-    update: int
-    episodes_seen: int
-    train_proxy: float
-    train_gold: float
-    reward_std: float
-    entropy: float
-    approx_kl: float
-    kl_init: float
-    grad_norm: float
-    per_member: dict[str, tuple[float, float, int]]
-    """member id -> (mean proxy, mean gold, episodes) in this update's batch."""
 
 
 @dataclass
