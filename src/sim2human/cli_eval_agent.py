@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from datetime import datetime
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
 from rich.console import Console
@@ -27,8 +27,10 @@ from sim2human.llm.runtime import LOCAL, LLMRuntime
 from sim2human.lock import run_lock
 from sim2human.metrics.outcomes import cluster_bootstrap
 from sim2human.store import EPISODES, SUMMARY, EpisodeLog, write_json
-from sim2human.study import StudyWorld, evaluate_members
 from sim2human.types import Episode
+
+if TYPE_CHECKING:
+    from sim2human.study import StudyWorld
 
 AGENT = "agent"
 
@@ -70,6 +72,8 @@ def eval_agent(
     if episodes is not None:
         cfg = cfg.model_copy(update={"eval": cfg.eval.model_copy(update={
             "episodes_per_member": episodes, "llm_episodes_per_member": episodes})})  # fmt: skip
+    from sim2human.study import StudyWorld  # imports torch: only when a command runs
+
     world = StudyWorld.build(cfg)
     groups: list[tuple[Literal["train", "heldout"], Any]] = []
     if split in ("train", "all"):
@@ -94,6 +98,8 @@ def _evaluate(
     agent_endpoint: str, agent_kw: dict[str, Any], target: Path, console: Console,
 ) -> None:  # fmt: skip
     """Play every member's episodes into ``target`` (locked by the caller) and summarise."""
+    from sim2human.study import evaluate_members
+
     specs = [s for _, g in groups for s in g]
     needed = {agent_endpoint} | {s.llm.endpoint for s in specs if s.llm is not None}
     started = time.perf_counter()
