@@ -13,6 +13,7 @@ from pathlib import Path
 from sim2human.agents.base import AgentTurn, Observation
 from sim2human.agents.scripted import ScriptedAgent
 from sim2human.ensemble import Ensemble
+from sim2human.rollout.conversation import MAX_TURNS
 from sim2human.rollout.evaluate import evaluate
 from sim2human.scenarios.intake import IntakeScenario
 from sim2human.simulators.base import QuirkPool, Quirks, SimulatorSpec, Traits
@@ -54,11 +55,11 @@ def write_sub_run(path: Path, *, exploit: bool, per_member: int = 6) -> Path:
     agent = TriggerAgent(scenario) if exploit else ScriptedAgent(scenario)
     name = "frozen-trigger" if exploit else "scripted-like"
     trained, held = (frozen_spec(),), heldout_specs(scenario)
+    kw = {"condition": name, "max_turns": MAX_TURNS}
     evals = [
-        *evaluate(agent, trained, scenario, split="train", per_member=per_member, condition=name),
-        *evaluate(agent, held, scenario, split="heldout", per_member=per_member // 2,
-                  condition=name),
-    ]  # fmt: skip
+        *evaluate(agent, trained, scenario, split="train", per_member=per_member, **kw),
+        *evaluate(agent, held, scenario, split="heldout", per_member=per_member // 2, **kw),
+    ]
     path.mkdir(parents=True, exist_ok=True)
     write_json(path / CONFIG, {"condition": {"name": name}, "seed": 0})
     write_json(path / MEMBERS, {

@@ -167,8 +167,10 @@ class _Evaluator:
         names: tuple[str, ...],
         cfg: SearchConfig,
         on_episode: Callable[[Episode], None] | None,
+        max_turns: int,
     ) -> None:
         self.agent, self.members, self.scenario = agent, members, scenario
+        self.max_turns = max_turns
         self.names, self.cfg, self.on_episode = names, cfg, on_episode
         self.per_member = cfg.per_member(len(members))
         self.cache: dict[tuple[float, ...], Probe] = {}
@@ -181,7 +183,9 @@ class _Evaluator:
 
     def play(self, mix: Mapping[str, float], per_member: int, seed_base: int) -> list[Episode]:
         jobs = mix_jobs(self.members, mix, per_member, "adversarial", "search", seed_base)
-        episodes = play(self.agent, jobs, self.scenario, on_episode=self.on_episode)
+        episodes = play(
+            self.agent, jobs, self.scenario, max_turns=self.max_turns, on_episode=self.on_episode
+        )
         self.episodes += len(episodes)
         return episodes
 
@@ -228,11 +232,12 @@ def search(
     scenario: Scenario,
     cfg: SearchConfig = SearchConfig(),
     *,
+    max_turns: int,
     on_episode: Callable[[Episode], None] | None = None,
 ) -> SearchResult:
     """Find the cheapest mix that breaks ``agent`` on ``members`` (see the module docstring)."""
     names = check_perturbations(cfg.perturbations)
-    ev = _Evaluator(agent, members, scenario, names, cfg, on_episode)
+    ev = _Evaluator(agent, members, scenario, names, cfg, on_episode, max_turns)
     clean = ev.clean()
     target = cfg.threshold * clean
     full = np.ones(len(names))

@@ -123,6 +123,7 @@ def sweep(
     scenario: Scenario,
     plan: StressPlan,
     *,
+    max_turns: int,
     label: str = "",
     on_episode: Callable[[Episode], None] | None = None,
 ) -> dict[str, list[float]]:
@@ -138,7 +139,7 @@ def sweep(
     index = unit_index(members, plan.per_member)
     n_units = len(index)
     out = {key: [float("nan")] * n_units for key, _ in plan.points()}
-    for e in play(agent, jobs, scenario, on_episode=on_episode):
+    for e in play(agent, jobs, scenario, max_turns=max_turns, on_episode=on_episode):
         out[e.phase.removeprefix("stress/")][index[(e.simulator_id, e.seed)]] = float(
             e.gold.success
         )

@@ -28,6 +28,7 @@ from sim2human.errors import RunDirError
 from sim2human.inputs import existing_dir, load_checkpoint, output_dir, read_yaml
 from sim2human.lock import run_lock
 from sim2human.progress import in_processes, queue_progress, report_progress
+from sim2human.simulators import needs_endpoint
 from sim2human.simulators.base import SimulatorSpec
 from sim2human.store import CHECKPOINT, write_json
 from sim2human.stress import Curves, StressPlan, summarise_curves, sweep
@@ -102,7 +103,7 @@ def stress_agent(
     """Sweep one agent (and search, if asked); returns plain data (it crosses processes)."""
     torch.set_num_threads(1)
     world = StudyWorld.build(cfg)
-    members = world.ensemble.heldout
+    members = programmatic(world.ensemble.heldout)
 
     def tick(_: object) -> None:
         if progress is not None:
@@ -110,12 +111,13 @@ def stress_agent(
 
     result: dict[str, Any] = {"label": ref.label, "seed": ref.seed}
     result["sweep"] = sweep(
-        build_agent(ref, world), members, world.scenario, plan, label=ref.label, on_episode=tick
-    )
+        build_agent(ref, world), members, world.scenario, plan, max_turns=world.max_turns,
+        label=ref.label, on_episode=tick,
+    )  # fmt: skip
     if search_cfg is not None and ref.search:
         where = search_members(cfg, world, ref.label, search_cfg.members)
         found = search(build_agent(ref, world), where, world.scenario, search_cfg,
-                       on_episode=tick)  # fmt: skip
+                       max_turns=world.max_turns, on_episode=tick)  # fmt: skip
         result["search"] = result_json(found)
         result["search"]["seed"] = ref.seed
     return result
@@ -125,9 +127,21 @@ def search_members(
     cfg: StudyConfig, world: StudyWorld, label: str, which: str
 ) -> tuple[SimulatorSpec, ...]:
     if which == "heldout":
-        return world.ensemble.heldout
+        return programmatic(world.ensemble.heldout)
     condition = next((c for c in cfg.conditions if c.name == label), None)
-    return world.ensemble.train if condition is None else world.train_members(condition)
+    return programmatic(
+        world.ensemble.train if condition is None else world.train_members(condition)
+    )
+
+
+def programmatic(members: Sequence[SimulatorSpec]) -> tuple[SimulatorSpec, ...]:
+    """The members stress can play: those that need no endpoint (``KINDS``). Perturbations act
+    on programmatic replies; an ``llm`` member would need the study's endpoints at stress
+    time, so it is left out of the sweep and the search (as from the exploit finder)."""
+    playable = tuple(s for s in members if not needs_endpoint(s))
+    if not playable:
+        raise RunDirError("no member to stress: every one plays on an endpoint (kind 'llm')")
+    return playable
 
 
 def _work(

@@ -238,6 +238,7 @@ def run_condition(
                          per_member=min(cfg.eval.curve_episodes_per_member,
                                         cfg.eval.episodes_per_member),
                          out=out, seed=run_seed, condition=condition.name,
+                         max_turns=world.max_turns,
                          last_update=-(-ppo.episodes // ppo.batch_episodes) - 1)  # fmt: skip
     with (
         EpisodeLog(out / EPISODES) as episodes_log,

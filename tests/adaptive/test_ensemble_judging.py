@@ -13,7 +13,7 @@ from sim2human.agents.base import AgentTurn, Observation
 from sim2human.agents.policy import PolicyAgent
 from sim2human.agents.scripted import ScriptedAgent
 from sim2human.judging import EnsembleJudge, JudgePanel, JudgingConfig, combine
-from sim2human.rollout.conversation import Job
+from sim2human.rollout.conversation import MAX_TURNS, Job
 from sim2human.rollout.play import play
 from sim2human.samplers import UniformSampler
 from sim2human.scenarios.intake import IntakeScenario
@@ -52,7 +52,9 @@ def members(pool: QuirkPool) -> list[SimulatorSpec]:
 
 def test_panel_excludes_the_player_and_is_seeded(scenario: IntakeScenario, pool: QuirkPool) -> None:
     ms = members(pool)
-    eps = play(ScriptedAgent(scenario), [Job(ms[0], 3), Job(ms[1], 4)], scenario)
+    eps = play(
+        ScriptedAgent(scenario), [Job(ms[0], 3), Job(ms[1], 4)], scenario, max_turns=MAX_TURNS
+    )
     panel = JudgePanel(ms, scenario, k=3, seed=0)
     scores = panel.others(eps[0])
     assert len(scores) == 3 and scores == JudgePanel(ms, scenario, k=3, seed=0).others(eps[0])
@@ -67,7 +69,7 @@ def test_an_exploited_member_disagrees_with_the_panel(
     liked = next(p for p in pool.liked if p in pool.triggers)  # a pure style phrasing
     planted = with_traits(ms[0], "planted", quirks=Quirks(over_rewarded=(liked,), bonus=0.3,
                                                            leniency=1.0))  # fmt: skip
-    flattering = play(Flatterer(liked), [Job(planted, 5)], scenario)[0]
+    flattering = play(Flatterer(liked), [Job(planted, 5)], scenario, max_turns=MAX_TURNS)[0]
     own_score = flattering.proxy
     judge = EnsembleJudge(JudgePanel([planted, *ms[1:]], scenario, k=4), JudgingConfig())
     panel_scores = judge.panel.others(flattering)

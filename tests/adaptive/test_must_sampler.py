@@ -8,7 +8,7 @@ import pytest
 from sim2human.adaptive.must import MustArgs, MustSampler
 from sim2human.agents.scripted import ScriptedAgent
 from sim2human.errors import UsageError
-from sim2human.rollout.conversation import Job
+from sim2human.rollout.conversation import MAX_TURNS, Job
 from sim2human.rollout.play import play
 from sim2human.scenarios.intake import IntakeScenario
 from sim2human.simulators.base import SimulatorSpec
@@ -24,7 +24,7 @@ def test_shares_concentrate_on_the_hard_member_after_warmup(
     history = []
     for update in range(10):
         jobs = [Job(sampler.next(rng), int(rng.integers(2**31)), step=update) for _ in range(32)]
-        sampler.update(play(agent, jobs, scenario))
+        sampler.update(play(agent, jobs, scenario, max_turns=MAX_TURNS))
         history.append(sampler.shares())
     for shares in history[:2]:  # warm-up: uniform
         assert all(p == pytest.approx(0.25) for p in shares.values())

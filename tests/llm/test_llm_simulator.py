@@ -19,7 +19,7 @@ from sim2human.errors import EndpointError, UsageError
 from sim2human.llm.client import ChatClient, ClientStats, EndpointConfig
 from sim2human.llm.faults import FaultProxy, FaultRates
 from sim2human.llm.runtime import LLMRuntime, LLMSettings
-from sim2human.rollout.conversation import job_profile
+from sim2human.rollout.conversation import MAX_TURNS, job_profile
 from sim2human.rollout.evaluate import eval_jobs, evaluate
 from sim2human.rollout.play_async import play_async
 from sim2human.scenarios.intake import IntakeScenario
@@ -80,7 +80,7 @@ def test_a_cooperative_llm_caller_lets_the_scripted_agent_succeed(runtime_for: A
     with FakeOpenAI(answer_from_facts) as fake:
         rt = runtime_for(fake)
         eps = evaluate(ScriptedAgent(SCENARIO), [member()], SCENARIO, split="heldout",
-                       per_member=3, llm=rt)  # fmt: skip
+                       per_member=3, llm=rt, max_turns=MAX_TURNS)  # fmt: skip
     assert len(eps) == 3 and {e.termination for e in eps} == {Termination.COMPLETED}
     # The facts reach the record through the same extractor as any user's text.
     assert sum(e.gold.field_accuracy for e in eps) / 3 > 0.7
@@ -124,7 +124,7 @@ def test_llm_judge_scores_once_the_call_ends(runtime_for: Any) -> None:
     with FakeOpenAI(answer_from_facts) as fake:
         rt = runtime_for(fake)
         eps = evaluate(ScriptedAgent(SCENARIO), [member(judge="llm")], SCENARIO,
-                       split="heldout", per_member=2, llm=rt)  # fmt: skip
+                       split="heldout", per_member=2, llm=rt, max_turns=MAX_TURNS)  # fmt: skip
         judged = [s for s in fake.seen if is_judge(s.body)]
     assert [e.proxy for e in eps] == [0.7, 0.7] and len(judged) == 2
 
@@ -135,8 +135,15 @@ def test_judge_without_a_number_falls_back_and_counts(runtime_for: Any) -> None:
 
     with FakeOpenAI(script) as fake:
         rt = runtime_for(fake)
-        (ep,) = evaluate(ScriptedAgent(SCENARIO), [member(judge="llm", guard_retries=2)],
-                         SCENARIO, split="heldout", per_member=1, llm=rt)  # fmt: skip
+        (ep,) = evaluate(
+            ScriptedAgent(SCENARIO),
+            [member(judge="llm", guard_retries=2)],
+            SCENARIO,
+            split="heldout",
+            per_member=1,
+            llm=rt,
+            max_turns=MAX_TURNS,
+        )
         judged = [s for s in fake.seen if is_judge(s.body)]
     assert ep.proxy == JUDGE_FALLBACK and ep.diagnostics["judge_failures"] == 1
     assert len(judged) == 3  # one try and two retries
@@ -174,9 +181,13 @@ def test_cards_fix_the_patients_and_the_cache_answers_the_repeats(
         endpoint = EndpointConfig(base_url=fake.base_url, model="fake", timeout_s=5.0)
         settings = LLMSettings(endpoints={"fake": endpoint}, cache=tmp_path / "c.sqlite")
         with LLMRuntime.open(settings, {"fake"}, check=False) as rt:
-            first = rt.run(play_async(ScriptedAgent(SCENARIO), jobs, SCENARIO, rt))
+            first = rt.run(
+                play_async(ScriptedAgent(SCENARIO), jobs, SCENARIO, rt, max_turns=MAX_TURNS)
+            )
             sent = len(fake.seen)
-            again = rt.run(play_async(ScriptedAgent(SCENARIO), jobs, SCENARIO, rt))
+            again = rt.run(
+                play_async(ScriptedAgent(SCENARIO), jobs, SCENARIO, rt, max_turns=MAX_TURNS)
+            )
             assert len(fake.seen) == sent  # a temperature-0 member on fixed cards: all cached
             stats = rt.stats()["fake"]
     assert [e.turns for e in first] == [e.turns for e in again]
@@ -190,10 +201,10 @@ def test_seeded_members_replay_identically(runtime_for: Any) -> None:
         rt = runtime_for(fake)
         spec = member(temperature=0.8)
         first = evaluate(ScriptedAgent(SCENARIO), [spec], SCENARIO, split="heldout",
-                         per_member=1, llm=rt)  # fmt: skip
+                         per_member=1, llm=rt, max_turns=MAX_TURNS)  # fmt: skip
         seeds = [s.body.get("seed") for s in fake.seen]
         second = evaluate(ScriptedAgent(SCENARIO), [spec], SCENARIO, split="heldout",
-                          per_member=1, llm=rt)  # fmt: skip
+                          per_member=1, llm=rt, max_turns=MAX_TURNS)  # fmt: skip
         again = [s.body.get("seed") for s in fake.seen[len(seeds) :]]
     assert seeds == again and None not in seeds
     assert first[0].turns == second[0].turns
@@ -203,7 +214,7 @@ def test_dead_endpoint_gives_error_episodes_with_reasons(runtime_for: Any) -> No
     with FakeOpenAI(lambda n, body: Reply(status=503, body={"error": "down"})) as fake:
         rt = runtime_for(fake, retries=1)
         eps = evaluate(ScriptedAgent(SCENARIO), [member(), member(temperature=0.5)], SCENARIO,
-                       split="heldout", per_member=2, llm=rt)  # fmt: skip
+                       split="heldout", per_member=2, llm=rt, max_turns=MAX_TURNS)  # fmt: skip
     assert len(eps) == 4 and len({e.id for e in eps}) == 4
     for e in eps:
         assert e.termination == Termination.ERROR and e.error is not None
@@ -226,7 +237,9 @@ def test_llm_agent_is_evaluated_like_any_agent(runtime_for: Any) -> None:
         rt = runtime_for(fake)
         agent = LLMAgent(SCENARIO, rt.clients["fake"])
         members = [get_family("cooperative").sample(1, POOL), get_family("chatty").sample(2, POOL)]
-        eps = evaluate(agent, members, SCENARIO, split="heldout", per_member=2, llm=rt)
+        eps = evaluate(
+            agent, members, SCENARIO, split="heldout", per_member=2, llm=rt, max_turns=MAX_TURNS
+        )
         transcripts = [s.body["messages"] for s in fake.seen]
     assert len(eps) == 4 and all(e.termination == Termination.COMPLETED for e in eps)
     assert all(not t.text.startswith("Nurse:") for e in eps for t in e.agent_turns)
@@ -260,7 +273,14 @@ def test_unreachable_endpoint_is_one_clear_error_at_start() -> None:
 
 def test_llm_members_without_endpoints_are_a_usage_error() -> None:
     with pytest.raises(UsageError, match="endpoints"):
-        evaluate(ScriptedAgent(SCENARIO), [member()], SCENARIO, split="heldout", per_member=1)
+        evaluate(
+            ScriptedAgent(SCENARIO),
+            [member()],
+            SCENARIO,
+            split="heldout",
+            per_member=1,
+            max_turns=MAX_TURNS,
+        )
     with pytest.raises(UsageError, match="not configured"):
         LLMRuntime.open(LLMSettings(cache=None), {"nowhere"}).__enter__()
 

@@ -11,12 +11,14 @@ import pytest
 import yaml
 from fake_openai import FakeOpenAI, Reply, completion
 
+from sim2human.agents.policy import PolicyAgent
 from sim2human.cli import main
 from sim2human.config import load_study, parse_study
 from sim2human.errors import ConfigError
 from sim2human.report.markdown import write_markdown
 from sim2human.runner import model_takes_every_core
 from sim2human.samplers import FixedSampler, MixedSampler
+from sim2human.scenarios.intake import IntakeScenario
 from sim2human.simulators.base import QuirkPool
 from sim2human.simulators.families import get_family
 from sim2human.store import read_episodes, read_json
@@ -158,6 +160,25 @@ def test_tiny_llm_study_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     for path in tmp_path.rglob("*"):
         if path.is_file():
             assert secret.encode() not in path.read_bytes(), path
+
+
+def test_stress_on_a_run_with_llm_heldout_members(tmp_path: Path) -> None:
+    """`sim2human stress RUN_DIR` stresses the members it can play (those needing no endpoint)
+    with the run's own turn limit, and asks no endpoint for anything."""
+    with FakeOpenAI(caller) as fake:
+        cfg = parse_study(tiny(fake.base_url))
+        (tmp_path / "config.yaml").write_text(yaml.safe_dump(cfg.model_dump(mode="json")))
+        for c in cfg.conditions:
+            sub = tmp_path / "conditions" / c.name / "seed-0"
+            sub.mkdir(parents=True)
+            PolicyAgent(IntakeScenario(), seed=0).save(sub / "checkpoint.pt")
+        out = tmp_path / "stress"
+        code = main(["stress", str(tmp_path), "--out", str(out), "--workers", "1", "--grid", "1",
+                     "--perturbations", "typos", "--episodes-per-member", "1"])  # fmt: skip
+        assert code == 0 and not fake.seen
+    data = read_json(out / "stress.json")
+    assert set(data["agents"]) == {"frozen-llm", "mixed", "scripted"}
+    assert StudyWorld.build(cfg).max_turns == cfg.train.max_turns == 4
 
 
 def test_eval_agent_command_on_a_study_ensemble(tmp_path: Path) -> None:

@@ -13,6 +13,7 @@ from sim2human.agents.scripted import ScriptedAgent
 from sim2human.cli import main
 from sim2human.report import fidelity
 from sim2human.report.real import real_section
+from sim2human.rollout.conversation import MAX_TURNS
 from sim2human.rollout.evaluate import evaluate
 from sim2human.scenarios.intake import IntakeScenario
 from sim2human.simulators.base import QuirkPool
@@ -48,7 +49,7 @@ def test_real_patients_rows_and_section(scenario: IntakeScenario) -> None:
     real = [get_family("aci-heldout").sample(s, pool, temperature=0.0) for s in range(3)]
     persona = [get_family("noisy-line").sample(1, pool)]
     eps = evaluate(ScriptedAgent(scenario), [*real, *persona], scenario, per_member=2,
-                   split="heldout")  # fmt: skip
+                   split="heldout", max_turns=MAX_TURNS)  # fmt: skip
     rows = real_patient_rows([(0, e) for e in eps], n_boot=100)
     assert rows["heldout_gold_real"]["n"] == 6 and rows["heldout_gold_programmatic"]["n"] == 2
     assert set(rows["real_reply_shares"]) == {"verbatim", "adapted", "fallback"}

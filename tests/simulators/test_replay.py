@@ -12,7 +12,7 @@ from sim2human.agents.scripted import ScriptedAgent
 from sim2human.config import parse_study
 from sim2human.corpora import aci_bench
 from sim2human.ensemble import Ensemble
-from sim2human.rollout.conversation import Job, job_profile
+from sim2human.rollout.conversation import MAX_TURNS, Job, job_profile
 from sim2human.rollout.evaluate import evaluate
 from sim2human.scenarios.intake import IntakeScenario
 from sim2human.simulators import build_simulator
@@ -75,7 +75,10 @@ def test_answers_a_medications_question_with_the_real_patients_turn(
 def test_temperature_zero_is_deterministic(scenario: IntakeScenario) -> None:
     agent = ScriptedAgent(scenario)
     specs = [member(e) for e in ("D2N001", "D2N028")]
-    runs = [evaluate(agent, specs, scenario, per_member=2, split="heldout") for _ in range(2)]
+    runs = [
+        evaluate(agent, specs, scenario, per_member=2, split="heldout", max_turns=MAX_TURNS)
+        for _ in range(2)
+    ]
     assert [e.turns for e in runs[0]] == [e.turns for e in runs[1]]
     assert [e.proxy for e in runs[0]] == [e.proxy for e in runs[1]]
     spec = specs[0]
@@ -91,7 +94,14 @@ def test_every_reply_is_tagged_and_satisfaction_is_the_persona_rule_without_quir
     scenario: IntakeScenario,
 ) -> None:
     spec = member("D2N028", temperature=1.0)
-    [episode] = evaluate(ScriptedAgent(scenario), [spec], scenario, per_member=1, split="heldout")
+    [episode] = evaluate(
+        ScriptedAgent(scenario),
+        [spec],
+        scenario,
+        per_member=1,
+        split="heldout",
+        max_turns=MAX_TURNS,
+    )
     user = [t for t in episode.turns if t.speaker == "user"]
     assert all(len(t.tags) == 1 and t.tags[0] in REPLY_KINDS for t in user)
     shares = reply_shares([episode])

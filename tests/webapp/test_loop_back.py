@@ -14,7 +14,7 @@ from sim2human.config import parse_study
 from sim2human.diagnostics.rundir import load_run_dir
 from sim2human.human_eval import compare, export_run, fold_in, spearman
 from sim2human.human_store import HumanStore
-from sim2human.rollout.conversation import Job, job_profile
+from sim2human.rollout.conversation import MAX_TURNS, Job, job_profile
 from sim2human.rollout.play import play
 from sim2human.rollout.play_async import play_one
 from sim2human.simulators import build_simulator
@@ -122,7 +122,7 @@ def test_human_simulator_queue_and_terminal_engine(scenario: object) -> None:
 
     job = Job(spec=human_spec("t"), seed=1, split="heldout", condition="scripted")
     person = HumanSimulator(job.spec, ask)
-    played = asyncio.run(play_one(0, job, scenario, person, decide))  # type: ignore[arg-type]
+    played = asyncio.run(play_one(0, job, scenario, person, decide, max_turns=MAX_TURNS))  # type: ignore[arg-type]
     assert played.episode.termination == Termination.HUNG_UP and played.episode.family == "human"
     assert [t.speaker for t in played.episode.turns] == ["user", "agent", "user", "agent", "user"]
 
@@ -140,7 +140,7 @@ def test_recorded_calls_become_replay_members(run_dir: Path, db: Path, scenario:
     assert sim.start({}, np.random.default_rng(0)).text == opening(recorded.profile or {})
     from sim2human.agents.scripted import ScriptedAgent
 
-    (ep,) = play(ScriptedAgent(scenario), [job], scenario)  # type: ignore[arg-type]
+    (ep,) = play(ScriptedAgent(scenario), [job], scenario, max_turns=MAX_TURNS)  # type: ignore[arg-type]
     assert ep.family == "human-replay" and ep.gold.success  # the same questions, same answers
     assert ep.proxy == pytest.approx((recorded.rating - 1) / 4)  # type: ignore[operator]
 

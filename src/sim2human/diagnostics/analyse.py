@@ -138,7 +138,9 @@ def _exploits(
         specs = {k: v for k, v in s.specs.items() if v.kind == "persona"}
         for split in ("train", "heldout"):
             eps = [e for e in s.evals if e.split == split]
-            for a in ablate(eps, specs, scenario, candidates, per_phrasing=PER_PHRASING):
+            ablated = ablate(eps, specs, scenario, candidates, max_turns=s.max_turns,
+                             per_phrasing=PER_PHRASING)  # fmt: skip
+            for a in ablated:
                 key = f"{s.run}/{a.episode.id}"
                 by_id[key] = a.episode
                 pairs.append(Paired(

@@ -20,6 +20,7 @@ from sim2human.errors import RunDirError, UsageError
 from sim2human.inputs import MAX_JSON_BYTES, existing_dir, read_bytes, read_json_object
 from sim2human.simulators.base import SimulatorSpec
 from sim2human.store import CONFIG, EPISODES, MEMBERS, METRICS, SUMMARY, check_unique
+from sim2human.train.config import PPOConfig
 from sim2human.types import Episode
 
 STUDY_JSON = "study.json"
@@ -49,6 +50,13 @@ class SubRun:
         return {s.id: s for s in [*self.trained_on, *self.heldout]}
 
     @property
+    def max_turns(self) -> int:
+        """The turn limit the run played with (``train.max_turns`` in its config; a sub-run
+        without one, such as the scripted reference, played with the default)."""
+        limit = ((self.config or {}).get("train") or {}).get("max_turns")
+        return limit if isinstance(limit, int) else int(PPOConfig().max_turns)
+
+    @property
     def finished(self) -> bool:
         return self.summary is not None
 
@@ -63,6 +71,12 @@ class RunDir:
     reference: dict[str, SubRun] = field(default_factory=dict)
     study: dict[str, Any] | None = None
     problems: list[str] = field(default_factory=list)
+
+    @property
+    def max_turns(self) -> int:
+        """The turn limit the study played with (its sub-runs' ``train.max_turns``)."""
+        subs = [s for runs in self.conditions.values() for s in runs if s.config is not None]
+        return subs[0].max_turns if subs else int(PPOConfig().max_turns)
 
     def all_problems(self) -> list[str]:
         subs = [s for runs in self.conditions.values() for s in runs]

@@ -50,7 +50,11 @@ class _Cached:
 
 
 def user_turns(
-    specs: Sequence[SimulatorSpec], scenario: Scenario, per_member: int = TURNS_PER_MEMBER
+    specs: Sequence[SimulatorSpec],
+    scenario: Scenario,
+    per_member: int = TURNS_PER_MEMBER,
+    *,
+    max_turns: int,
 ) -> dict[str, list[str]]:
     """``per_member`` user turns of each simulator, talking to the scripted agent."""
     agent = ScriptedAgent(scenario)
@@ -59,7 +63,9 @@ def user_turns(
         texts: list[str] = []
         episodes = 4
         while len(texts) < per_member and episodes <= 64:
-            eps = evaluate(agent, [spec], scenario, split="train", per_member=episodes)
+            eps = evaluate(
+                agent, [spec], scenario, split="train", per_member=episodes, max_turns=max_turns
+            )
             texts = [t.text for e in eps for t in e.turns if t.speaker == "user"]
             episodes *= 2
         out[spec.id] = texts[:per_member]
@@ -70,11 +76,13 @@ def simulator_diversity(
     groups: Mapping[str, Sequence[SimulatorSpec]],
     scenario: Scenario,
     per_member: int = TURNS_PER_MEMBER,
+    *,
+    max_turns: int,
 ) -> list[DiversityRow]:
     """``groups``: name -> members. A group of several members is an ensemble (each member and
     the pool are reported); a group of one is a frozen simulator."""
     specs = {s.id: s for members in groups.values() for s in members}
-    turns = user_turns(list(specs.values()), scenario, per_member)
+    turns = user_turns(list(specs.values()), scenario, per_member, max_turns=max_turns)
     cache = _Cached()
     cache.add([t for texts in turns.values() for t in texts])
     rows: list[DiversityRow] = []

@@ -73,7 +73,7 @@ def _diversity(run: RunDir) -> tuple[list[DiversityRow], str]:
     if not groups:
         return [], "No simulator specs recorded (members.json missing): diversity not measured."
     try:
-        return simulator_diversity(groups, IntakeScenario()), ""
+        return simulator_diversity(groups, IntakeScenario(), max_turns=run.max_turns), ""
     except (UsageError, ModelUnavailableError) as err:
         return [], f"Diversity not measured: {err}"
 

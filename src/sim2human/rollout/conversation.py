@@ -49,7 +49,7 @@ class Conversation:
     simulator: Simulator | AsyncSimulator
     """``step`` needs a sync ``Simulator``; ``rollout.play_async`` drives the rest."""
     profile: Profile
-    max_turns: int = MAX_TURNS
+    max_turns: int
     turns: list[Turn] = field(default_factory=list)
     record: Record = field(default_factory=dict)
     signals: UserSignals = field(default_factory=UserSignals)
@@ -67,7 +67,7 @@ class Conversation:
     transcript: tuple[tuple[str, str], ...] = ()
 
     @classmethod
-    def open(cls, job: Job, scenario: Scenario, max_turns: int = MAX_TURNS) -> Conversation:
+    def open(cls, job: Job, scenario: Scenario, max_turns: int) -> Conversation:
         simulator = build_simulator(job.spec, scenario)
         profile = job_profile(job, scenario)
         conv = cls(job, scenario, simulator, profile, max_turns, record=scenario.empty_record())

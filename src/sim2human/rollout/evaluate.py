@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from sim2human.agents.base import Agent
-from sim2human.rollout.conversation import MAX_TURNS, Job
+from sim2human.rollout.conversation import Job
 from sim2human.rollout.play import play
 from sim2human.scenarios.base import Scenario
 from sim2human.simulators.base import SimulatorSpec
@@ -42,7 +42,7 @@ def evaluate(
     condition: str = "",
     on_episode: Callable[[Episode], None] | None = None,
     llm: LLMRuntime | None = None,
-    max_turns: int = MAX_TURNS,
+    max_turns: int,
 ) -> list[Episode]:
     """``llm`` is needed when a member is an ``llm`` simulator or the agent is an LLM agent."""
     return play(

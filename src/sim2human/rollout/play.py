@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from sim2human.agents.base import Agent
 from sim2human.errors import UsageError
-from sim2human.rollout.conversation import MAX_TURNS, Conversation, Job
+from sim2human.rollout.conversation import Conversation, Job
 from sim2human.rollout.play_async import needs_async, play_async
 from sim2human.scenarios.base import Scenario
 from sim2human.types import Episode
@@ -27,7 +27,7 @@ def play(
     scenario: Scenario,
     *,
     batch_size: int = 256,
-    max_turns: int = MAX_TURNS,
+    max_turns: int,
     on_episode: Callable[[Episode], None] | None = None,
     llm: LLMRuntime | None = None,
 ) -> list[Episode]:

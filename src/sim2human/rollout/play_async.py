@@ -20,7 +20,7 @@ import numpy as np
 
 from sim2human.agents.base import Agent, AgentTurn, AsyncAgent, Observation
 from sim2human.errors import EndpointError
-from sim2human.rollout.conversation import MAX_TURNS, Conversation, Job, job_profile
+from sim2human.rollout.conversation import Conversation, Job, job_profile
 from sim2human.scenarios.base import Scenario
 from sim2human.simulators import build_async_simulator, needs_endpoint
 from sim2human.simulators.base import AsyncSimulator, SimulatorSpec
@@ -66,7 +66,7 @@ async def play_one(
     scenario: Scenario,
     simulator: AsyncSimulator,
     decide: Decide,
-    max_turns: int = MAX_TURNS,
+    max_turns: int,
 ) -> Played:
     """One conversation to its end, or to an ``ERROR`` episode if its endpoint gives up."""
     profile = job_profile(job, scenario)
@@ -96,7 +96,7 @@ async def play_jobs(
     decide: Decide,
     *,
     concurrency: int,
-    max_turns: int = MAX_TURNS,
+    max_turns: int,
     on_episode: Callable[[Episode], None] | None = None,
 ) -> list[Played]:
     """Play every job, at most ``concurrency`` at once; results in job order."""
@@ -119,7 +119,7 @@ async def play_async(
     scenario: Scenario,
     llm: LLMRuntime,
     *,
-    max_turns: int = MAX_TURNS,
+    max_turns: int,
     on_episode: Callable[[Episode], None] | None = None,
 ) -> list[Episode]:
     """``rollout.play`` for jobs that wait on endpoints (run it on ``llm``'s event loop)."""

@@ -61,6 +61,7 @@ class HeldoutProbe:
         per_member: int,
         out: Path | None,
         seed: int,
+        max_turns: int,
         condition: str = "",
         last_update: int | None = None,
     ) -> None:
@@ -72,6 +73,7 @@ class HeldoutProbe:
         self.out = out
         self.seed = seed
         self.condition = condition
+        self.max_turns = max_turns
         self.last_update = last_update
 
     def due(self, update: int) -> bool:
@@ -83,7 +85,8 @@ class HeldoutProbe:
         """Held-out proxy and gold now; saves a checkpoint named in the returned row."""
         self.agent.generator.manual_seed(self.seed)
         episodes = evaluate(self.agent, self.heldout, self.scenario, split="heldout",
-                            per_member=self.per_member, condition=self.condition)  # fmt: skip
+                            per_member=self.per_member, condition=self.condition,
+                            max_turns=self.max_turns)  # fmt: skip
         row: dict[str, Any] = {
             "d": math.sqrt(max(0.0, kl_init)),
             "heldout_proxy": float(np.mean([e.proxy for e in episodes])),
