@@ -18,13 +18,13 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import torch
 
-from sim2human.adaptive.feedback import BatchInfo, draw_level
 from sim2human.agents.policy import PolicyAgent
 from sim2human.ensemble import Ensemble
 from sim2human.judging import EnsembleJudge, JudgePanel, JudgingConfig
 from sim2human.rollout.checks import solvability
 from sim2human.rollout.conversation import MAX_TURNS
-from sim2human.samplers import Sampler, build_sampler
+from sim2human.samplers.build import Sampler, build_sampler
+from sim2human.samplers.feedback import BatchInfo, draw_level
 from sim2human.scenarios.intake import IntakeScenario
 from sim2human.simulators.base import QuirkPool, SimulatorSpec
 from sim2human.simulators.families import HELDOUT_FAMILIES, TRAIN_FAMILIES

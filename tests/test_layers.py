@@ -38,7 +38,6 @@ LAYERS: dict[str, int] = {
     "sim2human.ensemble": 3,
     "sim2human.judging": 3,
     "sim2human.samplers": 3,
-    "sim2human.adaptive": 3,
     # L4 playing conversations
     "sim2human.rollout": 4,
     # L5 training and stress

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from sim2human.agents.policy import PolicyAgent
-from sim2human.samplers import FixedSampler
+from sim2human.samplers.build import FixedSampler
 from sim2human.scenarios.intake import IntakeScenario
 from sim2human.simulators.base import QuirkPool
 from sim2human.simulators.families import get_family

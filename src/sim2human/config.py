@@ -17,7 +17,7 @@ from sim2human.errors import ConfigError, UsageError, first_problem
 from sim2human.inputs import read_yaml
 from sim2human.judging import JudgingConfig
 from sim2human.llm.runtime import LLMSettings
-from sim2human.samplers import sampler_args
+from sim2human.samplers.build import sampler_args
 from sim2human.simulators.base import LLMParams
 from sim2human.simulators.families import FAMILIES
 from sim2human.simulators.human_replay import HumanReplayMembers

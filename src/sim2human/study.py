@@ -18,7 +18,6 @@ from typing import Any
 import numpy as np
 import torch
 
-from sim2human.adaptive.feedback import BatchInfo, Reporting, draw_level
 from sim2human.agents.base import Agent
 from sim2human.agents.policy import PolicyAgent
 from sim2human.agents.scripted import ScriptedAgent
@@ -30,7 +29,8 @@ from sim2human.metrics.outcomes import Estimate, by, cluster_bootstrap, member_s
 from sim2human.metrics.robustness import curve_mean, episodes_to_reach, worst_decile_estimate
 from sim2human.rollout.checks import solvability
 from sim2human.rollout.evaluate import evaluate
-from sim2human.samplers import MixedSampler, Sampler, build_sampler
+from sim2human.samplers.build import MixedSampler, Sampler, build_sampler
+from sim2human.samplers.feedback import BatchInfo, Reporting, draw_level
 from sim2human.scenarios.intake import IntakeScenario
 from sim2human.simulators.base import QuirkPool, SimulatorSpec
 from sim2human.simulators.families import get_family

@@ -17,7 +17,7 @@ from sim2human.config import load_study, parse_study
 from sim2human.errors import ConfigError
 from sim2human.report.markdown import write_markdown
 from sim2human.runner import model_takes_every_core
-from sim2human.samplers import FixedSampler, MixedSampler
+from sim2human.samplers.build import FixedSampler, MixedSampler
 from sim2human.scenarios.intake import IntakeScenario
 from sim2human.simulators.base import QuirkPool
 from sim2human.simulators.families import get_family

@@ -10,7 +10,7 @@ import pytest
 from sim2human.config import parse_study
 from sim2human.ensemble import Ensemble
 from sim2human.errors import ConfigError, UsageError
-from sim2human.samplers import PerturbingSampler, build_sampler
+from sim2human.samplers.build import PerturbingSampler, build_sampler
 from sim2human.scenarios.intake import IntakeScenario
 from sim2human.simulators.base import QuirkPool
 from sim2human.simulators.families import get_family

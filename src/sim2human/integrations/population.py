@@ -17,12 +17,12 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
-from sim2human.adaptive.feedback import draw_level
 from sim2human.ensemble import Ensemble
 from sim2human.errors import UsageError
 from sim2human.rollout.checks import solvability
 from sim2human.rollout.conversation import MAX_TURNS, Conversation, Job
-from sim2human.samplers import FixedSampler, Sampler, build_sampler
+from sim2human.samplers.build import FixedSampler, Sampler, build_sampler
+from sim2human.samplers.feedback import draw_level
 from sim2human.scenarios.base import Scenario
 from sim2human.scenarios.intake import IntakeScenario
 from sim2human.simulators.base import QuirkPool, SimulatorSpec

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from sim2human.adaptive.traits import Solvability
 from sim2human.agents.scripted import ScriptedAgent
 from sim2human.rollout.conversation import Job
 from sim2human.rollout.play import play
+from sim2human.samplers.trait_box import Solvability
 from sim2human.scenarios.base import Scenario
 from sim2human.simulators.base import SimulatorSpec
 

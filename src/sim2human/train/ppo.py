@@ -18,11 +18,11 @@ from typing import TYPE_CHECKING
 import numpy as np
 import torch
 
-from sim2human.adaptive.feedback import BatchInfo, draw_level
 from sim2human.agents.base import AgentTurn, Observation
 from sim2human.agents.policy import PolicyAgent, entropy, log_prob
 from sim2human.rollout.conversation import Conversation, Job
-from sim2human.samplers import Sampler
+from sim2human.samplers.build import Sampler
+from sim2human.samplers.feedback import BatchInfo, draw_level
 from sim2human.scenarios.base import Scenario
 from sim2human.simulators import build_async_simulator
 from sim2human.simulators.base import AsyncSimulator, SimulatorSpec

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from sim2human.adaptive.feedback import BatchInfo
-from sim2human.adaptive.plr import PLRArgs, PLRSampler, plr_distribution
 from sim2human.errors import UsageError
+from sim2human.samplers.feedback import BatchInfo
+from sim2human.samplers.plr import PLRArgs, PLRSampler, plr_distribution
 from sim2human.simulators.base import SimulatorSpec
 from sim2human.types import Episode, Outcome
 

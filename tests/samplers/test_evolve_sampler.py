@@ -8,12 +8,12 @@ import numpy as np
 import pytest
 from adaptive_helpers import with_traits
 
-from sim2human.adaptive.evolve import EvolveArgs, EvolveSampler, _Score
-from sim2human.adaptive.traits import BOX, from_vector, to_vector
 from sim2human.agents.policy import PolicyAgent
 from sim2human.errors import UsageError
 from sim2human.rollout.checks import solvability, solvable
 from sim2human.rollout.conversation import MAX_TURNS
+from sim2human.samplers.evolve import EvolveArgs, EvolveSampler, _Score
+from sim2human.samplers.trait_box import BOX, from_vector, to_vector
 from sim2human.scenarios.intake import IntakeScenario
 from sim2human.simulators.base import QuirkPool, Quirks, SimulatorSpec
 from sim2human.simulators.families import get_family

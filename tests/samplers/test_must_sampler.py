@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from sim2human.adaptive.must import MustArgs, MustSampler
 from sim2human.agents.scripted import ScriptedAgent
 from sim2human.errors import UsageError
 from sim2human.rollout.conversation import MAX_TURNS, Job
 from sim2human.rollout.play import play
+from sim2human.samplers.must import MustArgs, MustSampler
 from sim2human.scenarios.intake import IntakeScenario
 from sim2human.simulators.base import SimulatorSpec
 

@@ -24,9 +24,11 @@ from dataclasses import dataclass, field
 import numpy as np
 from pydantic import Field
 
-from sim2human.adaptive.cem import CEM
-from sim2human.adaptive.feedback import BatchInfo
-from sim2human.adaptive.traits import (
+from sim2human.errors import UsageError
+from sim2human.judging import JudgePanel
+from sim2human.samplers.cem import CEM
+from sim2human.samplers.feedback import BatchInfo
+from sim2human.samplers.trait_box import (
     EMOTIONS,
     Solvability,
     fresh_quirks,
@@ -35,8 +37,6 @@ from sim2human.adaptive.traits import (
     to_vector,
     vectors,
 )
-from sim2human.errors import UsageError
-from sim2human.judging import JudgePanel
 from sim2human.scenarios.base import Scenario
 from sim2human.simulators.base import QuirkPool, SimulatorSpec
 from sim2human.types import Episode, Frozen

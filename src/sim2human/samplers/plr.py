@@ -19,8 +19,8 @@ from typing import Literal
 import numpy as np
 from pydantic import Field
 
-from sim2human.adaptive.feedback import BatchInfo
 from sim2human.errors import UsageError
+from sim2human.samplers.feedback import BatchInfo
 from sim2human.simulators.base import SimulatorSpec
 from sim2human.types import Episode, Frozen
 

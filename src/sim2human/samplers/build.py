@@ -2,7 +2,7 @@
 
 Looked up by name in ``SAMPLERS``; each is built from the condition's ensemble (or its single
 fixed spec) and keeps its own state, so no global registry needs resetting. The adaptive ones
-(``must``, ``plr``, ``evolve``) live in ``sim2human.adaptive``; their settings come from the
+(``must``, ``plr``, ``evolve``) live beside it in ``samplers/``; their settings come from the
 condition's ``sampler_args``, validated by the model named in ``SAMPLER_ARGS``.
 """
 
@@ -14,13 +14,13 @@ from typing import Any, Protocol
 import numpy as np
 from pydantic import ValidationError
 
-from sim2human.adaptive.evolve import EvolveArgs, EvolveSampler
-from sim2human.adaptive.feedback import BatchInfo
-from sim2human.adaptive.must import MustArgs, MustSampler
-from sim2human.adaptive.plr import PLRArgs, PLRSampler
-from sim2human.adaptive.traits import Solvability
 from sim2human.ensemble import Ensemble
 from sim2human.errors import ConfigError, UsageError, first_problem
+from sim2human.samplers.evolve import EvolveArgs, EvolveSampler
+from sim2human.samplers.feedback import BatchInfo
+from sim2human.samplers.must import MustArgs, MustSampler
+from sim2human.samplers.plr import PLRArgs, PLRSampler
+from sim2human.samplers.trait_box import Solvability
 from sim2human.scenarios.base import Scenario
 from sim2human.simulators.base import QuirkPool, SimulatorSpec
 from sim2human.simulators.noise import Ranges, draw_mix, with_noise

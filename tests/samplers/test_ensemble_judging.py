@@ -8,14 +8,14 @@ import numpy as np
 import pytest
 from adaptive_helpers import with_traits
 
-from sim2human.adaptive.feedback import BatchInfo
 from sim2human.agents.base import AgentTurn, Observation
 from sim2human.agents.policy import PolicyAgent
 from sim2human.agents.scripted import ScriptedAgent
 from sim2human.judging import EnsembleJudge, JudgePanel, JudgingConfig, combine
 from sim2human.rollout.conversation import MAX_TURNS, Job
 from sim2human.rollout.play import play
-from sim2human.samplers import UniformSampler
+from sim2human.samplers.build import UniformSampler
+from sim2human.samplers.feedback import BatchInfo
 from sim2human.scenarios.intake import IntakeScenario
 from sim2human.simulators.base import QuirkPool, Quirks, SimulatorSpec
 from sim2human.simulators.families import get_family
