@@ -14,9 +14,9 @@ import time
 from importlib import resources
 from pathlib import Path
 
-from sim2human.config import load_study
+from sim2human.experiments.config import load_study
+from sim2human.experiments.runner import run_study
 from sim2human.report.study import write_study_reports
-from sim2human.runner import run_study
 
 TARGET_S = 180.0
 

@@ -43,16 +43,9 @@ LAYERS: dict[str, int] = {
     # L5 training and stress
     "sim2human.train": 5,
     "sim2human.stress": 5,
-    "sim2human.stress_findings": 5,
-    "sim2human.adversarial": 5,
     # L6 orchestration over run directories. Integrations sit here, not at L5 as first
     # drawn: a population is built from a study's config.
-    "sim2human.config": 6,
-    "sim2human.study": 6,
-    "sim2human.runner": 6,
-    "sim2human.progress": 6,
-    "sim2human.stress_study": 6,
-    "sim2human.human_eval": 6,
+    "sim2human.experiments": 6,
     "sim2human.integrations": 6,
     # L7 diagnosis of a run directory
     "sim2human.diagnostics": 7,
@@ -178,7 +171,7 @@ def test_the_checks_can_fail() -> None:
 def test_reading_a_study_config_imports_no_torch() -> None:
     """A YAML loads, and ``sim2human --help`` answers, without the ~3 s torch import."""
     code = (
-        "import sys, sim2human.config, sim2human.train.config, sim2human.cli; "
+        "import sys, sim2human.experiments.config, sim2human.train.config, sim2human.cli; "
         "print(sorted(m for m in sys.modules if m == 'torch' or m.startswith('torch.')))"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
-from sim2human.config import parse_study
+from sim2human.experiments.config import parse_study
+from sim2human.experiments.runner import run_study
+from sim2human.experiments.study import run_condition
 from sim2human.report.study import write_study_reports
-from sim2human.runner import run_study
 from sim2human.store import read_episodes
-from sim2human.study import run_condition
 
 TINY: dict[str, Any] = {
     "name": "tiny",

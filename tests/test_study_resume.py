@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from sim2human.cli import main
-from sim2human.config import parse_study
 from sim2human.errors import UsageError
-from sim2human.runner import run_study
+from sim2human.experiments.config import parse_study
+from sim2human.experiments.runner import run_study
 
 TINY: dict[str, Any] = {
     "name": "tiny-adaptive",

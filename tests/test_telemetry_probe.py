@@ -8,12 +8,18 @@ from pathlib import Path
 import pytest
 
 from sim2human.agents.policy import PolicyAgent
-from sim2human.config import Condition, EnsembleConfig, EvalConfig, SimulatorRef, StudyConfig
+from sim2human.experiments.config import (
+    Condition,
+    EnsembleConfig,
+    EvalConfig,
+    SimulatorRef,
+    StudyConfig,
+)
+from sim2human.experiments.runner import run_study
+from sim2human.experiments.study import run_condition
 from sim2human.metrics import embeddings
 from sim2human.report.study import write_study_reports
-from sim2human.runner import run_study
 from sim2human.scenarios.intake import IntakeScenario
-from sim2human.study import run_condition
 from sim2human.train.config import PPOConfig
 
 

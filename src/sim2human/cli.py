@@ -20,8 +20,8 @@ from sim2human.cli_fidelity import fidelity
 from sim2human.cli_human import human_app
 from sim2human.cli_report import report
 from sim2human.cli_stress import stress as stress_command
-from sim2human.config import load_study
 from sim2human.errors import Sim2HumanError, UsageError
+from sim2human.experiments.config import load_study
 from sim2human.llm.commands import model_app
 
 app = typer.Typer(
@@ -72,8 +72,8 @@ def _run(
     resume: bool = False,
     check: bool = False,
 ) -> Path | None:
+    from sim2human.experiments.runner import default_out, run_study
     from sim2human.report.study import write_study_reports
-    from sim2human.runner import default_out, run_study
 
     cfg = load_study(config, quick=quick)
     if resume and out is None:
@@ -151,7 +151,7 @@ def study(
         raise UsageError(f"--human {human}: no such call database")
     target = _run(config, quick, out, workers, resume, check)
     if human is not None and target is not None:
-        from sim2human.human_eval import HUMAN_MD, fold_in, human_table
+        from sim2human.experiments.human_eval import HUMAN_MD, fold_in, human_table
 
         out_console.print(human_table(fold_in(target, human)))
         out_console.print(f"human: {target / HUMAN_MD}", soft_wrap=True)

@@ -19,8 +19,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from sim2human.agents.llm import LLMAgent
-from sim2human.config import StudyConfig, load_study
 from sim2human.errors import UsageError
+from sim2human.experiments.config import StudyConfig, load_study
 from sim2human.inputs import output_dir, read_text
 from sim2human.llm.client import EndpointConfig
 from sim2human.llm.runtime import LOCAL, LLMRuntime
@@ -30,7 +30,7 @@ from sim2human.store import EPISODES, SUMMARY, EpisodeLog, write_json
 from sim2human.types import Episode
 
 if TYPE_CHECKING:
-    from sim2human.study import StudyWorld
+    from sim2human.experiments.study import StudyWorld
 
 AGENT = "agent"
 
@@ -72,7 +72,7 @@ def eval_agent(
     if episodes is not None:
         cfg = cfg.model_copy(update={"eval": cfg.eval.model_copy(update={
             "episodes_per_member": episodes, "llm_episodes_per_member": episodes})})  # fmt: skip
-    from sim2human.study import StudyWorld  # imports torch: only when a command runs
+    from sim2human.experiments.study import StudyWorld
 
     world = StudyWorld.build(cfg)
     groups: list[tuple[Literal["train", "heldout"], Any]] = []
@@ -98,7 +98,7 @@ def _evaluate(
     agent_endpoint: str, agent_kw: dict[str, Any], target: Path, console: Console,
 ) -> None:  # fmt: skip
     """Play every member's episodes into ``target`` (locked by the caller) and summarise."""
-    from sim2human.study import evaluate_members
+    from sim2human.experiments.study import evaluate_members
 
     specs = [s for _, g in groups for s in g]
     needed = {agent_endpoint} | {s.llm.endpoint for s in specs if s.llm is not None}

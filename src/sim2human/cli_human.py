@@ -155,7 +155,7 @@ def export(
     out: Annotated[Path, typer.Option("--out", help="Directory to write.")],
 ) -> None:
     """Write the finished calls as a run directory (``report`` and ``diagnose`` read it)."""
-    from sim2human.human_eval import export_run
+    from sim2human.experiments.human_eval import export_run
     from sim2human.human_store import HumanStore
 
     n = export_run(HumanStore.open_existing(db).episodes(), out)
@@ -169,7 +169,7 @@ def compare(
 ) -> None:
     """Each agent's human outcomes next to its simulator outcomes; which simulator families
     predict people (rank correlation and mean absolute gap). Writes RUN_DIR/human.json."""
-    from sim2human.human_eval import fold_in, human_table
+    from sim2human.experiments.human_eval import fold_in, human_table
 
     result = fold_in(_run_dir(run_dir), db or run_dir / "human.sqlite")
     out_console.print(human_table(result))

@@ -10,9 +10,9 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from sim2human.adversarial import SearchConfig
 from sim2human.errors import UsageError
-from sim2human.stress import DEFAULT_GRID, StressPlan
+from sim2human.stress.adversarial import SearchConfig
+from sim2human.stress.sweep import DEFAULT_GRID, StressPlan
 
 GRID_TEXT = ",".join(f"{s:g}" for s in DEFAULT_GRID)
 out_console = Console()
@@ -75,8 +75,8 @@ def stress(
     ] = None,
 ) -> None:
     """Stress every condition's agents (and the scripted reference) on the held-out ensemble."""
+    from sim2human.experiments.stress import stress_run
     from sim2human.report.stress import write_stress_html
-    from sim2human.stress_study import stress_run
 
     if not run_dir.is_dir():
         raise UsageError(f"{run_dir}: no such run directory")

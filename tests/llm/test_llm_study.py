@@ -13,16 +13,16 @@ from fake_openai import FakeOpenAI, Reply, completion
 
 from sim2human.agents.policy import PolicyAgent
 from sim2human.cli import main
-from sim2human.config import load_study, parse_study
 from sim2human.errors import ConfigError
+from sim2human.experiments.config import load_study, parse_study
+from sim2human.experiments.runner import model_takes_every_core
+from sim2human.experiments.study import StudyWorld, aggregate, reference_scripted, run_condition
 from sim2human.report.markdown import write_markdown
-from sim2human.runner import model_takes_every_core
 from sim2human.samplers.build import FixedSampler, MixedSampler
 from sim2human.scenarios.intake import IntakeScenario
 from sim2human.simulators.base import QuirkPool
 from sim2human.simulators.families import get_family
 from sim2human.store import read_episodes, read_json
-from sim2human.study import StudyWorld, aggregate, reference_scripted, run_condition
 
 EXAMPLE = Path(__file__).parents[2] / "examples" / "llm-collapse.yaml"
 

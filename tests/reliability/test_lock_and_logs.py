@@ -132,8 +132,8 @@ def test_readers_refuse_a_log_with_a_duplicate_id(
 
 
 def test_resume_of_a_missing_directory_is_a_usage_error(tmp_path: Path) -> None:
-    from sim2human.config import parse_study
-    from sim2human.runner import run_study
+    from sim2human.experiments.config import parse_study
+    from sim2human.experiments.runner import run_study
 
     with pytest.raises(UsageError, match="nothing to resume"):
         run_study(parse_study(TINY), tmp_path / "none", resume=True)

@@ -11,6 +11,7 @@ from aci_data import aci_env, needs_aci
 from planted_runs import write_sub_run
 from sim2human.agents.scripted import ScriptedAgent
 from sim2human.cli import main
+from sim2human.experiments.study import real_patient_rows
 from sim2human.report import fidelity
 from sim2human.report.real import real_section
 from sim2human.rollout.conversation import MAX_TURNS
@@ -18,7 +19,6 @@ from sim2human.rollout.evaluate import evaluate
 from sim2human.scenarios.intake import IntakeScenario
 from sim2human.simulators.base import QuirkPool
 from sim2human.simulators.families import get_family
-from sim2human.study import real_patient_rows
 
 pytestmark = [needs_aci, pytest.mark.usefixtures("aci_env")]
 __all__ = ["aci_env"]

@@ -7,7 +7,6 @@ from collections.abc import Sequence
 import numpy as np
 import pytest
 
-from sim2human.adversarial import SearchConfig, fill, result_json, search, wilson
 from sim2human.agents.base import AgentTurn, Observation
 from sim2human.agents.scripted import ScriptedAgent
 from sim2human.ensemble import Ensemble
@@ -15,6 +14,7 @@ from sim2human.errors import UsageError
 from sim2human.rollout.conversation import MAX_TURNS
 from sim2human.scenarios.intake import IntakeScenario
 from sim2human.simulators.base import QuirkPool
+from sim2human.stress.adversarial import SearchConfig, fill, result_json, search, wilson
 
 SCENARIO = IntakeScenario()
 POOL = QuirkPool.from_acts(SCENARIO.acts)

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from sim2human.report.stress import write_stress_html
-from sim2human.stress_findings import findings
+from sim2human.stress.findings import findings
 
 
 def est(mean: float | None, lo: float | None = None, hi: float | None = None) -> dict[str, Any]:

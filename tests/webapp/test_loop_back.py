@@ -10,9 +10,10 @@ import numpy as np
 import pytest
 from webapp_helpers import answer, opening
 
-from sim2human.config import parse_study
 from sim2human.diagnostics.rundir import load_run_dir
-from sim2human.human_eval import compare, export_run, fold_in, spearman
+from sim2human.experiments.config import parse_study
+from sim2human.experiments.human_eval import compare, export_run, fold_in, spearman
+from sim2human.experiments.study import StudyWorld
 from sim2human.human_store import HumanStore
 from sim2human.rollout.conversation import MAX_TURNS, Job, job_profile
 from sim2human.rollout.play import play
@@ -22,7 +23,6 @@ from sim2human.simulators.base import UserTurn
 from sim2human.simulators.human import HumanSimulator, NoReplyYet, human_spec
 from sim2human.simulators.human_replay import HumanReplayMembers
 from sim2human.store import write_json
-from sim2human.study import StudyWorld
 from sim2human.types import Episode, Outcome, Termination
 from sim2human.webapp.agents import AgentPool
 from sim2human.webapp.calls import Calls
@@ -153,7 +153,7 @@ def test_recorded_calls_become_replay_members(run_dir: Path, db: Path, scenario:
 
 
 def test_call_bootstrap_matches_the_cluster_bootstrap_with_one_call_per_cluster() -> None:
-    from sim2human.human_eval import call_bootstrap
+    from sim2human.experiments.human_eval import call_bootstrap
     from sim2human.metrics.outcomes import cluster_bootstrap
 
     values = [float(i % 3 == 0) for i in range(40)]

@@ -30,7 +30,7 @@ from sim2human.simulators.families import get_family
 from sim2human.types import Episode
 
 if TYPE_CHECKING:
-    from sim2human.config import Condition, StudyConfig
+    from sim2human.experiments.config import Condition, StudyConfig
 
 Split = Literal["train", "heldout"]
 SPLITS: tuple[Split, ...] = ("train", "heldout")
@@ -126,7 +126,7 @@ def population(
     ``condition`` takes a study condition's sampler, fixed simulator and perturbations (e.g.
     ``frozen-small`` or ``ensemble-randomized`` in ``examples/collapse.yaml``); otherwise
     ``sampler`` names one (default ``uniform``) or is a ``Sampler`` object. Without ``source``,
-    the default ensemble of ``sim2human.config.EnsembleConfig``.
+    the default ensemble of ``sim2human.experiments.config.EnsembleConfig``.
     """
     scenario = IntakeScenario()
     pool = QuirkPool.from_acts(scenario.acts)
@@ -161,7 +161,7 @@ def population(
 
 
 def _study(source: object) -> StudyConfig | None:
-    from sim2human.config import Condition, StudyConfig, load_study
+    from sim2human.experiments.config import Condition, StudyConfig, load_study
 
     if isinstance(source, Ensemble):
         return None

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from sim2human.human_eval import call_bootstrap
+from sim2human.experiments.human_eval import call_bootstrap
 from sim2human.human_store import Session
 from sim2human.metrics.outcomes import Estimate
 from sim2human.types import Episode

@@ -15,11 +15,11 @@ from sim2human.agents.llm import LLMAgent
 from sim2human.agents.policy import PolicyAgent
 from sim2human.agents.scripted import ScriptedAgent
 from sim2human.errors import RunDirError, UsageError
+from sim2human.experiments.stress import load_run_config
+from sim2human.experiments.study import StudyWorld
 from sim2human.llm.client import ChatClient, EndpointConfig
 from sim2human.scenarios.base import Scenario
 from sim2human.store import CHECKPOINT
-from sim2human.stress_study import load_run_config
-from sim2human.study import StudyWorld
 
 SCRIPTED = "scripted"
 LLM = "llm"

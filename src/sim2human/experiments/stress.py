@@ -19,21 +19,21 @@ import torch
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from sim2human.adversarial import SearchConfig, result_json, search
 from sim2human.agents.base import Agent
 from sim2human.agents.policy import PolicyAgent
 from sim2human.agents.scripted import ScriptedAgent
-from sim2human.config import StudyConfig, parse_study
 from sim2human.errors import RunDirError
+from sim2human.experiments.config import StudyConfig, parse_study
+from sim2human.experiments.executors import in_processes, queue_progress, report_progress
+from sim2human.experiments.study import StudyWorld
 from sim2human.inputs import existing_dir, load_checkpoint, output_dir, read_yaml
 from sim2human.lock import run_lock
-from sim2human.progress import in_processes, queue_progress, report_progress
 from sim2human.simulators import needs_endpoint
 from sim2human.simulators.base import SimulatorSpec
 from sim2human.store import CHECKPOINT, write_json
-from sim2human.stress import Curves, StressPlan, summarise_curves, sweep
-from sim2human.stress_findings import findings
-from sim2human.study import StudyWorld
+from sim2human.stress.adversarial import SearchConfig, result_json, search
+from sim2human.stress.findings import findings
+from sim2human.stress.sweep import Curves, StressPlan, summarise_curves, sweep
 
 STRESS_JSON = "stress.json"
 SCRIPTED = "scripted"

@@ -21,8 +21,8 @@ import torch
 from sim2human.agents.base import Agent
 from sim2human.agents.policy import PolicyAgent
 from sim2human.agents.scripted import ScriptedAgent
-from sim2human.config import Condition, StudyConfig
 from sim2human.ensemble import Ensemble
+from sim2human.experiments.config import Condition, StudyConfig
 from sim2human.judging import EnsembleJudge, JudgePanel
 from sim2human.llm.runtime import LLMRuntime
 from sim2human.metrics.outcomes import Estimate, by, cluster_bootstrap, member_std, summarise

@@ -14,14 +14,14 @@ import yaml
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from sim2human.config import StudyConfig
 from sim2human.errors import UsageError
+from sim2human.experiments.config import StudyConfig
+from sim2human.experiments.executors import in_processes, queue_progress, report_progress
+from sim2human.experiments.study import StudyWorld, aggregate, reference_scripted, run_condition
 from sim2human.inputs import output_dir, read_text
 from sim2human.llm.runtime import Embedded, serve_embedded
 from sim2human.lock import run_lock
-from sim2human.progress import in_processes, queue_progress, report_progress
 from sim2human.store import SUMMARY, write_json
-from sim2human.study import StudyWorld, aggregate, reference_scripted, run_condition
 
 STUDY_JSON = "study.json"
 

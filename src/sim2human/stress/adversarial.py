@@ -32,7 +32,7 @@ from sim2human.rollout.evaluate import EVAL_SEED_BASE
 from sim2human.rollout.play import play
 from sim2human.scenarios.base import Scenario
 from sim2human.simulators.base import SimulatorSpec
-from sim2human.stress import check_perturbations, mix_jobs
+from sim2human.stress.sweep import check_perturbations, mix_jobs
 from sim2human.types import Episode
 
 CONFIRM_SEED_BASE = EVAL_SEED_BASE + 500_000
