@@ -53,14 +53,6 @@ LAYERS: dict[str, int] = {
     "sim2human.report": 8,
     # L9 the command and the web app
     "sim2human.cli": 9,
-    "sim2human.cli_diagnose": 9,
-    "sim2human.cli_eval_agent": 9,
-    "sim2human.cli_export": 9,
-    "sim2human.cli_fidelity": 9,
-    "sim2human.cli_human": 9,
-    "sim2human.cli_report": 9,
-    "sim2human.cli_stress": 9,
-    "sim2human.llm.commands": 9,
     "sim2human.webapp": 9,
 }
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from sim2human.cli import main
+from sim2human.cli.app import main
 from sim2human.errors import UsageError
 from sim2human.experiments.config import parse_study
 from sim2human.experiments.runner import run_study

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from planted_runs import write_sub_run
-from sim2human.cli import main
+from sim2human.cli.app import main
 from sim2human.metrics import embeddings
 from sim2human.store import EPISODES, MEMBERS, SUMMARY
 

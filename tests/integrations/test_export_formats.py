@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from sim2human.cli import main
+from sim2human.cli.app import main
 from sim2human.integrations.population import population
 from sim2human.store import EPISODES, read_episodes
 from sim2human.types import Turn

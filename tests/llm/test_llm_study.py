@@ -12,7 +12,7 @@ import yaml
 from fake_openai import FakeOpenAI, Reply, completion
 
 from sim2human.agents.policy import PolicyAgent
-from sim2human.cli import main
+from sim2human.cli.app import main
 from sim2human.errors import ConfigError
 from sim2human.experiments.config import load_study, parse_study
 from sim2human.experiments.runner import model_takes_every_core

@@ -29,7 +29,7 @@ from hypothesis import strategies as st
 from reliability_helpers import TINY
 
 from planted_runs import write_sub_run
-from sim2human.cli import main
+from sim2human.cli.app import main
 
 COUNTS: Counter[str] = Counter()
 SETTINGS = settings(

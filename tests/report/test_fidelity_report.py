@@ -10,7 +10,7 @@ import pytest
 from aci_data import aci_env, needs_aci
 from planted_runs import write_sub_run
 from sim2human.agents.scripted import ScriptedAgent
-from sim2human.cli import main
+from sim2human.cli.app import main
 from sim2human.experiments.study import real_patient_rows
 from sim2human.report import fidelity
 from sim2human.report.real import real_section

@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from sim2human.agents.policy import PolicyAgent
-from sim2human.cli import main
+from sim2human.cli.app import main
 from sim2human.experiments.config import parse_study
 from sim2human.scenarios.intake import IntakeScenario
 

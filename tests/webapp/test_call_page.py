@@ -253,7 +253,7 @@ def test_export_json_lines_are_episodes(run_dir: Path, db: Path) -> None:
 
 
 def test_cli_names_bad_input(tmp_path: Path) -> None:
-    from sim2human.cli import main
+    from sim2human.cli.app import main
 
     assert main(["human", "serve", str(tmp_path / "nope")]) == 2
     assert main(["human", "export", str(tmp_path / "none.sqlite"), "--out", str(tmp_path)]) == 2

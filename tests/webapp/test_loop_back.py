@@ -167,7 +167,7 @@ def test_study_with_human_prints_the_comparison(
     run_dir: Path, db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:  # fmt: skip
-    import sim2human.cli as cli
+    import sim2human.cli.app as cli
 
     record_calls(run_dir, db, 2, ["scripted"])
     out = tmp_path / "study"

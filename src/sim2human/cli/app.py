@@ -13,16 +13,17 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from sim2human import __version__, cli_eval_agent
-from sim2human.cli_diagnose import diagnose
-from sim2human.cli_export import export
-from sim2human.cli_fidelity import fidelity
-from sim2human.cli_human import human_app
-from sim2human.cli_report import report
-from sim2human.cli_stress import stress as stress_command
+from sim2human import __version__
+from sim2human.cli import eval_agent as cli_eval_agent
+from sim2human.cli.diagnose import diagnose
+from sim2human.cli.export import export
+from sim2human.cli.fidelity import fidelity
+from sim2human.cli.human import human_app
+from sim2human.cli.model import model_app
+from sim2human.cli.report import report
+from sim2human.cli.stress import stress as stress_command
 from sim2human.errors import Sim2HumanError, UsageError
 from sim2human.experiments.config import load_study
-from sim2human.llm.commands import model_app
 
 app = typer.Typer(
     add_completion=False, no_args_is_help=True, help=__doc__, pretty_exceptions_enable=False
