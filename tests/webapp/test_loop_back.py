@@ -13,7 +13,7 @@ from webapp_helpers import answer, opening
 from sim2human.diagnostics.rundir import load_run_dir
 from sim2human.experiments.config import parse_study
 from sim2human.experiments.human_eval import compare, export_run, fold_in, spearman
-from sim2human.experiments.study import StudyWorld
+from sim2human.experiments.world import StudyWorld
 from sim2human.human_store import HumanStore
 from sim2human.rollout.conversation import MAX_TURNS, Job, job_profile
 from sim2human.rollout.play import play

@@ -30,7 +30,7 @@ from sim2human.store import EPISODES, SUMMARY, EpisodeLog, write_json
 from sim2human.types import Episode
 
 if TYPE_CHECKING:
-    from sim2human.experiments.study import StudyWorld
+    from sim2human.experiments.world import StudyWorld
 
 AGENT = "agent"
 
@@ -72,7 +72,7 @@ def eval_agent(
     if episodes is not None:
         cfg = cfg.model_copy(update={"eval": cfg.eval.model_copy(update={
             "episodes_per_member": episodes, "llm_episodes_per_member": episodes})})  # fmt: skip
-    from sim2human.experiments.study import StudyWorld
+    from sim2human.experiments.world import StudyWorld
 
     world = StudyWorld.build(cfg)
     groups: list[tuple[Literal["train", "heldout"], Any]] = []
@@ -98,7 +98,7 @@ def _evaluate(
     agent_endpoint: str, agent_kw: dict[str, Any], target: Path, console: Console,
 ) -> None:  # fmt: skip
     """Play every member's episodes into ``target`` (locked by the caller) and summarise."""
-    from sim2human.experiments.study import evaluate_members
+    from sim2human.experiments.world import evaluate_members
 
     specs = [s for _, g in groups for s in g]
     needed = {agent_endpoint} | {s.llm.endpoint for s in specs if s.llm is not None}

@@ -25,7 +25,7 @@ from sim2human.agents.scripted import ScriptedAgent
 from sim2human.errors import RunDirError
 from sim2human.experiments.config import StudyConfig, parse_study
 from sim2human.experiments.executors import in_processes, queue_progress, report_progress
-from sim2human.experiments.study import StudyWorld
+from sim2human.experiments.world import StudyWorld
 from sim2human.inputs import existing_dir, load_checkpoint, output_dir, read_yaml
 from sim2human.lock import run_lock
 from sim2human.simulators import needs_endpoint

@@ -16,7 +16,7 @@ from sim2human.agents.policy import PolicyAgent
 from sim2human.agents.scripted import ScriptedAgent
 from sim2human.errors import RunDirError, UsageError
 from sim2human.experiments.stress import load_run_config
-from sim2human.experiments.study import StudyWorld
+from sim2human.experiments.world import StudyWorld
 from sim2human.llm.client import ChatClient, EndpointConfig
 from sim2human.scenarios.base import Scenario
 from sim2human.store import CHECKPOINT
