@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
+from sim2human.experiments.condition import run_condition
 from sim2human.experiments.config import parse_study
 from sim2human.experiments.runner import run_study
-from sim2human.experiments.study import run_condition
 from sim2human.report.study import write_study_reports
 from sim2human.store import read_episodes
 

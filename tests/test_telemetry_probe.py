@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from sim2human.agents.policy import PolicyAgent
+from sim2human.experiments.condition import run_condition
 from sim2human.experiments.config import (
     Condition,
     EnsembleConfig,
@@ -16,7 +17,6 @@ from sim2human.experiments.config import (
     StudyConfig,
 )
 from sim2human.experiments.runner import run_study
-from sim2human.experiments.study import run_condition
 from sim2human.metrics import embeddings
 from sim2human.report.study import write_study_reports
 from sim2human.scenarios.intake import IntakeScenario

@@ -9,8 +9,8 @@ from typing import Any
 
 import numpy as np
 
+from sim2human.experiments.condition import CURVE_LOG, train_config
 from sim2human.experiments.config import StudyConfig
-from sim2human.experiments.study import CURVE_LOG, train_config
 from sim2human.metrics.outcomes import Estimate, cluster_bootstrap
 from sim2human.metrics.robustness import curve_mean, episodes_to_reach, worst_decile_estimate
 from sim2human.simulators.replay import REPLAY_FAMILIES, reply_shares

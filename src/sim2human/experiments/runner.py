@@ -16,9 +16,9 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from sim2human.errors import UsageError
 from sim2human.experiments.aggregate import aggregate
+from sim2human.experiments.condition import reference_scripted, run_condition
 from sim2human.experiments.config import StudyConfig
 from sim2human.experiments.executors import in_processes, queue_progress, report_progress
-from sim2human.experiments.study import reference_scripted, run_condition
 from sim2human.experiments.world import StudyWorld
 from sim2human.inputs import output_dir, read_text
 from sim2human.llm.runtime import Embedded, serve_embedded
