@@ -15,7 +15,8 @@ from sim2human.llm.runtime import LLMRuntime
 from sim2human.rollout.checks import solvability
 from sim2human.rollout.evaluate import evaluate
 from sim2human.samplers.build import MixedSampler, Sampler, build_sampler
-from sim2human.scenarios.intake import IntakeScenario
+from sim2human.scenarios.base import Scenario
+from sim2human.scenarios.catalog import get_scenario
 from sim2human.simulators.base import QuirkPool, SimulatorSpec
 from sim2human.simulators.families import get_family
 from sim2human.simulators.llm import llm_spec
@@ -26,7 +27,7 @@ from sim2human.types import Episode
 class StudyWorld:
     """What every sub-run of a study shares: the scenario, the quirk pool and the ensemble."""
 
-    scenario: IntakeScenario
+    scenario: Scenario
     pool: QuirkPool
     ensemble: Ensemble
     """Held-out members include the ``llm`` held-out ones (``ensemble.llm.heldout``)."""
@@ -37,7 +38,7 @@ class StudyWorld:
 
     @classmethod
     def build(cls, cfg: StudyConfig) -> StudyWorld:
-        scenario = IntakeScenario()
+        scenario = get_scenario(cfg.scenario)
         pool = QuirkPool.from_acts(scenario.acts)
         e = cfg.ensemble
         ensemble = Ensemble.from_families(e.train, e.heldout, e.members_per_family, pool, e.seed)
