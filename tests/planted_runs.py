@@ -62,19 +62,31 @@ def write_sub_run(path: Path, *, exploit: bool, per_member: int = 6) -> Path:
     ]
     path.mkdir(parents=True, exist_ok=True)
     write_json(path / CONFIG, {"condition": {"name": name}, "seed": 0})
-    write_json(path / MEMBERS, {
-        "trained_on": [s.model_dump(mode="json") for s in trained],
-        "heldout": [s.model_dump(mode="json") for s in held],
-        "trained_quirk_phrasings": [TRIGGER],
-    })  # fmt: skip
+    write_json(
+        path / MEMBERS,
+        {
+            "trained_on": [s.model_dump(mode="json") for s in trained],
+            "heldout": [s.model_dump(mode="json") for s in held],
+            "trained_quirk_phrasings": [TRIGGER],
+        },
+    )
     with JsonlWriter(path / EPISODES) as log:
         for e in evals:
             log.write(e)
     with JsonlWriter(path / METRICS) as log:
         for u in range(5):
-            log.write({"update": u, "episodes_seen": 32 * (u + 1), "train_proxy": 0.5,
-                       "train_gold": 0.5, "kl_init": 0.1 * u, "entropy": 3.0 - 0.5 * u,
-                       "heldout_gold": 0.0, "heldout_field_accuracy": 0.3 - 0.05 * u,
-                       "heldout_n": 8})  # fmt: skip
+            log.write(
+                {
+                    "update": u,
+                    "episodes_seen": 32 * (u + 1),
+                    "train_proxy": 0.5,
+                    "train_gold": 0.5,
+                    "kl_init": 0.1 * u,
+                    "entropy": 3.0 - 0.5 * u,
+                    "heldout_gold": 0.0,
+                    "heldout_field_accuracy": 0.3 - 0.05 * u,
+                    "heldout_n": 8,
+                }
+            )
     write_json(path / SUMMARY, {"condition": name})
     return path

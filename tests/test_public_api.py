@@ -12,12 +12,39 @@ import pytest
 import sim2human
 
 PUBLIC = [
-    "AgentTurn", "Agent", "Conversation", "Ensemble", "Episode", "FAMILIES", "IntakeScenario",
-    "Job", "KINDS", "Observation", "Outcome", "PPOConfig", "PolicyAgent", "SAMPLERS", "Sampler",
-    "Scenario", "ScriptedAgent", "Sim2HumanError", "Simulator", "SimulatorSpec", "StudyConfig",
-    "Termination", "Traits", "UsageError", "__version__", "build_sampler", "build_simulator",
-    "evaluate", "get_family", "load_study", "play", "run_study",
-]  # fmt: skip
+    "AgentTurn",
+    "Agent",
+    "Conversation",
+    "Ensemble",
+    "Episode",
+    "FAMILIES",
+    "IntakeScenario",
+    "Job",
+    "KINDS",
+    "Observation",
+    "Outcome",
+    "PPOConfig",
+    "PolicyAgent",
+    "SAMPLERS",
+    "Sampler",
+    "Scenario",
+    "ScriptedAgent",
+    "Sim2HumanError",
+    "Simulator",
+    "SimulatorSpec",
+    "StudyConfig",
+    "Termination",
+    "Traits",
+    "UsageError",
+    "__version__",
+    "build_sampler",
+    "build_simulator",
+    "evaluate",
+    "get_family",
+    "load_study",
+    "play",
+    "run_study",
+]
 
 
 def test_all_is_pinned() -> None:

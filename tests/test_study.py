@@ -21,11 +21,14 @@ TINY: dict[str, Any] = {
     "ensemble": {"members_per_family": 1},
     "eval": {"episodes_per_member": 2, "bootstrap": 100},
     "conditions": [
-        {"name": "frozen-small", "sampler": "fixed",
-         "simulator": {"family": "standard", "seed": 1, "capacity": 0.1, "temperature": 0}},
+        {
+            "name": "frozen-small",
+            "sampler": "fixed",
+            "simulator": {"family": "standard", "seed": 1, "capacity": 0.1, "temperature": 0},
+        },
         {"name": "ensemble-uniform", "sampler": "uniform"},
     ],
-}  # fmt: skip
+}
 
 
 def _numbers(study: dict[str, Any]) -> str:

@@ -29,9 +29,13 @@ def test_advantages_credit_the_turn_that_raised_satisfaction() -> None:
     from sim2human.types import Episode
 
     batch = _Batch(
-        obs=[np.zeros(1)] * 3, actions=[0, 0, 0], logps=[0.0] * 3, values=[0.0] * 3,
-        owner=[0, 0, 0], satisfaction=[[0.1, 0.9, 0.9]],
-    )  # fmt: skip
+        obs=[np.zeros(1)] * 3,
+        actions=[0, 0, 0],
+        logps=[0.0] * 3,
+        values=[0.0] * 3,
+        owner=[0, 0, 0],
+        satisfaction=[[0.1, 0.9, 0.9]],
+    )
     ep = Episode.model_construct(simulator_id="m", family="f")
     cfg = PPOConfig(gamma=1.0, gae_lambda=0.0, per_family_norm=False)
     adv, returns = _advantages(batch, [ep], cfg)

@@ -36,23 +36,42 @@ def tiny(base_url: str, **over: Any) -> dict[str, Any]:
         "seeds": [0],
         "train": {"episodes": 24, "batch_episodes": 8, "epochs": 1, "max_turns": 4},
         "ensemble": {
-            "train": ["cooperative"], "heldout": ["terse-guarded"], "members_per_family": 1,
+            "train": ["cooperative"],
+            "heldout": ["terse-guarded"],
+            "members_per_family": 1,
             "llm": {
                 "train": {"families": ["chatty"], "prompts": ["plain"], **members},
                 "heldout": {"families": ["noisy-line"], "prompts": ["story"], **members},
             },
         },
         "eval": {"episodes_per_member": 2, "llm_episodes_per_member": 1, "bootstrap": 100},
-        "llm": {"endpoints": {"fake": {"base_url": base_url, "model": "fake", "timeout_s": 5,
-                                       "max_retries": 1, "backoff_s": 0.01}},
-                "cache": None, "conversations": 4},
+        "llm": {
+            "endpoints": {
+                "fake": {
+                    "base_url": base_url,
+                    "model": "fake",
+                    "timeout_s": 5,
+                    "max_retries": 1,
+                    "backoff_s": 0.01,
+                }
+            },
+            "cache": None,
+            "conversations": 4,
+        },
         "conditions": [
-            {"name": "frozen-llm", "sampler": "fixed", "episodes": 8,
-             "simulator": {"family": "standard", "temperature": 0,
-                           "llm": {"endpoint": "fake", "judge": "llm", "max_tokens": 8}}},
+            {
+                "name": "frozen-llm",
+                "sampler": "fixed",
+                "episodes": 8,
+                "simulator": {
+                    "family": "standard",
+                    "temperature": 0,
+                    "llm": {"endpoint": "fake", "judge": "llm", "max_tokens": 8},
+                },
+            },
             {"name": "mixed", "sampler": "uniform", "llm_share": 0.25},
         ],
-    }  # fmt: skip
+    }
     raw.update(over)
     return raw
 
@@ -94,11 +113,13 @@ def test_sub_runs_go_one_at_a_time_when_the_model_takes_every_core(
     ("change", "message"),
     [
         ({"ensemble": {"train": ["cooperative"], "heldout": ["noisy-line"]}}, "llm_share needs"),
-        ({"llm": {"endpoints": {"x": {"base_url": "u", "model": "m", "api_key": "sk-1"}}}},
-         "unknown key"),
+        (
+            {"llm": {"endpoints": {"x": {"base_url": "u", "model": "m", "api_key": "sk-1"}}}},
+            "unknown key",
+        ),
         ({"llm": {"conversations": 0}}, "llm.conversations"),
     ],
-)  # fmt: skip
+)
 def test_bad_llm_config_is_named(change: dict[str, Any], message: str) -> None:
     with pytest.raises(ConfigError, match=message):
         parse_study(tiny("http://127.0.0.1:9/v1", **change))
@@ -175,8 +196,22 @@ def test_stress_on_a_run_with_llm_heldout_members(tmp_path: Path) -> None:
             sub.mkdir(parents=True)
             PolicyAgent(IntakeScenario(), seed=0).save(sub / "checkpoint.pt")
         out = tmp_path / "stress"
-        code = main(["stress", str(tmp_path), "--out", str(out), "--workers", "1", "--grid", "1",
-                     "--perturbations", "typos", "--episodes-per-member", "1"])  # fmt: skip
+        code = main(
+            [
+                "stress",
+                str(tmp_path),
+                "--out",
+                str(out),
+                "--workers",
+                "1",
+                "--grid",
+                "1",
+                "--perturbations",
+                "typos",
+                "--episodes-per-member",
+                "1",
+            ]
+        )
         assert code == 0 and not fake.seen
     data = read_json(out / "stress.json")
     assert set(data["agents"]) == {"frozen-llm", "mixed", "scripted"}
@@ -188,8 +223,20 @@ def test_eval_agent_command_on_a_study_ensemble(tmp_path: Path) -> None:
         study = tmp_path / "study.yaml"
         study.write_text(yaml.safe_dump(tiny(fake.base_url)))
         out = tmp_path / "eval"
-        code = main(["eval-agent", str(study), "--base-url", fake.base_url, "--model", "fake",
-                     "--episodes", "2", "--out", str(out)])  # fmt: skip
+        code = main(
+            [
+                "eval-agent",
+                str(study),
+                "--base-url",
+                fake.base_url,
+                "--model",
+                "fake",
+                "--episodes",
+                "2",
+                "--out",
+                str(out),
+            ]
+        )
     assert code == 0
     eps = read_episodes(out / "episodes.jsonl")
     assert len(eps) == 4 and {e.split for e in eps} == {"heldout"}  # 1 persona + 1 llm member

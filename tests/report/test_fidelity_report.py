@@ -48,8 +48,14 @@ def test_real_patients_rows_and_section(scenario: IntakeScenario) -> None:
     pool = QuirkPool.from_acts(scenario.acts)
     real = [get_family("aci-heldout").sample(s, pool, temperature=0.0) for s in range(3)]
     persona = [get_family("noisy-line").sample(1, pool)]
-    eps = evaluate(ScriptedAgent(scenario), [*real, *persona], scenario, per_member=2,
-                   split="heldout", max_turns=MAX_TURNS)  # fmt: skip
+    eps = evaluate(
+        ScriptedAgent(scenario),
+        [*real, *persona],
+        scenario,
+        per_member=2,
+        split="heldout",
+        max_turns=MAX_TURNS,
+    )
     rows = real_patient_rows([(0, e) for e in eps], n_boot=100)
     assert rows["heldout_gold_real"]["n"] == 6 and rows["heldout_gold_programmatic"]["n"] == 2
     assert set(rows["real_reply_shares"]) == {"verbatim", "adapted", "fallback"}

@@ -32,14 +32,19 @@ def test_sampler_args_are_validated_per_sampler() -> None:
 
 
 def test_judging_config() -> None:
-    cfg = parse_study(study({"name": "j", "sampler": "uniform",
-                             "judging": {"k": 3, "aggregate": "min"}}))  # fmt: skip
+    cfg = parse_study(
+        study({"name": "j", "sampler": "uniform", "judging": {"k": 3, "aggregate": "min"}})
+    )
     judging = cfg.conditions[0].judging
     assert judging is not None and judging.k == 3 and judging.aggregate == "min"
     with pytest.raises(ConfigError, match="aggregate"):
         parse_study(study({"name": "j", "sampler": "uniform", "judging": {"aggregate": "max"}}))
-    fixed = {"name": "f", "sampler": "fixed", "simulator": {"family": "standard"},
-             "judging": {"k": 2}}  # fmt: skip
+    fixed = {
+        "name": "f",
+        "sampler": "fixed",
+        "simulator": {"family": "standard"},
+        "judging": {"k": 2},
+    }
     with pytest.raises(ConfigError, match="judging needs an ensemble"):
         parse_study(study(fixed))
 

@@ -67,8 +67,9 @@ def test_an_exploited_member_disagrees_with_the_panel(
 ) -> None:
     ms = members(pool)
     liked = next(p for p in pool.liked if p in pool.triggers)  # a pure style phrasing
-    planted = with_traits(ms[0], "planted", quirks=Quirks(over_rewarded=(liked,), bonus=0.3,
-                                                           leniency=1.0))  # fmt: skip
+    planted = with_traits(
+        ms[0], "planted", quirks=Quirks(over_rewarded=(liked,), bonus=0.3, leniency=1.0)
+    )
     flattering = play(Flatterer(liked), [Job(planted, 5)], scenario, max_turns=MAX_TURNS)[0]
     own_score = flattering.proxy
     judge = EnsembleJudge(JudgePanel([planted, *ms[1:]], scenario, k=4), JudgingConfig())

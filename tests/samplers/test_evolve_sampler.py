@@ -21,8 +21,15 @@ from sim2human.train.config import PPOConfig
 from sim2human.train.ppo import train
 
 UPDATES = 6
-ARGS = EvolveArgs(every_updates=2, min_episodes=4, window=32, min_members=3, max_members=7,
-                  spawn_per_round=1, solvable_episodes=4)  # fmt: skip
+ARGS = EvolveArgs(
+    every_updates=2,
+    min_episodes=4,
+    window=32,
+    min_members=3,
+    max_members=7,
+    spawn_per_round=1,
+    solvable_episodes=4,
+)
 
 
 def population(pool: QuirkPool, planted: bool) -> list[SimulatorSpec]:
@@ -34,15 +41,25 @@ def population(pool: QuirkPool, planted: bool) -> list[SimulatorSpec]:
     return members
 
 
-def run(scenario: IntakeScenario, pool: QuirkPool, members: Sequence[SimulatorSpec],
-        args: EvolveArgs = ARGS) -> tuple[EvolveSampler, list[dict[str, object]]]:  # fmt: skip
+def run(
+    scenario: IntakeScenario,
+    pool: QuirkPool,
+    members: Sequence[SimulatorSpec],
+    args: EvolveArgs = ARGS,
+) -> tuple[EvolveSampler, list[dict[str, object]]]:
     sampler = EvolveSampler(
         members, scenario, pool, args, solvable=solvability(scenario, MAX_TURNS), seed=0
     )
     events: list[dict[str, object]] = []
     cfg = PPOConfig(episodes=16 * UPDATES, batch_episodes=16, epochs=1, minibatch=256)
-    train(PolicyAgent(scenario, seed=0), sampler, scenario, cfg, seed=0,
-          on_update=lambda *_: events.extend(sampler.drain_events()))  # fmt: skip
+    train(
+        PolicyAgent(scenario, seed=0),
+        sampler,
+        scenario,
+        cfg,
+        seed=0,
+        on_update=lambda *_: events.extend(sampler.drain_events()),
+    )
     return sampler, events
 
 
@@ -106,8 +123,9 @@ def test_trait_box_round_trip_and_plausibility(scenario: IntakeScenario, pool: Q
     assert lowest.cooperativeness >= 0.4 and lowest.patience >= 12  # never a refusing user
     ok, wins, played = solvable(spec, scenario, 8, 0.25, seed=0, max_turns=MAX_TURNS)
     assert ok and wins >= 2 and played <= 8
-    mute = spec.model_copy(update={"traits": spec.traits.model_copy(
-        update={"cooperativeness": 0.0, "patience": 3})})  # fmt: skip
+    mute = spec.model_copy(
+        update={"traits": spec.traits.model_copy(update={"cooperativeness": 0.0, "patience": 3})}
+    )
     assert not solvable(mute, scenario, 8, 0.25, seed=0, max_turns=MAX_TURNS)[0]
 
 

@@ -112,11 +112,18 @@ def test_every_reply_is_tagged_and_satisfaction_is_the_persona_rule_without_quir
 
 
 def test_families_split_by_the_corpus_splits_and_enter_a_study_config(pool: QuirkPool) -> None:
-    cfg = parse_study({
-        "name": "real", "seeds": [0], "conditions": [{"name": "u", "sampler": "uniform"}],
-        "ensemble": {"train": ["cooperative", "aci-train"],
-                     "heldout": ["noisy-line", "aci-heldout"], "members_per_family": 3},
-    })  # fmt: skip
+    cfg = parse_study(
+        {
+            "name": "real",
+            "seeds": [0],
+            "conditions": [{"name": "u", "sampler": "uniform"}],
+            "ensemble": {
+                "train": ["cooperative", "aci-train"],
+                "heldout": ["noisy-line", "aci-heldout"],
+                "members_per_family": 3,
+            },
+        }
+    )
     e = cfg.ensemble
     ensemble = Ensemble.from_families(e.train, e.heldout, e.members_per_family, pool)
     train_ids = {s.id.removeprefix("aci-train-") for s in ensemble.train if s.kind == "replay"}

@@ -63,9 +63,14 @@ def test_nothing_to_break_when_clean_success_is_zero() -> None:
 
 def test_search_breaks_the_scripted_agent_with_silence() -> None:
     cfg = SearchConfig(
-        perturbations=("silence", "tangents"), iterations=1, population=2, bisect_steps=3,
-        chunk_episodes=8, max_chunks=2, confirm_episodes=8,
-    )  # fmt: skip
+        perturbations=("silence", "tangents"),
+        iterations=1,
+        population=2,
+        bisect_steps=3,
+        chunk_episodes=8,
+        max_chunks=2,
+        confirm_episodes=8,
+    )
     r = search(ScriptedAgent(SCENARIO), MEMBERS, SCENARIO, cfg, max_turns=MAX_TURNS)
     assert r.clean > 0 and r.target == pytest.approx(0.5 * r.clean)
     assert r.status == "broken" and r.mix is not None and r.total is not None

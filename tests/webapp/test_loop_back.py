@@ -48,10 +48,22 @@ def record_calls(run_dir: Path, db: Path, n: int, agents: list[str] | None = Non
 
 def fake_episode(agent: str, i: int, success: bool) -> Episode:
     gold = Outcome(success=success, fields={"a": success}, completed=True, dropped=False)
-    return Episode(id=f"human/{agent}/{i}", scenario="intake", simulator_id=f"human:{i}",
-                   family="human", split="heldout", seed=i, turns=(), proxy=0.5, gold=gold,
-                   termination=Termination.COMPLETED, profile={}, record={}, condition=agent,
-                   phase="eval")  # fmt: skip
+    return Episode(
+        id=f"human/{agent}/{i}",
+        scenario="intake",
+        simulator_id=f"human:{i}",
+        family="human",
+        split="heldout",
+        seed=i,
+        turns=(),
+        proxy=0.5,
+        gold=gold,
+        termination=Termination.COMPLETED,
+        profile={},
+        record={},
+        condition=agent,
+        phase="eval",
+    )
 
 
 def test_spearman() -> None:
@@ -65,12 +77,18 @@ def test_compare_ranks_families_by_how_they_predict_people() -> None:
     human_rate = {"a": 0.9, "b": 0.5, "c": 0.1}  # people: a > b > c
     episodes = [fake_episode(a, i, i < 20 * p) for a, p in human_rate.items() for i in range(20)]
 
-    def row(name: str, good: float, bad: float) -> dict[str, object]:  # fmt: skip
-        return {"name": name, "heldout_gold": {"mean": good, "ci": [good, good], "n": 10},
-                "heldout_gold_by_family": {"faithful": good, "inverted": bad}}  # fmt: skip
+    def row(name: str, good: float, bad: float) -> dict[str, object]:
+        return {
+            "name": name,
+            "heldout_gold": {"mean": good, "ci": [good, good], "n": 10},
+            "heldout_gold_by_family": {"faithful": good, "inverted": bad},
+        }
 
-    study = {"study": "s", "conditions": [row("a", 0.8, 0.1), row("b", 0.5, 0.5)],
-             "reference": [row("c", 0.2, 0.9)]}  # fmt: skip
+    study = {
+        "study": "s",
+        "conditions": [row("a", 0.8, 0.1), row("b", 0.5, 0.5)],
+        "reference": [row("c", 0.2, 0.9)],
+    }
     result = compare(study, [*episodes, fake_episode("gone", 0, True)])
     fam = {f["family"]: f for f in result["families"]}
     assert fam["faithful"]["spearman"] == pytest.approx(1.0)
@@ -84,9 +102,17 @@ def test_compare_ranks_families_by_how_they_predict_people() -> None:
 
 def test_fold_in_and_export_read_like_any_run(run_dir: Path, db: Path, tmp_path: Path) -> None:
     calls = record_calls(run_dir, db, 3, ["scripted"])
-    study = {"study": "s", "conditions": [], "reference": [
-        {"name": "scripted", "heldout_gold": {"mean": 0.8, "ci": [0.7, 0.9], "n": 90},
-         "heldout_gold_by_family": {"noisy-line": 0.7}}]}  # fmt: skip
+    study = {
+        "study": "s",
+        "conditions": [],
+        "reference": [
+            {
+                "name": "scripted",
+                "heldout_gold": {"mean": 0.8, "ci": [0.7, 0.9], "n": 90},
+                "heldout_gold_by_family": {"noisy-line": 0.7},
+            }
+        ],
+    }
     run = tmp_path / "study"
     write_json(run / "study.json", study)
     result = fold_in(run, db)
@@ -145,8 +171,12 @@ def test_recorded_calls_become_replay_members(run_dir: Path, db: Path, scenario:
     assert ep.proxy == pytest.approx((recorded.rating - 1) / 4)  # type: ignore[operator]
 
     replay = {"db": str(db), "split": "heldout", "max_members": 2}
-    raw = {"name": "next", "seeds": [0], "conditions": [{"name": "u", "sampler": "uniform"}],
-           "ensemble": {"human_replay": replay}}  # fmt: skip
+    raw = {
+        "name": "next",
+        "seeds": [0],
+        "conditions": [{"name": "u", "sampler": "uniform"}],
+        "ensemble": {"human_replay": replay},
+    }
     world = StudyWorld.build(parse_study(raw))
     assert sum(m.kind == "human-replay" for m in world.ensemble.heldout) == 2
     assert all(m.kind == "persona" for m in world.ensemble.train)
@@ -164,15 +194,21 @@ def test_call_bootstrap_matches_the_cluster_bootstrap_with_one_call_per_cluster(
 
 
 def test_study_with_human_prints_the_comparison(
-    run_dir: Path, db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    run_dir: Path,
+    db: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
-) -> None:  # fmt: skip
+) -> None:
     import sim2human.cli.app as cli
 
     record_calls(run_dir, db, 2, ["scripted"])
     out = tmp_path / "study"
-    row = {"name": "scripted", "heldout_gold": {"mean": 0.8, "ci": [0.7, 0.9], "n": 90},
-           "heldout_gold_by_family": {"noisy-line": 0.7}}  # fmt: skip
+    row = {
+        "name": "scripted",
+        "heldout_gold": {"mean": 0.8, "ci": [0.7, 0.9], "n": 90},
+        "heldout_gold_by_family": {"noisy-line": 0.7},
+    }
     write_json(out / "study.json", {"study": "s", "conditions": [], "reference": [row]})
     monkeypatch.setattr(cli, "_run", lambda *a, **k: out)  # the study itself is tested elsewhere
     config = tmp_path / "s.yaml"

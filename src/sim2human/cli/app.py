@@ -83,16 +83,25 @@ def _run(
     if target.exists() and not target.is_dir():
         raise UsageError(f"{target}: exists and is not a directory; choose another --out")
     if check:
-        err_console.print(f"{config}: valid ({len(cfg.conditions)} conditions x "
-                          f"{len(cfg.seeds)} seeds); nothing run", soft_wrap=True)  # fmt: skip
+        err_console.print(
+            f"{config}: valid ({len(cfg.conditions)} conditions x "
+            f"{len(cfg.seeds)} seeds); nothing run",
+            soft_wrap=True,
+        )
         return None
     err_console.print(
         f"[bold]{cfg.name}[/]: {len(cfg.conditions)} conditions x {len(cfg.seeds)} seeds, "
         f"{cfg.train.episodes} training episodes each -> {target}"
     )
     try:
-        study = run_study(cfg, target, workers=workers, console=err_console, resume=resume,
-                          finish=write_study_reports)  # fmt: skip
+        study = run_study(
+            cfg,
+            target,
+            workers=workers,
+            console=err_console,
+            resume=resume,
+            finish=write_study_reports,
+        )
     except KeyboardInterrupt as stop:
         for name in getattr(stop, "started", ()):
             err_console.print(f"[yellow]interrupted[/]: {name} (unfinished; reruns on --resume)")
@@ -125,8 +134,15 @@ def study_table(study: dict[str, Any]) -> Table:
         name = row["name"] if row["episodes_trained"] else f"{row['name']} (reference)"
         std, exploit = row["heldout_member_std"], row["exploit_rate"]
         extra = [f(row["heldout_gold_real"]) if "heldout_gold_real" in row else "-"] if real else []
-        t.add_row(name, f(row["train_proxy"]), f(row["train_gold"]), f(row["heldout_gold"]),
-                  f"{100 * std:.0f}", f"{100 * exploit:.0f}%", *extra)  # fmt: skip
+        t.add_row(
+            name,
+            f(row["train_proxy"]),
+            f(row["train_gold"]),
+            f(row["heldout_gold"]),
+            f"{100 * std:.0f}",
+            f"{100 * exploit:.0f}%",
+            *extra,
+        )
     return t
 
 

@@ -26,14 +26,22 @@ FailOpt = Annotated[
 ]
 GapOpt = Annotated[
     float,
-    typer.Option("--max-gap", min=0.0, max=1.0,
-                 help="Largest allowed (satisfaction - success) on training members, 0-1."),
-]  # fmt: skip
+    typer.Option(
+        "--max-gap",
+        min=0.0,
+        max=1.0,
+        help="Largest allowed (satisfaction - success) on training members, 0-1.",
+    ),
+]
 DropOpt = Annotated[
     float,
-    typer.Option("--max-drop", min=0.0, max=1.0,
-                 help="Largest allowed drop in success from training to held-out members, 0-1."),
-]  # fmt: skip
+    typer.Option(
+        "--max-drop",
+        min=0.0,
+        max=1.0,
+        help="Largest allowed drop in success from training to held-out members, 0-1.",
+    ),
+]
 
 
 def diagnose(

@@ -65,13 +65,24 @@ def eval_agent(
     prompt = None if system_prompt is None else read_text(system_prompt, "system prompt file")
     cfg = load_study(config)
     if base_url is not None and model is not None:
-        endpoint = EndpointConfig(base_url=base_url, model=model, api_key_env=api_key_env,
-                                  timeout_s=timeout_s)  # fmt: skip
-        cfg = cfg.model_copy(update={"llm": cfg.llm.model_copy(
-            update={"endpoints": {**cfg.llm.endpoints, AGENT: endpoint}})})  # fmt: skip
+        endpoint = EndpointConfig(
+            base_url=base_url, model=model, api_key_env=api_key_env, timeout_s=timeout_s
+        )
+        cfg = cfg.model_copy(
+            update={
+                "llm": cfg.llm.model_copy(
+                    update={"endpoints": {**cfg.llm.endpoints, AGENT: endpoint}}
+                )
+            }
+        )
     if episodes is not None:
-        cfg = cfg.model_copy(update={"eval": cfg.eval.model_copy(update={
-            "episodes_per_member": episodes, "llm_episodes_per_member": episodes})})  # fmt: skip
+        cfg = cfg.model_copy(
+            update={
+                "eval": cfg.eval.model_copy(
+                    update={"episodes_per_member": episodes, "llm_episodes_per_member": episodes}
+                )
+            }
+        )
     from sim2human.experiments.world import StudyWorld
 
     world = StudyWorld.build(cfg)
@@ -87,16 +98,22 @@ def eval_agent(
         output_dir(target), "eval-agent", note=lambda m: console.print(f"note: {m}", soft_wrap=True)
     ):
         if (target / EPISODES).exists() or (target / SUMMARY).exists():
-            raise UsageError(f"{target}: already holds an evaluation ({EPISODES}); "
-                             "choose another --out")  # fmt: skip
+            raise UsageError(
+                f"{target}: already holds an evaluation ({EPISODES}); choose another --out"
+            )
         agent = {"system_prompt": prompt, "temperature": temperature, "max_tokens": max_tokens}
         _evaluate(cfg, world, groups, agent_endpoint, agent, target, console)
 
 
 def _evaluate(
-    cfg: StudyConfig, world: StudyWorld, groups: list[tuple[Literal["train", "heldout"], Any]],
-    agent_endpoint: str, agent_kw: dict[str, Any], target: Path, console: Console,
-) -> None:  # fmt: skip
+    cfg: StudyConfig,
+    world: StudyWorld,
+    groups: list[tuple[Literal["train", "heldout"], Any]],
+    agent_endpoint: str,
+    agent_kw: dict[str, Any],
+    target: Path,
+    console: Console,
+) -> None:
     """Play every member's episodes into ``target`` (locked by the caller) and summarise."""
     from sim2human.experiments.world import evaluate_members
 
@@ -106,9 +123,14 @@ def _evaluate(
     with (
         LLMRuntime.open(cfg.llm, needed) as rt,
         EpisodeLog(target / EPISODES) as log,
-        Progress(TextColumn("[bold]eval-agent"), BarColumn(), MofNCompleteColumn(),
-                 TimeElapsedColumn(), console=console) as bar,
-    ):  # fmt: skip
+        Progress(
+            TextColumn("[bold]eval-agent"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=console,
+        ) as bar,
+    ):
         per, per_llm = cfg.eval.episodes_per_member, cfg.eval.llm_episodes_per_member or 0
         total = sum(per_llm or per if s.kind == "llm" else per for s in specs)
         task = bar.add_task("episodes", total=total)
@@ -153,13 +175,16 @@ def summarise(episodes: list[Episode], n_boot: int) -> dict[str, Any]:
             r = cluster_bootstrap(values, members, n_boot=n_boot)
             return {"mean": r.mean, "ci": list(r.ci), "n": r.n}
 
-        rows.append({
-            "split": split, "family": family,
-            "gold": est([float(e.gold.success) for e in eps]),
-            "fields": est([e.gold.field_accuracy for e in eps]),
-            "proxy": est([e.proxy for e in eps]),
-            "errors": sum(e.error is not None for e in eps),
-        })  # fmt: skip
+        rows.append(
+            {
+                "split": split,
+                "family": family,
+                "gold": est([float(e.gold.success) for e in eps]),
+                "fields": est([e.gold.field_accuracy for e in eps]),
+                "proxy": est([e.proxy for e in eps]),
+                "errors": sum(e.error is not None for e in eps),
+            }
+        )
     return {"rows": rows}
 
 
@@ -172,6 +197,13 @@ def table(summary: dict[str, Any]) -> Table:
         return f"{100 * e['mean']:.0f} [{100 * e['ci'][0]:.0f}, {100 * e['ci'][1]:.0f}]"
 
     for r in summary["rows"]:
-        t.add_row(r["split"], r["family"], str(r["gold"]["n"]), f(r["gold"]), f(r["fields"]),
-                  f(r["proxy"]), str(r["errors"]))  # fmt: skip
+        t.add_row(
+            r["split"],
+            r["family"],
+            str(r["gold"]["n"]),
+            f(r["gold"]),
+            f(r["fields"]),
+            f(r["proxy"]),
+            str(r["errors"]),
+        )
     return t

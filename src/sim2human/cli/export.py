@@ -26,5 +26,6 @@ def export(
     from sim2human.integrations.export import export as write
 
     path, n = write(run_dir, format, out, split=split, min_gold=min_gold)
-    Console().print(f"{n} {'transitions' if format == 'sb3-buffer' else 'episodes'}: {path}",
-                    highlight=False)  # fmt: skip
+    Console().print(
+        f"{n} {'transitions' if format == 'sb3-buffer' else 'episodes'}: {path}", highlight=False
+    )

@@ -112,9 +112,12 @@ def play(
 
     pool = AgentPool.from_run(_run_dir(run_dir), [agent])
     scenario = pool.scenario
-    job = Job(spec=human_spec("terminal"), seed=seed if seed is not None else
-              int(np.random.SeedSequence().generate_state(1)[0] >> 1), split="heldout",
-              condition=agent)  # fmt: skip
+    job = Job(
+        spec=human_spec("terminal"),
+        seed=seed if seed is not None else int(np.random.SeedSequence().generate_state(1)[0] >> 1),
+        split="heldout",
+        condition=agent,
+    )
     seeds = pool.checkpoints.get(agent, [(0, Path())])
     decide = pool.decider(agent, seeds[0][0])
     out_console.print("[bold]Your patient card[/]")
@@ -138,15 +141,23 @@ def play(
 
     sim = HumanSimulator(job.spec, ask)
     counter = iter(range(10_000))
-    played = asyncio.run(play_one(0, job, scenario, sim,
-                                  lambda _, obs: decide(obs, job.seed * 1000 + next(counter)),
-                                  pool.max_turns))  # fmt: skip
+    played = asyncio.run(
+        play_one(
+            0,
+            job,
+            scenario,
+            sim,
+            lambda _, obs: decide(obs, job.seed * 1000 + next(counter)),
+            pool.max_turns,
+        )
+    )
     ep = played.episode
     right = sum(ep.gold.fields.values())
     out_console.print(
         f"call ended ({ep.termination.value}): gold {'success' if ep.gold.success else 'failure'}, "
-        f"{right}/{len(ep.gold.fields)} fields right", highlight=False,
-    )  # fmt: skip
+        f"{right}/{len(ep.gold.fields)} fields right",
+        highlight=False,
+    )
 
 
 @human_app.command()

@@ -25,6 +25,8 @@ def report(run_dir: RunDirArg, condition: ConditionOpt = None) -> None:
         colour = "red" if c.verdict.collapse else ("green" if c.verdict.checked else "yellow")
         out.print(f"[{colour}]{c.verdict.headline}[/]", highlight=False)
     if d.problems:
-        err.print(f"[yellow]partial report[/]: {len(d.problems)} problem(s) in {run_dir}, "
-                  "listed in the report")  # fmt: skip
+        err.print(
+            f"[yellow]partial report[/]: {len(d.problems)} problem(s) in {run_dir}, "
+            "listed in the report"
+        )
     out.print(f"report: {written.html}", highlight=False)

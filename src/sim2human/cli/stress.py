@@ -83,17 +83,23 @@ def stress(
     names = parse_names(perturbations)
     plan = StressPlan.make(names, parse_grid(grid), episodes)
     search_cfg = SearchConfig(
-        threshold=threshold, perturbations=plan.perturbations,
+        threshold=threshold,
+        perturbations=plan.perturbations,
         members="train" if search_on == "train" else "heldout",
-    )  # fmt: skip
+    )
     if search_on not in ("heldout", "train"):
         raise UsageError(f"--search-on must be 'heldout' or 'train', got {search_on!r}")
     try:
         result = stress_run(
-            run_dir, out, plan=plan, search_cfg=search_cfg if search else None,
-            conditions=parse_names(conditions), workers=workers, console=err_console,
+            run_dir,
+            out,
+            plan=plan,
+            search_cfg=search_cfg if search else None,
+            conditions=parse_names(conditions),
+            workers=workers,
+            console=err_console,
             finish=write_stress_html,
-        )  # fmt: skip
+        )
     except KeyboardInterrupt as stop:
         for name in getattr(stop, "started", ()):
             err_console.print(f"[yellow]interrupted[/]: {name}")

@@ -154,8 +154,9 @@ def load_sub_run(
     if condition is None:
         cond = (config or {}).get("condition")
         condition = cond.get("name", path.parent.name) if isinstance(cond, dict) else path.name
-    sub = SubRun(path=path, condition=condition, run=run or path.name, config=config,
-                 problems=problems)  # fmt: skip
+    sub = SubRun(
+        path=path, condition=condition, run=run or path.name, config=config, problems=problems
+    )
     sub.summary = _json(path / SUMMARY, [], required=False)
     members = _json(path / MEMBERS, [], required=False)
     if sub.summary is None or (members is None and not reference):
@@ -220,8 +221,15 @@ def _load_study(path: Path) -> RunDir:
         if ref.is_dir():
             reference[ref.name] = load_sub_run(ref, ref.name, "reference", reference=True)
     name = str((study or {}).get("study", path.name))
-    return RunDir(root=path, kind="study", name=name, conditions=conditions,
-                  reference=reference, study=study, problems=problems)  # fmt: skip
+    return RunDir(
+        root=path,
+        kind="study",
+        name=name,
+        conditions=conditions,
+        reference=reference,
+        study=study,
+        problems=problems,
+    )
 
 
 def _seed_order(d: Path) -> tuple[int, str]:

@@ -84,10 +84,12 @@ def _episodes_to_uniform_final(
     ref = next((r for r in rows if r["name"] == reference and r["heldout_curve"]), None)
     for r in rows:
         r["episodes_to_uniform_final"] = (
-            episodes_to_reach([(int(n), g) for n, g in r["heldout_curve"]],
-                              ref["heldout_curve"][-1][1])
-            if ref is not None and r["heldout_curve"] else None
-        )  # fmt: skip
+            episodes_to_reach(
+                [(int(n), g) for n, g in r["heldout_curve"]], ref["heldout_curve"][-1][1]
+            )
+            if ref is not None and r["heldout_curve"]
+            else None
+        )
 
 
 def _condition_row(
@@ -138,8 +140,11 @@ def real_patient_rows(tagged: Sequence[tuple[int, Episode]], n_boot: int) -> dic
     """Held-out results on real patients (``replay`` families) and on the programmatic rest."""
 
     def est(real: bool, metric: Callable[[Episode], float]) -> dict[str, Any]:
-        pairs = [(s, e) for s, e in tagged
-                 if e.split == "heldout" and (e.family in REPLAY_FAMILIES) == real]  # fmt: skip
+        pairs = [
+            (s, e)
+            for s, e in tagged
+            if e.split == "heldout" and (e.family in REPLAY_FAMILIES) == real
+        ]
         r = cluster_bootstrap([metric(e) for _, e in pairs], [s for s, _ in pairs], n_boot=n_boot)
         return {"mean": r.mean, "ci": list(r.ci), "n": r.n}
 
@@ -167,14 +172,18 @@ def llm_rows(tagged: Sequence[tuple[int, Episode]], n_boot: int) -> dict[str, An
     llm_eps = [e for _, e in tagged if is_llm(e)]
     replies = sum(e.diagnostics.get("replies", 0.0) for e in llm_eps)
     return {
-        "heldout_gold_persona": est(lambda e: e.split == "heldout" and not is_llm(e),
-                                    lambda e: float(e.gold.success)),
-        "heldout_gold_llm": est(lambda e: e.split == "heldout" and is_llm(e),
-                                lambda e: float(e.gold.success)),
-        "heldout_fields_llm": est(lambda e: e.split == "heldout" and is_llm(e),
-                                  lambda e: e.gold.field_accuracy),
-        "heldout_fields_persona": est(lambda e: e.split == "heldout" and not is_llm(e),
-                                      lambda e: e.gold.field_accuracy),
+        "heldout_gold_persona": est(
+            lambda e: e.split == "heldout" and not is_llm(e), lambda e: float(e.gold.success)
+        ),
+        "heldout_gold_llm": est(
+            lambda e: e.split == "heldout" and is_llm(e), lambda e: float(e.gold.success)
+        ),
+        "heldout_fields_llm": est(
+            lambda e: e.split == "heldout" and is_llm(e), lambda e: e.gold.field_accuracy
+        ),
+        "heldout_fields_persona": est(
+            lambda e: e.split == "heldout" and not is_llm(e), lambda e: e.gold.field_accuracy
+        ),
         "train_fields": est(lambda e: e.split == "train", lambda e: e.gold.field_accuracy),
         "llm_episodes": len(llm_eps),
         "llm_errors": sum(e.termination == "error" for e in llm_eps),
@@ -182,4 +191,4 @@ def llm_rows(tagged: Sequence[tuple[int, Episode]], n_boot: int) -> dict[str, An
         "llm_role_retries": int(sum(e.diagnostics.get("role_retries", 0) for e in llm_eps)),
         "llm_role_failures": int(sum(e.diagnostics.get("role_failures", 0) for e in llm_eps)),
         "llm_judge_failures": int(sum(e.diagnostics.get("judge_failures", 0) for e in llm_eps)),
-    }  # fmt: skip
+    }

@@ -55,8 +55,9 @@ CURVE_LOG = "heldout_curve.jsonl"
 
 def train_config(cfg: StudyConfig, condition: Condition) -> PPOConfig:
     """The study's PPO settings with the condition's own episode budget, if it has one."""
-    override = {k: v for k in ("episodes", "batch_episodes")
-                if (v := getattr(condition, k)) is not None}  # fmt: skip
+    override = {
+        k: v for k in ("episodes", "batch_episodes") if (v := getattr(condition, k)) is not None
+    }
     return cfg.train.model_copy(update=override) if override else cfg.train
 
 
@@ -118,22 +119,33 @@ def run_condition(
     if condition.judging is not None:
         panel = JudgePanel(world.ensemble.train, world.scenario, condition.judging.k, run_seed)
         judge = EnsembleJudge(panel, condition.judging)
-    write_json(out / CONFIG, {
-        "study": cfg.name, "condition": condition.model_dump(mode="json"), "seed": seed,
-        "run_seed": run_seed, "train": cfg.train.model_dump(),
-    })  # fmt: skip
+    write_json(
+        out / CONFIG,
+        {
+            "study": cfg.name,
+            "condition": condition.model_dump(mode="json"),
+            "seed": seed,
+            "run_seed": run_seed,
+            "train": cfg.train.model_dump(),
+        },
+    )
     torch.manual_seed(run_seed)  # the initial weights: workers run several sub-runs each
     agent = PolicyAgent(world.scenario, seed=run_seed)
     # One held-out probe serves the learning curve (heldout_curve.jsonl) and the diagnostics
     # (d, field accuracy and a checkpoint at each point, in metrics.jsonl).
     ppo = train_config(cfg, condition)
-    probe = HeldoutProbe(agent, [s for s in world.ensemble.heldout if s.kind == "persona"],
-                         world.scenario, every=ppo.eval_every,
-                         per_member=min(cfg.eval.curve_episodes_per_member,
-                                        cfg.eval.episodes_per_member),
-                         out=out, seed=run_seed, condition=condition.name,
-                         max_turns=world.max_turns,
-                         last_update=-(-ppo.episodes // ppo.batch_episodes) - 1)  # fmt: skip
+    probe = HeldoutProbe(
+        agent,
+        [s for s in world.ensemble.heldout if s.kind == "persona"],
+        world.scenario,
+        every=ppo.eval_every,
+        per_member=min(cfg.eval.curve_episodes_per_member, cfg.eval.episodes_per_member),
+        out=out,
+        seed=run_seed,
+        condition=condition.name,
+        max_turns=world.max_turns,
+        last_update=-(-ppo.episodes // ppo.batch_episodes) - 1,
+    )
     with (
         EpisodeLog(out / EPISODES) as episodes_log,
         JsonlWriter(out / METRICS) as metrics_log,
@@ -149,18 +161,31 @@ def run_condition(
             metrics_log.write(stats.__dict__ | extra)
             sampler_log.write(sampler.log_row(stats))
             if "heldout_gold" in extra:
-                curve_log.write({
-                    "update": stats.update, "episodes_seen": stats.episodes_seen,
-                    "n": extra["heldout_n"], "heldout_gold": extra["heldout_gold"],
-                })  # fmt: skip
+                curve_log.write(
+                    {
+                        "update": stats.update,
+                        "episodes_seen": stats.episodes_seen,
+                        "n": extra["heldout_n"],
+                        "heldout_gold": extra["heldout_gold"],
+                    }
+                )
             if stats.update % TRAIN_LOG_EVERY == 0:  # ids made unique: a level can be replayed
                 for i, e in enumerate(episodes):
                     episodes_log.write(e.model_copy(update={"id": f"{e.id}/u{stats.update}.{i}"}))
             if progress is not None:
                 progress(len(episodes))
 
-        train(agent, sampler, world.scenario, train_config(cfg, condition), run_seed,
-              condition=condition.name, on_update=on_update, llm=llm, judge=judge)  # fmt: skip
+        train(
+            agent,
+            sampler,
+            world.scenario,
+            train_config(cfg, condition),
+            run_seed,
+            condition=condition.name,
+            on_update=on_update,
+            llm=llm,
+            judge=judge,
+        )
         agent.save(out / CHECKPOINT)
 
         def on_episode(e: Episode) -> None:
@@ -172,23 +197,46 @@ def run_condition(
         trained_on = world.train_members(condition)
         n_train_eval = per * len(world.ensemble.train)  # same evaluation budget for every condition
         evals = [
-            *evaluate_members(cfg, agent, trained_on, world,
-                              max(per, n_train_eval // len(trained_on)), llm, split="train",
-                              condition=condition.name, on_episode=on_episode),
-            *evaluate_members(cfg, agent, world.ensemble.heldout, world, per, llm,
-                              split="heldout", condition=condition.name, on_episode=on_episode),
-        ]  # fmt: skip
+            *evaluate_members(
+                cfg,
+                agent,
+                trained_on,
+                world,
+                max(per, n_train_eval // len(trained_on)),
+                llm,
+                split="train",
+                condition=condition.name,
+                on_episode=on_episode,
+            ),
+            *evaluate_members(
+                cfg,
+                agent,
+                world.ensemble.heldout,
+                world,
+                per,
+                llm,
+                split="heldout",
+                condition=condition.name,
+                on_episode=on_episode,
+            ),
+        ]
         llm_stats = llm_accounting(llm)
-    write_json(out / MEMBERS, {
-        "trained_on": [s.model_dump(mode="json") for s in trained_on],
-        "heldout": [s.model_dump(mode="json") for s in world.ensemble.heldout],
-        "sampled_members": len(sampler.members),
-        "trained_quirk_phrasings": sorted(sampler.phrasings),
-    })  # fmt: skip
+    write_json(
+        out / MEMBERS,
+        {
+            "trained_on": [s.model_dump(mode="json") for s in trained_on],
+            "heldout": [s.model_dump(mode="json") for s in world.ensemble.heldout],
+            "sampled_members": len(sampler.members),
+            "trained_quirk_phrasings": sorted(sampler.phrasings),
+        },
+    )
     summary = summarise_sub_run(evals, sampler.phrasings)
-    summary.update(condition=condition.name, seed=seed,
-                   episodes_trained=train_config(cfg, condition).episodes,
-                   wall_seconds=round(time.perf_counter() - started, 2))  # fmt: skip
+    summary.update(
+        condition=condition.name,
+        seed=seed,
+        episodes_trained=train_config(cfg, condition).episodes,
+        wall_seconds=round(time.perf_counter() - started, 2),
+    )
     if llm_stats:
         summary["llm"] = llm_stats
     write_json(out / SUMMARY, summary)
@@ -229,11 +277,29 @@ def reference_scripted(cfg: StudyConfig, out: Path) -> dict[str, Any]:
     needed = {s.llm.endpoint for s in world.ensemble.heldout if s.llm is not None}
     with EpisodeLog(out / EPISODES) as log, llm_runtime(cfg, needed) as llm:
         evals = [
-            *evaluate_members(cfg, agent, world.ensemble.train, world, per, llm,
-                              split="train", condition="scripted", on_episode=log.write),
-            *evaluate_members(cfg, agent, world.ensemble.heldout, world, per, llm,
-                              split="heldout", condition="scripted", on_episode=log.write),
-        ]  # fmt: skip
+            *evaluate_members(
+                cfg,
+                agent,
+                world.ensemble.train,
+                world,
+                per,
+                llm,
+                split="train",
+                condition="scripted",
+                on_episode=log.write,
+            ),
+            *evaluate_members(
+                cfg,
+                agent,
+                world.ensemble.heldout,
+                world,
+                per,
+                llm,
+                split="heldout",
+                condition="scripted",
+                on_episode=log.write,
+            ),
+        ]
         llm_stats = llm_accounting(llm)
     summary = summarise_sub_run(evals, set())
     if llm_stats:

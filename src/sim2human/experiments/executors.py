@@ -100,8 +100,12 @@ def in_processes(
     ctx = mp.get_context("spawn")
     state = ctx.Array("b", max(1, len(calls)), lock=False)
     names = list(labels) if labels is not None else [str(i) for i in range(len(calls))]
-    pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_init_worker,
-                               initargs=(os.getpid(), queue, state))  # fmt: skip
+    pool = ProcessPoolExecutor(
+        max_workers=workers,
+        mp_context=ctx,
+        initializer=_init_worker,
+        initargs=(os.getpid(), queue, state),
+    )
     futures: list[Future[T]] = []
     try:
         futures = [pool.submit(_call, i, fn, args) for i, args in enumerate(calls)]

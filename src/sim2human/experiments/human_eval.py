@@ -64,14 +64,22 @@ def export_run(episodes: Sequence[Episode], out: Path) -> int:
         (sub / METRICS).write_text("", encoding="utf-8")  # no training happened here
         write_json(sub / CONFIG, {"study": "human", "condition": {"name": agent}, "seed": 0})
         specs = {e.simulator_id: human_spec(e.simulator_id.removeprefix("human:")) for e in eps}
-        write_json(sub / MEMBERS, {"trained_on": [], "heldout": [
-            v.model_dump(mode="json") for v in specs.values()]})  # fmt: skip
-        write_json(sub / SUMMARY, {
-            "condition": agent, "seed": 0, "episodes_trained": 0,
-            "heldout": summarise(eps).model_dump(),
-            "heldout_by_family": {k: v.model_dump()
-                                  for k, v in by(eps, lambda e: e.family).items()},
-        })  # fmt: skip
+        write_json(
+            sub / MEMBERS,
+            {"trained_on": [], "heldout": [v.model_dump(mode="json") for v in specs.values()]},
+        )
+        write_json(
+            sub / SUMMARY,
+            {
+                "condition": agent,
+                "seed": 0,
+                "episodes_trained": 0,
+                "heldout": summarise(eps).model_dump(),
+                "heldout_by_family": {
+                    k: v.model_dump() for k, v in by(eps, lambda e: e.family).items()
+                },
+            },
+        )
     return len(episodes)
 
 
@@ -122,35 +130,50 @@ def compare(study: dict[str, Any], episodes: Sequence[Episode], seed: int = 0) -
     per_agent = []
     for a in agents:
         eps = calls[a]
-        per_agent.append({
-            "agent": a,
-            "human_gold": _est(call_bootstrap([float(e.gold.success) for e in eps])),
-            "human_fields": _est(call_bootstrap([e.gold.field_accuracy for e in eps])),
-            "human_rating": _est(call_bootstrap([e.proxy for e in eps])),
-            "sim_heldout_gold": rows[a]["heldout_gold"],
-            "sim_gold_by_family": {**rows[a].get("train_gold_by_family", {}),
-                                   **rows[a].get("heldout_gold_by_family", {})},
-        })  # fmt: skip
+        per_agent.append(
+            {
+                "agent": a,
+                "human_gold": _est(call_bootstrap([float(e.gold.success) for e in eps])),
+                "human_fields": _est(call_bootstrap([e.gold.field_accuracy for e in eps])),
+                "human_rating": _est(call_bootstrap([e.proxy for e in eps])),
+                "sim_heldout_gold": rows[a]["heldout_gold"],
+                "sim_gold_by_family": {
+                    **rows[a].get("train_gold_by_family", {}),
+                    **rows[a].get("heldout_gold_by_family", {}),
+                },
+            }
+        )
     families = sorted({f for r in per_agent for f in r["sim_gold_by_family"]})
     human = np.array([r["human_gold"]["mean"] for r in per_agent])
     boot = _boot_human_gold([calls[a] for a in agents], seed)
     per_family = []
     for f in ["(all held-out)", *families]:
-        have = [i for i, r in enumerate(per_agent)
-                if f == "(all held-out)" or f in r["sim_gold_by_family"]]  # fmt: skip
-        sim = np.array([
-            per_agent[i]["sim_heldout_gold"]["mean"] if f == "(all held-out)"
-            else per_agent[i]["sim_gold_by_family"][f] for i in have
-        ])  # fmt: skip
+        have = [
+            i
+            for i, r in enumerate(per_agent)
+            if f == "(all held-out)" or f in r["sim_gold_by_family"]
+        ]
+        sim = np.array(
+            [
+                per_agent[i]["sim_heldout_gold"]["mean"]
+                if f == "(all held-out)"
+                else per_agent[i]["sim_gold_by_family"][f]
+                for i in have
+            ]
+        )
         rho = spearman(sim.tolist(), human[have].tolist())
         rhos = [r for b in boot if (r := spearman(sim.tolist(), b[have].tolist())) is not None]
         gaps = [float(np.mean(np.abs(sim - b[have]))) for b in boot]
-        per_family.append({
-            "family": f, "agents": len(have), "spearman": rho,
-            "spearman_ci": _ci(rhos) if rho is not None and len(rhos) > 10 else None,
-            "mean_abs_gap": float(np.mean(np.abs(sim - human[have]))) if have else None,
-            "mean_abs_gap_ci": _ci(gaps) if have else None,
-        })  # fmt: skip
+        per_family.append(
+            {
+                "family": f,
+                "agents": len(have),
+                "spearman": rho,
+                "spearman_ci": _ci(rhos) if rho is not None and len(rhos) > 10 else None,
+                "mean_abs_gap": float(np.mean(np.abs(sim - human[have]))) if have else None,
+                "mean_abs_gap_ci": _ci(gaps) if have else None,
+            }
+        )
     return {
         "study": study.get("study", ""),
         "calls": int(sum(len(calls[a]) for a in agents)),
@@ -209,25 +232,46 @@ def _num(v: float | None, ci: list[float] | None = None, scale: float = 1.0) -> 
 
 
 def agent_rows(result: dict[str, Any]) -> list[list[str]]:
-    return [[r["agent"], str(r["human_gold"]["n"]), _pct(r["human_gold"]),
-             _pct(r["sim_heldout_gold"]), _pct(r["human_fields"]), _pct(r["human_rating"])]
-            for r in result["agents"]]  # fmt: skip
+    return [
+        [
+            r["agent"],
+            str(r["human_gold"]["n"]),
+            _pct(r["human_gold"]),
+            _pct(r["sim_heldout_gold"]),
+            _pct(r["human_fields"]),
+            _pct(r["human_rating"]),
+        ]
+        for r in result["agents"]
+    ]
 
 
 def family_rows(result: dict[str, Any]) -> list[list[str]]:
-    return [[f["family"], str(f["agents"]), _num(f["spearman"], f["spearman_ci"]),
-             _num(f["mean_abs_gap"], f["mean_abs_gap_ci"], 100)]
-            for f in result["families"]]  # fmt: skip
+    return [
+        [
+            f["family"],
+            str(f["agents"]),
+            _num(f["spearman"], f["spearman_ci"]),
+            _num(f["mean_abs_gap"], f["mean_abs_gap_ci"], 100),
+        ]
+        for f in result["families"]
+    ]
 
 
-AGENT_COLS = ("agent", "calls", "human gold", "simulator held-out gold", "human fields right",
-              "human rating")  # fmt: skip
+AGENT_COLS = (
+    "agent",
+    "calls",
+    "human gold",
+    "simulator held-out gold",
+    "human fields right",
+    "human rating",
+)
 FAMILY_COLS = ("simulator family", "agents", "Spearman vs human gold", "mean |gap| (points)")
 
 
 def human_table(result: dict[str, Any]) -> Group:
-    a = Table(title=f"human calls ({result['calls']}) vs simulators (%, 95% CI)",
-              title_justify="left")  # fmt: skip
+    a = Table(
+        title=f"human calls ({result['calls']}) vs simulators (%, 95% CI)", title_justify="left"
+    )
     for col in AGENT_COLS:
         a.add_column(col, justify="left" if col == "agent" else "right")
     for row in agent_rows(result):
@@ -245,10 +289,14 @@ def markdown(result: dict[str, Any]) -> str:
         head = "| " + " | ".join(cols) + " |\n|" + "---|" * len(cols) + "\n"
         return head + "".join("| " + " | ".join(r) + " |\n" for r in rows)
 
-    out = [f"# Human calls vs simulators ({result['calls']} calls)\n",
-           "%, 95% bootstrap CIs over calls.\n", table(AGENT_COLS, agent_rows(result)),
-           "\n## Which simulators predict people\n", table(FAMILY_COLS, family_rows(result)),
-           f"\n{result['note']}.\n"]  # fmt: skip
+    out = [
+        f"# Human calls vs simulators ({result['calls']} calls)\n",
+        "%, 95% bootstrap CIs over calls.\n",
+        table(AGENT_COLS, agent_rows(result)),
+        "\n## Which simulators predict people\n",
+        table(FAMILY_COLS, family_rows(result)),
+        f"\n{result['note']}.\n",
+    ]
     if result["unmatched_agents"]:
         names = ", ".join(result["unmatched_agents"])
         out.append(f"\nCalls with agents not in this study: {names}.\n")

@@ -51,11 +51,14 @@ def _prepare(cfg: StudyConfig, out: Path, resume: bool) -> list[tuple[str, int]]
         if not stored.exists():
             raise UsageError(f"{out}: nothing to resume (no config.yaml)")
         if read_text(stored, "stored study config") != config_text:
-            raise UsageError(f"{out}: the study config differs from the one it was started with; "
-                             "resume with the same file and --quick setting")  # fmt: skip
+            raise UsageError(
+                f"{out}: the study config differs from the one it was started with; "
+                "resume with the same file and --quick setting"
+            )
     elif (out / "conditions").exists():
-        raise UsageError(f"{out}: already holds sub-runs; pass --resume to continue it, or "
-                         "choose another --out")  # fmt: skip
+        raise UsageError(
+            f"{out}: already holds sub-runs; pass --resume to continue it, or choose another --out"
+        )
     stored.write_text(config_text)
     todo = []
     for c in cfg.conditions:
@@ -88,8 +91,9 @@ def run_study(
         raise UsageError(f"{out}: nothing to resume (no such directory)")
     console = console or Console(stderr=True)
     note = lambda msg: console.print(f"note: {out}: {msg}", highlight=False, soft_wrap=True)  # noqa: E731
-    with run_lock(output_dir(out, "run directory"), "study --resume" if resume else "study",
-                  note=note):  # fmt: skip
+    with run_lock(
+        output_dir(out, "run directory"), "study --resume" if resume else "study", note=note
+    ):
         jobs = _prepare(cfg, out, resume)  # against the config as written, not the endpoints
         needed = StudyWorld.build(cfg).endpoints(cfg.conditions)
         if workers is None and model_takes_every_core(cfg, needed):
@@ -127,8 +131,13 @@ def _run_study(
     )
     total = len(jobs) * (cfg.train.episodes + 2 * n_eval)
     workers = max(1, min(workers or os.cpu_count() or 1, len(jobs) or 1))
-    columns = (TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-               TextColumn("episodes"), TimeElapsedColumn())  # fmt: skip
+    columns = (
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("episodes"),
+        TimeElapsedColumn(),
+    )
     with Progress(*columns, console=console, transient=False) as bar:
         task = bar.add_task(f"{cfg.name}: {len(jobs)} runs, {workers} at a time", total=total)
         with queue_progress(bar, task) as queue:
@@ -148,6 +157,13 @@ def _run_jobs(
     cfg: StudyConfig, out: Path, jobs: list[tuple[str, int]], workers: int, queue: Any
 ) -> None:
     config = cfg.model_dump_json()
-    in_processes(_work, [(config, name, seed, str(out / "conditions" / name / f"seed-{seed}"))
-                         for name, seed in jobs], workers, queue=queue,
-                 labels=[f"{name} seed {seed}" for name, seed in jobs])  # fmt: skip
+    in_processes(
+        _work,
+        [
+            (config, name, seed, str(out / "conditions" / name / f"seed-{seed}"))
+            for name, seed in jobs
+        ],
+        workers,
+        queue=queue,
+        labels=[f"{name} seed {seed}" for name, seed in jobs],
+    )

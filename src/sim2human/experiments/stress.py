@@ -111,13 +111,24 @@ def stress_agent(
 
     result: dict[str, Any] = {"label": ref.label, "seed": ref.seed}
     result["sweep"] = sweep(
-        build_agent(ref, world), members, world.scenario, plan, max_turns=world.max_turns,
-        label=ref.label, on_episode=tick,
-    )  # fmt: skip
+        build_agent(ref, world),
+        members,
+        world.scenario,
+        plan,
+        max_turns=world.max_turns,
+        label=ref.label,
+        on_episode=tick,
+    )
     if search_cfg is not None and ref.search:
         where = search_members(cfg, world, ref.label, search_cfg.members)
-        found = search(build_agent(ref, world), where, world.scenario, search_cfg,
-                       max_turns=world.max_turns, on_episode=tick)  # fmt: skip
+        found = search(
+            build_agent(ref, world),
+            where,
+            world.scenario,
+            search_cfg,
+            max_turns=world.max_turns,
+            on_episode=tick,
+        )
         result["search"] = result_json(found)
         result["search"]["seed"] = ref.seed
     return result
@@ -215,13 +226,19 @@ def _run_all(
     total: int,
     console: Console,
 ) -> list[dict[str, Any]]:
-    columns = (TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-               TextColumn("episodes (at most)"), TimeElapsedColumn())  # fmt: skip
+    columns = (
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("episodes (at most)"),
+        TimeElapsedColumn(),
+    )
     with Progress(*columns, console=console, transient=False) as bar:
         task = bar.add_task(f"stress: {len(refs)} agents on {workers} cores", total=total)
         if workers == 1:
-            out = [stress_agent(cfg, r, plan, search_cfg, lambda n: bar.advance(task, n))
-                   for r in refs]  # fmt: skip
+            out = [
+                stress_agent(cfg, r, plan, search_cfg, lambda n: bar.advance(task, n)) for r in refs
+            ]
             bar.update(task, completed=total)
             return out
         with queue_progress(bar, task) as queue:

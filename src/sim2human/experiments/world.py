@@ -75,11 +75,17 @@ class StudyWorld:
 
     def sampler(self, condition: Condition, seed: int = 0) -> Sampler:
         inner = build_sampler(
-            condition.sampler, self.ensemble, self.pool, self.fixed_spec(condition),
-            condition.perturb, args=condition.sampler_args, scenario=self.scenario,
+            condition.sampler,
+            self.ensemble,
+            self.pool,
+            self.fixed_spec(condition),
+            condition.perturb,
+            args=condition.sampler_args,
+            scenario=self.scenario,
             solvable=solvability(self.scenario, self.max_turns),
-            oracle_gold=condition.oracle_gold, seed=seed,
-        )  # fmt: skip
+            oracle_gold=condition.oracle_gold,
+            seed=seed,
+        )
         if condition.llm_share > 0:
             return MixedSampler(inner, self.llm_train, condition.llm_share, condition.llm_block)
         return inner
@@ -101,16 +107,39 @@ def llm_runtime(cfg: StudyConfig, needed: set[str]) -> Iterator[LLMRuntime | Non
 
 
 def evaluate_members(
-    cfg: StudyConfig, agent: Agent, specs: Sequence[SimulatorSpec],
-    world: StudyWorld, per_member: int, llm: LLMRuntime | None, **kw: Any,
-) -> list[Episode]:  # fmt: skip
+    cfg: StudyConfig,
+    agent: Agent,
+    specs: Sequence[SimulatorSpec],
+    world: StudyWorld,
+    per_member: int,
+    llm: LLMRuntime | None,
+    **kw: Any,
+) -> list[Episode]:
     """``evaluate`` with ``eval.llm_episodes_per_member`` episodes on each ``llm`` member."""
     persona = [s for s in specs if s.kind != "llm"]
     chat = [s for s in specs if s.kind == "llm"]
     per_llm = cfg.eval.llm_episodes_per_member or per_member
-    out = evaluate(agent, persona, world.scenario, per_member=per_member, llm=llm,
-                   max_turns=cfg.train.max_turns, **kw) if persona else []  # fmt: skip
+    out = (
+        evaluate(
+            agent,
+            persona,
+            world.scenario,
+            per_member=per_member,
+            llm=llm,
+            max_turns=cfg.train.max_turns,
+            **kw,
+        )
+        if persona
+        else []
+    )
     if chat:
-        out += evaluate(agent, chat, world.scenario, per_member=per_llm, llm=llm,
-                        max_turns=cfg.train.max_turns, **kw)  # fmt: skip
+        out += evaluate(
+            agent,
+            chat,
+            world.scenario,
+            per_member=per_llm,
+            llm=llm,
+            max_turns=cfg.train.max_turns,
+            **kw,
+        )
     return out

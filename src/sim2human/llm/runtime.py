@@ -83,10 +83,13 @@ def serve_embedded(settings: LLMSettings, needed: set[str]) -> Iterator[LLMSetti
             if isinstance(entry, Embedded):
                 from sim2human.llm.local import local_model
 
-                resolved[name] = stack.enter_context(local_model(
-                    n_parallel=entry.parallel, n_threads=entry.threads,
-                    ctx_per_slot=entry.ctx_per_slot,
-                ))  # fmt: skip
+                resolved[name] = stack.enter_context(
+                    local_model(
+                        n_parallel=entry.parallel,
+                        n_threads=entry.threads,
+                        ctx_per_slot=entry.ctx_per_slot,
+                    )
+                )
         yield settings.model_copy(update={"endpoints": resolved})
 
 

@@ -148,10 +148,16 @@ def by_group(
         gold = cluster_bootstrap(
             [float(e.gold.success) for _, e in pairs], [r for r, _ in pairs], n_boot=n_boot
         )
-        rows.append(GroupRow(
-            name=name, split=split, n=len(pairs), proxy=float(np.mean([e.proxy for _, e in pairs])),
-            gold=gold.mean, gold_ci=gold.ci,
-        ))  # fmt: skip
+        rows.append(
+            GroupRow(
+                name=name,
+                split=split,
+                n=len(pairs),
+                proxy=float(np.mean([e.proxy for _, e in pairs])),
+                gold=gold.mean,
+                gold_ci=gold.ci,
+            )
+        )
     return rows
 
 
@@ -245,12 +251,19 @@ def fit_overoptimisation(
             target = d_star if d_star is not None else max(p.d for p in mine)
             stop[run] = min(mine, key=lambda p: (abs(p.d - target), p.update)).update
     return OverFit(
-        alpha=alpha, beta=beta, alpha_ci=(a_ci[0], a_ci[1]), beta_ci=(b_ci[0], b_ci[1]),
-        baseline=baseline, r2=r2, n_points=len(points), d_max=float(d.max()), d_star=d_star,
+        alpha=alpha,
+        beta=beta,
+        alpha_ci=(a_ci[0], a_ci[1]),
+        beta_ci=(b_ci[0], b_ci[1]),
+        baseline=baseline,
+        r2=r2,
+        n_points=len(points),
+        d_max=float(d.max()),
+        d_star=d_star,
         gold_at_peak=None if d_star is None else baseline + d_star * beta,
         peak_observed=d_star is not None and float(d[d > 0].min()) < d_star < float(d.max()),
         stop=stop,
-    )  # fmt: skip
+    )
 
 
 # ---------------------------------------------------------------------------- exploit finder
@@ -333,16 +346,23 @@ def exploit_table(
         else:
             unearned = _nan()
         share = usage.get(p, 0) / total
-        rows.append(ExploitRow(
-            phrasing=p, text=texts.get(p, p), share=share, uses=usage.get(p, 0),
-            proxy_lift_train=proxy_tr,
-            members_raised=sum(float(np.mean(v)) >= MIN_LIFT for v in per_member.values()),
-            members_total=len(per_member),
-            proxy_lift_heldout=_est(ho, "d_proxy", n_boot), gold_lift_heldout=gold_ho,
-            success_lift_heldout=_est(ho, "d_success", n_boot), unearned=unearned,
-            exploit=bool(unearned.n and unearned.ci[0] > min_unearned and share >= min_share),
-            example=max(tr, key=lambda x: x.d_proxy).episode_id if tr else None,
-        ))  # fmt: skip
+        rows.append(
+            ExploitRow(
+                phrasing=p,
+                text=texts.get(p, p),
+                share=share,
+                uses=usage.get(p, 0),
+                proxy_lift_train=proxy_tr,
+                members_raised=sum(float(np.mean(v)) >= MIN_LIFT for v in per_member.values()),
+                members_total=len(per_member),
+                proxy_lift_heldout=_est(ho, "d_proxy", n_boot),
+                gold_lift_heldout=gold_ho,
+                success_lift_heldout=_est(ho, "d_success", n_boot),
+                unearned=unearned,
+                exploit=bool(unearned.n and unearned.ci[0] > min_unearned and share >= min_share),
+                example=max(tr, key=lambda x: x.d_proxy).episode_id if tr else None,
+            )
+        )
     return sorted(rows, key=lambda r: (not r.exploit, -r.unearned.mean if r.unearned.n else 1))
 
 
@@ -362,8 +382,14 @@ class Behaviour(Frozen):
 def behaviour(episodes: Sequence[Episode]) -> Behaviour:
     turns = [t for e in episodes for t in e.agent_turns]
     if not turns:
-        return Behaviour(n_turns=0, act_entropy=0.0, distinct_1=float("nan"),
-                         distinct_2=float("nan"), top_phrasing=None, top_share=0.0)  # fmt: skip
+        return Behaviour(
+            n_turns=0,
+            act_entropy=0.0,
+            distinct_1=float("nan"),
+            distinct_2=float("nan"),
+            top_phrasing=None,
+            top_share=0.0,
+        )
     counts = Counter(t.act or t.text for t in turns)
     p = np.asarray(list(counts.values()), float) / len(turns)
     top, top_n = counts.most_common(1)[0]

@@ -46,6 +46,10 @@ def evaluate(
 ) -> list[Episode]:
     """``llm`` is needed when a member is an ``llm`` simulator or the agent is an LLM agent."""
     return play(
-        agent, eval_jobs(specs, split, per_member, condition), scenario, on_episode=on_episode,
-        llm=llm, max_turns=max_turns,
-    )  # fmt: skip
+        agent,
+        eval_jobs(specs, split, per_member, condition),
+        scenario,
+        on_episode=on_episode,
+        llm=llm,
+        max_turns=max_turns,
+    )

@@ -40,13 +40,23 @@ def play(
         if llm is None:
             raise UsageError("LLM simulators or agents need endpoints: pass an LLMRuntime")
         waiting = [j for j in jobs if needs_async(agent, [j])]
-        done = llm.run(play_async(agent, waiting, scenario, llm, max_turns=max_turns,
-                                  on_episode=on_episode))  # fmt: skip
+        done = llm.run(
+            play_async(agent, waiting, scenario, llm, max_turns=max_turns, on_episode=on_episode)
+        )
         rest = [j for j in jobs if not needs_async(agent, [j])]  # empty for async agents
         if not rest:
             return done
-        return [*done, *play(agent, rest, scenario, batch_size=batch_size, max_turns=max_turns,
-                             on_episode=on_episode)]  # fmt: skip
+        return [
+            *done,
+            *play(
+                agent,
+                rest,
+                scenario,
+                batch_size=batch_size,
+                max_turns=max_turns,
+                on_episode=on_episode,
+            ),
+        ]
     episodes: list[Episode] = []
     for start in range(0, len(jobs), batch_size):
         live = [Conversation.open(j, scenario, max_turns) for j in jobs[start : start + batch_size]]

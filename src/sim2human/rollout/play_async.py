@@ -104,8 +104,9 @@ async def play_jobs(
 
     async def one(index: int, job: Job) -> Played:
         async with gate:
-            played = await play_one(index, job, scenario, make_simulator(job.spec), decide,
-                                    max_turns)  # fmt: skip
+            played = await play_one(
+                index, job, scenario, make_simulator(job.spec), decide, max_turns
+            )
         if on_episode is not None:
             on_episode(played.episode)
         return played

@@ -145,9 +145,13 @@ class NoArgs(Frozen):
 
 SAMPLERS = ("fixed", "uniform", "randomized", "must", "plr", "evolve")
 SAMPLER_ARGS: dict[str, type[Frozen]] = {
-    "fixed": NoArgs, "uniform": NoArgs, "randomized": NoArgs,
-    "must": MustArgs, "plr": PLRArgs, "evolve": EvolveArgs,
-}  # fmt: skip
+    "fixed": NoArgs,
+    "uniform": NoArgs,
+    "randomized": NoArgs,
+    "must": MustArgs,
+    "plr": PLRArgs,
+    "evolve": EvolveArgs,
+}
 
 
 def sampler_args(name: str, raw: Mapping[str, Any] | None, where: str = "sampler_args") -> Frozen:

@@ -79,8 +79,13 @@ class _Track:
 
     @classmethod
     def new(cls, window: int, born: int) -> _Track:
-        return cls(deque(maxlen=window), deque(maxlen=window), deque(maxlen=window),
-                   deque(maxlen=window), born)  # fmt: skip
+        return cls(
+            deque(maxlen=window),
+            deque(maxlen=window),
+            deque(maxlen=window),
+            deque(maxlen=window),
+            born,
+        )
 
 
 @dataclass
@@ -193,8 +198,17 @@ class EvolveSampler:
             narrowed = _entropy(new) < _entropy(old)
             gap = float((own - gold).mean()) if self.oracle_gold else float((own - panel).mean())
             difficulty = 1 - float(gold.mean() if self.oracle_gold else panel.mean())
-            out.append(_Score(m.id, n, float(own.mean()), float(panel.mean()), gap,
-                              max(0.0, rise) if narrowed else 0.0, difficulty))  # fmt: skip
+            out.append(
+                _Score(
+                    m.id,
+                    n,
+                    float(own.mean()),
+                    float(panel.mean()),
+                    gap,
+                    max(0.0, rise) if narrowed else 0.0,
+                    difficulty,
+                )
+            )
         if out:  # relative to the population: learning lifts and narrows every member at once
             gap_median = float(np.median([s.gap for s in out]))
             narrow_median = float(np.median([s.narrowing for s in out]))
@@ -213,8 +227,9 @@ class EvolveSampler:
         self.history = self.history[-HISTORY:]
         self._retire(scored)
         if self.history:
-            self.cem.fit(np.stack([v for v, _ in self.history]),
-                         np.asarray([d for _, d in self.history]))  # fmt: skip
+            self.cem.fit(
+                np.stack([v for v, _ in self.history]), np.asarray([d for _, d in self.history])
+            )
         hardest = max(scored, key=lambda s: s.difficulty, default=None)
         k = 0
         while len(self.active) < self.args.max_members and k < self.args.spawn_per_round:
@@ -226,28 +241,45 @@ class EvolveSampler:
         a = self.args
         room = len(self.active) - a.min_members
         median = float(np.median([s.gap for s in scored])) if scored else 0.0
-        exploited = sorted((s for s in scored  # narrowing alone never retires: it needs the gap
-                            if s.exploit > a.exploit_threshold and s.gap > median),
-                           key=lambda s: -s.exploit)[: min(a.retire_per_round, room)]  # fmt: skip
+        exploited = sorted(
+            (
+                s
+                for s in scored  # narrowing alone never retires: it needs the gap
+                if s.exploit > a.exploit_threshold and s.gap > median
+            ),
+            key=lambda s: -s.exploit,
+        )[: min(a.retire_per_round, room)]
         for s in exploited:
             what = "proxy-gold gap" if self.oracle_gold else "own score above the panel's"
-            reason = (f"exploited: {what} {s.gap:+.2f} over {s.n} episodes, exploitation "
-                      f"{s.exploit:+.2f} above the population's median" +
-                      (f"; its proxy rose {s.narrowing:.2f} while the agent's acts narrowed"
-                       if s.narrowing else ""))  # fmt: skip
+            reason = (
+                f"exploited: {what} {s.gap:+.2f} over {s.n} episodes, exploitation "
+                f"{s.exploit:+.2f} above the population's median"
+                + (
+                    f"; its proxy rose {s.narrowing:.2f} while the agent's acts narrowed"
+                    if s.narrowing
+                    else ""
+                )
+            )
             self._retire_one(s, reason)
         if exploited or len(self.active) < a.max_members or room <= 0:
             return
         easiest = min(scored, key=lambda s: s.difficulty, default=None)
         if easiest is not None and easiest.difficulty < a.mastered_threshold:
-            self._retire_one(easiest, f"mastered: difficulty {easiest.difficulty:.2f} < "
-                                      f"{a.mastered_threshold} with a full population")  # fmt: skip
+            self._retire_one(
+                easiest,
+                f"mastered: difficulty {easiest.difficulty:.2f} < "
+                f"{a.mastered_threshold} with a full population",
+            )
 
     def _retire_one(self, s: _Score, reason: str) -> None:
         spec = next(m for m in self.active if m.id == s.member)
         self.active.remove(spec)
-        detail = {"exploit": round(s.exploit, 3), "difficulty": round(s.difficulty, 3),
-                  "own": round(s.own, 3), "panel": round(s.panel, 3)}  # fmt: skip
+        detail = {
+            "exploit": round(s.exploit, 3),
+            "difficulty": round(s.difficulty, 3),
+            "own": round(s.own, 3),
+            "panel": round(s.panel, 3),
+        }
         self._event("retire", spec.id, reason, **detail)
         if self.args.snapshot_share > 0 and self.args.max_snapshots > 0:
             self.snapshots.append(spec)
@@ -274,28 +306,45 @@ class EvolveSampler:
                 how = "cross-entropy search proposal"
             self.spawned += 1
             seed = int(self.rng.integers(2**31))
-            spec = SimulatorSpec(id=f"{family}-evo{self.spawned}", family=family, traits=traits,
-                                 seed=seed)  # fmt: skip
+            spec = SimulatorSpec(
+                id=f"{family}-evo{self.spawned}", family=family, traits=traits, seed=seed
+            )
             ok, wins, played = self.solvable(spec, a.solvable_episodes, a.min_solvable, seed)
             if ok:
                 self.active.append(spec)
                 self.tracks[spec.id] = _Track.new(a.window, self.updates)
                 self.panel.set_members([*self.active, *self.snapshots])
-                self._event("spawn", spec.id, f"{how}; the scripted agent solved {wins} of "
-                                              f"{played} calls (attempt {attempt})",
-                            parent=parent_spec.id if parent_spec else None,
-                            traits=_brief(spec))  # fmt: skip
+                self._event(
+                    "spawn",
+                    spec.id,
+                    f"{how}; the scripted agent solved {wins} of "
+                    f"{played} calls (attempt {attempt})",
+                    parent=parent_spec.id if parent_spec else None,
+                    traits=_brief(spec),
+                )
                 return
         self._event("reject", "", f"no plausible candidate in {a.tries} tries ({how})")
 
     def _event(self, kind: str, member: str, reason: str, **extra: object) -> None:
-        self._events.append({"kind": kind, "member": member, "update": self.updates,
-                             "episodes_seen": self.seen, "reason": reason, **extra})  # fmt: skip
+        self._events.append(
+            {
+                "kind": kind,
+                "member": member,
+                "update": self.updates,
+                "episodes_seen": self.seen,
+                "reason": reason,
+                **extra,
+            }
+        )
 
 
 def _brief(spec: SimulatorSpec) -> dict[str, object]:
     t = spec.traits
-    return {"cooperativeness": round(t.cooperativeness, 2), "patience": t.patience,
-            "jargon_confusion": round(t.jargon_confusion, 2),
-            "silence_rate": round(t.silence_rate, 2), "emotion": t.emotion,
-            "noise": {k: round(v, 2) for k, v in t.noise.items()}}  # fmt: skip
+    return {
+        "cooperativeness": round(t.cooperativeness, 2),
+        "patience": t.patience,
+        "jargon_confusion": round(t.jargon_confusion, 2),
+        "silence_rate": round(t.silence_rate, 2),
+        "emotion": t.emotion,
+        "noise": {k: round(v, 2) for k, v in t.noise.items()},
+    }

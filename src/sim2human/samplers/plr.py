@@ -93,8 +93,13 @@ class PLRSampler:
 
     def distribution(self) -> np.ndarray:
         """The replay distribution over the stored levels, in ``self.levels`` order."""
-        return plr_distribution(np.asarray(self.scores), np.asarray(self.last_played),
-                                self.drawn, self.args.beta, self.args.rho)  # fmt: skip
+        return plr_distribution(
+            np.asarray(self.scores),
+            np.asarray(self.last_played),
+            self.drawn,
+            self.args.beta,
+            self.args.rho,
+        )
 
     def update(self, episodes: Sequence[Episode], info: BatchInfo | None = None) -> None:
         if self.args.score == "gae":

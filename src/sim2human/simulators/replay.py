@@ -64,19 +64,28 @@ class ReplayFamily(Family):
             quirks=Quirks(over_rewarded=(), bonus=0.0, trigger=None, leniency=0.0),
         )
         eid = ids[seed % len(ids)]
-        return SimulatorSpec(id=f"{self.name}-{eid}", family=self.name, kind="replay",
-                             traits=traits, seed=seed)  # fmt: skip
+        return SimulatorSpec(
+            id=f"{self.name}-{eid}", family=self.name, kind="replay", traits=traits, seed=seed
+        )
 
 
 REPLAY_FAMILIES: Final[dict[str, Family]] = {
     f.name: f
     for f in (
-        ReplayFamily(name="aci-train", splits=("train",), trigger_prob=0.0,
-                     description="real patients' words: ACI-Bench train split"),
-        ReplayFamily(name="aci-heldout", splits=("valid", "test"), trigger_prob=0.0,
-                     description="real patients' words: ACI-Bench valid + test splits"),
+        ReplayFamily(
+            name="aci-train",
+            splits=("train",),
+            trigger_prob=0.0,
+            description="real patients' words: ACI-Bench train split",
+        ),
+        ReplayFamily(
+            name="aci-heldout",
+            splits=("valid", "test"),
+            trigger_prob=0.0,
+            description="real patients' words: ACI-Bench valid + test splits",
+        ),
     )
-}  # fmt: skip
+}
 
 
 @lru_cache(maxsize=4)
@@ -151,8 +160,15 @@ def _member(encounter_id: str, scenario: IntakeScenario) -> Member:
     says = {fk for fk, v in heard.items() if v == card.values[fk[0]]}
     silent = {fk for fk, v in heard.items() if v is None}
     closing = next((k for k in reversed(range(len(turns))) if _THANKS.search(turns[k])), None)
-    return Member(card, tuple(turns), {f: tuple(v) for f, v in answers.items()},
-                  frozenset(says), frozenset(silent), 0, closing)  # fmt: skip
+    return Member(
+        card,
+        tuple(turns),
+        {f: tuple(v) for f, v in answers.items()},
+        frozenset(says),
+        frozenset(silent),
+        0,
+        closing,
+    )
 
 
 @dataclass
@@ -171,8 +187,12 @@ class ReplaySimulator:
         self.spec = spec
         self.scenario = scenario
         self.member = member_for(spec, scenario)
-        calm = spec.traits.model_copy(update={"emotion": "calm", "quirks": Quirks(
-            over_rewarded=(), bonus=0.0, trigger=None, leniency=0.0)})  # fmt: skip
+        calm = spec.traits.model_copy(
+            update={
+                "emotion": "calm",
+                "quirks": Quirks(over_rewarded=(), bonus=0.0, trigger=None, leniency=0.0),
+            }
+        )
         self._rule = PersonaSimulator(
             spec.model_copy(update={"kind": "persona", "traits": calm}), scenario
         )
@@ -213,8 +233,9 @@ class ReplaySimulator:
             if text not in parts:
                 parts.append(text)
             kinds.append(kind)
-        kind = "adapted" if "adapted" in kinds else ("verbatim" if "verbatim" in kinds else
-                                                     "fallback")  # fmt: skip
+        kind = (
+            "adapted" if "adapted" in kinds else ("verbatim" if "verbatim" in kinds else "fallback")
+        )
         return self._user(" ".join(parts), kind)
 
     def _answer(self, f: str) -> tuple[str, ReplyKind]:
@@ -294,15 +315,29 @@ def _partial_episode(
 ) -> Episode:
     """The call so far as an Episode, for the persona rule's ``judge``."""
     return Episode(
-        id="in-progress", scenario="intake", simulator_id=spec.id, family=spec.family,
-        split="train", seed=spec.seed, turns=tuple(turns), proxy=0.0,
+        id="in-progress",
+        scenario="intake",
+        simulator_id=spec.id,
+        family=spec.family,
+        split="train",
+        seed=spec.seed,
+        turns=tuple(turns),
+        proxy=0.0,
         gold=Outcome(success=False, fields={}, completed=False, dropped=False),
-        termination=Termination.MAX_TURNS, profile=profile, record=record,
-    )  # fmt: skip
+        termination=Termination.MAX_TURNS,
+        profile=profile,
+        record=record,
+    )
 
 
 def reply_shares(episodes: Sequence[Episode]) -> dict[str, float]:
     """Share of replay user turns that were verbatim, adapted, fallback (empty without any)."""
-    kinds = [k for e in episodes for t in e.turns if t.speaker == "user"
-             for k in t.tags if k in REPLY_KINDS]  # fmt: skip
+    kinds = [
+        k
+        for e in episodes
+        for t in e.turns
+        if t.speaker == "user"
+        for k in t.tags
+        if k in REPLY_KINDS
+    ]
     return {k: kinds.count(k) / len(kinds) for k in REPLY_KINDS} if kinds else {}

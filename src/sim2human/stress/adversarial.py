@@ -75,8 +75,15 @@ class SearchConfig:
     def __post_init__(self) -> None:
         if not 0.0 < self.threshold <= 1.0:
             raise UsageError(f"search threshold must be in (0, 1], got {self.threshold}")
-        for name in ("iterations", "population", "elite", "chunk_episodes", "max_chunks",
-                     "confirm_episodes", "confirm_tries"):  # fmt: skip
+        for name in (
+            "iterations",
+            "population",
+            "elite",
+            "chunk_episodes",
+            "max_chunks",
+            "confirm_episodes",
+            "confirm_tries",
+        ):
             if getattr(self, name) < 1:
                 raise UsageError(f"search {name} must be at least 1, got {getattr(self, name)}")
         if self.bisect_steps < 0:
@@ -289,9 +296,12 @@ def _confirm(ev: _Evaluator, clean: float, target: float) -> SearchResult:
         if result.mix is None or breaks:
             result.mix, result.total, result.success = found.mix, found.total, found.success
             result.confirm = {
-                "mean": wins / len(eps), "ci": [lo, hi], "n": len(eps), "breaks": breaks,
+                "mean": wins / len(eps),
+                "ci": [lo, hi],
+                "n": len(eps),
+                "breaks": breaks,
                 "level": f"one-sided Wilson, z={ev.cfg.z:g}",
-            }  # fmt: skip
+            }
             result.failing = [e for e in eps if not e.gold.success][:3]
         if breaks:
             result.status = "broken"

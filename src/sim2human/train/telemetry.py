@@ -84,9 +84,15 @@ class HeldoutProbe:
     def evaluate(self, update: int, kl_init: float) -> dict[str, Any]:
         """Held-out proxy and gold now; saves a checkpoint named in the returned row."""
         self.agent.generator.manual_seed(self.seed)
-        episodes = evaluate(self.agent, self.heldout, self.scenario, split="heldout",
-                            per_member=self.per_member, condition=self.condition,
-                            max_turns=self.max_turns)  # fmt: skip
+        episodes = evaluate(
+            self.agent,
+            self.heldout,
+            self.scenario,
+            split="heldout",
+            per_member=self.per_member,
+            condition=self.condition,
+            max_turns=self.max_turns,
+        )
         row: dict[str, Any] = {
             "d": math.sqrt(max(0.0, kl_init)),
             "heldout_proxy": float(np.mean([e.proxy for e in episodes])),

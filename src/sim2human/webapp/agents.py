@@ -76,8 +76,11 @@ class AgentPool:
 
     @property
     def names(self) -> list[str]:
-        return [*self.checkpoints, *([SCRIPTED] if self.scripted else []),
-                *([LLM] if self.llm is not None else [])]  # fmt: skip
+        return [
+            *self.checkpoints,
+            *([SCRIPTED] if self.scripted else []),
+            *([LLM] if self.llm is not None else []),
+        ]
 
     def assign(self, counts: dict[str, int]) -> tuple[str, int]:
         """(agent, training seed): the least-called agent, ties at random; a random seed."""
@@ -122,7 +125,7 @@ class AgentPool:
                     timeout_s=s.timeout_s,
                 )
             )
-            self._llm_agent = LLMAgent(self.scenario, client)  # fmt: skip
+            self._llm_agent = LLMAgent(self.scenario, client)
         return self._llm_agent
 
     def decider(self, name: str, seed: int) -> Callable[[Observation, int], Awaitable[AgentTurn]]:
