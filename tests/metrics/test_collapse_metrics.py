@@ -8,16 +8,14 @@ import numpy as np
 import pytest
 
 from sim2human.metrics.collapse import (
-    EvalPoint,
     Paired,
     behaviour,
     exploit_table,
-    fit_overoptimisation,
-    overopt_curve,
     pass_hat_k,
     robustness,
     transfer,
 )
+from sim2human.metrics.overoptimisation import EvalPoint, fit_overoptimisation, overopt_curve
 from sim2human.types import Episode, Outcome, Termination, Turn
 
 FIELDS = ("a", "b")

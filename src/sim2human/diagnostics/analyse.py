@@ -15,20 +15,18 @@ from sim2human.diagnostics.rundir import RunDir, SubRun
 from sim2human.diagnostics.verdict import Thresholds, Verdict, judge
 from sim2human.metrics.collapse import (
     Behaviour,
-    EvalPoint,
     ExploitRow,
     GroupRow,
-    OverFit,
     Paired,
     Robustness,
     Transfer,
     behaviour,
     by_group,
     exploit_table,
-    fit_overoptimisation,
     robustness,
     transfer,
 )
+from sim2human.metrics.overoptimisation import EvalPoint, OverFit, fit_overoptimisation
 from sim2human.scenarios.base import Scenario
 from sim2human.scenarios.intake import IntakeScenario
 from sim2human.simulators.base import SimulatorSpec
