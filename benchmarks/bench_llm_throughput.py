@@ -29,7 +29,7 @@ from sim2human.llm.runtime import PROBE, LLMRuntime, LLMSettings
 from sim2human.rollout.conversation import MAX_TURNS
 from sim2human.rollout.evaluate import eval_jobs
 from sim2human.rollout.play_async import play_async
-from sim2human.scenarios.intake import IntakeScenario
+from sim2human.scenarios.intake.scenario import IntakeScenario
 from sim2human.simulators.base import QuirkPool
 from sim2human.simulators.families import get_family
 from sim2human.simulators.llm import llm_spec

@@ -23,7 +23,7 @@ from sim2human.agents.scripted import ScriptedAgent
 from sim2human.corpora import aci_bench
 from sim2human.rollout.conversation import MAX_TURNS
 from sim2human.rollout.evaluate import evaluate
-from sim2human.scenarios.intake import IntakeScenario
+from sim2human.scenarios.intake.scenario import IntakeScenario
 from sim2human.simulators.base import QuirkPool
 from sim2human.simulators.families import get_family
 from sim2human.simulators.replay import _member, encounter_ids, reply_shares

@@ -25,7 +25,7 @@ from sim2human.rollout.checks import solvability
 from sim2human.rollout.conversation import MAX_TURNS
 from sim2human.samplers.build import Sampler, build_sampler
 from sim2human.samplers.feedback import BatchInfo, draw_level
-from sim2human.scenarios.intake import IntakeScenario
+from sim2human.scenarios.intake.scenario import IntakeScenario
 from sim2human.simulators.base import QuirkPool, SimulatorSpec
 from sim2human.simulators.families import HELDOUT_FAMILIES, TRAIN_FAMILIES
 from sim2human.train.config import PPOConfig

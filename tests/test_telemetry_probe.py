@@ -19,7 +19,7 @@ from sim2human.experiments.config import (
 from sim2human.experiments.runner import run_study
 from sim2human.metrics import embeddings
 from sim2human.report.study import write_study_reports
-from sim2human.scenarios.intake import IntakeScenario
+from sim2human.scenarios.intake.scenario import IntakeScenario
 from sim2human.train.config import PPOConfig
 
 

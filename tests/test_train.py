@@ -6,7 +6,7 @@ import numpy as np
 
 from sim2human.agents.policy import PolicyAgent
 from sim2human.samplers.build import FixedSampler
-from sim2human.scenarios.intake import IntakeScenario
+from sim2human.scenarios.intake.scenario import IntakeScenario
 from sim2human.simulators.base import QuirkPool
 from sim2human.simulators.families import get_family
 from sim2human.train.config import PPOConfig

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from sim2human.rollout.play import play
     from sim2human.samplers.build import SAMPLERS, Sampler, build_sampler
     from sim2human.scenarios.base import Scenario
-    from sim2human.scenarios.intake import IntakeScenario
+    from sim2human.scenarios.intake.scenario import IntakeScenario
     from sim2human.simulators import KINDS, build_simulator
     from sim2human.simulators.base import Simulator, SimulatorSpec, Traits
     from sim2human.simulators.families import FAMILIES, get_family
@@ -37,7 +37,7 @@ _WHERE: dict[str, str] = {
     "Outcome": "sim2human.types",
     "Termination": "sim2human.types",
     "Scenario": "sim2human.scenarios.base",
-    "IntakeScenario": "sim2human.scenarios.intake",
+    "IntakeScenario": "sim2human.scenarios.intake.scenario",
     # who plays the user
     "Simulator": "sim2human.simulators.base",
     "SimulatorSpec": "sim2human.simulators.base",

@@ -59,7 +59,7 @@ def test_check_command_reports_a_broken_simulator(
 ) -> None:
     (tmp_path / "mine.py").write_text(
         "from test_registered import Moody as MyUser\n"
-        "from sim2human.scenarios.intake import IntakeScenario as MyScenario\n"
+        "from sim2human.scenarios.intake.scenario import IntakeScenario as MyScenario\n"
     )
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.syspath_prepend(str(Path(__file__).parent))

@@ -21,7 +21,7 @@ from sim2human.llm.runtime import LLMRuntime, LLMSettings
 from sim2human.rollout.conversation import MAX_TURNS, job_profile
 from sim2human.rollout.evaluate import eval_jobs, evaluate
 from sim2human.rollout.play_async import play_async
-from sim2human.scenarios.intake import IntakeScenario
+from sim2human.scenarios.intake.scenario import IntakeScenario
 from sim2human.simulators.base import QuirkPool, SimulatorSpec
 from sim2human.simulators.families import get_family
 from sim2human.simulators.llm import JUDGE_FALLBACK, LLMMembers, llm_spec

@@ -20,7 +20,7 @@ from sim2human.experiments.runner import model_takes_every_core
 from sim2human.experiments.world import StudyWorld
 from sim2human.report.markdown import write_markdown
 from sim2human.samplers.build import FixedSampler, MixedSampler
-from sim2human.scenarios.intake import IntakeScenario
+from sim2human.scenarios.intake.scenario import IntakeScenario
 from sim2human.simulators.base import QuirkPool
 from sim2human.simulators.families import get_family
 from sim2human.store import read_episodes, read_json

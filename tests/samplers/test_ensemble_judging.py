@@ -16,7 +16,7 @@ from sim2human.rollout.conversation import MAX_TURNS, Job
 from sim2human.rollout.play import play
 from sim2human.samplers.build import UniformSampler
 from sim2human.samplers.feedback import BatchInfo
-from sim2human.scenarios.intake import IntakeScenario
+from sim2human.scenarios.intake.scenario import IntakeScenario
 from sim2human.simulators.base import QuirkPool, Quirks, SimulatorSpec
 from sim2human.simulators.families import get_family
 from sim2human.train.config import PPOConfig

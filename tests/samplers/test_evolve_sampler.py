@@ -14,7 +14,7 @@ from sim2human.rollout.checks import solvability, solvable
 from sim2human.rollout.conversation import MAX_TURNS
 from sim2human.samplers.evolve import EvolveArgs, EvolveSampler, _Score
 from sim2human.samplers.trait_box import BOX, from_vector, to_vector
-from sim2human.scenarios.intake import IntakeScenario
+from sim2human.scenarios.intake.scenario import IntakeScenario
 from sim2human.simulators.base import QuirkPool, Quirks, SimulatorSpec
 from sim2human.simulators.families import get_family
 from sim2human.train.config import PPOConfig

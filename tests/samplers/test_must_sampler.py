@@ -10,7 +10,7 @@ from sim2human.errors import UsageError
 from sim2human.rollout.conversation import MAX_TURNS, Job
 from sim2human.rollout.play import play
 from sim2human.samplers.must import MustArgs, MustSampler
-from sim2human.scenarios.intake import IntakeScenario
+from sim2human.scenarios.intake.scenario import IntakeScenario
 from sim2human.simulators.base import SimulatorSpec
 
 

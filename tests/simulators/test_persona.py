@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from sim2human.rollout.conversation import MAX_TURNS, Conversation, Job
-from sim2human.scenarios.intake import IntakeScenario
+from sim2human.scenarios.intake.scenario import IntakeScenario
 from sim2human.simulators.base import Quirks, SimulatorSpec, Traits
 from sim2human.simulators.persona import PersonaSimulator
 

@@ -14,7 +14,7 @@ from sim2human.ensemble import Ensemble
 from sim2human.experiments.config import parse_study
 from sim2human.rollout.conversation import MAX_TURNS, Job, job_profile
 from sim2human.rollout.evaluate import evaluate
-from sim2human.scenarios.intake import IntakeScenario
+from sim2human.scenarios.intake.scenario import IntakeScenario
 from sim2human.simulators import build_simulator
 from sim2human.simulators.base import QuirkPool, SimulatorSpec
 from sim2human.simulators.families import get_family

@@ -12,7 +12,7 @@ from sim2human.agents.scripted import ScriptedAgent
 from sim2human.ensemble import Ensemble
 from sim2human.errors import UsageError
 from sim2human.rollout.conversation import MAX_TURNS
-from sim2human.scenarios.intake import IntakeScenario
+from sim2human.scenarios.intake.scenario import IntakeScenario
 from sim2human.simulators.base import QuirkPool
 from sim2human.stress.adversarial import SearchConfig, fill, result_json, search, wilson
 

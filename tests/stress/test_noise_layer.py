@@ -11,7 +11,7 @@ from sim2human.ensemble import Ensemble
 from sim2human.errors import ConfigError, UsageError
 from sim2human.experiments.config import parse_study
 from sim2human.samplers.build import PerturbingSampler, build_sampler
-from sim2human.scenarios.intake import IntakeScenario
+from sim2human.scenarios.intake.scenario import IntakeScenario
 from sim2human.simulators.base import QuirkPool
 from sim2human.simulators.families import get_family
 from sim2human.simulators.noise import draw_mix, layer, validate_ranges, with_noise

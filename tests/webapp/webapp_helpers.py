@@ -15,7 +15,7 @@ import yaml
 
 from sim2human.agents.policy import PolicyAgent
 from sim2human.experiments.config import load_study
-from sim2human.scenarios.intake import IntakeScenario
+from sim2human.scenarios.intake.scenario import IntakeScenario
 from sim2human.store import CHECKPOINT
 
 ADMIN = "test-admin-token-7f3a9c"

@@ -28,7 +28,7 @@ from sim2human.metrics.collapse import (
 )
 from sim2human.metrics.overoptimisation import EvalPoint, OverFit, fit_overoptimisation
 from sim2human.scenarios.base import Scenario
-from sim2human.scenarios.intake import IntakeScenario
+from sim2human.scenarios.intake.scenario import IntakeScenario
 from sim2human.simulators.base import SimulatorSpec
 from sim2human.types import Episode, Frozen
 

@@ -148,7 +148,7 @@ def export(
         return target, write_jsonl((chat_row(e, system) for e in episodes), target)
     if fmt == "art":
         return target, write_jsonl((art_row(e) for e in episodes), target)
-    from sim2human.scenarios.intake import IntakeScenario
+    from sim2human.scenarios.intake.scenario import IntakeScenario
 
     scenario = IntakeScenario()
     if any(e.scenario != scenario.name for e in episodes):

@@ -24,7 +24,7 @@ from sim2human.rollout.conversation import MAX_TURNS, Conversation, Job
 from sim2human.samplers.build import FixedSampler, Sampler, build_sampler
 from sim2human.samplers.feedback import draw_level
 from sim2human.scenarios.base import Scenario
-from sim2human.scenarios.intake import IntakeScenario
+from sim2human.scenarios.intake.scenario import IntakeScenario
 from sim2human.simulators.base import QuirkPool, SimulatorSpec
 from sim2human.simulators.families import get_family
 from sim2human.types import Episode

@@ -29,7 +29,7 @@ from sim2human.errors import ModelUnavailableError, RunDirError, UsageError
 from sim2human.metrics.embeddings import Embedder, embed
 from sim2human.metrics.fidelity import FidelityRow, fidelity_row
 from sim2human.report.format import num
-from sim2human.scenarios.intake import IntakeScenario
+from sim2human.scenarios.intake.scenario import IntakeScenario
 from sim2human.simulators.replay import REPLAY_FAMILIES, reply_shares
 from sim2human.types import Episode
 

@@ -29,7 +29,7 @@ from sim2human.report import fidelity
 from sim2human.report.diag_markdown import write_markdown
 from sim2human.report.format import est, num, pct
 from sim2human.report.plots import all_plots
-from sim2human.scenarios.intake import IntakeScenario
+from sim2human.scenarios.intake.scenario import IntakeScenario
 from sim2human.simulators.base import SimulatorSpec
 
 REPORT_HTML = "report.html"

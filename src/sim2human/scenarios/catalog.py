@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 from sim2human.errors import UsageError
 from sim2human.scenarios.base import Scenario
-from sim2human.scenarios.intake import IntakeScenario
+from sim2human.scenarios.intake.scenario import IntakeScenario
 
 SCENARIOS: dict[str, Callable[[], Scenario]] = {
     "intake": IntakeScenario,

@@ -36,7 +36,7 @@ import numpy as np
 from sim2human.corpora import aci_bench
 from sim2human.errors import UsageError
 from sim2human.scenarios.base import Scenario
-from sim2human.scenarios.intake import IntakeScenario
+from sim2human.scenarios.intake.scenario import IntakeScenario
 from sim2human.simulators.base import Family, QuirkPool, Quirks, SimulatorSpec, Traits, UserTurn
 from sim2human.simulators.persona import PersonaSimulator
 from sim2human.simulators.replay_card import Card, derive_card

@@ -21,8 +21,8 @@ from typing import Final, Literal
 import numpy as np
 
 from sim2human.corpora.aci_bench import Transcript
-from sim2human.scenarios import parsing
-from sim2human.scenarios.intake import LIST_SIZES, IntakeScenario
+from sim2human.scenarios.intake import parsing
+from sim2human.scenarios.intake.scenario import LIST_SIZES, IntakeScenario
 from sim2human.types import Profile, Value
 
 Source = Literal["from-metadata", "from-note", "from-transcript", "sampled"]

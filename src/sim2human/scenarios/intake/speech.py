@@ -10,7 +10,7 @@ from datetime import date
 
 import numpy as np
 
-from sim2human.scenarios.parsing import MONTHS, NUMBER_WORDS
+from sim2human.scenarios.intake.parsing import MONTHS, NUMBER_WORDS
 from sim2human.scenarios.vocab import Vocab
 from sim2human.types import Value
 

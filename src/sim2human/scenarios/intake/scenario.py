@@ -15,8 +15,9 @@ from importlib import resources
 import numpy as np
 import yaml
 
-from sim2human.scenarios import intake_speech, parsing
 from sim2human.scenarios.base import Act, AgentIntent, UserSignals
+from sim2human.scenarios.intake import parsing
+from sim2human.scenarios.intake import speech as intake_speech
 from sim2human.scenarios.vocab import Vocab
 from sim2human.types import Outcome, Profile, Record, Termination, Value
 
