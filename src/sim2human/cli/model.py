@@ -1,6 +1,6 @@
 """``sim2human model ...``: serve and measure the embedded model.
 
-The main CLI registers ``model_app``; ``python -m sim2human.llm.commands`` runs it standalone.
+The main CLI registers ``model_app``; ``python -m sim2human.cli.model`` runs it standalone.
 """
 
 from __future__ import annotations
