@@ -15,7 +15,6 @@ from rich.table import Table
 
 from sim2human import __version__
 from sim2human.cli import eval_agent as cli_eval_agent
-from sim2human.cli.check import check
 from sim2human.cli.diagnose import diagnose
 from sim2human.cli.export import export
 from sim2human.cli.fidelity import fidelity
@@ -37,7 +36,6 @@ app.command()(report)
 app.command()(diagnose)
 app.command()(fidelity)
 app.command()(export)
-app.command()(check)
 out_console = Console()
 if not out_console.is_terminal:  # files and pipes get the whole table, not an 80-column crop
     out_console = Console(width=120)
