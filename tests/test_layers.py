@@ -44,7 +44,7 @@ LAYERS: dict[str, int] = {
     "sim2human.train": 5,
     "sim2human.stress": 5,
     "sim2human.testing": 5,
-    "sim2human.checks": 5,  # main has its own checks.py (merged there); it sits here
+    "sim2human.checks": 5,  # checks.py and testing.py come from main
     # L6 orchestration over run directories. Integrations sit here, not at L5 as first
     # drawn: a population is built from a study's config.
     "sim2human.experiments": 6,

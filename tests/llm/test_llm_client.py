@@ -11,11 +11,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fake_openai import FakeOpenAI, Reply
 from pydantic import ValidationError
 
 from sim2human.errors import EndpointError, UsageError
 from sim2human.llm.client import ChatClient, ChatResult, EndpointConfig
-from sim2human.testing import FakeOpenAI, Reply
 
 MSG = [{"role": "user", "content": "hello"}]
 

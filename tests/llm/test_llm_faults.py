@@ -7,12 +7,12 @@ import random
 from collections import Counter
 
 import pytest
+from fake_openai import FakeOpenAI
 from pydantic import ValidationError
 
 from sim2human.errors import EndpointError
 from sim2human.llm.client import ChatClient, ChatResult, EndpointConfig
 from sim2human.llm.faults import FAULTS, FaultProxy, FaultRates
-from sim2human.testing import FakeOpenAI
 
 RATES = FaultRates(error_500=0.1, error_429=0.1, stall=0.04, drop=0.08, truncate=0.06, garbage=0.04)
 N = 50

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fake_openai import FakeOpenAI, Reply, completion
 
 from sim2human.agents.llm import LLMAgent
 from sim2human.agents.scripted import ScriptedAgent
@@ -26,7 +27,6 @@ from sim2human.simulators.base import QuirkPool, SimulatorSpec
 from sim2human.simulators.families import get_family
 from sim2human.simulators.llm import JUDGE_FALLBACK, LLMMembers, llm_spec
 from sim2human.simulators.llm_guard import JUDGE_SYSTEM
-from sim2human.testing import FakeOpenAI, Reply, completion
 from sim2human.types import Episode, Termination
 
 SCENARIO = IntakeScenario()

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 import pytest
 import yaml
+from fake_openai import FakeOpenAI, Reply, completion
 
 from sim2human.agents.policy import PolicyAgent
 from sim2human.cli.app import main
@@ -24,7 +25,6 @@ from sim2human.scenarios.intake.scenario import IntakeScenario
 from sim2human.simulators.base import QuirkPool
 from sim2human.simulators.families import get_family
 from sim2human.store import read_episodes, read_json
-from sim2human.testing import FakeOpenAI, Reply, completion
 
 EXAMPLE = Path(__file__).parents[2] / "examples" / "llm-collapse.yaml"
 

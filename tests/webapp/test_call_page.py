@@ -289,7 +289,11 @@ def test_cli_names_bad_input(tmp_path: Path) -> None:
 
 
 def test_an_llm_agent_takes_calls_too(run_dir: Path, db: Path) -> None:
-    from sim2human.testing import FakeOpenAI, Reply, completion
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "llm"))
+    from fake_openai import FakeOpenAI, Reply, completion
+
     from sim2human.webapp.agents import LLMAgentSettings
 
     def script(n: int, body: dict[str, object]) -> Reply:

@@ -1,5 +1,4 @@
-"""Public test doubles: a tiny scriptable OpenAI-compatible server on 127.0.0.1, run in a
-background thread, so users test their own pieces against an endpoint the way we test ours."""
+"""A tiny scriptable OpenAI-compatible server on 127.0.0.1, run in a background thread."""
 
 from __future__ import annotations
 
