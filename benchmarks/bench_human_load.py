@@ -34,9 +34,9 @@ import numpy as np
 import yaml
 
 from sim2human.agents.policy import PolicyAgent
-from sim2human.config import load_study
+from sim2human.experiments.config import load_study
 from sim2human.human_store import HumanStore
-from sim2human.scenarios.intake import IntakeScenario
+from sim2human.scenarios.intake.scenario import IntakeScenario
 from sim2human.store import CHECKPOINT
 
 SEEN = re.compile(r'name="seen" value="(\d+)"')

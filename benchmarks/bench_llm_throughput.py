@@ -23,12 +23,13 @@ import time
 from typing import Any
 
 from sim2human.agents.scripted import ScriptedAgent
-from sim2human.evaluate import eval_jobs
 from sim2human.llm.client import ChatClient, ChatResult
 from sim2human.llm.local import local_model
 from sim2human.llm.runtime import PROBE, LLMRuntime, LLMSettings
-from sim2human.rollout_async import play_async
-from sim2human.scenarios.intake import IntakeScenario
+from sim2human.rollout.conversation import MAX_TURNS
+from sim2human.rollout.evaluate import eval_jobs
+from sim2human.rollout.play_async import play_async
+from sim2human.scenarios.intake.scenario import IntakeScenario
 from sim2human.simulators.base import QuirkPool
 from sim2human.simulators.families import get_family
 from sim2human.simulators.llm import llm_spec
@@ -86,7 +87,7 @@ def direct(concurrency: int, requests: list[Request]) -> tuple[int, float]:
             async with ChatClient(ep) as client:
                 await client.chat(PROBE, temperature=0, max_tokens=1)  # as LLMRuntime.open does
                 start = time.perf_counter()
-                tokens = await replay(client, requests, concurrency)
+                tokens = await replay(client, requests, concurrency, max_turns=MAX_TURNS)
                 return tokens, time.perf_counter() - start
 
         return asyncio.run(run())

@@ -22,8 +22,9 @@ from collections import Counter
 
 from sim2human.agents.scripted import ScriptedAgent
 from sim2human.corpora import aci_bench
-from sim2human.evaluate import evaluate
-from sim2human.scenarios.intake import IntakeScenario
+from sim2human.rollout.conversation import MAX_TURNS
+from sim2human.rollout.evaluate import evaluate
+from sim2human.scenarios.intake.scenario import IntakeScenario
 from sim2human.simulators.base import QuirkPool
 from sim2human.simulators.families import get_family
 from sim2human.simulators.replay import _member, encounter_ids, reply_shares
@@ -84,7 +85,7 @@ def scripted(scenario: IntakeScenario) -> None:
         family = get_family(name)
         n = len(encounter_ids(family.splits))  # type: ignore[attr-defined]
         specs = [family.sample(s, pool, temperature=0.0) for s in range(n)]
-        eps = evaluate(agent, specs, scenario, per_member=1, split="heldout")
+        eps = evaluate(agent, specs, scenario, per_member=1, split="heldout", max_turns=MAX_TURNS)
         fields = Counter(f for e in eps for f, ok in e.gold.fields.items() if ok)
         shares = ", ".join(f"{k} {v:.0%}" for k, v in reply_shares(eps).items())
         gold = sum(e.gold.success for e in eps) / len(eps)

@@ -34,8 +34,9 @@ def measure(episodes: int) -> dict[str, float]:
     from sim2human.agents.policy import PolicyAgent
     from sim2human.agents.scripted import ScriptedAgent
     from sim2human.ensemble import Ensemble
-    from sim2human.rollout import Job, play
-    from sim2human.scenarios.intake import IntakeScenario
+    from sim2human.rollout.conversation import Job
+    from sim2human.rollout.play import play
+    from sim2human.scenarios.intake.scenario import IntakeScenario
     from sim2human.simulators.base import QuirkPool
 
     scenario = IntakeScenario()

@@ -18,15 +18,18 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import torch
 
-from sim2human.adaptive.feedback import BatchInfo, draw_level
 from sim2human.agents.policy import PolicyAgent
 from sim2human.ensemble import Ensemble
 from sim2human.judging import EnsembleJudge, JudgePanel, JudgingConfig
-from sim2human.samplers import Sampler, build_sampler
-from sim2human.scenarios.intake import IntakeScenario
+from sim2human.rollout.checks import solvability
+from sim2human.rollout.conversation import MAX_TURNS
+from sim2human.samplers.build import Sampler, build_sampler
+from sim2human.samplers.feedback import BatchInfo, draw_level
+from sim2human.scenarios.intake.scenario import IntakeScenario
 from sim2human.simulators.base import QuirkPool, SimulatorSpec
 from sim2human.simulators.families import HELDOUT_FAMILIES, TRAIN_FAMILIES
-from sim2human.train import PPOConfig, train
+from sim2human.train.config import PPOConfig
+from sim2human.train.ppo import train
 from sim2human.types import Episode
 
 
@@ -83,7 +86,12 @@ def main() -> None:
     print(f"{a.episodes} training episodes per sampler, batch {a.batch}")
     print(f"{'condition':<12} {'train s':>8} {'sampler s':>10} {'overhead':>9}")
     for label, name, args, judged in runs:
-        sampler = Timed(build_sampler(name, ensemble, pool, args=args, scenario=scenario, seed=0))
+        solvable = solvability(scenario, MAX_TURNS)
+        sampler = Timed(
+            build_sampler(
+                name, ensemble, pool, args=args, scenario=scenario, solvable=solvable, seed=0
+            )
+        )
         clock = [0.0]
         judge = None
         if judged:

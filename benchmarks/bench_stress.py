@@ -23,7 +23,7 @@ def cpu_seconds() -> float:
 
 
 def main(argv: list[str]) -> int:
-    from sim2human.cli import main as cli
+    from sim2human.cli.app import main as cli
 
     if not argv:
         print(__doc__)

@@ -18,9 +18,9 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from sim2human.config import load_study
-from sim2human.study import run_condition
-from sim2human.telemetry import HeldoutProbe
+from sim2human.experiments.condition import run_condition
+from sim2human.experiments.config import load_study
+from sim2human.train.telemetry import HeldoutProbe
 
 _probe_seconds = [0.0]
 _evaluate = HeldoutProbe.evaluate

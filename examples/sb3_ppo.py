@@ -28,7 +28,7 @@ from sim2human.integrations.evaluation import evaluate_agent
 from sim2human.integrations.gym import ActionAgent, ConversationEnv
 from sim2human.integrations.population import Population, population
 from sim2human.metrics.outcomes import cluster_bootstrap
-from sim2human.train import train
+from sim2human.train.ppo import train
 from sim2human.types import Episode
 
 
@@ -83,7 +83,7 @@ def main(argv: Sequence[str] | None = None) -> list[dict[str, Any]]:
     ap.add_argument("--out", default="runs/sb3-vs-builtin")
     args = ap.parse_args(argv)
     torch.set_num_threads(1)
-    from sim2human.config import load_study
+    from sim2human.experiments.config import load_study
 
     cfg = load_study(Path(args.study)).train
     rows = []

@@ -7,7 +7,7 @@ import os
 import numpy as np
 import pytest
 
-from sim2human.scenarios.intake import IntakeScenario
+from sim2human.scenarios.intake.scenario import IntakeScenario
 from sim2human.simulators.base import QuirkPool
 
 # Reports in tests embed lexically (loading MiniLM costs ~10 s a process, and study workers are

@@ -13,8 +13,9 @@ from pathlib import Path
 from sim2human.agents.base import AgentTurn, Observation
 from sim2human.agents.scripted import ScriptedAgent
 from sim2human.ensemble import Ensemble
-from sim2human.evaluate import evaluate
-from sim2human.scenarios.intake import IntakeScenario
+from sim2human.rollout.conversation import MAX_TURNS
+from sim2human.rollout.evaluate import evaluate
+from sim2human.scenarios.intake.scenario import IntakeScenario
 from sim2human.simulators.base import QuirkPool, Quirks, SimulatorSpec, Traits
 from sim2human.store import CONFIG, EPISODES, MEMBERS, METRICS, SUMMARY, JsonlWriter, write_json
 
@@ -54,26 +55,38 @@ def write_sub_run(path: Path, *, exploit: bool, per_member: int = 6) -> Path:
     agent = TriggerAgent(scenario) if exploit else ScriptedAgent(scenario)
     name = "frozen-trigger" if exploit else "scripted-like"
     trained, held = (frozen_spec(),), heldout_specs(scenario)
+    kw = {"condition": name, "max_turns": MAX_TURNS}
     evals = [
-        *evaluate(agent, trained, scenario, split="train", per_member=per_member, condition=name),
-        *evaluate(agent, held, scenario, split="heldout", per_member=per_member // 2,
-                  condition=name),
-    ]  # fmt: skip
+        *evaluate(agent, trained, scenario, split="train", per_member=per_member, **kw),
+        *evaluate(agent, held, scenario, split="heldout", per_member=per_member // 2, **kw),
+    ]
     path.mkdir(parents=True, exist_ok=True)
     write_json(path / CONFIG, {"condition": {"name": name}, "seed": 0})
-    write_json(path / MEMBERS, {
-        "trained_on": [s.model_dump(mode="json") for s in trained],
-        "heldout": [s.model_dump(mode="json") for s in held],
-        "trained_quirk_phrasings": [TRIGGER],
-    })  # fmt: skip
+    write_json(
+        path / MEMBERS,
+        {
+            "trained_on": [s.model_dump(mode="json") for s in trained],
+            "heldout": [s.model_dump(mode="json") for s in held],
+            "trained_quirk_phrasings": [TRIGGER],
+        },
+    )
     with JsonlWriter(path / EPISODES) as log:
         for e in evals:
             log.write(e)
     with JsonlWriter(path / METRICS) as log:
         for u in range(5):
-            log.write({"update": u, "episodes_seen": 32 * (u + 1), "train_proxy": 0.5,
-                       "train_gold": 0.5, "kl_init": 0.1 * u, "entropy": 3.0 - 0.5 * u,
-                       "heldout_gold": 0.0, "heldout_field_accuracy": 0.3 - 0.05 * u,
-                       "heldout_n": 8})  # fmt: skip
+            log.write(
+                {
+                    "update": u,
+                    "episodes_seen": 32 * (u + 1),
+                    "train_proxy": 0.5,
+                    "train_gold": 0.5,
+                    "kl_init": 0.1 * u,
+                    "entropy": 3.0 - 0.5 * u,
+                    "heldout_gold": 0.0,
+                    "heldout_field_accuracy": 0.3 - 0.05 * u,
+                    "heldout_n": 8,
+                }
+            )
     write_json(path / SUMMARY, {"condition": name})
     return path

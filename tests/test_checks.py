@@ -13,10 +13,11 @@ from aci_data import aci_env, needs_aci
 from sim2human.agents.policy import PolicyAgent
 from sim2human.agents.scripted import ScriptedAgent
 from sim2human.checks import check_agent, check_sampler, check_scenario, check_simulator
-from sim2human.cli import main
+from sim2human.cli.app import main
 from sim2human.ensemble import Ensemble
-from sim2human.samplers import SAMPLERS, build_sampler
-from sim2human.scenarios.intake import IntakeScenario
+from sim2human.rollout.checks import solvability
+from sim2human.samplers.build import SAMPLERS, build_sampler
+from sim2human.scenarios.intake.scenario import IntakeScenario
 from sim2human.simulators import build_simulator
 from sim2human.simulators.base import QuirkPool, SimulatorSpec, UserTurn
 from sim2human.simulators.families import FAMILIES, REPLAY_FAMILIES, get_family
@@ -79,7 +80,16 @@ def test_every_sampler_passes(name: str, scenario: IntakeScenario) -> None:
             "evolve": {"every_updates": 1}}.get(name)  # fmt: skip
 
     def make() -> object:
-        return build_sampler(name, ensemble, pool, fixed, args=args, scenario=scenario, seed=3)
+        return build_sampler(
+            name,
+            ensemble,
+            pool,
+            fixed,
+            args=args,
+            scenario=scenario,
+            seed=3,
+            solvable=solvability(scenario, MAX_TURNS),
+        )
 
     report = check_sampler(make, scenario, max_turns=MAX_TURNS)  # type: ignore[arg-type]
     assert report.ok, "\n".join(report.lines())

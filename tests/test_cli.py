@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 import yaml
 
-from sim2human.cli import main
+from sim2human.cli.app import main
 from test_study import TINY
 
 

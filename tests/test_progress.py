@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from sim2human.progress import in_processes
+from sim2human.experiments.executors import in_processes
 
 
 def test_results_come_back_in_call_order() -> None:

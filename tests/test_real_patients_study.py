@@ -10,9 +10,9 @@ import pytest
 import yaml
 
 from aci_data import ACI, needs_aci
-from sim2human.cli import main
-from sim2human.config import load_study
-from sim2human.study import without_missing_corpus
+from sim2human.cli.app import main
+from sim2human.experiments.config import load_study
+from sim2human.experiments.world import without_missing_corpus
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "collapse.yaml"
 
@@ -56,7 +56,7 @@ def test_real_patients_are_kept_when_the_corpus_is_there(monkeypatch: pytest.Mon
 def test_the_study_holds_out_sixteen_distinct_real_patients(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from sim2human.study import StudyWorld
+    from sim2human.experiments.world import StudyWorld
 
     monkeypatch.setenv("SIM2HUMAN_DATA", str(ACI))
     held = StudyWorld.build(load_study(EXAMPLE, quick=True)).ensemble.heldout

@@ -8,10 +8,11 @@ from typing import Any
 
 import pytest
 
-from sim2human.config import parse_study
-from sim2human.runner import run_study
+from sim2human.experiments.condition import run_condition
+from sim2human.experiments.config import parse_study
+from sim2human.experiments.runner import run_study
+from sim2human.report.study import write_study_reports
 from sim2human.store import read_episodes
-from sim2human.study import run_condition
 
 TINY: dict[str, Any] = {
     "name": "tiny",
@@ -20,11 +21,14 @@ TINY: dict[str, Any] = {
     "ensemble": {"members_per_family": 1},
     "eval": {"episodes_per_member": 2, "bootstrap": 100},
     "conditions": [
-        {"name": "frozen-small", "sampler": "fixed",
-         "simulator": {"family": "standard", "seed": 1, "capacity": 0.1, "temperature": 0}},
+        {
+            "name": "frozen-small",
+            "sampler": "fixed",
+            "simulator": {"family": "standard", "seed": 1, "capacity": 0.1, "temperature": 0},
+        },
         {"name": "ensemble-uniform", "sampler": "uniform"},
     ],
-}  # fmt: skip
+}
 
 
 def _numbers(study: dict[str, Any]) -> str:
@@ -33,7 +37,7 @@ def _numbers(study: dict[str, Any]) -> str:
 
 def test_tiny_study_end_to_end_is_deterministic(tmp_path: Path) -> None:
     cfg = parse_study(TINY)
-    first = run_study(cfg, tmp_path / "a", workers=1)
+    first = run_study(cfg, tmp_path / "a", workers=1, finish=write_study_reports)
     second = run_study(cfg, tmp_path / "b", workers=2)
     assert _numbers(first) == _numbers(second)
 

@@ -9,10 +9,11 @@ from typing import Any
 
 import pytest
 
-from sim2human.cli import main
-from sim2human.config import parse_study
+from sim2human.cli.app import main
 from sim2human.errors import UsageError
-from sim2human.runner import run_study
+from sim2human.experiments.config import parse_study
+from sim2human.experiments.runner import run_study
+from sim2human.report.study import write_study_reports
 
 TINY: dict[str, Any] = {
     "name": "tiny-adaptive",
@@ -33,7 +34,7 @@ def _numbers(study: dict[str, Any]) -> str:
 
 def test_resume_gives_the_numbers_of_a_straight_run(tmp_path: Path) -> None:
     cfg = parse_study(TINY)
-    straight = run_study(cfg, tmp_path / "a", workers=1)
+    straight = run_study(cfg, tmp_path / "a", workers=1, finish=write_study_reports)
     row = {r["name"]: r for r in straight["conditions"]}["ensemble-plr"]
     assert "heldout_worst_decile" in row and row["heldout_curve"]
     assert (tmp_path / "a" / "adaptive" / "adaptive.md").exists()

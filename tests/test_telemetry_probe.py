@@ -8,24 +8,36 @@ from pathlib import Path
 import pytest
 
 from sim2human.agents.policy import PolicyAgent
-from sim2human.config import Condition, EnsembleConfig, EvalConfig, SimulatorRef, StudyConfig
+from sim2human.experiments.condition import run_condition
+from sim2human.experiments.config import (
+    Condition,
+    EnsembleConfig,
+    EvalConfig,
+    SimulatorRef,
+    StudyConfig,
+)
+from sim2human.experiments.runner import run_study
 from sim2human.metrics import embeddings
-from sim2human.runner import run_study
-from sim2human.scenarios.intake import IntakeScenario
-from sim2human.study import run_condition
-from sim2human.train import PPOConfig
+from sim2human.report.study import write_study_reports
+from sim2human.scenarios.intake.scenario import IntakeScenario
+from sim2human.train.config import PPOConfig
 
 
 def tiny(every: int) -> StudyConfig:
     return StudyConfig(
-        name="tiny", seeds=(0,),
-        train=PPOConfig(episodes=128, batch_episodes=32, epochs=1, minibatch=256,
-                        eval_every=every),
+        name="tiny",
+        seeds=(0,),
+        train=PPOConfig(episodes=128, batch_episodes=32, epochs=1, minibatch=256, eval_every=every),
         ensemble=EnsembleConfig(members_per_family=1),
         eval=EvalConfig(episodes_per_member=2, bootstrap=100, curve_episodes_per_member=1),
-        conditions=(Condition(name="frozen-small", sampler="fixed", simulator=SimulatorRef(
-            family="standard", seed=1, capacity=0.1, temperature=0)),),
-    )  # fmt: skip
+        conditions=(
+            Condition(
+                name="frozen-small",
+                sampler="fixed",
+                simulator=SimulatorRef(family="standard", seed=1, capacity=0.1, temperature=0),
+            ),
+        ),
+    )
 
 
 def rows(path: Path) -> list[dict[str, object]]:
@@ -44,7 +56,10 @@ def test_probe_logs_heldout_gold_and_checkpoints_without_changing_training(
     assert [r["update"] for r in training] == [r["update"] for r in off] == [0, 1, 2, 3]
     for a, b in zip(training, off, strict=True):  # the probe never touches training
         assert (a["train_proxy"], a["kl_init"], a["entropy"]) == (
-            b["train_proxy"], b["kl_init"], b["entropy"])  # fmt: skip
+            b["train_proxy"],
+            b["kl_init"],
+            b["entropy"],
+        )
         assert a["d"] == b["d"] and 0 <= a["top_act_share"] <= 1  # type: ignore[operator]
     probed = [r["update"] for r in on if "heldout_gold" in r]
     assert probed == [-1, 1, 3]
@@ -62,7 +77,7 @@ def test_probe_logs_heldout_gold_and_checkpoints_without_changing_training(
 
 def test_a_study_writes_its_html_report(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(embeddings, "_load_minilm", lambda: "not needed here")  # lexical: fast
-    run_study(tiny(2), tmp_path, workers=1)
+    run_study(tiny(2), tmp_path, workers=1, finish=write_study_reports)
     html = (tmp_path / "report.html").read_text()
     assert "frozen-small" in html and "Overoptimisation" in html
     assert (tmp_path / "report.md").read_text().startswith("# Study `tiny`")

@@ -5,11 +5,12 @@ from __future__ import annotations
 import numpy as np
 
 from sim2human.agents.policy import PolicyAgent
-from sim2human.samplers import FixedSampler
-from sim2human.scenarios.intake import IntakeScenario
+from sim2human.samplers.build import FixedSampler
+from sim2human.scenarios.intake.scenario import IntakeScenario
 from sim2human.simulators.base import QuirkPool
 from sim2human.simulators.families import get_family
-from sim2human.train import PPOConfig, _advantages, _Batch, train
+from sim2human.train.config import PPOConfig
+from sim2human.train.ppo import _advantages, _Batch, train
 
 
 def test_ppo_learns_a_frozen_simulator(scenario: IntakeScenario, pool: QuirkPool) -> None:
@@ -28,9 +29,13 @@ def test_advantages_credit_the_turn_that_raised_satisfaction() -> None:
     from sim2human.types import Episode
 
     batch = _Batch(
-        obs=[np.zeros(1)] * 3, actions=[0, 0, 0], logps=[0.0] * 3, values=[0.0] * 3,
-        owner=[0, 0, 0], satisfaction=[[0.1, 0.9, 0.9]],
-    )  # fmt: skip
+        obs=[np.zeros(1)] * 3,
+        actions=[0, 0, 0],
+        logps=[0.0] * 3,
+        values=[0.0] * 3,
+        owner=[0, 0, 0],
+        satisfaction=[[0.1, 0.9, 0.9]],
+    )
     ep = Episode.model_construct(simulator_id="m", family="f")
     cfg = PPOConfig(gamma=1.0, gae_lambda=0.0, per_family_norm=False)
     adv, returns = _advantages(batch, [ep], cfg)

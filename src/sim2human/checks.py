@@ -21,10 +21,11 @@ from typing import Any, get_args
 
 import numpy as np
 
-from sim2human.adaptive.feedback import BatchInfo, draw_level
 from sim2human.agents.base import Agent, AgentTurn, Observation
-from sim2human.rollout import Conversation, Job, job_profile, play
-from sim2human.samplers import Sampler
+from sim2human.rollout.conversation import Conversation, Job, job_profile
+from sim2human.rollout.play import play
+from sim2human.samplers.build import Sampler
+from sim2human.samplers.feedback import BatchInfo, draw_level
 from sim2human.scenarios.base import ActKind, AgentIntent, Scenario, UserSignals
 from sim2human.simulators.base import Simulator, SimulatorSpec, UserTurn
 from sim2human.types import Episode, Outcome, Termination

@@ -131,8 +131,9 @@ class HumanStore:
         self.path = path
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None,
-                                       timeout=10.0)  # fmt: skip
+            self._db = sqlite3.connect(
+                path, check_same_thread=False, isolation_level=None, timeout=10.0
+            )
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.executescript(SCHEMA)
@@ -164,9 +165,17 @@ class HumanStore:
     # -- writing ------------------------------------------------------------------------------
 
     def create(
-        self, *, run: str, scenario: str, agent: str, agent_seed: int, mode: Mode, seed: int,
-        max_turns: int, profile: Profile | None,
-    ) -> tuple[str, str]:  # fmt: skip
+        self,
+        *,
+        run: str,
+        scenario: str,
+        agent: str,
+        agent_seed: int,
+        mode: Mode,
+        seed: int,
+        max_turns: int,
+        profile: Profile | None,
+    ) -> tuple[str, str]:
         """A new session; returns (public id, secret token). The token is never stored."""
         token = secrets.token_urlsafe(24)
         sid = secrets.token_hex(6)
@@ -175,9 +184,21 @@ class HumanStore:
             db.execute(
                 "INSERT INTO sessions (id, token_hash, created, run, scenario, agent, agent_seed,"
                 " mode, status, seed, max_turns, profile) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-                (sid, hash_token(token), time.time(), run, scenario, agent, agent_seed, mode,
-                 status, seed, max_turns, None if profile is None else json.dumps(profile)),
-            )  # fmt: skip
+                (
+                    sid,
+                    hash_token(token),
+                    time.time(),
+                    run,
+                    scenario,
+                    agent,
+                    agent_seed,
+                    mode,
+                    status,
+                    seed,
+                    max_turns,
+                    None if profile is None else json.dumps(profile),
+                ),
+            )
         return sid, token
 
     def add_turns(self, sid: str, start: int, turns: Sequence[StoredTurn]) -> bool:
@@ -191,14 +212,25 @@ class HumanStore:
             db.executemany(
                 "INSERT INTO turns (session_id, idx, speaker, text, act, field, at) "
                 "VALUES (?,?,?,?,?,?,?)",
-                [(sid, start + i, t.speaker, t.text, t.act, t.field, now)
-                 for i, t in enumerate(turns)],
-            )  # fmt: skip
+                [
+                    (sid, start + i, t.speaker, t.text, t.act, t.field, now)
+                    for i, t in enumerate(turns)
+                ],
+            )
         return True
 
     def update(self, sid: str, **values: Any) -> None:
-        allowed = {"status", "profile", "termination", "record", "rating", "details_right",
-                   "comment", "episode", "finished"}  # fmt: skip
+        allowed = {
+            "status",
+            "profile",
+            "termination",
+            "record",
+            "rating",
+            "details_right",
+            "comment",
+            "episode",
+            "finished",
+        }
         if not values or set(values) - allowed:
             raise ValueError(f"cannot update {sorted(set(values) - allowed)}")
         encoded = {k: _encode(v) for k, v in values.items()}
@@ -261,16 +293,25 @@ def _encode(v: Any) -> Any:
 
 def _session(row: dict[str, Any], turns: Sequence[tuple[Any, ...]]) -> Session:
     return Session(
-        id=row["id"], run=row["run"], scenario=row["scenario"], agent=row["agent"],
-        agent_seed=int(row["agent_seed"]), mode=row["mode"], status=row["status"],
-        seed=int(row["seed"]), max_turns=int(row["max_turns"]), created=float(row["created"]),
+        id=row["id"],
+        run=row["run"],
+        scenario=row["scenario"],
+        agent=row["agent"],
+        agent_seed=int(row["agent_seed"]),
+        mode=row["mode"],
+        status=row["status"],
+        seed=int(row["seed"]),
+        max_turns=int(row["max_turns"]),
+        created=float(row["created"]),
         profile=_profile(row["profile"]),
         termination=None if row["termination"] is None else Termination(row["termination"]),
-        record=_record(row["record"]), rating=row["rating"],
-        details_right=row["details_right"], comment=row["comment"],
+        record=_record(row["record"]),
+        rating=row["rating"],
+        details_right=row["details_right"],
+        comment=row["comment"],
         episode=None if row["episode"] is None else Episode.model_validate_json(row["episode"]),
         turns=tuple(StoredTurn(speaker=s, text=t, act=a, field=f) for s, t, a, f in turns),
-    )  # fmt: skip
+    )
 
 
 def as_turns(stored: Sequence[StoredTurn]) -> tuple[Turn, ...]:

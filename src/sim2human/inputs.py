@@ -112,9 +112,11 @@ class _StrictLoader(yaml.SafeLoader):
             line = key_node.start_mark.line + 1
             if isinstance(key, Hashable) and key in seen:
                 raise yaml.constructor.ConstructorError(
-                    None, None, f"duplicate key {key!r} (first on line {seen[key]})",
+                    None,
+                    None,
+                    f"duplicate key {key!r} (first on line {seen[key]})",
                     key_node.start_mark,
-                )  # fmt: skip
+                )
             if isinstance(key, Hashable):
                 seen[key] = line
         return super().construct_mapping(node, deep=deep)
@@ -214,8 +216,14 @@ def read_json_object(path: Path, what: str = "JSON file") -> dict[str, Any]:
 
 
 def _json_type(value: Any) -> str:
-    names = {list: "an array", str: "a string", bool: "a boolean", int: "a number",
-             float: "a number", type(None): "null"}  # fmt: skip
+    names = {
+        list: "an array",
+        str: "a string",
+        bool: "a boolean",
+        int: "a number",
+        float: "a number",
+        type(None): "null",
+    }
     return names.get(type(value), type(value).__name__)
 
 

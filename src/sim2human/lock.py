@@ -85,8 +85,13 @@ def run_lock(
     stale = holder_of(run_dir)
     if stale is not None and note is not None:
         note(f"took over the lock of {_describe(stale)}, which is no longer running")
-    me = {"pid": os.getpid(), "host": socket.gethostname(), "command": command,
-          "started": round(time.time(), 3), "argv": sys.argv[1:]}  # fmt: skip
+    me = {
+        "pid": os.getpid(),
+        "host": socket.gethostname(),
+        "command": command,
+        "started": round(time.time(), 3),
+        "argv": sys.argv[1:],
+    }
     os.ftruncate(fd, 0)
     os.pwrite(fd, (json.dumps(me) + "\n").encode(), 0)
     _held[key] = (fd, 1)

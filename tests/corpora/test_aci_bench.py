@@ -20,8 +20,10 @@ def test_reads_every_split_of_the_real_corpus() -> None:
     assert len(ts) == 207
     assert sum(len(t.patient_turns) for t in ts) == 5406  # SOURCE.md's count
     assert {s: len(aci_bench.split_of(ts, s)) for s in ("train", "valid", "test")} == {
-        "train": 67, "valid": 20, "test": 120,
-    }  # fmt: skip
+        "train": 67,
+        "valid": 20,
+        "test": 120,
+    }
     first = ts[0]
     assert (first.encounter_id, first.dataset, first.split) == ("D2N001", "virtassist", "train")
     assert first.meta.age == 50 and first.meta.cc == "annual exam"

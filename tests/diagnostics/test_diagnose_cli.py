@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from planted_runs import write_sub_run
-from sim2human.cli import main
+from sim2human.cli.app import main
 from sim2human.metrics import embeddings
 from sim2human.store import EPISODES, MEMBERS, SUMMARY
 
@@ -34,11 +34,11 @@ def run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
 def test_gate_fails_the_exploiting_condition_and_passes_the_clean_one(
     study: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code, text = run(["diagnose", str(study), "--condition", "frozen-trigger",
-                      "--fail-on-collapse"], capsys)  # fmt: skip
+    code, text = run(
+        ["diagnose", str(study), "--condition", "frozen-trigger", "--fail-on-collapse"], capsys
+    )
     assert code == 1 and "You're in good hands with us." in text
-    code, text = run(["diagnose", str(study), "--condition", "clean", "--fail-on-collapse"],
-                     capsys)  # fmt: skip
+    code, text = run(["diagnose", str(study), "--condition", "clean", "--fail-on-collapse"], capsys)
     assert code == 0 and "clean" in text
     sub = study / "conditions" / "frozen-trigger" / "seed-0"
     assert run(["diagnose", str(sub), "--fail-on-collapse"], capsys)[0] == 1
@@ -46,8 +46,10 @@ def test_gate_fails_the_exploiting_condition_and_passes_the_clean_one(
 
 
 def test_thresholds_are_flags(study: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code, _ = run(["diagnose", str(study), "--condition", "clean", "--fail-on-collapse",
-                   "--max-drop", "0"], capsys)  # fmt: skip
+    code, _ = run(
+        ["diagnose", str(study), "--condition", "clean", "--fail-on-collapse", "--max-drop", "0"],
+        capsys,
+    )
     # The scripted agent does drop from its training member to held-out ones; with no
     # tolerance at all the gate trips when that drop's CI excludes 0, and passes otherwise.
     assert code in (0, 1)
@@ -64,9 +66,12 @@ def test_thresholds_are_flags(study: Path, capsys: pytest.CaptureFixture[str]) -
     ],
 )
 def test_bad_usage_exits_2_with_one_clear_line(
-    study: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], args: list[str],
+    study: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    args: list[str],
     message: str,
-) -> None:  # fmt: skip
+) -> None:
     (tmp_path / "empty").mkdir()
     paths = {"missing": tmp_path / "nope", "empty": tmp_path / "empty", "study": study}
     code, text = run([a.format(**paths) for a in args], capsys)
@@ -74,9 +79,11 @@ def test_bad_usage_exits_2_with_one_clear_line(
 
 
 def test_corrupted_and_interrupted_runs_give_a_partial_report(
-    study: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+    study: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
-) -> None:  # fmt: skip
+) -> None:
     # Without the MiniLM extra the report falls back to lexical embeddings and says so.
     monkeypatch.setattr(embeddings, "_load_minilm", lambda: "the embeddings extra is absent")
     root = tmp_path / "broken"

@@ -72,9 +72,17 @@ class DictConfigWrap:
 
 
 class AgentLoopBase(ABC):
-    def __init__(self, trainer_config: DictConfigWrap, server_manager: Any, tokenizer: Any,
-                 processor: Any, dataset_cls: Any, data_config: DictConfigWrap,
-                 hf_model_type: str | None = None, **kwargs: Any) -> None:  # fmt: skip
+    def __init__(
+        self,
+        trainer_config: DictConfigWrap,
+        server_manager: Any,
+        tokenizer: Any,
+        processor: Any,
+        dataset_cls: Any,
+        data_config: DictConfigWrap,
+        hf_model_type: str | None = None,
+        **kwargs: Any,
+    ) -> None:
         self.config = trainer_config.config
         self.rollout_config = self.config.actor_rollout_ref.rollout
         self.server_manager = server_manager
@@ -86,22 +94,29 @@ class AgentLoopBase(ABC):
     async def ct_build_initial_tokens(self, messages: list[dict[str, Any]], **_: Any) -> list[int]:
         return self.tokenizer.encode(self.tokenizer.render(messages, True))
 
-    async def ct_merge_assistant_token(self, runtime_token_ids: list[int],
-                                       assistant_token_ids: list[int], response_mask: list[int],
-                                       response_logprobs: list[float] | None = None,
-                                       assistant_logprobs: list[float] | None = None,
-                                       ) -> Any:  # fmt: skip
+    async def ct_merge_assistant_token(
+        self,
+        runtime_token_ids: list[int],
+        assistant_token_ids: list[int],
+        response_mask: list[int],
+        response_logprobs: list[float] | None = None,
+        assistant_logprobs: list[float] | None = None,
+    ) -> Any:
         logprobs = None
         if response_logprobs is not None or assistant_logprobs is not None:
             logprobs = [*(response_logprobs or []), *(assistant_logprobs or [])]
         merged = [*runtime_token_ids, *assistant_token_ids]
         return Merge(merged), [*response_mask, *[1] * len(assistant_token_ids)], logprobs
 
-    async def ct_merge_context_msg(self, previous_messages: list[dict[str, Any]],
-                                   updated_messages: list[dict[str, Any]],
-                                   runtime_token_ids: list[int], response_mask: list[int],
-                                   response_logprobs: list[float] | None = None,
-                                   tools: Any = None) -> Any:  # fmt: skip
+    async def ct_merge_context_msg(
+        self,
+        previous_messages: list[dict[str, Any]],
+        updated_messages: list[dict[str, Any]],
+        runtime_token_ids: list[int],
+        response_mask: list[int],
+        response_logprobs: list[float] | None = None,
+        tools: Any = None,
+    ) -> Any:
         new = self.tokenizer.encode(
             "\n" + self.tokenizer.render(updated_messages[len(previous_messages) :], True)
         )
@@ -114,8 +129,12 @@ class AgentLoopBase(ABC):
 
 def install() -> None:
     """Put the fake where ``import verl.experimental.agent_loop.agent_loop`` finds it."""
-    names = ["verl", "verl.experimental", "verl.experimental.agent_loop",
-             "verl.experimental.agent_loop.agent_loop"]  # fmt: skip
+    names = [
+        "verl",
+        "verl.experimental",
+        "verl.experimental.agent_loop",
+        "verl.experimental.agent_loop.agent_loop",
+    ]
     for name in names:
         sys.modules[name] = types.ModuleType(name)
     leaf = sys.modules[names[-1]]

@@ -19,8 +19,12 @@ from sim2human.integrations.rows import draw_rows
 from sim2human.integrations.runlog import RunLog
 from sim2human.store import EPISODES, read_episodes
 
-LINES = ["Hello, this is the clinic. What is the main problem today?", "When did it start?",
-         "Any allergies?", "Thank you for calling, goodbye."]  # fmt: skip
+LINES = [
+    "Hello, this is the clinic. What is the main problem today?",
+    "When did it start?",
+    "Any allergies?",
+    "Thank you for calling, goodbye.",
+]
 
 
 class Client:
@@ -36,11 +40,22 @@ class Client:
     ) -> ChatCompletion:
         self.seen.append(messages)
         text = LINES[min(len(self.seen) - 1, len(LINES) - 1)]
-        return ChatCompletion.model_validate({
-            "id": f"c{len(self.seen)}", "object": "chat.completion", "created": 0, "model": model,
-            "choices": [{"index": 0, "finish_reason": "stop", "logprobs": None,
-                         "message": {"role": "assistant", "content": text}}],
-        })  # fmt: skip
+        return ChatCompletion.model_validate(
+            {
+                "id": f"c{len(self.seen)}",
+                "object": "chat.completion",
+                "created": 0,
+                "model": model,
+                "choices": [
+                    {
+                        "index": 0,
+                        "finish_reason": "stop",
+                        "logprobs": None,
+                        "message": {"role": "assistant", "content": text},
+                    }
+                ],
+            }
+        )
 
 
 class Model:

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from sim2human.cli import main
+from sim2human.cli.app import main
 from sim2human.integrations.population import population
 from sim2human.store import EPISODES, read_episodes
 from sim2human.types import Turn
@@ -51,9 +51,10 @@ def test_openai_chat_round_trips_turns_and_labels(played: tuple, tmp_path: Path)
     assert len(rows) == len(episodes) == 6
     for row, e in zip(rows, episodes, strict=True):
         assert row["messages"][0]["role"] == "system"
-        back = tuple(Turn(speaker="agent" if m["role"] == "assistant" else "user",
-                          text=m["content"])
-                     for m in row["messages"][1:])  # fmt: skip
+        back = tuple(
+            Turn(speaker="agent" if m["role"] == "assistant" else "user", text=m["content"])
+            for m in row["messages"][1:]
+        )
         assert [(t.speaker, t.text) for t in back] == [(t.speaker, t.text) for t in e.turns]
         assert (row["proxy"], row["gold"], row["member"], row["family"], row["kind"]) == (
             e.proxy,

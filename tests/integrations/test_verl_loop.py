@@ -16,8 +16,12 @@ from sim2human.integrations.population import population
 from sim2human.integrations.rows import draw_rows
 from sim2human.store import EPISODES, read_episodes
 
-LINES = ["Hello, this is the clinic. What is the main problem today?",
-         "When did it start?", "How bad is it out of ten?", "Thank you, goodbye."]  # fmt: skip
+LINES = [
+    "Hello, this is the clinic. What is the main problem today?",
+    "When did it start?",
+    "How bad is it out of ten?",
+    "Thank you, goodbye.",
+]
 
 
 class Server:
@@ -26,9 +30,14 @@ class Server:
     def __init__(self, tokenizer: fake_verl.CharTokenizer) -> None:
         self.tokenizer, self.calls = tokenizer, 0
 
-    async def generate(self, *, request_id: str, prompt_ids: list[int],
-                       sampling_params: dict[str, Any], **_: Any,
-                       ) -> fake_verl.TokenOutput:  # fmt: skip
+    async def generate(
+        self,
+        *,
+        request_id: str,
+        prompt_ids: list[int],
+        sampling_params: dict[str, Any],
+        **_: Any,
+    ) -> fake_verl.TokenOutput:
         text = LINES[min(self.calls, len(LINES) - 1)]
         self.calls += 1
         ids = self.tokenizer.encode(text)
@@ -52,9 +61,15 @@ def make_loop(verl: Any, tmp_path: Path, response_length: int = 4000) -> Any:
     rollout = SimpleNamespace(response_length=response_length, prompt_length=4000)
     config = SimpleNamespace(actor_rollout_ref=SimpleNamespace(rollout=rollout))
     return verl.SimulatedUserAgentLoop(
-        fake_verl.DictConfigWrap(config), Server(tok), tok, None, None,
-        fake_verl.DictConfigWrap({}), pop=population(), log_dir=str(tmp_path),
-    )  # fmt: skip
+        fake_verl.DictConfigWrap(config),
+        Server(tok),
+        tok,
+        None,
+        None,
+        fake_verl.DictConfigWrap({}),
+        pop=population(),
+        log_dir=str(tmp_path),
+    )
 
 
 def test_user_turns_are_masked_out_and_reward_is_the_proxy(
@@ -90,8 +105,11 @@ def test_out_of_tokens_ends_the_call_and_caps_the_response(
 ) -> None:
     loop = make_loop(verl_module, tmp_path, response_length=80)
     row = draw_rows(loop.pop, 1, tools=False)[0]
-    out = asyncio.run(loop.run({}, raw_prompt=row["prompt"], member=row["member"],
-                               seed=row["seed"], spec=row["spec"]))  # fmt: skip
+    out = asyncio.run(
+        loop.run(
+            {}, raw_prompt=row["prompt"], member=row["member"], seed=row["seed"], spec=row["spec"]
+        )
+    )
     assert len(out.response_ids) <= 80 and len(out.response_mask) <= 80
     assert 0 <= out.reward_score <= 1
 

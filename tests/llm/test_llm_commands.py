@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from sim2human.cli.model import model_app
 from sim2human.errors import ModelUnavailableError
 from sim2human.llm import local
 from sim2human.llm.client import ChatClient, EndpointConfig
-from sim2human.llm.commands import model_app
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 
@@ -34,7 +34,7 @@ def test_serve_answers_then_stops_cleanly_on_ctrl_c() -> None:
         pytest.skip(f"embedded model not installed: {exc}")
     env = {**os.environ, "PYTHONPATH": str(SRC)}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "sim2human.llm.commands", "serve", "--parallel", "2"],
+        [sys.executable, "-m", "sim2human.cli.model", "serve", "--parallel", "2"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

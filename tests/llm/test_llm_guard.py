@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from sim2human.scenarios.intake import IntakeScenario
+from sim2human.scenarios.intake.scenario import IntakeScenario
 from sim2human.simulators.base import Traits
 from sim2human.simulators.llm_guard import judge_prompt, out_of_role, parse_rating, tidy
 from sim2human.simulators.llm_prompts import PROMPTS, fact, manner, turn_message

@@ -16,13 +16,13 @@ import pytest
 from sim2human.agents.llm import LLMAgent
 from sim2human.agents.scripted import ScriptedAgent
 from sim2human.errors import ModelUnavailableError
-from sim2human.evaluate import eval_jobs, evaluate
 from sim2human.llm import local
 from sim2human.llm.client import ChatClient, ClientStats, EndpointConfig
 from sim2human.llm.faults import FaultProxy, FaultRates
 from sim2human.llm.runtime import LLMRuntime, LLMSettings
-from sim2human.rollout_async import play_async
-from sim2human.scenarios.intake import IntakeScenario
+from sim2human.rollout.evaluate import eval_jobs, evaluate
+from sim2human.rollout.play_async import play_async
+from sim2human.scenarios.intake.scenario import IntakeScenario
 from sim2human.simulators.base import QuirkPool, SimulatorSpec
 from sim2human.simulators.families import get_family
 from sim2human.simulators.llm import llm_spec
@@ -58,10 +58,24 @@ def test_llm_simulator_conversation_with_role_guard(
 ) -> None:
     with runtime(embedded, tmp_path / "cache.sqlite") as rt:
         spec = member(0.0, guard_retries=1)
-        first = evaluate(ScriptedAgent(SCENARIO), [spec], SCENARIO, split="heldout",
-                         per_member=1, llm=rt, max_turns=3)  # fmt: skip
-        again = evaluate(ScriptedAgent(SCENARIO), [spec], SCENARIO, split="heldout",
-                         per_member=1, llm=rt, max_turns=3)  # fmt: skip
+        first = evaluate(
+            ScriptedAgent(SCENARIO),
+            [spec],
+            SCENARIO,
+            split="heldout",
+            per_member=1,
+            llm=rt,
+            max_turns=3,
+        )
+        again = evaluate(
+            ScriptedAgent(SCENARIO),
+            [spec],
+            SCENARIO,
+            split="heldout",
+            per_member=1,
+            llm=rt,
+            max_turns=3,
+        )
     ep = first[0]
     assert ep.termination in (Termination.COMPLETED, Termination.MAX_TURNS), ep.error
     d = ep.diagnostics
@@ -79,8 +93,7 @@ def test_llm_agent_evaluated_on_two_members(embedded: EndpointConfig) -> None:
     with runtime(embedded, None) as rt:
         agent = LLMAgent(SCENARIO, rt.clients["local"], max_tokens=24)
         members = [get_family("cooperative").sample(1, POOL), get_family("chatty").sample(2, POOL)]
-        eps = evaluate(agent, members, SCENARIO, split="heldout", per_member=1, llm=rt,
-                       max_turns=2)  # fmt: skip
+        eps = evaluate(agent, members, SCENARIO, split="heldout", per_member=1, llm=rt, max_turns=2)
     assert sorted(e.simulator_id for e in eps) == sorted(m.id for m in members)
     for e in eps:
         assert e.termination in (Termination.COMPLETED, Termination.MAX_TURNS), e.error
@@ -102,9 +115,14 @@ def test_fifty_episodes_through_a_faulty_endpoint_are_all_accounted_for(
     async def run(rt: LLMRuntime) -> tuple[list[Episode], FaultProxy, ClientStats]:
         proxy = FaultProxy(embedded.base_url, FAULTS, seed=3, stall_s=20.0)
         async with proxy:
-            flaky = proxy.endpoint(embedded).model_copy(update={
-                "timeout_s": 10.0, "max_retries": RETRIES, "backoff_s": 0.05, "backoff_max_s": 0.2,
-            })  # fmt: skip
+            flaky = proxy.endpoint(embedded).model_copy(
+                update={
+                    "timeout_s": 10.0,
+                    "max_retries": RETRIES,
+                    "backoff_s": 0.05,
+                    "backoff_max_s": 0.2,
+                }
+            )
             rt.clients["local"] = client = ChatClient(flaky)
             eps = await play_async(ScriptedAgent(SCENARIO), jobs, SCENARIO, rt, max_turns=1)
             await client.aclose()

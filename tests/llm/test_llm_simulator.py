@@ -15,13 +15,13 @@ import pytest
 from sim2human.agents.llm import LLMAgent
 from sim2human.agents.scripted import ScriptedAgent
 from sim2human.errors import EndpointError, UsageError
-from sim2human.evaluate import eval_jobs, evaluate
 from sim2human.llm.client import ChatClient, ClientStats, EndpointConfig
 from sim2human.llm.faults import FaultProxy, FaultRates
 from sim2human.llm.runtime import LLMRuntime, LLMSettings
-from sim2human.rollout import job_profile
-from sim2human.rollout_async import play_async
-from sim2human.scenarios.intake import IntakeScenario
+from sim2human.rollout.conversation import MAX_TURNS, job_profile
+from sim2human.rollout.evaluate import eval_jobs, evaluate
+from sim2human.rollout.play_async import play_async
+from sim2human.scenarios.intake.scenario import IntakeScenario
 from sim2human.simulators.base import QuirkPool, SimulatorSpec
 from sim2human.simulators.families import get_family
 from sim2human.simulators.llm import JUDGE_FALLBACK, LLMMembers, llm_spec
@@ -53,9 +53,13 @@ def runtime_for() -> Iterator[Callable[[FakeOpenAI], LLMRuntime]]:
     def make(fake: FakeOpenAI, retries: int = 1) -> LLMRuntime:
         """A runtime on ``fake`` without the start-up check (tests script every request)."""
         endpoint = EndpointConfig(
-            base_url=fake.base_url, model="fake", timeout_s=5.0, max_retries=retries,
-            backoff_s=0.01, backoff_max_s=0.02,
-        )  # fmt: skip
+            base_url=fake.base_url,
+            model="fake",
+            timeout_s=5.0,
+            max_retries=retries,
+            backoff_s=0.01,
+            backoff_max_s=0.02,
+        )
         settings = LLMSettings(endpoints={"fake": endpoint}, cache=None)
         ctx = LLMRuntime.open(settings, {"fake"}, check=False)
         opened.append(ctx)
@@ -79,8 +83,15 @@ def answer_from_facts(n: int, body: dict[str, Any]) -> Reply:
 def test_a_cooperative_llm_caller_lets_the_scripted_agent_succeed(runtime_for: Any) -> None:
     with FakeOpenAI(answer_from_facts) as fake:
         rt = runtime_for(fake)
-        eps = evaluate(ScriptedAgent(SCENARIO), [member()], SCENARIO, split="heldout",
-                       per_member=3, llm=rt)  # fmt: skip
+        eps = evaluate(
+            ScriptedAgent(SCENARIO),
+            [member()],
+            SCENARIO,
+            split="heldout",
+            per_member=3,
+            llm=rt,
+            max_turns=MAX_TURNS,
+        )
     assert len(eps) == 3 and {e.termination for e in eps} == {Termination.COMPLETED}
     # The facts reach the record through the same extractor as any user's text.
     assert sum(e.gold.field_accuracy for e in eps) / 3 > 0.7
@@ -96,8 +107,15 @@ def test_role_guard_retries_hotter_and_counts(runtime_for: Any) -> None:
 
     with FakeOpenAI(script) as fake:
         rt = runtime_for(fake)
-        eps = evaluate(ScriptedAgent(SCENARIO), [member(guard_retries=2)], SCENARIO,
-                       split="heldout", per_member=1, llm=rt, max_turns=3)  # fmt: skip
+        eps = evaluate(
+            ScriptedAgent(SCENARIO),
+            [member(guard_retries=2)],
+            SCENARIO,
+            split="heldout",
+            per_member=1,
+            llm=rt,
+            max_turns=3,
+        )
         retried = [s.body for s in fake.seen if s.body["temperature"] > 0]
     d = eps[0].diagnostics
     assert d["role_retries"] == d["replies"] and d["out_of_role.spoke_as_agent"] == d["replies"]
@@ -110,8 +128,15 @@ def test_role_guard_retries_hotter_and_counts(runtime_for: Any) -> None:
 def test_a_reply_that_stays_out_of_role_is_passed_on_and_counted(runtime_for: Any) -> None:
     with FakeOpenAI(lambda n, body: say("(the patient sighs)")) as fake:
         rt = runtime_for(fake)
-        eps = evaluate(ScriptedAgent(SCENARIO), [member(guard_retries=1)], SCENARIO,
-                       split="heldout", per_member=1, llm=rt, max_turns=2)  # fmt: skip
+        eps = evaluate(
+            ScriptedAgent(SCENARIO),
+            [member(guard_retries=1)],
+            SCENARIO,
+            split="heldout",
+            per_member=1,
+            llm=rt,
+            max_turns=2,
+        )
     d = eps[0].diagnostics
     # The opening line and the answer to the greeting (the agent then closes): 2 replies,
     # each tried twice.
@@ -123,8 +148,15 @@ def test_a_reply_that_stays_out_of_role_is_passed_on_and_counted(runtime_for: An
 def test_llm_judge_scores_once_the_call_ends(runtime_for: Any) -> None:
     with FakeOpenAI(answer_from_facts) as fake:
         rt = runtime_for(fake)
-        eps = evaluate(ScriptedAgent(SCENARIO), [member(judge="llm")], SCENARIO,
-                       split="heldout", per_member=2, llm=rt)  # fmt: skip
+        eps = evaluate(
+            ScriptedAgent(SCENARIO),
+            [member(judge="llm")],
+            SCENARIO,
+            split="heldout",
+            per_member=2,
+            llm=rt,
+            max_turns=MAX_TURNS,
+        )
         judged = [s for s in fake.seen if is_judge(s.body)]
     assert [e.proxy for e in eps] == [0.7, 0.7] and len(judged) == 2
 
@@ -135,8 +167,15 @@ def test_judge_without_a_number_falls_back_and_counts(runtime_for: Any) -> None:
 
     with FakeOpenAI(script) as fake:
         rt = runtime_for(fake)
-        (ep,) = evaluate(ScriptedAgent(SCENARIO), [member(judge="llm", guard_retries=2)],
-                         SCENARIO, split="heldout", per_member=1, llm=rt)  # fmt: skip
+        (ep,) = evaluate(
+            ScriptedAgent(SCENARIO),
+            [member(judge="llm", guard_retries=2)],
+            SCENARIO,
+            split="heldout",
+            per_member=1,
+            llm=rt,
+            max_turns=MAX_TURNS,
+        )
         judged = [s for s in fake.seen if is_judge(s.body)]
     assert ep.proxy == JUDGE_FALLBACK and ep.diagnostics["judge_failures"] == 1
     assert len(judged) == 3  # one try and two retries
@@ -153,8 +192,15 @@ def test_turn_judge_rates_each_exchange_and_satisfaction_is_their_mean(runtime_f
 
     with FakeOpenAI(script) as fake:
         rt = runtime_for(fake)
-        (ep,) = evaluate(ScriptedAgent(SCENARIO), [member(judge="llm-turn")], SCENARIO,
-                         split="heldout", per_member=1, llm=rt, max_turns=4)  # fmt: skip
+        (ep,) = evaluate(
+            ScriptedAgent(SCENARIO),
+            [member(judge="llm-turn")],
+            SCENARIO,
+            split="heldout",
+            per_member=1,
+            llm=rt,
+            max_turns=4,
+        )
         judged = [s for s in fake.seen if is_judge(s.body)]
     d = ep.diagnostics
     # Every reply but the opening line is rated; the closing line is not a reply.
@@ -174,9 +220,13 @@ def test_cards_fix_the_patients_and_the_cache_answers_the_repeats(
         endpoint = EndpointConfig(base_url=fake.base_url, model="fake", timeout_s=5.0)
         settings = LLMSettings(endpoints={"fake": endpoint}, cache=tmp_path / "c.sqlite")
         with LLMRuntime.open(settings, {"fake"}, check=False) as rt:
-            first = rt.run(play_async(ScriptedAgent(SCENARIO), jobs, SCENARIO, rt))
+            first = rt.run(
+                play_async(ScriptedAgent(SCENARIO), jobs, SCENARIO, rt, max_turns=MAX_TURNS)
+            )
             sent = len(fake.seen)
-            again = rt.run(play_async(ScriptedAgent(SCENARIO), jobs, SCENARIO, rt))
+            again = rt.run(
+                play_async(ScriptedAgent(SCENARIO), jobs, SCENARIO, rt, max_turns=MAX_TURNS)
+            )
             assert len(fake.seen) == sent  # a temperature-0 member on fixed cards: all cached
             stats = rt.stats()["fake"]
     assert [e.turns for e in first] == [e.turns for e in again]
@@ -189,11 +239,25 @@ def test_seeded_members_replay_identically(runtime_for: Any) -> None:
     with FakeOpenAI(answer_from_facts) as fake:
         rt = runtime_for(fake)
         spec = member(temperature=0.8)
-        first = evaluate(ScriptedAgent(SCENARIO), [spec], SCENARIO, split="heldout",
-                         per_member=1, llm=rt)  # fmt: skip
+        first = evaluate(
+            ScriptedAgent(SCENARIO),
+            [spec],
+            SCENARIO,
+            split="heldout",
+            per_member=1,
+            llm=rt,
+            max_turns=MAX_TURNS,
+        )
         seeds = [s.body.get("seed") for s in fake.seen]
-        second = evaluate(ScriptedAgent(SCENARIO), [spec], SCENARIO, split="heldout",
-                          per_member=1, llm=rt)  # fmt: skip
+        second = evaluate(
+            ScriptedAgent(SCENARIO),
+            [spec],
+            SCENARIO,
+            split="heldout",
+            per_member=1,
+            llm=rt,
+            max_turns=MAX_TURNS,
+        )
         again = [s.body.get("seed") for s in fake.seen[len(seeds) :]]
     assert seeds == again and None not in seeds
     assert first[0].turns == second[0].turns
@@ -202,8 +266,15 @@ def test_seeded_members_replay_identically(runtime_for: Any) -> None:
 def test_dead_endpoint_gives_error_episodes_with_reasons(runtime_for: Any) -> None:
     with FakeOpenAI(lambda n, body: Reply(status=503, body={"error": "down"})) as fake:
         rt = runtime_for(fake, retries=1)
-        eps = evaluate(ScriptedAgent(SCENARIO), [member(), member(temperature=0.5)], SCENARIO,
-                       split="heldout", per_member=2, llm=rt)  # fmt: skip
+        eps = evaluate(
+            ScriptedAgent(SCENARIO),
+            [member(), member(temperature=0.5)],
+            SCENARIO,
+            split="heldout",
+            per_member=2,
+            llm=rt,
+            max_turns=MAX_TURNS,
+        )
     assert len(eps) == 4 and len({e.id for e in eps}) == 4
     for e in eps:
         assert e.termination == Termination.ERROR and e.error is not None
@@ -226,13 +297,16 @@ def test_llm_agent_is_evaluated_like_any_agent(runtime_for: Any) -> None:
         rt = runtime_for(fake)
         agent = LLMAgent(SCENARIO, rt.clients["fake"])
         members = [get_family("cooperative").sample(1, POOL), get_family("chatty").sample(2, POOL)]
-        eps = evaluate(agent, members, SCENARIO, split="heldout", per_member=2, llm=rt)
+        eps = evaluate(
+            agent, members, SCENARIO, split="heldout", per_member=2, llm=rt, max_turns=MAX_TURNS
+        )
         transcripts = [s.body["messages"] for s in fake.seen]
     assert len(eps) == 4 and all(e.termination == Termination.COMPLETED for e in eps)
     assert all(not t.text.startswith("Nurse:") for e in eps for t in e.agent_turns)
     # The agent reads the call as a chat: the caller's turns are user messages.
-    assert any(len(m) >= 4 and m[1]["role"] == "user" and m[2]["role"] == "assistant"
-               for m in transcripts)  # fmt: skip
+    assert any(
+        len(m) >= 4 and m[1]["role"] == "user" and m[2]["role"] == "assistant" for m in transcripts
+    )
 
 
 @pytest.mark.parametrize(
@@ -252,22 +326,35 @@ def test_misconfigured_endpoint_is_one_clear_error_at_start(reply: Reply, messag
 
 
 def test_unreachable_endpoint_is_one_clear_error_at_start() -> None:
-    endpoint = EndpointConfig(base_url="http://127.0.0.1:9/v1", model="m", max_retries=1,
-                              backoff_s=0.01, timeout_s=2.0)  # fmt: skip
+    endpoint = EndpointConfig(
+        base_url="http://127.0.0.1:9/v1", model="m", max_retries=1, backoff_s=0.01, timeout_s=2.0
+    )
     with pytest.raises(EndpointError, match="cannot connect"):
         LLMRuntime.open(LLMSettings(endpoints={"x": endpoint}, cache=None), {"x"}).__enter__()
 
 
 def test_llm_members_without_endpoints_are_a_usage_error() -> None:
     with pytest.raises(UsageError, match="endpoints"):
-        evaluate(ScriptedAgent(SCENARIO), [member()], SCENARIO, split="heldout", per_member=1)
+        evaluate(
+            ScriptedAgent(SCENARIO),
+            [member()],
+            SCENARIO,
+            split="heldout",
+            per_member=1,
+            max_turns=MAX_TURNS,
+        )
     with pytest.raises(UsageError, match="not configured"):
         LLMRuntime.open(LLMSettings(cache=None), {"nowhere"}).__enter__()
 
 
 def test_llm_members_draw_is_seeded_and_spread() -> None:
-    cfg = LLMMembers(families=("chatty", "anxious"), members=4, prompts=("story", "rules"),
-                     temperature=(0.2, 1.0), top_p=(0.8, 1.0))  # fmt: skip
+    cfg = LLMMembers(
+        families=("chatty", "anxious"),
+        members=4,
+        prompts=("story", "rules"),
+        temperature=(0.2, 1.0),
+        top_p=(0.8, 1.0),
+    )
     a, b = cfg.draw(5, POOL, "train"), cfg.draw(5, POOL, "train")
     assert a == b and len({s.id for s in a}) == 4
     assert {s.family for s in a} == {"llm:chatty", "llm:anxious"}
@@ -278,14 +365,21 @@ def test_llm_members_draw_is_seeded_and_spread() -> None:
 
 
 def test_fifty_episodes_through_a_faulty_proxy_are_all_accounted_for() -> None:
-    rates = FaultRates(error_500=0.08, error_429=0.08, stall=0.03, drop=0.06, truncate=0.04,
-                       garbage=0.03)  # fmt: skip
+    rates = FaultRates(
+        error_500=0.08, error_429=0.08, stall=0.03, drop=0.06, truncate=0.04, garbage=0.03
+    )
     jobs = eval_jobs([member(0.7), member(0.3)], "heldout", 25, "f")
 
     async def run(rt: LLMRuntime) -> tuple[list[Episode], FaultProxy, ClientStats]:
         async with FaultProxy(fake.base_url, rates, seed=3, stall_s=3.0) as proxy:
-            cfg = EndpointConfig(base_url=proxy.base_url, model="fake", timeout_s=1.0,
-                                 max_retries=3, backoff_s=0.01, backoff_max_s=0.02)  # fmt: skip
+            cfg = EndpointConfig(
+                base_url=proxy.base_url,
+                model="fake",
+                timeout_s=1.0,
+                max_retries=3,
+                backoff_s=0.01,
+                backoff_max_s=0.02,
+            )
             rt.clients["fake"] = client = ChatClient(cfg)
             eps = await play_async(ScriptedAgent(SCENARIO), jobs, SCENARIO, rt, max_turns=2)
             await client.aclose()

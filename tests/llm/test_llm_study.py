@@ -10,16 +10,20 @@ import numpy as np
 import pytest
 import yaml
 
-from sim2human.cli import main
-from sim2human.config import load_study, parse_study
+from sim2human.agents.policy import PolicyAgent
+from sim2human.cli.app import main
 from sim2human.errors import ConfigError
+from sim2human.experiments.aggregate import aggregate
+from sim2human.experiments.condition import reference_scripted, run_condition
+from sim2human.experiments.config import load_study, parse_study
+from sim2human.experiments.runner import model_takes_every_core
+from sim2human.experiments.world import StudyWorld
 from sim2human.report.markdown import write_markdown
-from sim2human.runner import model_takes_every_core
-from sim2human.samplers import FixedSampler, MixedSampler
+from sim2human.samplers.build import FixedSampler, MixedSampler
+from sim2human.scenarios.intake.scenario import IntakeScenario
 from sim2human.simulators.base import QuirkPool
 from sim2human.simulators.families import get_family
 from sim2human.store import read_episodes, read_json
-from sim2human.study import StudyWorld, aggregate, reference_scripted, run_condition
 from sim2human.testing import FakeOpenAI, Reply, completion
 
 EXAMPLE = Path(__file__).parents[2] / "examples" / "llm-collapse.yaml"
@@ -32,23 +36,42 @@ def tiny(base_url: str, **over: Any) -> dict[str, Any]:
         "seeds": [0],
         "train": {"episodes": 24, "batch_episodes": 8, "epochs": 1, "max_turns": 4},
         "ensemble": {
-            "train": ["cooperative"], "heldout": ["terse-guarded"], "members_per_family": 1,
+            "train": ["cooperative"],
+            "heldout": ["terse-guarded"],
+            "members_per_family": 1,
             "llm": {
                 "train": {"families": ["chatty"], "prompts": ["plain"], **members},
                 "heldout": {"families": ["noisy-line"], "prompts": ["story"], **members},
             },
         },
         "eval": {"episodes_per_member": 2, "llm_episodes_per_member": 1, "bootstrap": 100},
-        "llm": {"endpoints": {"fake": {"base_url": base_url, "model": "fake", "timeout_s": 5,
-                                       "max_retries": 1, "backoff_s": 0.01}},
-                "cache": None, "conversations": 4},
+        "llm": {
+            "endpoints": {
+                "fake": {
+                    "base_url": base_url,
+                    "model": "fake",
+                    "timeout_s": 5,
+                    "max_retries": 1,
+                    "backoff_s": 0.01,
+                }
+            },
+            "cache": None,
+            "conversations": 4,
+        },
         "conditions": [
-            {"name": "frozen-llm", "sampler": "fixed", "episodes": 8,
-             "simulator": {"family": "standard", "temperature": 0,
-                           "llm": {"endpoint": "fake", "judge": "llm", "max_tokens": 8}}},
+            {
+                "name": "frozen-llm",
+                "sampler": "fixed",
+                "episodes": 8,
+                "simulator": {
+                    "family": "standard",
+                    "temperature": 0,
+                    "llm": {"endpoint": "fake", "judge": "llm", "max_tokens": 8},
+                },
+            },
             {"name": "mixed", "sampler": "uniform", "llm_share": 0.25},
         ],
-    }  # fmt: skip
+    }
     raw.update(over)
     return raw
 
@@ -90,11 +113,13 @@ def test_sub_runs_go_one_at_a_time_when_the_model_takes_every_core(
     ("change", "message"),
     [
         ({"ensemble": {"train": ["cooperative"], "heldout": ["noisy-line"]}}, "llm_share needs"),
-        ({"llm": {"endpoints": {"x": {"base_url": "u", "model": "m", "api_key": "sk-1"}}}},
-         "unknown key"),
+        (
+            {"llm": {"endpoints": {"x": {"base_url": "u", "model": "m", "api_key": "sk-1"}}}},
+            "unknown key",
+        ),
         ({"llm": {"conversations": 0}}, "llm.conversations"),
     ],
-)  # fmt: skip
+)
 def test_bad_llm_config_is_named(change: dict[str, Any], message: str) -> None:
     with pytest.raises(ConfigError, match=message):
         parse_study(tiny("http://127.0.0.1:9/v1", **change))
@@ -160,13 +185,58 @@ def test_tiny_llm_study_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPat
             assert secret.encode() not in path.read_bytes(), path
 
 
+def test_stress_on_a_run_with_llm_heldout_members(tmp_path: Path) -> None:
+    """`sim2human stress RUN_DIR` stresses the members it can play (those needing no endpoint)
+    with the run's own turn limit, and asks no endpoint for anything."""
+    with FakeOpenAI(caller) as fake:
+        cfg = parse_study(tiny(fake.base_url))
+        (tmp_path / "config.yaml").write_text(yaml.safe_dump(cfg.model_dump(mode="json")))
+        for c in cfg.conditions:
+            sub = tmp_path / "conditions" / c.name / "seed-0"
+            sub.mkdir(parents=True)
+            PolicyAgent(IntakeScenario(), seed=0).save(sub / "checkpoint.pt")
+        out = tmp_path / "stress"
+        code = main(
+            [
+                "stress",
+                str(tmp_path),
+                "--out",
+                str(out),
+                "--workers",
+                "1",
+                "--grid",
+                "1",
+                "--perturbations",
+                "typos",
+                "--episodes-per-member",
+                "1",
+            ]
+        )
+        assert code == 0 and not fake.seen
+    data = read_json(out / "stress.json")
+    assert set(data["agents"]) == {"frozen-llm", "mixed", "scripted"}
+    assert StudyWorld.build(cfg).max_turns == cfg.train.max_turns == 4
+
+
 def test_eval_agent_command_on_a_study_ensemble(tmp_path: Path) -> None:
     with FakeOpenAI(caller) as fake:
         study = tmp_path / "study.yaml"
         study.write_text(yaml.safe_dump(tiny(fake.base_url)))
         out = tmp_path / "eval"
-        code = main(["eval-agent", str(study), "--base-url", fake.base_url, "--model", "fake",
-                     "--episodes", "2", "--out", str(out)])  # fmt: skip
+        code = main(
+            [
+                "eval-agent",
+                str(study),
+                "--base-url",
+                fake.base_url,
+                "--model",
+                "fake",
+                "--episodes",
+                "2",
+                "--out",
+                str(out),
+            ]
+        )
     assert code == 0
     eps = read_episodes(out / "episodes.jsonl")
     assert len(eps) == 4 and {e.split for e in eps} == {"heldout"}  # 1 persona + 1 llm member

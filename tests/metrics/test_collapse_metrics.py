@@ -8,34 +8,49 @@ import numpy as np
 import pytest
 
 from sim2human.metrics.collapse import (
-    EvalPoint,
     Paired,
     behaviour,
     exploit_table,
-    fit_overoptimisation,
-    overopt_curve,
     pass_hat_k,
     robustness,
     transfer,
 )
+from sim2human.metrics.overoptimisation import EvalPoint, fit_overoptimisation, overopt_curve
 from sim2human.types import Episode, Outcome, Termination, Turn
 
 FIELDS = ("a", "b")
 
 
 def episode(
-    split: str, success: bool, proxy: float, acts: tuple[str, ...] = ("x",), member: str = "m",
+    split: str,
+    success: bool,
+    proxy: float,
+    acts: tuple[str, ...] = ("x",),
+    member: str = "m",
     seed: int = 0,
-) -> Episode:  # fmt: skip
-    turns = tuple(t for a in acts for t in (Turn(speaker="agent", text=f"say {a}", act=a),
-                                            Turn(speaker="user", text="ok")))  # fmt: skip
+) -> Episode:
+    turns = tuple(
+        t
+        for a in acts
+        for t in (Turn(speaker="agent", text=f"say {a}", act=a), Turn(speaker="user", text="ok"))
+    )
     return Episode(
-        id=f"{member}/{seed}", scenario="intake", simulator_id=member, family=member,
-        split=split, seed=seed, turns=turns, proxy=proxy,
-        gold=Outcome(success=success, fields=dict.fromkeys(FIELDS, success), completed=True,
-                     dropped=False),
-        termination=Termination.COMPLETED, profile={}, record={}, phase="eval",
-    )  # fmt: skip
+        id=f"{member}/{seed}",
+        scenario="intake",
+        simulator_id=member,
+        family=member,
+        split=split,
+        seed=seed,
+        turns=turns,
+        proxy=proxy,
+        gold=Outcome(
+            success=success, fields=dict.fromkeys(FIELDS, success), completed=True, dropped=False
+        ),
+        termination=Termination.COMPLETED,
+        profile={},
+        record={},
+        phase="eval",
+    )
 
 
 def test_transfer_gap_and_drop_have_known_values() -> None:
@@ -61,8 +76,10 @@ def test_overoptimisation_fit_recovers_known_curve() -> None:
     alpha, beta, base = 0.6, 0.4, 0.1
     d = np.linspace(0.0, 8.0, 33)
     gold = base + np.where(d > 0, d * (alpha - beta * np.log(np.where(d > 0, d, 1))), 0)
-    points = [EvalPoint(run="r", update=i, d=float(x), gold=float(g), n=24)
-              for i, (x, g) in enumerate(zip(d, gold, strict=True))]  # fmt: skip
+    points = [
+        EvalPoint(run="r", update=i, d=float(x), gold=float(g), n=24)
+        for i, (x, g) in enumerate(zip(d, gold, strict=True))
+    ]
     fit = fit_overoptimisation(points, n_boot=50)
     assert fit is not None
     assert fit.alpha == pytest.approx(alpha, abs=1e-9)
@@ -85,10 +102,19 @@ def test_overoptimisation_without_a_peak() -> None:
     assert fit_overoptimisation(points[:2]) is None
 
 
-def paired(p: str, split: str, d_proxy: float, d_field: float, member: str = "m", i: int = 0
-           ) -> Paired:  # fmt: skip
-    return Paired(phrasing=p, split=split, member=member, run="r", d_proxy=d_proxy,
-                  d_field=d_field, d_success=0.0, episode_id=f"{p}/{split}/{i}")  # fmt: skip
+def paired(
+    p: str, split: str, d_proxy: float, d_field: float, member: str = "m", i: int = 0
+) -> Paired:
+    return Paired(
+        phrasing=p,
+        split=split,
+        member=member,
+        run="r",
+        d_proxy=d_proxy,
+        d_field=d_field,
+        d_success=0.0,
+        episode_id=f"{p}/{split}/{i}",
+    )
 
 
 def test_exploit_table_ranks_a_phrasing_that_buys_proxy_only_first() -> None:

@@ -53,8 +53,14 @@ def test_a_row_on_planted_texts() -> None:
     bots = [f"Medication list item {i}: metformin, lisinopril." for i in range(60)]
 
     def row(texts: list[str]) -> tuple[float, float]:
-        r = fidelity_row("x", texts, human, embed_lexical(texts), embed_lexical(human),
-                         lambda t: "metformin" in t)  # fmt: skip
+        r = fidelity_row(
+            "x",
+            texts,
+            human,
+            embed_lexical(texts),
+            embed_lexical(human),
+            lambda t: "metformin" in t,
+        )
         assert r.auc is not None and r.frechet is not None
         return r.auc, r.frechet
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from sim2human.cli import main
+from sim2human.cli.app import main
 
 TINY: dict[str, Any] = {
     "name": "tiny-rel",

@@ -72,19 +72,29 @@ def test_recursive_alias(tmp_path: Path, capsys: Cap) -> None:
     [
         ({"seeds": [-1]}, ("seeds.0", "greater than or equal to 0")),
         ({"ensemble": {"seed": -3}}, ("ensemble.seed", "greater than or equal to 0")),
-        ({"conditions": [{"name": "f", "sampler": "fixed",
-                          "simulator": {"family": "standard", "seed": -1}}]},
-         ("conditions.0.simulator.seed",)),
+        (
+            {
+                "conditions": [
+                    {
+                        "name": "f",
+                        "sampler": "fixed",
+                        "simulator": {"family": "standard", "seed": -1},
+                    }
+                ]
+            },
+            ("conditions.0.simulator.seed",),
+        ),
         ({"eval": {"bootstrap": 1_000_000_000}}, ("eval.bootstrap", "100000")),
         ({"ensemble": {"members_per_family": 1_000_000_000}}, ("members_per_family", "100")),
         ({"train": {"episodes": 1_000_000_000}}, ("train.episodes", "limit of 10000000")),
         ({"eval": {"episodes_per_member": 10**7}}, ("eval.episodes_per_member", "10000")),
         ({"seeds": list(range(1001))}, ("seeds", "1000")),
-        ({"conditions": [{"name": "p", "sampler": "plr",
-                          "sampler_args": {"buffer": 10**12}}]},
-         ("conditions.0.sampler_args.buffer", "limit of 10000000")),
+        (
+            {"conditions": [{"name": "p", "sampler": "plr", "sampler_args": {"buffer": 10**12}}]},
+            ("conditions.0.sampler_args.buffer", "limit of 10000000"),
+        ),
     ],
-)  # fmt: skip
+)
 def test_bad_values_are_named_with_their_limit(
     tmp_path: Path, capsys: Cap, patch: dict[str, Any], needles: tuple[str, ...]
 ) -> None:
@@ -117,15 +127,17 @@ def test_unreadable_config(tmp_path: Path, capsys: Cap) -> None:
 
 def test_out_is_a_file(tmp_path: Path, capsys: Cap) -> None:
     (tmp_path / "taken").write_text("mine")
-    code, err = run_cli(capsys, "study", str(_study(tmp_path, TINY)), "--out",
-                        str(tmp_path / "taken"))  # fmt: skip
+    code, err = run_cli(
+        capsys, "study", str(_study(tmp_path, TINY)), "--out", str(tmp_path / "taken")
+    )
     assert_one_clear_error(code, err, "not a directory")
     assert (tmp_path / "taken").read_text() == "mine"
 
 
 def test_check_validates_and_runs_nothing(tmp_path: Path, capsys: Cap) -> None:
-    code, err = run_cli(capsys, "study", str(_study(tmp_path, TINY)), "--out",
-                        str(tmp_path / "o"), "--check")  # fmt: skip
+    code, err = run_cli(
+        capsys, "study", str(_study(tmp_path, TINY)), "--out", str(tmp_path / "o"), "--check"
+    )
     assert code == 0 and "valid" in err
     assert not (tmp_path / "o").exists()
 
@@ -168,7 +180,7 @@ def test_run_dir_that_is_a_file(tmp_path: Path, capsys: Cap) -> None:
 
 
 def test_garbage_checkpoint_given_to_stress(tmp_path: Path, capsys: Cap) -> None:
-    from sim2human.config import parse_study
+    from sim2human.experiments.config import parse_study
 
     run = tmp_path / "run"
     sub = run / "conditions" / "ensemble-uniform"
@@ -198,15 +210,25 @@ def test_eval_agent_refuses_an_out_that_already_holds_episodes(tmp_path: Path, c
     out = tmp_path / "eval"
     out.mkdir()
     (out / "episodes.jsonl").write_text('{"id": "x"}\n')
-    code, err = run_cli(capsys, "eval-agent", str(_study(tmp_path, TINY)), "--out", str(out),
-                        "--base-url", "http://127.0.0.1:9/v1", "--model", "m")  # fmt: skip
+    code, err = run_cli(
+        capsys,
+        "eval-agent",
+        str(_study(tmp_path, TINY)),
+        "--out",
+        str(out),
+        "--base-url",
+        "http://127.0.0.1:9/v1",
+        "--model",
+        "m",
+    )
     assert_one_clear_error(code, err, "already holds an evaluation")
     assert (out / "episodes.jsonl").read_text() == '{"id": "x"}\n'
 
 
 def test_eval_agent_system_prompt_that_is_a_directory(tmp_path: Path, capsys: Cap) -> None:
-    code, err = run_cli(capsys, "eval-agent", str(_study(tmp_path, TINY)), "--system-prompt",
-                        str(tmp_path))  # fmt: skip
+    code, err = run_cli(
+        capsys, "eval-agent", str(_study(tmp_path, TINY)), "--system-prompt", str(tmp_path)
+    )
     assert_one_clear_error(code, err, "is a directory", "system prompt")
 
 

@@ -23,9 +23,10 @@ def test_no_origin_is_allowed_and_no_credentials() -> None:
         root = ep.base_url.removesuffix("/v1")
         for method in ("OPTIONS", "GET"):
             request = urllib.request.Request(
-                f"{root}/v1/models", method=method,
+                f"{root}/v1/models",
+                method=method,
                 headers={"Origin": evil, "Access-Control-Request-Method": "POST"},
-            )  # fmt: skip
+            )
             with urllib.request.urlopen(request, timeout=10) as resp:
                 allowed = resp.headers.get("Access-Control-Allow-Origin") or ""
                 assert allowed not in (evil, "*"), (method, dict(resp.headers))

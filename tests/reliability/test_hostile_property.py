@@ -29,13 +29,16 @@ from hypothesis import strategies as st
 from reliability_helpers import TINY
 
 from planted_runs import write_sub_run
-from sim2human.cli import main
+from sim2human.cli.app import main
 
 COUNTS: Counter[str] = Counter()
 SETTINGS = settings(
-    max_examples=40, deadline=None, derandomize=True, database=None,
+    max_examples=40,
+    deadline=None,
+    derandomize=True,
+    database=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-)  # fmt: skip
+)
 SECONDS = 20.0
 """Per example (a generous bound on a loaded 2-core machine; typical: well under 1 s)."""
 MEGABYTES = 300
@@ -60,12 +63,19 @@ def _tree(root: Path) -> dict[str, tuple[int, int]]:
 
 
 def _run(
-    capsys: pytest.CaptureFixture[str], argv: list[str], case: Path, allowed: Path | None,
-    kind: str, ok: tuple[int, ...] = (0, 2),
-) -> int:  # fmt: skip
+    capsys: pytest.CaptureFixture[str],
+    argv: list[str],
+    case: Path,
+    allowed: Path | None,
+    kind: str,
+    ok: tuple[int, ...] = (0, 2),
+) -> int:
     """Run ``sim2human ARGV`` in-process and check every property; returns the exit code."""
-    before = {k: v for k, v in _tree(case).items() if allowed is None or
-              not (case / k).is_relative_to(allowed)}  # fmt: skip
+    before = {
+        k: v
+        for k, v in _tree(case).items()
+        if allowed is None or not (case / k).is_relative_to(allowed)
+    }
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     capsys.readouterr()
     started = time.monotonic()
@@ -81,8 +91,11 @@ def _run(
     assert len(errors) == (1 if code == 2 else 0), err
     assert elapsed < SECONDS, (argv, elapsed)
     assert grown < MEGABYTES, (argv, grown)
-    after = {k: v for k, v in _tree(case).items() if allowed is None or
-             not (case / k).is_relative_to(allowed)}  # fmt: skip
+    after = {
+        k: v
+        for k, v in _tree(case).items()
+        if allowed is None or not (case / k).is_relative_to(allowed)
+    }
     assert after == before, "touched a file outside the output directory"
     return code
 
@@ -106,14 +119,30 @@ HOSTILE = st.one_of(
     st.dictionaries(st.text(max_size=5), st.integers(), max_size=3),
 )
 PATHS = [
-    ("name",), ("seeds",), ("seeds", 0), ("train",), ("train", "episodes"),
-    ("train", "batch_episodes"), ("train", "epochs"), ("train", "max_turns"), ("ensemble",),
-    ("ensemble", "members_per_family"), ("ensemble", "seed"), ("ensemble", "train"),
-    ("eval", "bootstrap"), ("eval", "episodes_per_member"), ("conditions",),
-    ("conditions", 0, "sampler"), ("conditions", 0, "name"), ("conditions", 0, "episodes"),
-    ("conditions", 0, "sampler_args"), ("conditions", 0, "perturb"), ("quick",), ("llm",),
+    ("name",),
+    ("seeds",),
+    ("seeds", 0),
+    ("train",),
+    ("train", "episodes"),
+    ("train", "batch_episodes"),
+    ("train", "epochs"),
+    ("train", "max_turns"),
+    ("ensemble",),
+    ("ensemble", "members_per_family"),
+    ("ensemble", "seed"),
+    ("ensemble", "train"),
+    ("eval", "bootstrap"),
+    ("eval", "episodes_per_member"),
+    ("conditions",),
+    ("conditions", 0, "sampler"),
+    ("conditions", 0, "name"),
+    ("conditions", 0, "episodes"),
+    ("conditions", 0, "sampler_args"),
+    ("conditions", 0, "perturb"),
+    ("quick",),
+    ("llm",),
     ("unknown_key",),
-]  # fmt: skip
+]
 
 
 def _set(cfg: Any, path: tuple[Any, ...], value: Any) -> None:
@@ -183,9 +212,13 @@ TEXT_ATTACKS = st.one_of(
     cut=st.none() | st.integers(0, 400),
 )
 def test_hostile_config_text(
-    text: str, prefix: bytes, encoding: str, cut: int | None, fuzz_root: Path,
+    text: str,
+    prefix: bytes,
+    encoding: str,
+    cut: int | None,
+    fuzz_root: Path,
     capsys: pytest.CaptureFixture[str],
-) -> None:  # fmt: skip
+) -> None:
     case_dir = Path(tempfile.mkdtemp(dir=fuzz_root))
     data = prefix + text.encode(encoding, errors="replace")
     path = case_dir / "study.yaml"
@@ -196,10 +229,28 @@ def test_hostile_config_text(
 
 # ---- run directories ----------------------------------------------------------------------
 
-FILES = ["study.json", "config.yaml", "config.json", "summary.json", "members.json",
-         "episodes.jsonl", "metrics.jsonl", "checkpoint.pt"]  # fmt: skip
-SHAPES = ["missing", "valid", "garbage", "list", "empty", "directory", "fifo", "deep",
-          "duplicate", "latin1"]  # fmt: skip
+FILES = [
+    "study.json",
+    "config.yaml",
+    "config.json",
+    "summary.json",
+    "members.json",
+    "episodes.jsonl",
+    "metrics.jsonl",
+    "checkpoint.pt",
+]
+SHAPES = [
+    "missing",
+    "valid",
+    "garbage",
+    "list",
+    "empty",
+    "directory",
+    "fifo",
+    "deep",
+    "duplicate",
+    "latin1",
+]
 
 
 @pytest.fixture(scope="module")
@@ -226,8 +277,13 @@ def _shape(path: Path, shape: str, valid: Path) -> None:
         lines = valid.read_text().splitlines()
         path.write_text("\n".join([*lines, *lines[:1]]) + "\n")
     else:
-        data = {"garbage": b"\x00\xffnot json {", "list": b"[1, 2, 3]\n", "empty": b"",
-                "latin1": "caf\xe9".encode("latin-1"), "duplicate": b"{}\n"}  # fmt: skip
+        data = {
+            "garbage": b"\x00\xffnot json {",
+            "list": b"[1, 2, 3]\n",
+            "empty": b"",
+            "latin1": "caf\xe9".encode("latin-1"),
+            "duplicate": b"{}\n",
+        }
         path.write_bytes(data.get(shape, b"x"))
 
 
@@ -238,9 +294,13 @@ def _shape(path: Path, shape: str, valid: Path) -> None:
     command=st.sampled_from(["diagnose", "stress", "resume"]),
 )
 def test_hostile_run_directories(
-    shapes: dict[str, str], study_layout: bool, command: str, planted: Path, fuzz_root: Path,
+    shapes: dict[str, str],
+    study_layout: bool,
+    command: str,
+    planted: Path,
+    fuzz_root: Path,
     capsys: pytest.CaptureFixture[str],
-) -> None:  # fmt: skip
+) -> None:
     case_dir = Path(tempfile.mkdtemp(dir=fuzz_root))
     run = case_dir / "run"
     sub = run / "conditions" / "ensemble-uniform" / "seed-0" if study_layout else run
@@ -270,26 +330,44 @@ BAD_NUMBERS = st.sampled_from(["-1", "0", "70000", "1e9", "nan", "", "x", "99999
 @st.composite
 def command_lines(draw: st.DrawFn, paths: dict[str, str]) -> list[str]:
     """A command with at least one bad argument, so that none of them does real work."""
-    hostile_path = draw(st.sampled_from([paths[k] for k in ("missing", "dir", "fifo", "device",
-                                                            "garbage", "bad_yaml")]))  # fmt: skip
-    command = draw(st.sampled_from(["study", "stress", "report", "diagnose", "eval-agent",
-                                    "serve", "demo", "unknown"]))  # fmt: skip
+    hostile_path = draw(
+        st.sampled_from(
+            [paths[k] for k in ("missing", "dir", "fifo", "device", "garbage", "bad_yaml")]
+        )
+    )
+    command = draw(
+        st.sampled_from(
+            ["study", "stress", "report", "diagnose", "eval-agent", "serve", "demo", "unknown"]
+        )
+    )
     options = {
         "study": ["--out", "--workers", "--quick", "--resume", "--check"],
-        "stress": ["--out", "--grid", "--episodes-per-member", "--threshold", "--workers",
-                   "--search-on", "--conditions", "--perturbations"],
-        "report": ["--condition"], "diagnose": ["--condition", "--max-gap", "--max-drop"],
+        "stress": [
+            "--out",
+            "--grid",
+            "--episodes-per-member",
+            "--threshold",
+            "--workers",
+            "--search-on",
+            "--conditions",
+            "--perturbations",
+        ],
+        "report": ["--condition"],
+        "diagnose": ["--condition", "--max-gap", "--max-drop"],
         "eval-agent": ["--split", "--episodes", "--system-prompt", "--out", "--base-url"],
-        "serve": ["--port", "--parallel", "--threads"], "demo": ["--workers"], "unknown": [],
-    }[command]  # fmt: skip
+        "serve": ["--port", "--parallel", "--threads"],
+        "demo": ["--workers"],
+        "unknown": [],
+    }[command]
     argv = {"serve": ["model", "serve"], "demo": ["demo"]}.get(command, [command])
     if command in ("study", "stress", "report", "diagnose", "eval-agent", "unknown"):
         argv.append(hostile_path)
     flags = ("--quick", "--resume", "--check")
     chosen = draw(st.lists(st.sampled_from(options), max_size=3, unique=True)) if options else []
     for opt in chosen:
-        value = draw(st.one_of(BAD_NUMBERS, st.sampled_from(list(paths.values())),
-                               st.text(max_size=8)))  # fmt: skip
+        value = draw(
+            st.one_of(BAD_NUMBERS, st.sampled_from(list(paths.values())), st.text(max_size=8))
+        )
         argv += [opt] if opt in flags else [opt, value]
     if command == "serve":
         argv += ["--port", draw(BAD_NUMBERS)]
@@ -306,18 +384,24 @@ def hostile_paths(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     (root / "bad_yaml").write_text("name: [unclosed\n")
     if hasattr(os, "mkfifo"):
         os.mkfifo(root / "fifo")
-    return {"missing": str(root / "missing"), "dir": str(root / "dir"),
-            "fifo": str(root / "fifo"), "device": "/dev/null" if sys.platform != "win32"
-            else str(root / "missing"), "garbage": str(root / "garbage"),
-            "bad_yaml": str(root / "bad_yaml")}  # fmt: skip
+    return {
+        "missing": str(root / "missing"),
+        "dir": str(root / "dir"),
+        "fifo": str(root / "fifo"),
+        "device": "/dev/null" if sys.platform != "win32" else str(root / "missing"),
+        "garbage": str(root / "garbage"),
+        "bad_yaml": str(root / "bad_yaml"),
+    }
 
 
 @settings(SETTINGS, max_examples=50)
 @given(data=st.data())
 def test_hostile_command_lines(
-    data: st.DataObject, hostile_paths: dict[str, str], fuzz_root: Path,
+    data: st.DataObject,
+    hostile_paths: dict[str, str],
+    fuzz_root: Path,
     capsys: pytest.CaptureFixture[str],
-) -> None:  # fmt: skip
+) -> None:
     case_dir = Path(tempfile.mkdtemp(dir=fuzz_root))
     argv = data.draw(command_lines(hostile_paths))
     cwd = Path.cwd()
@@ -330,13 +414,17 @@ def test_hostile_command_lines(
 
 @settings(SETTINGS, max_examples=15)
 @given(
-    quick=st.booleans(), workers=st.none() | st.integers(1, 8),
+    quick=st.booleans(),
+    workers=st.none() | st.integers(1, 8),
     seeds=st.lists(st.integers(0, 2**32 - 1), min_size=1, max_size=5, unique=True),
-)  # fmt: skip
+)
 def test_valid_command_lines_pass(
-    quick: bool, workers: int | None, seeds: list[int], fuzz_root: Path,
+    quick: bool,
+    workers: int | None,
+    seeds: list[int],
+    fuzz_root: Path,
     capsys: pytest.CaptureFixture[str],
-) -> None:  # fmt: skip
+) -> None:
     case_dir = Path(tempfile.mkdtemp(dir=fuzz_root))
     path = case_dir / "study.yaml"
     path.write_text(yaml.safe_dump({**TINY, "seeds": seeds}))

@@ -40,9 +40,21 @@ def test_kill_9_then_resume_reproduces_a_straight_run(
     assert run_cli(capsys, "study", str(config), "--out", str(straight), "--workers", "2")[0] == 0
 
     proc = subprocess.Popen(
-        [sys.executable, "-m", "sim2human.cli", "study", str(config), "--out", str(killed),
-         "--workers", "2"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "sim2human.cli",
+            "study",
+            str(config),
+            "--out",
+            str(killed),
+            "--workers",
+            "2",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     deadline = time.monotonic() + 300
     while not list(killed.glob("conditions/*/seed-*/metrics.jsonl")):  # workers are training
         assert proc.poll() is None, proc.communicate()
@@ -58,8 +70,9 @@ def test_kill_9_then_resume_reproduces_a_straight_run(
     assert wait_gone(family, 10) == [], "processes outlived the killed study"
     assert not (killed / "study.json").exists()
 
-    code, err = run_cli(capsys, "study", str(config), "--out", str(killed), "--resume",
-                        "--workers", "2")  # fmt: skip
+    code, err = run_cli(
+        capsys, "study", str(config), "--out", str(killed), "--resume", "--workers", "2"
+    )
     assert code == 0, err
     assert "took over the lock" in err and f"pid {proc.pid}" in err
     assert _numbers(killed / "study.json") == _numbers(straight / "study.json")

@@ -33,8 +33,9 @@ def held(tmp_path: Path):  # type: ignore[no-untyped-def]
     """``tmp_path / 'run'``, locked by another live process."""
     run = tmp_path / "run"
     run.mkdir()
-    proc = subprocess.Popen([sys.executable, "-c", HOLD, str(run)], stdout=subprocess.PIPE,
-                            text=True)  # fmt: skip
+    proc = subprocess.Popen(
+        [sys.executable, "-c", HOLD, str(run)], stdout=subprocess.PIPE, text=True
+    )
     assert proc.stdout is not None and proc.stdout.readline().strip() == "held"
     yield run, proc.pid
     proc.kill()
@@ -59,9 +60,17 @@ def test_every_writer_command_is_refused_while_locked(
     for argv in (
         ["study", str(config), "--out", str(run)],
         ["study", str(config), "--out", str(run), "--resume"],
-        ["eval-agent", str(config), "--out", str(run), "--base-url", "http://127.0.0.1:9/v1",
-         "--model", "m"],
-    ):  # fmt: skip
+        [
+            "eval-agent",
+            str(config),
+            "--out",
+            str(run),
+            "--base-url",
+            "http://127.0.0.1:9/v1",
+            "--model",
+            "m",
+        ],
+    ):
         (run / "config.yaml").unlink(missing_ok=True)
         if "--resume" in argv:
             (run / "config.yaml").write_text("name: x\n")
@@ -88,8 +97,12 @@ def test_report_and_stress_take_the_lock(
 
 
 def test_a_stale_lock_from_a_dead_process_is_taken_over(tmp_path: Path) -> None:
-    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
-                          capture_output=True, text=True, check=True)  # fmt: skip
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     stale = {"pid": int(dead.stdout), "host": "h", "command": "study", "started": time.time()}
     (tmp_path / LOCK_FILE).write_text(json.dumps(stale))
     notes: list[str] = []
@@ -132,8 +145,8 @@ def test_readers_refuse_a_log_with_a_duplicate_id(
 
 
 def test_resume_of_a_missing_directory_is_a_usage_error(tmp_path: Path) -> None:
-    from sim2human.config import parse_study
-    from sim2human.runner import run_study
+    from sim2human.experiments.config import parse_study
+    from sim2human.experiments.runner import run_study
 
     with pytest.raises(UsageError, match="nothing to resume"):
         run_study(parse_study(TINY), tmp_path / "none", resume=True)

@@ -17,7 +17,7 @@ PARENT = """
 import sys, time
 sys.path.insert(0, {here!r})
 from sleeper import mark_and_sleep
-from sim2human.progress import Interrupted, in_processes
+from sim2human.experiments.executors import Interrupted, in_processes
 try:
     in_processes(mark_and_sleep, [({a!r}, 120), ({b!r}, 120), ({c!r}, 120)], 2,
                  labels=["first", "second", "third"])
@@ -32,8 +32,13 @@ pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="re
 def _start(tmp_path: Path) -> tuple[subprocess.Popen[str], list[Path]]:
     marks = [tmp_path / n for n in ("a", "b", "c")]
     script = PARENT.format(here=str(HERE), a=str(marks[0]), b=str(marks[1]), c=str(marks[2]))
-    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)  # fmt: skip
+    proc = subprocess.Popen(
+        [sys.executable, "-c", script],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
     deadline = time.monotonic() + 120
     while sum(m.exists() for m in marks) < 2:  # both workers are running a call
         assert proc.poll() is None, proc.communicate()
@@ -57,8 +62,9 @@ def test_ctrl_c_stops_workers_and_names_the_running_calls(tmp_path: Path) -> Non
     os.killpg(proc.pid, signal.SIGINT)  # what a terminal's Ctrl-C does: the whole group
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, (out, err)
-    running = sorted(n for n, m in zip(("first", "second", "third"), marks, strict=True)
-                     if m.exists())  # fmt: skip
+    running = sorted(
+        n for n, m in zip(("first", "second", "third"), marks, strict=True) if m.exists()
+    )
     assert f"STARTED {running} NOT_STARTED {3 - len(running)}" in out
     assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
     assert wait_gone(family, 10) == []

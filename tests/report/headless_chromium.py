@@ -24,10 +24,17 @@ CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
 TIMEOUT = 30.0
 FLAGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-    "--no-first-run", "--disable-component-update", "--disable-sync",
-    "--disable-default-apps", "--disable-extensions", "--hide-scrollbars",
-]  # fmt: skip
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--no-first-run",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-default-apps",
+    "--disable-extensions",
+    "--hide-scrollbars",
+]
 
 
 def available() -> bool:
@@ -47,8 +54,9 @@ class Browser:
         self.profile = tempfile.TemporaryDirectory(prefix="sim2human-chromium-")
         self.driver = subprocess.Popen(
             [CHROMEDRIVER, f"--port={self.port}"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        )  # fmt: skip
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         deadline = time.monotonic() + TIMEOUT
         while True:
             try:
@@ -61,16 +69,20 @@ class Browser:
                 raise TimeoutError("chromedriver did not become ready")
             time.sleep(0.1)
         options = {"binary": CHROMIUM, "args": [*FLAGS, f"--user-data-dir={self.profile.name}"]}
-        caps = {"browserName": "chrome", "goog:chromeOptions": options,
-                "goog:loggingPrefs": {"browser": "ALL"}}  # fmt: skip
+        caps = {
+            "browserName": "chrome",
+            "goog:chromeOptions": options,
+            "goog:loggingPrefs": {"browser": "ALL"},
+        }
         self.session = self._call("POST", "/session", {"capabilities": {"alwaysMatch": caps}})[
             "sessionId"
         ]
 
     def _call(self, method: str, path: str, body: dict[str, Any] | None = None) -> Any:
         data = json.dumps(body).encode() if body is not None else None
-        req = urllib.request.Request(self.base + path, data=data, method=method,
-                                     headers={"Content-Type": "application/json"})  # fmt: skip
+        req = urllib.request.Request(
+            self.base + path, data=data, method=method, headers={"Content-Type": "application/json"}
+        )
         with urllib.request.urlopen(req, timeout=TIMEOUT) as resp:
             return json.loads(resp.read())["value"]
 

@@ -14,17 +14,27 @@ def est(mean: float, half: float = 0.05) -> dict[str, Any]:
 
 
 def row(name: str, worst: float, to: int | None, curve: list[list[float]]) -> dict[str, Any]:
-    return {"name": name, "episodes_trained": 1000, "heldout_gold": est(0.3),
-            "heldout_worst_decile": est(worst), "episodes_to_uniform_final": to,
-            "heldout_curve": curve}  # fmt: skip
+    return {
+        "name": name,
+        "episodes_trained": 1000,
+        "heldout_gold": est(0.3),
+        "heldout_worst_decile": est(worst),
+        "episodes_to_uniform_final": to,
+        "heldout_curve": curve,
+    }
 
 
 def study(evolve_worst: float, evolve_to: int | None, uniform_to: int = 1000) -> dict[str, Any]:
     rising = [[250, 0.1], [500, 0.2], [750, 0.25], [1000, 0.3]]
-    return {"study": "t", "scenario": "intake", "seeds": [0], "conditions": [
-        row("ensemble-uniform", 0.1, uniform_to, rising),
-        row("ensemble-evolve", evolve_worst, evolve_to, rising),
-    ]}  # fmt: skip
+    return {
+        "study": "t",
+        "scenario": "intake",
+        "seeds": [0],
+        "conditions": [
+            row("ensemble-uniform", 0.1, uniform_to, rising),
+            row("ensemble-evolve", evolve_worst, evolve_to, rising),
+        ],
+    }
 
 
 def test_verdicts_state_support_and_its_absence() -> None:
@@ -40,10 +50,15 @@ def test_section_files_from_a_run_directory(tmp_path: Path) -> None:
     sub = tmp_path / "conditions" / "ensemble-evolve" / "seed-0"
     sub.mkdir(parents=True)
     events = [
-        {"kind": "retire", "member": "b", "update": 1, "episodes_seen": 64,
-         "reason": "exploited: planted"},
+        {
+            "kind": "retire",
+            "member": "b",
+            "update": 1,
+            "episodes_seen": 64,
+            "reason": "exploited: planted",
+        },
         {"kind": "spawn", "member": "c", "update": 1, "episodes_seen": 64, "reason": "mutation"},
-    ]  # fmt: skip
+    ]
     lines = [
         {"update": 0, "episodes_seen": 32, "shares": {"a": 0.5, "b": 0.5}, "events": []},
         {"update": 1, "episodes_seen": 64, "shares": {"a": 0.2, "c": 0.8}, "events": events},

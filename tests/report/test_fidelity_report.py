@@ -10,14 +10,15 @@ import pytest
 from aci_data import aci_env, needs_aci
 from planted_runs import write_sub_run
 from sim2human.agents.scripted import ScriptedAgent
-from sim2human.cli import main
-from sim2human.evaluate import evaluate
+from sim2human.cli.app import main
+from sim2human.experiments.aggregate import real_patient_rows
 from sim2human.report import fidelity
 from sim2human.report.real import real_section
-from sim2human.scenarios.intake import IntakeScenario
+from sim2human.rollout.conversation import MAX_TURNS
+from sim2human.rollout.evaluate import evaluate
+from sim2human.scenarios.intake.scenario import IntakeScenario
 from sim2human.simulators.base import QuirkPool
 from sim2human.simulators.families import get_family
-from sim2human.study import real_patient_rows
 
 pytestmark = [needs_aci, pytest.mark.usefixtures("aci_env")]
 __all__ = ["aci_env"]
@@ -47,8 +48,14 @@ def test_real_patients_rows_and_section(scenario: IntakeScenario) -> None:
     pool = QuirkPool.from_acts(scenario.acts)
     real = [get_family("aci-heldout").sample(s, pool, temperature=0.0) for s in range(3)]
     persona = [get_family("noisy-line").sample(1, pool)]
-    eps = evaluate(ScriptedAgent(scenario), [*real, *persona], scenario, per_member=2,
-                   split="heldout")  # fmt: skip
+    eps = evaluate(
+        ScriptedAgent(scenario),
+        [*real, *persona],
+        scenario,
+        per_member=2,
+        split="heldout",
+        max_turns=MAX_TURNS,
+    )
     rows = real_patient_rows([(0, e) for e in eps], n_boot=100)
     assert rows["heldout_gold_real"]["n"] == 6 and rows["heldout_gold_programmatic"]["n"] == 2
     assert set(rows["real_reply_shares"]) == {"verbatim", "adapted", "fallback"}

@@ -13,12 +13,19 @@ def est(mean: float, lo: float, hi: float, n: int = 12) -> dict[str, Any]:
 
 def row(name: str, llm_gold: float, llm_fields: tuple[float, float, float]) -> dict[str, Any]:
     return {
-        "name": name, "episodes_trained": 100,
-        "heldout_gold_persona": est(0.3, 0.2, 0.4), "heldout_gold_llm": est(llm_gold, 0, llm_gold),
-        "heldout_fields_llm": est(*llm_fields), "heldout_fields_persona": est(0.7, 0.6, 0.8),
-        "llm_episodes": 12, "llm_errors": 0, "llm_replies": 100, "llm_role_retries": 0,
-        "llm_role_failures": 40, "llm_judge_failures": 0,
-    }  # fmt: skip
+        "name": name,
+        "episodes_trained": 100,
+        "heldout_gold_persona": est(0.3, 0.2, 0.4),
+        "heldout_gold_llm": est(llm_gold, 0, llm_gold),
+        "heldout_fields_llm": est(*llm_fields),
+        "heldout_fields_persona": est(0.7, 0.6, 0.8),
+        "llm_episodes": 12,
+        "llm_errors": 0,
+        "llm_replies": 100,
+        "llm_role_retries": 0,
+        "llm_role_failures": 40,
+        "llm_judge_failures": 0,
+    }
 
 
 def test_all_zero_llm_gold_is_said_and_fields_right_ranks_instead() -> None:

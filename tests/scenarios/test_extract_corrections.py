@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from sim2human.scenarios.intake import IntakeScenario
+from sim2human.scenarios.intake.scenario import IntakeScenario
 
 S = IntakeScenario()
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from sim2human.scenarios import parsing
-from sim2human.scenarios.intake import IntakeScenario
+from sim2human.scenarios.intake import parsing
+from sim2human.scenarios.intake.scenario import IntakeScenario
 from sim2human.types import Termination
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from sim2human.scenarios.intake import HEARD, IntakeScenario
+from sim2human.scenarios.intake.scenario import HEARD, IntakeScenario
 from sim2human.scenarios.vocab import Vocab, words
 from sim2human.types import Value
 

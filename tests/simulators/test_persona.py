@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from sim2human.rollout import Conversation, Job
-from sim2human.scenarios.intake import IntakeScenario
+from sim2human.rollout.conversation import MAX_TURNS, Conversation, Job
+from sim2human.scenarios.intake.scenario import IntakeScenario
 from sim2human.simulators.base import Quirks, SimulatorSpec, Traits
 from sim2human.simulators.persona import PersonaSimulator
 
@@ -38,7 +38,7 @@ def talk(
 ) -> Conversation:
     from sim2human.agents.base import AgentTurn
 
-    conv = Conversation.open(Job(s, seed), scenario)
+    conv = Conversation.open(Job(s, seed), scenario, max_turns=MAX_TURNS)
     for line in lines:
         if conv.done:
             break

@@ -9,12 +9,12 @@ import pytest
 
 from aci_data import aci_env, needs_aci
 from sim2human.agents.scripted import ScriptedAgent
-from sim2human.config import parse_study
 from sim2human.corpora import aci_bench
 from sim2human.ensemble import Ensemble
-from sim2human.evaluate import evaluate
-from sim2human.rollout import Job, job_profile
-from sim2human.scenarios.intake import IntakeScenario
+from sim2human.experiments.config import parse_study
+from sim2human.rollout.conversation import MAX_TURNS, Job, job_profile
+from sim2human.rollout.evaluate import evaluate
+from sim2human.scenarios.intake.scenario import IntakeScenario
 from sim2human.simulators import build_simulator
 from sim2human.simulators.base import QuirkPool, SimulatorSpec
 from sim2human.simulators.families import get_family
@@ -75,7 +75,10 @@ def test_answers_a_medications_question_with_the_real_patients_turn(
 def test_temperature_zero_is_deterministic(scenario: IntakeScenario) -> None:
     agent = ScriptedAgent(scenario)
     specs = [member(e) for e in ("D2N001", "D2N028")]
-    runs = [evaluate(agent, specs, scenario, per_member=2, split="heldout") for _ in range(2)]
+    runs = [
+        evaluate(agent, specs, scenario, per_member=2, split="heldout", max_turns=MAX_TURNS)
+        for _ in range(2)
+    ]
     assert [e.turns for e in runs[0]] == [e.turns for e in runs[1]]
     assert [e.proxy for e in runs[0]] == [e.proxy for e in runs[1]]
     spec = specs[0]
@@ -91,7 +94,14 @@ def test_every_reply_is_tagged_and_satisfaction_is_the_persona_rule_without_quir
     scenario: IntakeScenario,
 ) -> None:
     spec = member("D2N028", temperature=1.0)
-    [episode] = evaluate(ScriptedAgent(scenario), [spec], scenario, per_member=1, split="heldout")
+    [episode] = evaluate(
+        ScriptedAgent(scenario),
+        [spec],
+        scenario,
+        per_member=1,
+        split="heldout",
+        max_turns=MAX_TURNS,
+    )
     user = [t for t in episode.turns if t.speaker == "user"]
     assert all(len(t.tags) == 1 and t.tags[0] in REPLY_KINDS for t in user)
     shares = reply_shares([episode])
@@ -102,11 +112,18 @@ def test_every_reply_is_tagged_and_satisfaction_is_the_persona_rule_without_quir
 
 
 def test_families_split_by_the_corpus_splits_and_enter_a_study_config(pool: QuirkPool) -> None:
-    cfg = parse_study({
-        "name": "real", "seeds": [0], "conditions": [{"name": "u", "sampler": "uniform"}],
-        "ensemble": {"train": ["cooperative", "aci-train"],
-                     "heldout": ["noisy-line", "aci-heldout"], "members_per_family": 3},
-    })  # fmt: skip
+    cfg = parse_study(
+        {
+            "name": "real",
+            "seeds": [0],
+            "conditions": [{"name": "u", "sampler": "uniform"}],
+            "ensemble": {
+                "train": ["cooperative", "aci-train"],
+                "heldout": ["noisy-line", "aci-heldout"],
+                "members_per_family": 3,
+            },
+        }
+    )
     e = cfg.ensemble
     ensemble = Ensemble.from_families(e.train, e.heldout, e.members_per_family, pool)
     train_ids = {s.id.removeprefix("aci-train-") for s in ensemble.train if s.kind == "replay"}

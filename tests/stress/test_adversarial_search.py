@@ -7,13 +7,14 @@ from collections.abc import Sequence
 import numpy as np
 import pytest
 
-from sim2human.adversarial import SearchConfig, fill, result_json, search, wilson
 from sim2human.agents.base import AgentTurn, Observation
 from sim2human.agents.scripted import ScriptedAgent
 from sim2human.ensemble import Ensemble
 from sim2human.errors import UsageError
-from sim2human.scenarios.intake import IntakeScenario
+from sim2human.rollout.conversation import MAX_TURNS
+from sim2human.scenarios.intake.scenario import IntakeScenario
 from sim2human.simulators.base import QuirkPool
+from sim2human.stress.adversarial import SearchConfig, fill, result_json, search, wilson
 
 SCENARIO = IntakeScenario()
 POOL = QuirkPool.from_acts(SCENARIO.acts)
@@ -56,16 +57,21 @@ class Hangs:
 
 
 def test_nothing_to_break_when_clean_success_is_zero() -> None:
-    r = search(Hangs(), MEMBERS, SCENARIO, SearchConfig(max_chunks=1))
+    r = search(Hangs(), MEMBERS, SCENARIO, SearchConfig(max_chunks=1), max_turns=MAX_TURNS)
     assert r.status == "nothing-to-break" and r.clean == 0.0 and r.mix is None
 
 
 def test_search_breaks_the_scripted_agent_with_silence() -> None:
     cfg = SearchConfig(
-        perturbations=("silence", "tangents"), iterations=1, population=2, bisect_steps=3,
-        chunk_episodes=8, max_chunks=2, confirm_episodes=8,
-    )  # fmt: skip
-    r = search(ScriptedAgent(SCENARIO), MEMBERS, SCENARIO, cfg)
+        perturbations=("silence", "tangents"),
+        iterations=1,
+        population=2,
+        bisect_steps=3,
+        chunk_episodes=8,
+        max_chunks=2,
+        confirm_episodes=8,
+    )
+    r = search(ScriptedAgent(SCENARIO), MEMBERS, SCENARIO, cfg, max_turns=MAX_TURNS)
     assert r.clean > 0 and r.target == pytest.approx(0.5 * r.clean)
     assert r.status == "broken" and r.mix is not None and r.total is not None
     assert 0 < r.total <= 2.0
@@ -76,5 +82,5 @@ def test_search_breaks_the_scripted_agent_with_silence() -> None:
     out = result_json(r)
     assert out["confirm"]["n"] == 8
     assert all(f["turns"] for f in out["failing"])
-    again = search(ScriptedAgent(SCENARIO), MEMBERS, SCENARIO, cfg)
+    again = search(ScriptedAgent(SCENARIO), MEMBERS, SCENARIO, cfg, max_turns=MAX_TURNS)
     assert again.mix == r.mix  # seeded

@@ -7,11 +7,11 @@ import itertools
 import numpy as np
 import pytest
 
-from sim2human.config import parse_study
 from sim2human.ensemble import Ensemble
 from sim2human.errors import ConfigError, UsageError
-from sim2human.samplers import PerturbingSampler, build_sampler
-from sim2human.scenarios.intake import IntakeScenario
+from sim2human.experiments.config import parse_study
+from sim2human.samplers.build import PerturbingSampler, build_sampler
+from sim2human.scenarios.intake.scenario import IntakeScenario
 from sim2human.simulators.base import QuirkPool
 from sim2human.simulators.families import get_family
 from sim2human.simulators.noise import draw_mix, layer, validate_ranges, with_noise
@@ -94,7 +94,7 @@ def test_condition_perturb_field_is_validated() -> None:
 def test_collapse_study_has_the_perturbation_condition() -> None:
     from importlib import resources
 
-    from sim2human.config import load_study
+    from sim2human.experiments.config import load_study
 
     path = resources.files("sim2human").joinpath("examples", "collapse.yaml")
     with resources.as_file(path) as p:

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from sim2human.perturb import PERTURBATIONS, perturb
-from sim2human.scenarios.intake import IntakeScenario
+from sim2human.scenarios.intake.scenario import IntakeScenario
 
 MODERATE = 0.3
 FLOOR = {

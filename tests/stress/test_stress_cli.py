@@ -9,20 +9,23 @@ import pytest
 import yaml
 
 from sim2human.agents.policy import PolicyAgent
-from sim2human.cli import main
-from sim2human.config import parse_study
-from sim2human.scenarios.intake import IntakeScenario
+from sim2human.cli.app import main
+from sim2human.experiments.config import parse_study
+from sim2human.scenarios.intake.scenario import IntakeScenario
 
 STUDY = {
     "name": "tiny",
     "seeds": [0, 1],
     "ensemble": {"train": ["cooperative"], "heldout": ["terse-guarded"], "members_per_family": 2},
     "conditions": [
-        {"name": "frozen-small", "sampler": "fixed",
-         "simulator": {"family": "standard", "seed": 1, "capacity": 0.1, "temperature": 0}},
+        {
+            "name": "frozen-small",
+            "sampler": "fixed",
+            "simulator": {"family": "standard", "seed": 1, "capacity": 0.1, "temperature": 0},
+        },
         {"name": "ens+perturb", "sampler": "uniform", "perturb": {"typos": [0, 0.5]}},
     ],
-}  # fmt: skip
+}
 
 
 @pytest.fixture(scope="module")
@@ -44,8 +47,17 @@ def stress(run_dir: Path, out: Path, *extra: str) -> int:
 
 
 def test_stress_writes_json_html_and_plots(run_dir: Path, tmp_path: Path) -> None:
-    code = stress(run_dir, tmp_path, "--grid", "0.5,1", "--perturbations", "silence,typos",
-                  "--episodes-per-member", "1", "--no-search")  # fmt: skip
+    code = stress(
+        run_dir,
+        tmp_path,
+        "--grid",
+        "0.5,1",
+        "--perturbations",
+        "silence,typos",
+        "--episodes-per-member",
+        "1",
+        "--no-search",
+    )
     assert code == 0
     data = json.loads((tmp_path / "stress.json").read_text())
     assert set(data["agents"]) == {"frozen-small", "ens+perturb", "scripted"}
@@ -67,8 +79,18 @@ def test_stress_writes_json_html_and_plots(run_dir: Path, tmp_path: Path) -> Non
 
 
 def test_stress_with_search_on_a_subset(run_dir: Path, tmp_path: Path) -> None:
-    code = stress(run_dir, tmp_path, "--grid", "1", "--perturbations", "silence",
-                  "--episodes-per-member", "1", "--conditions", "scripted")  # fmt: skip
+    code = stress(
+        run_dir,
+        tmp_path,
+        "--grid",
+        "1",
+        "--perturbations",
+        "silence",
+        "--episodes-per-member",
+        "1",
+        "--conditions",
+        "scripted",
+    )
     assert code == 0
     data = json.loads((tmp_path / "stress.json").read_text())
     assert list(data["agents"]) == ["scripted"]

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from sim2human.report.stress import write_stress_html
-from sim2human.stress_findings import findings
+from sim2human.stress.findings import findings
 
 
 def est(mean: float | None, lo: float | None = None, hi: float | None = None) -> dict[str, Any]:
@@ -20,74 +20,101 @@ def agent(
 ) -> dict[str, Any]:
     curve = [{"severity": s, "mean": 0.5, "ci": [0.4, 0.6], "n": 10} for s in (0.0, 1.0)]
     return {
-        "seeds": [0], "clean": {"mean": clean[0], "ci": list(clean[1:]), "n": 10},
-        "overall": overall, "per_perturbation": {"typos": overall}, "overall_auc": auc,
-        "auc": {"typos": auc}, "curves": {"typos": curve},
-    }  # fmt: skip
+        "seeds": [0],
+        "clean": {"mean": clean[0], "ci": list(clean[1:]), "n": 10},
+        "overall": overall,
+        "per_perturbation": {"typos": overall},
+        "overall_auc": auc,
+        "auc": {"typos": auc},
+        "curves": {"typos": curve},
+    }
 
 
 def stress(agents: dict[str, Any], adversarial: dict[str, Any] | None = None) -> dict[str, Any]:
     return {
-        "study": "t", "perturbations": ["typos"], "grid": [0.0, 1.0], "episodes_per_member": 1,
-        "agents": agents, "adversarial": adversarial or {},
-    }  # fmt: skip
+        "study": "t",
+        "perturbations": ["typos"],
+        "grid": [0.0, 1.0],
+        "episodes_per_member": 1,
+        "agents": agents,
+        "adversarial": adversarial or {},
+    }
 
 
 def broken(total: float, confirmed: bool = True) -> dict[str, Any]:
     """A search result that broke the agent with ``typos`` at ``total``."""
     turn = {"speaker": "user", "text": "<script>x</script>"}
     return {
-        "status": "broken", "clean": 0.8, "target": 0.4, "mix": {"typos": total},
-        "total_severity": total, "success": 0.1, "episodes": 10, "probes": [],
+        "status": "broken",
+        "clean": 0.8,
+        "target": 0.4,
+        "mix": {"typos": total},
+        "total_severity": total,
+        "success": 0.1,
+        "episodes": 10,
+        "probes": [],
         "confirm": {"mean": 0.1, "ci": [0.0, 0.3], "n": 10, "breaks": confirmed},
-        "failing": [{"simulator": "m", "termination": "hung_up", "fields_wrong": ["dob"],
-                     "turns": [turn]}],
-    }  # fmt: skip
+        "failing": [
+            {"simulator": "m", "termination": "hung_up", "fields_wrong": ["dob"], "turns": [turn]}
+        ],
+    }
 
 
 def test_separated_cis_are_a_finding_overlapping_ones_are_not() -> None:
-    s = stress({
-        "frozen-small": agent(est(0.3, 0.2, 0.4), est(0.1, 0.0, 0.2)),
-        "ens": agent(est(0.6, 0.35, 0.8), est(0.2, 0.1, 0.3)),
-        "ens+perturb": agent(est(0.9, 0.8, 1.0), est(0.3, 0.2, 0.4)),
-    })  # fmt: skip
+    s = stress(
+        {
+            "frozen-small": agent(est(0.3, 0.2, 0.4), est(0.1, 0.0, 0.2)),
+            "ens": agent(est(0.6, 0.35, 0.8), est(0.2, 0.1, 0.3)),
+            "ens+perturb": agent(est(0.9, 0.8, 1.0), est(0.3, 0.2, 0.4)),
+        }
+    )
     lines = findings(s)
     assert any("`frozen-small`" in x and "do not overlap" in x for x in lines)
     assert any("`ens`" in x and "overlap: not a supported difference" in x for x in lines)
 
 
 def test_undefined_robustness_falls_back_to_absolute_auc() -> None:
-    s = stress({
-        "frozen-small": agent(est(None), est(0.0, 0.0, 0.0), clean=(0.0, 0.0, 0.0)),
-        "ens+perturb": agent(est(0.9, 0.8, 1.0), est(0.3, 0.2, 0.4)),
-    })  # fmt: skip
+    s = stress(
+        {
+            "frozen-small": agent(est(None), est(0.0, 0.0, 0.0), clean=(0.0, 0.0, 0.0)),
+            "ens+perturb": agent(est(0.9, 0.8, 1.0), est(0.3, 0.2, 0.4)),
+        }
+    )
     lines = findings(s)
     assert any("undefined for `frozen-small`" in x for x in lines)
     assert any("absolute AUC" in x and "do not overlap" in x for x in lines)
 
 
 def test_a_ratio_to_a_clean_success_near_zero_is_flagged() -> None:
-    s = stress({
-        "frozen-small": agent(est(0.3, 0.2, 0.4), est(0.1, 0.0, 0.2)),
-        "ens+perturb": agent(est(1.4, 0.4, 1.9), est(0.02, 0.01, 0.03), clean=(0.01, 0.0, 0.05)),
-    })  # fmt: skip
+    s = stress(
+        {
+            "frozen-small": agent(est(0.3, 0.2, 0.4), est(0.1, 0.0, 0.2)),
+            "ens+perturb": agent(
+                est(1.4, 0.4, 1.9), est(0.02, 0.01, 0.03), clean=(0.01, 0.0, 0.05)
+            ),
+        }
+    )
     lines = findings(s)
     assert any("Caution: `ens+perturb`'s clean gold success" in x for x in lines)
     assert any("absolute AUC" in x for x in lines)
 
 
 def test_search_comparison_needs_confirmed_breaks() -> None:
-    agents = {"frozen-small": agent(est(0.5, 0.4, 0.6), est(0.3, 0.2, 0.4)),
-              "e+perturb": agent(est(0.5, 0.4, 0.6), est(0.3, 0.2, 0.4))}  # fmt: skip
+    agents = {
+        "frozen-small": agent(est(0.5, 0.4, 0.6), est(0.3, 0.2, 0.4)),
+        "e+perturb": agent(est(0.5, 0.4, 0.6), est(0.3, 0.2, 0.4)),
+    }
     ok = findings(
         stress(agents, {"frozen-small": broken(0.2, True), "e+perturb": broken(0.9, True)})
     )
     assert any("`e+perturb` 0.90 > `frozen-small` 0.20" in x for x in ok)
-    worse = findings(stress(agents, {"frozen-small": broken(0.5, True),
-                                     "e+perturb": broken(0.3, True)}))  # fmt: skip
+    worse = findings(
+        stress(agents, {"frozen-small": broken(0.5, True), "e+perturb": broken(0.3, True)})
+    )
     assert any("is NOT higher" in x for x in worse)
-    unconfirmed = findings(stress(agents, {"frozen-small": broken(0.2, False),
-                                           "e+perturb": broken(0.9, True)}))  # fmt: skip
+    unconfirmed = findings(
+        stress(agents, {"frozen-small": broken(0.2, False), "e+perturb": broken(0.9, True)})
+    )
     assert any("not comparable" in x for x in unconfirmed)
 
 

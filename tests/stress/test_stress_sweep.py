@@ -10,10 +10,11 @@ import pytest
 from sim2human.agents.scripted import ScriptedAgent
 from sim2human.ensemble import Ensemble
 from sim2human.errors import UsageError
-from sim2human.evaluate import evaluate
-from sim2human.scenarios.intake import IntakeScenario
+from sim2human.rollout.conversation import MAX_TURNS
+from sim2human.rollout.evaluate import evaluate
+from sim2human.scenarios.intake.scenario import IntakeScenario
 from sim2human.simulators.base import QuirkPool
-from sim2human.stress import (
+from sim2human.stress.sweep import (
     CLEAN,
     Curves,
     StressPlan,
@@ -102,9 +103,9 @@ def test_sweep_clean_point_is_the_evaluation_and_is_deterministic() -> None:
     members = ens.heldout
     plan = StressPlan.make(["silence", "typos"], [1.0], 3)
     agent = ScriptedAgent(SCENARIO)
-    got = sweep(agent, members, SCENARIO, plan)
-    assert got == sweep(agent, members, SCENARIO, plan)
-    evals = evaluate(agent, members, SCENARIO, split="heldout", per_member=3)
+    got = sweep(agent, members, SCENARIO, plan, max_turns=MAX_TURNS)
+    assert got == sweep(agent, members, SCENARIO, plan, max_turns=MAX_TURNS)
+    evals = evaluate(agent, members, SCENARIO, split="heldout", per_member=3, max_turns=MAX_TURNS)
     order = {(e.simulator_id, e.seed): float(e.gold.success) for e in evals}
     assert got[CLEAN] == [order[(m.id, 1_000_000 + k)] for m in members for k in range(3)]
     assert sum(got[CLEAN]) > 0

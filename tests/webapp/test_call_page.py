@@ -50,8 +50,9 @@ def play_card_call(client: TestClient, calls: Calls, token: str) -> None:
         page = client.get(f"/call/{token}").text
         if 'id="say"' not in page:
             return
-        r = client.post(f"/call/{token}/say", data={"seen": seen(page), "text": text},
-                        follow_redirects=False)  # fmt: skip
+        r = client.post(
+            f"/call/{token}/say", data={"seen": seen(page), "text": text}, follow_redirects=False
+        )
         assert r.status_code == 303, r.text
         s = calls.store.by_token(token)
         assert s is not None
@@ -142,8 +143,11 @@ def test_size_limits(run_dir: Path, db: Path) -> None:
         for _ in range(10):
             yield b"c" * 1000
 
-    r = client.post(f"/call/{token}/say", content=chunks(),  # type: ignore[arg-type]
-                    headers={"content-type": "application/x-www-form-urlencoded"})  # fmt: skip
+    r = client.post(
+        f"/call/{token}/say",
+        content=chunks(),  # type: ignore[arg-type]
+        headers={"content-type": "application/x-www-form-urlencoded"},
+    )
     assert r.status_code == 413
     s = calls.store.by_token(token)
     assert s is not None and s.turns == ()
@@ -154,11 +158,19 @@ def test_rate_limit_per_session(run_dir: Path, db: Path) -> None:
     token, other = start(client), start(client)
     for t in (token, other):
         client.post(f"/call/{t}/begin")
-    codes = [client.post(f"/call/{t}/say", data={"seen": "x", "text": "hi"},
-                         follow_redirects=False).status_code for t in (token,) * 4]  # fmt: skip
+    codes = [
+        client.post(
+            f"/call/{t}/say", data={"seen": "x", "text": "hi"}, follow_redirects=False
+        ).status_code
+        for t in (token,) * 4
+    ]
     assert codes == [303, 303, 303, 429]
-    assert client.post(f"/call/{other}/say", data={"seen": "x", "text": "hi"},
-                       follow_redirects=False).status_code == 303  # fmt: skip
+    assert (
+        client.post(
+            f"/call/{other}/say", data={"seen": "x", "text": "hi"}, follow_redirects=False
+        ).status_code
+        == 303
+    )
     client, _ = client_for(run_dir, db, limits=Limits(starts_per_minute=2))
     start(client), start(client)
     assert client.post("/start", data={"consent": "yes"}).status_code == 429
@@ -192,9 +204,16 @@ def test_admin_token_is_never_shown(run_dir: Path, db: Path) -> None:
 def test_answer_as_yourself_then_confirm_the_card(run_dir: Path, db: Path) -> None:
     client, calls = client_for(run_dir, db, ["scripted"])
     token = start(client, "self")
-    me = {"complaint": "headache", "onset": "3 days", "severity": 6, "medications": (),
-          "allergies": ("penicillin",), "history": (), "red_flag": False,
-          "dob": "1980-05-02"}  # fmt: skip
+    me = {
+        "complaint": "headache",
+        "onset": "3 days",
+        "severity": 6,
+        "medications": (),
+        "allergies": ("penicillin",),
+        "history": (),
+        "red_flag": False,
+        "dob": "1980-05-02",
+    }
     text = opening(me)
     for _ in range(5):  # leave some fields unsaid, then hang up
         s = calls.store.by_token(token)
@@ -208,9 +227,16 @@ def test_answer_as_yourself_then_confirm_the_card(run_dir: Path, db: Path) -> No
     client.post(f"/call/{token}/hangup", data={"seen": str(len(s.turns))})
     page = client.get(f"/call/{token}").text
     assert "Check your details" in page and 'value="headache"' in page
-    typed = {"complaint": "headache", "onset": "3 days ago", "severity": "6",
-             "medications": "none", "allergies": "penicillin", "history": "", "red_flag": "no",
-             "dob": "2 May 1980"}  # fmt: skip
+    typed = {
+        "complaint": "headache",
+        "onset": "3 days ago",
+        "severity": "6",
+        "medications": "none",
+        "allergies": "penicillin",
+        "history": "",
+        "red_flag": "no",
+        "dob": "2 May 1980",
+    }
     r = client.post(f"/call/{token}/confirm", data=typed)
     assert r.status_code == 400 and "please fill this in" in r.text
     typed["history"] = "none"
@@ -253,7 +279,7 @@ def test_export_json_lines_are_episodes(run_dir: Path, db: Path) -> None:
 
 
 def test_cli_names_bad_input(tmp_path: Path) -> None:
-    from sim2human.cli import main
+    from sim2human.cli.app import main
 
     assert main(["human", "serve", str(tmp_path / "nope")]) == 2
     assert main(["human", "export", str(tmp_path / "none.sqlite"), "--out", str(tmp_path)]) == 2
@@ -284,6 +310,7 @@ def test_an_llm_agent_takes_calls_too(run_dir: Path, db: Path) -> None:
             s = calls.store.by_token(token)
         assert s is not None and s.agent == "llm" and s.status == "rating"
         assert [t.text for t in s.turns][1::2] == [
-            "What brings you in today?", "Thank you, that's everything. Goodbye."
-        ]  # fmt: skip
+            "What brings you in today?",
+            "Thank you, that's everything. Goodbye.",
+        ]
         assert s.termination == Termination.COMPLETED and len(fake.seen) == 2

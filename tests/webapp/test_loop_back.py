@@ -10,18 +10,19 @@ import numpy as np
 import pytest
 from webapp_helpers import answer, opening
 
-from sim2human.config import parse_study
 from sim2human.diagnostics.rundir import load_run_dir
-from sim2human.human_eval import compare, export_run, fold_in, spearman
+from sim2human.experiments.config import parse_study
+from sim2human.experiments.human_eval import compare, export_run, fold_in, spearman
+from sim2human.experiments.world import StudyWorld
 from sim2human.human_store import HumanStore
-from sim2human.rollout import Job, job_profile, play
-from sim2human.rollout_async import play_one
+from sim2human.rollout.conversation import MAX_TURNS, Job, job_profile
+from sim2human.rollout.play import play
+from sim2human.rollout.play_async import play_one
 from sim2human.simulators import build_simulator
 from sim2human.simulators.base import UserTurn
 from sim2human.simulators.human import HumanSimulator, NoReplyYet, human_spec
 from sim2human.simulators.human_replay import HumanReplayMembers
 from sim2human.store import write_json
-from sim2human.study import StudyWorld
 from sim2human.types import Episode, Outcome, Termination
 from sim2human.webapp.agents import AgentPool
 from sim2human.webapp.calls import Calls
@@ -47,10 +48,22 @@ def record_calls(run_dir: Path, db: Path, n: int, agents: list[str] | None = Non
 
 def fake_episode(agent: str, i: int, success: bool) -> Episode:
     gold = Outcome(success=success, fields={"a": success}, completed=True, dropped=False)
-    return Episode(id=f"human/{agent}/{i}", scenario="intake", simulator_id=f"human:{i}",
-                   family="human", split="heldout", seed=i, turns=(), proxy=0.5, gold=gold,
-                   termination=Termination.COMPLETED, profile={}, record={}, condition=agent,
-                   phase="eval")  # fmt: skip
+    return Episode(
+        id=f"human/{agent}/{i}",
+        scenario="intake",
+        simulator_id=f"human:{i}",
+        family="human",
+        split="heldout",
+        seed=i,
+        turns=(),
+        proxy=0.5,
+        gold=gold,
+        termination=Termination.COMPLETED,
+        profile={},
+        record={},
+        condition=agent,
+        phase="eval",
+    )
 
 
 def test_spearman() -> None:
@@ -64,12 +77,18 @@ def test_compare_ranks_families_by_how_they_predict_people() -> None:
     human_rate = {"a": 0.9, "b": 0.5, "c": 0.1}  # people: a > b > c
     episodes = [fake_episode(a, i, i < 20 * p) for a, p in human_rate.items() for i in range(20)]
 
-    def row(name: str, good: float, bad: float) -> dict[str, object]:  # fmt: skip
-        return {"name": name, "heldout_gold": {"mean": good, "ci": [good, good], "n": 10},
-                "heldout_gold_by_family": {"faithful": good, "inverted": bad}}  # fmt: skip
+    def row(name: str, good: float, bad: float) -> dict[str, object]:
+        return {
+            "name": name,
+            "heldout_gold": {"mean": good, "ci": [good, good], "n": 10},
+            "heldout_gold_by_family": {"faithful": good, "inverted": bad},
+        }
 
-    study = {"study": "s", "conditions": [row("a", 0.8, 0.1), row("b", 0.5, 0.5)],
-             "reference": [row("c", 0.2, 0.9)]}  # fmt: skip
+    study = {
+        "study": "s",
+        "conditions": [row("a", 0.8, 0.1), row("b", 0.5, 0.5)],
+        "reference": [row("c", 0.2, 0.9)],
+    }
     result = compare(study, [*episodes, fake_episode("gone", 0, True)])
     fam = {f["family"]: f for f in result["families"]}
     assert fam["faithful"]["spearman"] == pytest.approx(1.0)
@@ -83,9 +102,17 @@ def test_compare_ranks_families_by_how_they_predict_people() -> None:
 
 def test_fold_in_and_export_read_like_any_run(run_dir: Path, db: Path, tmp_path: Path) -> None:
     calls = record_calls(run_dir, db, 3, ["scripted"])
-    study = {"study": "s", "conditions": [], "reference": [
-        {"name": "scripted", "heldout_gold": {"mean": 0.8, "ci": [0.7, 0.9], "n": 90},
-         "heldout_gold_by_family": {"noisy-line": 0.7}}]}  # fmt: skip
+    study = {
+        "study": "s",
+        "conditions": [],
+        "reference": [
+            {
+                "name": "scripted",
+                "heldout_gold": {"mean": 0.8, "ci": [0.7, 0.9], "n": 90},
+                "heldout_gold_by_family": {"noisy-line": 0.7},
+            }
+        ],
+    }
     run = tmp_path / "study"
     write_json(run / "study.json", study)
     result = fold_in(run, db)
@@ -121,7 +148,7 @@ def test_human_simulator_queue_and_terminal_engine(scenario: object) -> None:
 
     job = Job(spec=human_spec("t"), seed=1, split="heldout", condition="scripted")
     person = HumanSimulator(job.spec, ask)
-    played = asyncio.run(play_one(0, job, scenario, person, decide))  # type: ignore[arg-type]
+    played = asyncio.run(play_one(0, job, scenario, person, decide, max_turns=MAX_TURNS))  # type: ignore[arg-type]
     assert played.episode.termination == Termination.HUNG_UP and played.episode.family == "human"
     assert [t.speaker for t in played.episode.turns] == ["user", "agent", "user", "agent", "user"]
 
@@ -139,20 +166,24 @@ def test_recorded_calls_become_replay_members(run_dir: Path, db: Path, scenario:
     assert sim.start({}, np.random.default_rng(0)).text == opening(recorded.profile or {})
     from sim2human.agents.scripted import ScriptedAgent
 
-    (ep,) = play(ScriptedAgent(scenario), [job], scenario)  # type: ignore[arg-type]
+    (ep,) = play(ScriptedAgent(scenario), [job], scenario, max_turns=MAX_TURNS)  # type: ignore[arg-type]
     assert ep.family == "human-replay" and ep.gold.success  # the same questions, same answers
     assert ep.proxy == pytest.approx((recorded.rating - 1) / 4)  # type: ignore[operator]
 
     replay = {"db": str(db), "split": "heldout", "max_members": 2}
-    raw = {"name": "next", "seeds": [0], "conditions": [{"name": "u", "sampler": "uniform"}],
-           "ensemble": {"human_replay": replay}}  # fmt: skip
+    raw = {
+        "name": "next",
+        "seeds": [0],
+        "conditions": [{"name": "u", "sampler": "uniform"}],
+        "ensemble": {"human_replay": replay},
+    }
     world = StudyWorld.build(parse_study(raw))
     assert sum(m.kind == "human-replay" for m in world.ensemble.heldout) == 2
     assert all(m.kind == "persona" for m in world.ensemble.train)
 
 
 def test_call_bootstrap_matches_the_cluster_bootstrap_with_one_call_per_cluster() -> None:
-    from sim2human.human_eval import call_bootstrap
+    from sim2human.experiments.human_eval import call_bootstrap
     from sim2human.metrics.outcomes import cluster_bootstrap
 
     values = [float(i % 3 == 0) for i in range(40)]
@@ -163,15 +194,21 @@ def test_call_bootstrap_matches_the_cluster_bootstrap_with_one_call_per_cluster(
 
 
 def test_study_with_human_prints_the_comparison(
-    run_dir: Path, db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    run_dir: Path,
+    db: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
-) -> None:  # fmt: skip
-    import sim2human.cli as cli
+) -> None:
+    import sim2human.cli.app as cli
 
     record_calls(run_dir, db, 2, ["scripted"])
     out = tmp_path / "study"
-    row = {"name": "scripted", "heldout_gold": {"mean": 0.8, "ci": [0.7, 0.9], "n": 90},
-           "heldout_gold_by_family": {"noisy-line": 0.7}}  # fmt: skip
+    row = {
+        "name": "scripted",
+        "heldout_gold": {"mean": 0.8, "ci": [0.7, 0.9], "n": 90},
+        "heldout_gold_by_family": {"noisy-line": 0.7},
+    }
     write_json(out / "study.json", {"study": "s", "conditions": [], "reference": [row]})
     monkeypatch.setattr(cli, "_run", lambda *a, **k: out)  # the study itself is tested elsewhere
     config = tmp_path / "s.yaml"

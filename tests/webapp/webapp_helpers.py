@@ -14,8 +14,8 @@ from typing import Any
 import yaml
 
 from sim2human.agents.policy import PolicyAgent
-from sim2human.config import load_study
-from sim2human.scenarios.intake import IntakeScenario
+from sim2human.experiments.config import load_study
+from sim2human.scenarios.intake.scenario import IntakeScenario
 from sim2human.store import CHECKPOINT
 
 ADMIN = "test-admin-token-7f3a9c"
@@ -91,9 +91,20 @@ class Server:
         import httpx
 
         if cli:
-            args = [sys.executable, "-m", "sim2human.cli", "human", "serve", str(self.run),
-                    "--port", str(self.port), "--db", str(self.db),
-                    "--agents", self.agents]  # fmt: skip
+            args = [
+                sys.executable,
+                "-m",
+                "sim2human.cli",
+                "human",
+                "serve",
+                str(self.run),
+                "--port",
+                str(self.port),
+                "--db",
+                str(self.db),
+                "--agents",
+                self.agents,
+            ]
             env = {**os.environ, "SIM2HUMAN_ADMIN_TOKEN": ADMIN}
             with self.log.open("ab") as out:
                 self.proc = subprocess.Popen(args, stdout=out, stderr=out, env=env)

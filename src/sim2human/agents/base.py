@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from sim2human.scenarios.base import UserSignals
 from sim2human.types import Record
@@ -51,3 +51,12 @@ class Agent(Protocol):
     def act(self, observations: Sequence[Observation]) -> list[AgentTurn]:
         """Next turns for a batch of conversations (batched: policies run one forward pass)."""
         ...
+
+
+@runtime_checkable
+class AsyncAgent(Protocol):
+    """An agent whose turns wait on an endpoint."""
+
+    name: str
+
+    async def act_async(self, observations: Sequence[Observation]) -> list[AgentTurn]: ...

@@ -70,9 +70,11 @@ class LLMAgent:
     async def _one(self, obs: Observation) -> AgentTurn:
         seed = None if self.temperature == 0 or self.seed is None else self.seed + obs.turn
         result = await self.client.chat(
-            self.messages(obs), temperature=self.temperature, max_tokens=self.max_tokens,
+            self.messages(obs),
+            temperature=self.temperature,
+            max_tokens=self.max_tokens,
             seed=seed,
-        )  # fmt: skip
+        )
         return AgentTurn(text=tidy_agent(result.text))
 
     def act(self, observations: Sequence[Observation]) -> list[AgentTurn]:

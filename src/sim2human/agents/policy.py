@@ -22,9 +22,12 @@ class PolicyNet(nn.Module):
 
         def trunk(n_out: int, gain: float) -> nn.Sequential:
             layers = nn.Sequential(
-                nn.Linear(n_in, hidden), nn.Tanh(), nn.Linear(hidden, hidden), nn.Tanh(),
+                nn.Linear(n_in, hidden),
+                nn.Tanh(),
+                nn.Linear(hidden, hidden),
+                nn.Tanh(),
                 nn.Linear(hidden, n_out),
-            )  # fmt: skip
+            )
             for layer in layers:
                 if isinstance(layer, nn.Linear):
                     nn.init.orthogonal_(layer.weight, gain=np.sqrt(2))

@@ -32,8 +32,13 @@ SPLIT_FILES: Final[dict[str, Split]] = {
 """File stem -> the corpus split it belongs to (three test sets, one ``test`` split here)."""
 DIALOGUE_COLUMNS: Final = ("dataset", "encounter_id", "dialogue", "note")
 METADATA_COLUMNS: Final = (
-    "encounter_id", "patient_gender", "patient_age", "patient_firstname", "cc", "2nd_complaints",
-)  # fmt: skip
+    "encounter_id",
+    "patient_gender",
+    "patient_age",
+    "patient_firstname",
+    "cc",
+    "2nd_complaints",
+)
 FOLDER: Final = "aci-bench"
 ENV: Final = "SIM2HUMAN_DATA"
 _TURN = re.compile(r"^\[(doctor|patient|patient_guest)\]\s?(.*)$")
@@ -153,8 +158,11 @@ def _load(folder: Path) -> tuple[Transcript, ...]:
             if eid not in meta:
                 raise UsageError(f"{where}: encounter {eid!r} is not in {stem}_metadata.csv")
             turns = _turns(row["dialogue"], where)
-            out.append(Transcript(eid, row["dataset"], SPLIT_FILES[stem], stem, turns,
-                                  row["note"], meta[eid]))  # fmt: skip
+            out.append(
+                Transcript(
+                    eid, row["dataset"], SPLIT_FILES[stem], stem, turns, row["note"], meta[eid]
+                )
+            )
     return tuple(out)
 
 

@@ -15,22 +15,20 @@ from sim2human.diagnostics.rundir import RunDir, SubRun
 from sim2human.diagnostics.verdict import Thresholds, Verdict, judge
 from sim2human.metrics.collapse import (
     Behaviour,
-    EvalPoint,
     ExploitRow,
     GroupRow,
-    OverFit,
     Paired,
     Robustness,
     Transfer,
     behaviour,
     by_group,
     exploit_table,
-    fit_overoptimisation,
     robustness,
     transfer,
 )
+from sim2human.metrics.overoptimisation import EvalPoint, OverFit, fit_overoptimisation
 from sim2human.scenarios.base import Scenario
-from sim2human.scenarios.intake import IntakeScenario
+from sim2human.scenarios.intake.scenario import IntakeScenario
 from sim2human.simulators.base import SimulatorSpec
 from sim2human.types import Episode, Frozen
 
@@ -87,16 +85,24 @@ def _curve(sub: SubRun) -> list[CurvePoint]:
         if not isinstance(row.get("update"), int):
             continue
         kl = num(row, "kl_init")
-        points.append(CurvePoint(
-            run=sub.run, update=row["update"], episodes=int(row.get("episodes_seen") or 0),
-            train_proxy=num(row, "train_proxy"), train_gold=num(row, "train_gold"),
-            heldout_gold=num(row, "heldout_gold"),
-            heldout_field_accuracy=num(row, "heldout_field_accuracy"),
-            heldout_n=int(num(row, "heldout_n") or 0),
-            d=num(row, "d") if "d" in row else (max(0.0, kl) ** 0.5 if kl is not None else None),
-            entropy=num(row, "entropy"), top_act_share=num(row, "top_act_share"),
-            reward_std=num(row, "reward_std"),
-        ))  # fmt: skip
+        points.append(
+            CurvePoint(
+                run=sub.run,
+                update=row["update"],
+                episodes=int(row.get("episodes_seen") or 0),
+                train_proxy=num(row, "train_proxy"),
+                train_gold=num(row, "train_gold"),
+                heldout_gold=num(row, "heldout_gold"),
+                heldout_field_accuracy=num(row, "heldout_field_accuracy"),
+                heldout_n=int(num(row, "heldout_n") or 0),
+                d=num(row, "d")
+                if "d" in row
+                else (max(0.0, kl) ** 0.5 if kl is not None else None),
+                entropy=num(row, "entropy"),
+                top_act_share=num(row, "top_act_share"),
+                reward_std=num(row, "reward_std"),
+            )
+        )
     return points
 
 
@@ -138,17 +144,27 @@ def _exploits(
         specs = {k: v for k, v in s.specs.items() if v.kind == "persona"}
         for split in ("train", "heldout"):
             eps = [e for e in s.evals if e.split == split]
-            for a in ablate(eps, specs, scenario, candidates, per_phrasing=PER_PHRASING):
+            ablated = ablate(
+                eps, specs, scenario, candidates, max_turns=s.max_turns, per_phrasing=PER_PHRASING
+            )
+            for a in ablated:
                 key = f"{s.run}/{a.episode.id}"
                 by_id[key] = a.episode
-                pairs.append(Paired(
-                    phrasing=a.phrasing, split=split, member=a.episode.simulator_id, run=s.run,
-                    d_proxy=a.base.proxy - a.without.proxy,
-                    d_field=a.base.field_accuracy - a.without.field_accuracy,
-                    d_success=float(a.base.success) - float(a.without.success), episode_id=key,
-                ))  # fmt: skip
-    rows = exploit_table(pairs, usage, texts, min_unearned=limits.min_unearned,
-                         min_share=limits.min_share)  # fmt: skip
+                pairs.append(
+                    Paired(
+                        phrasing=a.phrasing,
+                        split=split,
+                        member=a.episode.simulator_id,
+                        run=s.run,
+                        d_proxy=a.base.proxy - a.without.proxy,
+                        d_field=a.base.field_accuracy - a.without.field_accuracy,
+                        d_success=float(a.base.success) - float(a.without.success),
+                        episode_id=key,
+                    )
+                )
+    rows = exploit_table(
+        pairs, usage, texts, min_unearned=limits.min_unearned, min_share=limits.min_share
+    )
     trained = {s.id: s for sub in subs for s in sub.trained_on}
     quirks = _quirks(list(trained.values()), {r.phrasing: r.text for r in rows})
     examples = {r.phrasing: _transcript(by_id[r.example]) for r in rows if r.example in by_id}
@@ -179,14 +195,23 @@ def diagnose_condition(
     evals = [e for eps in by_run.values() for e in eps]
     held = [e for e in evals if e.split == "heldout"]
     return ConditionDiagnosis(
-        name=name, runs=[s.run for s in subs], finished_runs=sum(s.finished for s in subs),
-        transfer=tr, families=by_group(by_run, "family"), members=by_group(by_run, "simulator_id"),
-        curve=curve, eval_points=points, overfit=fit, checkpoints=checkpoints,
-        exploits=exploits, quirks=quirks, examples=examples,
+        name=name,
+        runs=[s.run for s in subs],
+        finished_runs=sum(s.finished for s in subs),
+        transfer=tr,
+        families=by_group(by_run, "family"),
+        members=by_group(by_run, "simulator_id"),
+        curve=curve,
+        eval_points=points,
+        overfit=fit,
+        checkpoints=checkpoints,
+        exploits=exploits,
+        quirks=quirks,
+        examples=examples,
         behaviour=behaviour(held) if held else None,
         robustness=robustness(held) if held else None,
         verdict=judge(name, tr, exploits, quirks, limits),
-    )  # fmt: skip
+    )
 
 
 class Diagnosis(Frozen):
@@ -217,6 +242,12 @@ def diagnose(
         diagnose_condition(name, [sub], limits, scenario) for name, sub in run.reference.items()
     ]
     return Diagnosis(
-        root=str(run.root), kind=run.kind, name=run.name, thresholds=limits,
-        conditions=conditions, reference=reference, problems=run.all_problems(), study=run.study,
-    )  # fmt: skip
+        root=str(run.root),
+        kind=run.kind,
+        name=run.name,
+        thresholds=limits,
+        conditions=conditions,
+        reference=reference,
+        problems=run.all_problems(),
+        study=run.study,
+    )

@@ -15,7 +15,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from sim2human.agents.base import AgentTurn
-from sim2human.rollout import Conversation, Job
+from sim2human.rollout.conversation import Conversation, Job
 from sim2human.scenarios.base import Scenario
 from sim2human.simulators.base import SimulatorSpec
 from sim2human.types import Episode, Termination, Turn
@@ -39,7 +39,7 @@ def replay(
     scenario: Scenario,
     *,
     drop: Collection[str] = (),
-    max_turns: int = 20,
+    max_turns: int,
 ) -> Replayed:
     """Replay ``episode``'s agent turns against ``spec``, leaving out turns whose phrasing is in
     ``drop``. A script that runs out before the call ends counts as not closed (max turns)."""
@@ -77,6 +77,7 @@ def ablate(
     scenario: Scenario,
     phrasings: Collection[str],
     *,
+    max_turns: int,
     per_phrasing: int = 200,
 ) -> list[Ablation]:
     """For each phrasing, up to ``per_phrasing`` of the episodes that use it, ablated.
@@ -94,6 +95,7 @@ def ablate(
         for e in using[:per_phrasing]:
             spec = specs[e.simulator_id]
             if id(e) not in base_cache:
-                base_cache[id(e)] = replay(e, spec, scenario)
-            out.append(Ablation(p, e, base_cache[id(e)], replay(e, spec, scenario, drop={p})))
+                base_cache[id(e)] = replay(e, spec, scenario, max_turns=max_turns)
+            without = replay(e, spec, scenario, drop={p}, max_turns=max_turns)
+            out.append(Ablation(p, e, base_cache[id(e)], without))
     return out

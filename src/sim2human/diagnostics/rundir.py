@@ -20,6 +20,7 @@ from sim2human.errors import RunDirError, UsageError
 from sim2human.inputs import MAX_JSON_BYTES, existing_dir, read_bytes, read_json_object
 from sim2human.simulators.base import SimulatorSpec
 from sim2human.store import CONFIG, EPISODES, MEMBERS, METRICS, SUMMARY, check_unique
+from sim2human.train.config import PPOConfig
 from sim2human.types import Episode
 
 STUDY_JSON = "study.json"
@@ -49,6 +50,13 @@ class SubRun:
         return {s.id: s for s in [*self.trained_on, *self.heldout]}
 
     @property
+    def max_turns(self) -> int:
+        """The turn limit the run played with (``train.max_turns`` in its config; a sub-run
+        without one, such as the scripted reference, played with the default)."""
+        limit = ((self.config or {}).get("train") or {}).get("max_turns")
+        return limit if isinstance(limit, int) else int(PPOConfig().max_turns)
+
+    @property
     def finished(self) -> bool:
         return self.summary is not None
 
@@ -63,6 +71,12 @@ class RunDir:
     reference: dict[str, SubRun] = field(default_factory=dict)
     study: dict[str, Any] | None = None
     problems: list[str] = field(default_factory=list)
+
+    @property
+    def max_turns(self) -> int:
+        """The turn limit the study played with (its sub-runs' ``train.max_turns``)."""
+        subs = [s for runs in self.conditions.values() for s in runs if s.config is not None]
+        return subs[0].max_turns if subs else int(PPOConfig().max_turns)
 
     def all_problems(self) -> list[str]:
         subs = [s for runs in self.conditions.values() for s in runs]
@@ -140,8 +154,9 @@ def load_sub_run(
     if condition is None:
         cond = (config or {}).get("condition")
         condition = cond.get("name", path.parent.name) if isinstance(cond, dict) else path.name
-    sub = SubRun(path=path, condition=condition, run=run or path.name, config=config,
-                 problems=problems)  # fmt: skip
+    sub = SubRun(
+        path=path, condition=condition, run=run or path.name, config=config, problems=problems
+    )
     sub.summary = _json(path / SUMMARY, [], required=False)
     members = _json(path / MEMBERS, [], required=False)
     if sub.summary is None or (members is None and not reference):
@@ -206,8 +221,15 @@ def _load_study(path: Path) -> RunDir:
         if ref.is_dir():
             reference[ref.name] = load_sub_run(ref, ref.name, "reference", reference=True)
     name = str((study or {}).get("study", path.name))
-    return RunDir(root=path, kind="study", name=name, conditions=conditions,
-                  reference=reference, study=study, problems=problems)  # fmt: skip
+    return RunDir(
+        root=path,
+        kind="study",
+        name=name,
+        conditions=conditions,
+        reference=reference,
+        study=study,
+        problems=problems,
+    )
 
 
 def _seed_order(d: Path) -> tuple[int, str]:

@@ -55,9 +55,13 @@ def judge(
 ) -> Verdict:
     """``quirks``: exploit phrasing -> the recorded quirks of training members it matches."""
     if tr is None or tr.train_gold.n == 0 or tr.heldout_gold.n == 0:
-        return Verdict(collapse=False, checked=False, reasons=[],
-                       headline=f"not judged: `{name}` has no finished evaluation on both "
-                       "training and held-out members")  # fmt: skip
+        return Verdict(
+            collapse=False,
+            checked=False,
+            reasons=[],
+            headline=f"not judged: `{name}` has no finished evaluation on both "
+            "training and held-out members",
+        )
     reasons: list[str] = []
     flagged = [r for r in exploits if r.exploit]
     for r in flagged:

@@ -13,10 +13,10 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from sim2human.agents.base import Agent, AgentTurn, Observation
-from sim2human.evaluate import evaluate
 from sim2human.integrations.chat import Message, system_prompt
 from sim2human.integrations.population import SPLITS, Population, Split
 from sim2human.integrations.runlog import RunLog
+from sim2human.rollout.evaluate import evaluate
 from sim2human.types import Episode
 
 

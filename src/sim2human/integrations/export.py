@@ -25,7 +25,7 @@ from sim2human.agents.base import AgentTurn
 from sim2human.agents.features import Featuriser
 from sim2human.errors import RunDirError, UsageError
 from sim2human.integrations.chat import chat_row, labels
-from sim2human.rollout import MAX_TURNS, Conversation, Job
+from sim2human.rollout.conversation import MAX_TURNS, Conversation, Job
 from sim2human.scenarios.base import Scenario
 from sim2human.simulators.base import UserTurn
 from sim2human.store import CONFIG, EPISODES, read_episodes
@@ -148,7 +148,7 @@ def export(
         return target, write_jsonl((chat_row(e, system) for e in episodes), target)
     if fmt == "art":
         return target, write_jsonl((art_row(e) for e in episodes), target)
-    from sim2human.scenarios.intake import IntakeScenario
+    from sim2human.scenarios.intake.scenario import IntakeScenario
 
     scenario = IntakeScenario()
     if any(e.scenario != scenario.name for e in episodes):

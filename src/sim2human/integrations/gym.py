@@ -27,7 +27,7 @@ from sim2human.errors import UsageError
 from sim2human.integrations._extra import require
 from sim2human.integrations.population import Population, Split, check_split, population
 from sim2human.integrations.runlog import RunLog
-from sim2human.rollout import Conversation
+from sim2human.rollout.conversation import Conversation
 from sim2human.scenarios.base import Scenario
 from sim2human.types import Episode
 
@@ -188,7 +188,7 @@ def make_env(
 
 class ActionAgent:
     """A sim2human ``Agent`` from any function of feature vectors to act indices, e.g. an SB3
-    model's ``predict``: evaluated with ``sim2human.evaluate`` like the built-in policy."""
+    model's ``predict``: evaluated with ``sim2human.rollout.evaluate`` like the built-in policy."""
 
     name = "external"
 

@@ -17,20 +17,21 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
-from sim2human.adaptive.feedback import draw_level
 from sim2human.ensemble import Ensemble
 from sim2human.errors import UsageError
-from sim2human.rollout import MAX_TURNS, Conversation, Job
-from sim2human.samplers import FixedSampler, Sampler, build_sampler
+from sim2human.rollout.checks import solvability
+from sim2human.rollout.conversation import MAX_TURNS, Conversation, Job
+from sim2human.samplers.build import FixedSampler, Sampler, build_sampler
+from sim2human.samplers.feedback import draw_level
 from sim2human.scenarios.base import Scenario
-from sim2human.scenarios.intake import IntakeScenario
+from sim2human.scenarios.intake.scenario import IntakeScenario
 from sim2human.simulators.base import QuirkPool, SimulatorSpec
 from sim2human.simulators.families import get_family
 from sim2human.simulators.replay import REPLAY_FAMILIES
 from sim2human.types import Episode
 
 if TYPE_CHECKING:
-    from sim2human.config import Condition, StudyConfig
+    from sim2human.experiments.config import Condition, StudyConfig
 
 Split = Literal["train", "heldout"]
 SPLITS: tuple[Split, ...] = ("train", "heldout")
@@ -126,7 +127,7 @@ def population(
     ``condition`` takes a study condition's sampler, fixed simulator and perturbations (e.g.
     ``frozen-small`` or ``ensemble-randomized`` in ``examples/collapse.yaml``); otherwise
     ``sampler`` names one (default ``uniform``) or is a ``Sampler`` object. Without ``source``,
-    the default ensemble of ``sim2human.config.EnsembleConfig``.
+    the default ensemble of ``sim2human.experiments.config.EnsembleConfig``.
     """
     scenario = IntakeScenario()
     pool = QuirkPool.from_acts(scenario.acts)
@@ -153,10 +154,12 @@ def population(
         built = build_sampler(
             cond.sampler, ensemble, pool, _fixed(cond, pool), cond.perturb,
             args=cond.sampler_args, scenario=scenario, oracle_gold=cond.oracle_gold, seed=seed,
+            solvable=solvability(scenario, max_turns or MAX_TURNS),
         )  # fmt: skip
     elif sampler is None or isinstance(sampler, str):
         built = build_sampler(sampler or "uniform", ensemble, pool, args=sampler_args,
-                              scenario=scenario, seed=seed)  # fmt: skip
+                              scenario=scenario, seed=seed,
+                              solvable=solvability(scenario, max_turns or MAX_TURNS))  # fmt: skip
         name = sampler or "uniform"
     else:
         built = sampler
@@ -165,7 +168,7 @@ def population(
 
 
 def _study(source: object) -> StudyConfig | None:
-    from sim2human.config import Condition, StudyConfig, load_study
+    from sim2human.experiments.config import Condition, StudyConfig, load_study
 
     if isinstance(source, Ensemble):
         return None

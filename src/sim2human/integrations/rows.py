@@ -14,9 +14,9 @@ from typing import Any
 import numpy as np
 
 from sim2human.errors import UsageError
-from sim2human.evaluate import EVAL_SEED_BASE
 from sim2human.integrations.chat import system_prompt
 from sim2human.integrations.population import Population, Split, check_split
+from sim2human.rollout.evaluate import EVAL_SEED_BASE
 from sim2human.simulators.base import SimulatorSpec
 
 TOOL_HINT = (

@@ -29,7 +29,7 @@ from sim2human.integrations._extra import require
 from sim2human.integrations.population import Population, Split
 from sim2human.integrations.rows import draw_rows, eval_rows, iter_rows
 from sim2human.integrations.runlog import RunLog
-from sim2human.rollout import Conversation
+from sim2human.rollout.conversation import Conversation
 from sim2human.types import Episode, Termination
 
 

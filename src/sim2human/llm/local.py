@@ -21,7 +21,7 @@ persona training shares the machine), and a study whose wall time is the model's
 Re-measure with::
 
     sim2human model bench [--threads N] [--parallel 4]
-    PYTHONPATH=src python -m sim2human.llm.commands bench   # before the CLI registers it
+    PYTHONPATH=src python -m sim2human.cli.model bench   # before the CLI registers it
 """
 
 from __future__ import annotations

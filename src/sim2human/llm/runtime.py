@@ -21,8 +21,6 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from sim2human.errors import EndpointError, UsageError
 from sim2human.llm.client import ChatClient, ClientStats, EndpointConfig
-from sim2human.scenarios.base import Scenario
-from sim2human.simulators.base import AsyncSimulator, SimulatorSpec
 
 T = TypeVar("T")
 LOCAL = "local"
@@ -85,10 +83,13 @@ def serve_embedded(settings: LLMSettings, needed: set[str]) -> Iterator[LLMSetti
             if isinstance(entry, Embedded):
                 from sim2human.llm.local import local_model
 
-                resolved[name] = stack.enter_context(local_model(
-                    n_parallel=entry.parallel, n_threads=entry.threads,
-                    ctx_per_slot=entry.ctx_per_slot,
-                ))  # fmt: skip
+                resolved[name] = stack.enter_context(
+                    local_model(
+                        n_parallel=entry.parallel,
+                        n_threads=entry.threads,
+                        ctx_per_slot=entry.ctx_per_slot,
+                    )
+                )
         yield settings.model_copy(update={"endpoints": resolved})
 
 
@@ -143,16 +144,6 @@ class LLMRuntime:
     def run(self, coro: Coroutine[Any, Any, T]) -> T:
         """Run ``coro`` on the runtime's loop and wait for it (call from sync code only)."""
         return asyncio.run_coroutine_threadsafe(coro, self._loop).result()
-
-    def simulator(self, spec: SimulatorSpec, scenario: Scenario) -> AsyncSimulator:
-        """The member ``spec`` describes, behind the async interface whatever its kind."""
-        from sim2human.rollout_async import SyncAsAsync
-        from sim2human.simulators import build_simulator
-        from sim2human.simulators.llm import build_llm_simulator
-
-        if spec.kind == "llm":
-            return build_llm_simulator(spec, scenario, self.clients)
-        return SyncAsAsync(build_simulator(spec, scenario))
 
     def stats(self) -> dict[str, ClientStats]:
         return {name: client.stats for name, client in self.clients.items()}

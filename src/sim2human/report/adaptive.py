@@ -67,9 +67,12 @@ def verdicts(study: dict[str, Any]) -> list[str]:
             f"- `{name}`: worst-decile held-out gold {fmt(w)} vs uniform {fmt(wu)} "
             f"({100 * lift:+.0f} points; CIs {'apart' if apart else 'overlap'}); reached "
             f"uniform's final held-out gold "
-            + (f"after {to} of {budget} episodes ({to / budget:.0%})." if to is not None
-               else "never within the budget.")
-        )  # fmt: skip
+            + (
+                f"after {to} of {budget} episodes ({to / budget:.0%})."
+                if to is not None
+                else "never within the budget."
+            )
+        )
     seeds = len(study["seeds"])
     if not speed_counts:
         out.append(
@@ -112,8 +115,11 @@ def plot_curves(study: dict[str, Any], path: Path) -> Path | None:
     for r in rows:
         xs, ys = zip(*r["heldout_curve"], strict=True)
         ax.plot(xs, [100 * y for y in ys], marker=".", label=r["name"])
-    ax.set(xlabel="training episodes", ylabel="held-out gold success (%)",
-           title="Held-out gold during training (seed mean, curve subset)")  # fmt: skip
+    ax.set(
+        xlabel="training episodes",
+        ylabel="held-out gold success (%)",
+        title="Held-out gold during training (seed mean, curve subset)",
+    )
     ax.legend(fontsize=7)
     return _save(fig, path)
 
@@ -168,8 +174,13 @@ def fragment(study: dict[str, Any], root: Path) -> list[str]:
     ]
     for r in study["conditions"]:
         rows = sampler_rows(root, r["name"], seed)
-        images.append(plot_shares(rows, f"{r['name']}: sampling share per member (seed {seed})",
-                                  d / f"sampling_share_{r['name']}.png"))  # fmt: skip
+        images.append(
+            plot_shares(
+                rows,
+                f"{r['name']}: sampling share per member (seed {seed})",
+                d / f"sampling_share_{r['name']}.png",
+            )
+        )
     lines = [
         "## Adaptive ensembles",
         "",
@@ -198,11 +209,17 @@ def fragment(study: dict[str, Any], root: Path) -> list[str]:
     ]
     events = timeline(root, study)
     if events:
-        lines += [f"### Evolve timeline (seed {seed})", "",
-                  "| condition | update | episodes | change | member | reason |",
-                  "|---|---:|---:|---|---|---|"]  # fmt: skip
-        lines += [f"| {e['condition']} | {e['update']} | {e['episodes_seen']} | {e['kind']} | "
-                  f"{e['member']} | {e['reason']} |" for e in events]  # fmt: skip
+        lines += [
+            f"### Evolve timeline (seed {seed})",
+            "",
+            "| condition | update | episodes | change | member | reason |",
+            "|---|---:|---:|---|---|---|",
+        ]
+        lines += [
+            f"| {e['condition']} | {e['update']} | {e['episodes_seen']} | {e['kind']} | "
+            f"{e['member']} | {e['reason']} |"
+            for e in events
+        ]
         lines.append("")
     lines += [f"![{p.stem}]({p.relative_to(root).as_posix()})" for p in images if p is not None]
     return [*lines, ""]
@@ -234,7 +251,8 @@ def write_adaptive(study: dict[str, Any], root: Path) -> Path | None:
     (d / "adaptive.md").write_text("\n".join(lines), encoding="utf-8")
     images = sorted(p.relative_to(root).as_posix() for p in d.glob("*.png"))
     rows = [r for r in study["conditions"] if "heldout_worst_decile" in r]
-    html = HTML.render(rows=rows, fmt=fmt, verdicts=verdicts(study), images=images,
-                       events=timeline(root, study))  # fmt: skip
+    html = HTML.render(
+        rows=rows, fmt=fmt, verdicts=verdicts(study), images=images, events=timeline(root, study)
+    )
     (d / "adaptive.html").write_text(html, encoding="utf-8")
     return d / "adaptive.md"

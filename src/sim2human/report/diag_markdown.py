@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from sim2human.diagnostics.analyse import Diagnosis
-from sim2human.diagnostics.simdiversity import DiversityRow
+from sim2human.experiments.diversity import DiversityRow
 from sim2human.report.adaptive import DIR as ADAPTIVE_DIR
 from sim2human.report.format import est, num, pct
 from sim2human.report.markdown import REPORT_MD
@@ -28,11 +28,12 @@ def write_markdown(
     if d.problems:
         lines += ["## Incomplete run directory", "", *(f"- `{p}`" for p in d.problems), ""]
     lines += [
-        "## Exploit finder", "",
+        "## Exploit finder",
+        "",
         "| condition | phrasing | share | proxy lift (train) | raises on | gold lift (held-out) "
         "| unearned | exploit | recorded quirk |",
         "|---|---|---:|---:|---:|---:|---:|---|---|",
-    ]  # fmt: skip
+    ]
     for c in d.conditions:
         for r in c.exploits:
             lines.append(
@@ -41,8 +42,13 @@ def write_markdown(
                 f"{est(r.unearned)} | {'yes' if r.exploit else ''} | "
                 f"{'; '.join(c.quirks.get(r.phrasing, []))} |"
             )
-    lines += ["", "## Overoptimisation fit", "", "| condition | points | alpha | beta | d* | "
-              "gold at d* | stop at |", "|---|---:|---:|---:|---:|---:|---|"]  # fmt: skip
+    lines += [
+        "",
+        "## Overoptimisation fit",
+        "",
+        "| condition | points | alpha | beta | d* | gold at d* | stop at |",
+        "|---|---:|---:|---:|---:|---:|---|",
+    ]
     for c in d.conditions:
         f = c.overfit
         if f is None:
@@ -55,9 +61,15 @@ def write_markdown(
             f"{stops} |"
         )
     if diversity:
-        lines += ["", "## Simulator diversity", "", f"Embedder: `{diversity[0].summary.embedder}`.",
-                  "", "| simulator | kind | distinct-1 | distinct-2 | self-BLEU | Vendi |",
-                  "|---|---|---:|---:|---:|---:|"]  # fmt: skip
+        lines += [
+            "",
+            "## Simulator diversity",
+            "",
+            f"Embedder: `{diversity[0].summary.embedder}`.",
+            "",
+            "| simulator | kind | distinct-1 | distinct-2 | self-BLEU | Vendi |",
+            "|---|---|---:|---:|---:|---:|",
+        ]
         for row in diversity:
             s = row.summary
             lines.append(

@@ -29,7 +29,7 @@ from sim2human.errors import ModelUnavailableError, RunDirError, UsageError
 from sim2human.metrics.embeddings import Embedder, embed
 from sim2human.metrics.fidelity import FidelityRow, fidelity_row
 from sim2human.report.format import num
-from sim2human.scenarios.intake import IntakeScenario
+from sim2human.scenarios.intake.scenario import IntakeScenario
 from sim2human.simulators.replay import REPLAY_FAMILIES, reply_shares
 from sim2human.types import Episode
 
@@ -120,8 +120,7 @@ def measure(
         f: reply_shares([e for e in episodes if e.family == f])
         for f in sorted({e.family for e in episodes} & set(REPLAY_FAMILIES))
     }
-    return Fidelity(rows=rows, embedder=name, cap=cap, human_encounters=n_enc,
-                    replay_shares=shares)  # fmt: skip
+    return Fidelity(rows=rows, embedder=name, cap=cap, human_encounters=n_enc, replay_shares=shares)
 
 
 def measure_or_note(episodes: Sequence[Episode], **kw: Any) -> Fidelity:
@@ -129,8 +128,14 @@ def measure_or_note(episodes: Sequence[Episode], **kw: Any) -> Fidelity:
     try:
         return measure(episodes, **kw)
     except (UsageError, ModelUnavailableError) as err:
-        return Fidelity(rows=[], embedder="", cap=0, human_encounters=0, replay_shares={},
-                        note=f"Fidelity to human speech not measured: {err}")  # fmt: skip
+        return Fidelity(
+            rows=[],
+            embedder="",
+            cap=0,
+            human_encounters=0,
+            replay_shares={},
+            note=f"Fidelity to human speech not measured: {err}",
+        )
 
 
 def for_report(run_dir: Path, run: RunDir) -> Fidelity:
@@ -154,11 +159,19 @@ def _one_thread() -> AbstractContextManager[Any]:
 
 
 COLUMNS = (
-    ("family", "family"), ("turns", "n_turns"), ("words/turn", "mean_words"),
-    ("length W1", "length_w1"), ("MATTR", "mattr"), ("disfl./100w", "disfluency"),
-    ("hedge", "hedge"), ("answer", "answer"), ("ask", "ask"), ("wander", "wander"),
-    ("Fréchet", "frechet"), ("AUC", "auc"),
-)  # fmt: skip
+    ("family", "family"),
+    ("turns", "n_turns"),
+    ("words/turn", "mean_words"),
+    ("length W1", "length_w1"),
+    ("MATTR", "mattr"),
+    ("disfl./100w", "disfluency"),
+    ("hedge", "hedge"),
+    ("answer", "answer"),
+    ("ask", "ask"),
+    ("wander", "wander"),
+    ("Fréchet", "frechet"),
+    ("AUC", "auc"),
+)
 
 
 def cells(row: FidelityRow) -> list[str]:

@@ -20,22 +20,22 @@ from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from sim2human.diagnostics.analyse import Diagnosis, diagnose
 from sim2human.diagnostics.rundir import RunDir, load_run_dir
-from sim2human.diagnostics.simdiversity import (
+from sim2human.diagnostics.verdict import Thresholds
+from sim2human.errors import RunDirError
+from sim2human.experiments.diversity import (
     DIVERSITY_JSON,
     DiversityRow,
     StoredDiversity,
     diversity_groups,
     measure_groups,
 )
-from sim2human.diagnostics.verdict import Thresholds
-from sim2human.errors import RunDirError
 from sim2human.inputs import existing_dir
 from sim2human.lock import run_lock
 from sim2human.report import fidelity
 from sim2human.report.diag_markdown import write_markdown
 from sim2human.report.format import est, num, pct
 from sim2human.report.plots import all_plots
-from sim2human.scenarios.intake import IntakeScenario
+from sim2human.scenarios.intake.scenario import IntakeScenario
 
 REPORT_HTML = "report.html"
 REPORT_JSON = "report.json"
@@ -62,7 +62,7 @@ def _diversity(run: RunDir) -> tuple[list[DiversityRow], str]:
             for sub in group]  # fmt: skip
     if not subs:
         return [], "No simulator specs recorded (members.json missing): diversity not measured."
-    measured = measure_groups(diversity_groups(subs), IntakeScenario())
+    measured = measure_groups(diversity_groups(subs), IntakeScenario(), run.max_turns)
     return measured.rows, measured.note
 
 

@@ -16,8 +16,9 @@ def _fmt(est: dict[str, Any]) -> str:
 
 
 def llm_section(study: dict[str, Any]) -> list[str]:
-    rows = [r for r in [*study["conditions"], *study.get("reference", [])]
-            if "heldout_gold_llm" in r]  # fmt: skip
+    rows = [
+        r for r in [*study["conditions"], *study.get("reference", [])] if "heldout_gold_llm" in r
+    ]
     if not rows:
         return []
     lines = [
@@ -33,9 +34,14 @@ def llm_section(study: dict[str, Any]) -> list[str]:
             f"{_fmt(r['heldout_gold_llm'])} | {_fmt(r['heldout_fields_llm'])} | "
             f"{_fmt(r['heldout_fields_persona'])} |"
         )
-    lines += ["", "LLM member health, over the evaluation episodes on LLM members:", "",
-              "| condition | LLM episodes | errors | replies | role retries | role failures "
-              "| judge failures |", "|---|---:|---:|---:|---:|---:|---:|"]  # fmt: skip
+    lines += [
+        "",
+        "LLM member health, over the evaluation episodes on LLM members:",
+        "",
+        "| condition | LLM episodes | errors | replies | role retries | role failures "
+        "| judge failures |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
     for r in rows:
         n = max(1, r["llm_replies"])
         lines.append(
@@ -58,9 +64,12 @@ def _compare(rows: list[dict[str, Any]], key: str, label: str) -> list[str]:
     return [
         f"- {label}: best `{best['name']}` {pct(best[key]['mean'])}, "
         f"worst `{worst['name']}` {pct(worst[key]['mean'])}"
-        + (" (the 95% CIs do not overlap)." if sep
-           else " (the 95% CIs overlap: no supported difference at this n).")
-    ]  # fmt: skip
+        + (
+            " (the 95% CIs do not overlap)."
+            if sep
+            else " (the 95% CIs overlap: no supported difference at this n)."
+        )
+    ]
 
 
 def _findings(rows: list[dict[str, Any]]) -> list[str]:

@@ -15,7 +15,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from sim2human.diagnostics.analyse import ConditionDiagnosis, CurvePoint
-from sim2human.metrics.collapse import overopt_curve
+from sim2human.metrics.overoptimisation import overopt_curve
 
 WIDTH = 11.0
 """Inches at 100 dpi: 1100 px, which fits a 1280 px window with margins."""

@@ -15,8 +15,9 @@ def _fmt(est: dict[str, Any]) -> str:
 def real_section(study: dict[str, Any]) -> list[str]:
     """A table of every condition on real patients next to the programmatic held-out families;
     empty when the study held out no ``replay`` family."""
-    rows = [r for r in [*study["conditions"], *study.get("reference", [])]
-            if "heldout_gold_real" in r]  # fmt: skip
+    rows = [
+        r for r in [*study["conditions"], *study.get("reference", [])] if "heldout_gold_real" in r
+    ]
     if not rows:
         return []
     lines = [

@@ -157,8 +157,9 @@ def write_stress_html(stress: dict[str, Any], out: Path) -> Path:
     section = stress_section(stress, out)
     path = out / STRESS_HTML
     page = _PAGE.render(
-        study=stress.get("study", ""), wall=stress.get("wall_seconds", ""),
+        study=stress.get("study", ""),
+        wall=stress.get("wall_seconds", ""),
         section=Markup(section),
-    )  # fmt: skip
+    )
     path.write_text(page, encoding="utf-8")
     return path

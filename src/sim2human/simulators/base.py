@@ -220,3 +220,29 @@ class Family(Frozen):
             ),
         )
         return SimulatorSpec(id=f"{self.name}-{seed}", family=self.name, traits=traits, seed=seed)
+
+
+class SyncAsAsync:
+    """A programmatic simulator behind the async interface (it never waits)."""
+
+    def __init__(self, inner: Simulator) -> None:
+        self.inner = inner
+        self.spec: SimulatorSpec = inner.spec
+
+    async def astart(self, profile: Profile, rng: np.random.Generator) -> UserTurn:
+        return self.inner.start(profile, rng)
+
+    async def areply(self, agent_text: str) -> UserTurn:
+        return self.inner.reply(agent_text)
+
+    async def finish(self, episode: Episode) -> float:
+        return self.inner.satisfaction()
+
+    def satisfaction(self) -> float:
+        return self.inner.satisfaction()
+
+    def diagnostics(self) -> dict[str, float]:
+        return {}
+
+    async def ajudge(self, episode: Episode) -> float:
+        return self.inner.judge(episode)

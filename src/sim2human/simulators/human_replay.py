@@ -56,9 +56,13 @@ def source_of(db: Path, session_id: str) -> str:
 
 def replay_spec(db: Path, session: Session, seed: int = 0) -> SimulatorSpec:
     return SimulatorSpec(
-        id=f"{KIND}:{session.id}", family=KIND, kind="human-replay", traits=Traits(),
-        seed=seed, source=source_of(db, session.id),
-    )  # fmt: skip
+        id=f"{KIND}:{session.id}",
+        family=KIND,
+        kind="human-replay",
+        traits=Traits(),
+        seed=seed,
+        source=source_of(db, session.id),
+    )
 
 
 def recording(session: Session, scenario: Scenario) -> Recording:
@@ -80,11 +84,15 @@ def recording(session: Session, scenario: Scenario) -> Recording:
         else:
             other.append(turn.text)
     return Recording(
-        session=session.id, profile=session.profile, opening=turns[0].text,
-        answers={f: tuple(v) for f, v in answers.items()}, other=tuple(other),
+        session=session.id,
+        profile=session.profile,
+        opening=turns[0].text,
+        answers={f: tuple(v) for f, v in answers.items()},
+        other=tuple(other),
         agent_turns=sum(t.speaker == "agent" for t in turns),
-        hung_up=session.termination == Termination.HUNG_UP, rating=session.rating,
-    )  # fmt: skip
+        hung_up=session.termination == Termination.HUNG_UP,
+        rating=session.rating,
+    )
 
 
 _CACHE: dict[tuple[str, str], Recording] = {}
@@ -150,8 +158,9 @@ class HumanReplaySimulator:
             return UserTurn(text="Sorry, I have to go now.", done=True)
         if intent.asks:
             field = intent.asks[0]
-            return UserTurn(text=self._next(field, self.rec.answers.get(field, ()),
-                                            "I'm not sure."))  # fmt: skip
+            return UserTurn(
+                text=self._next(field, self.rec.answers.get(field, ()), "I'm not sure.")
+            )
         return UserTurn(text=self._next("", self.rec.other, "Okay."))
 
     def _score(self, agent_turns: int) -> float:

@@ -99,8 +99,9 @@ class LLMSimulator:
     async def astart(self, profile: Profile, rng: np.random.Generator) -> UserTurn:
         build = PROMPTS[self.params.prompt]
         system = build(self.name, profile, self.scenario.fields, self.spec.traits)
-        self._call = _Call(profile, int(rng.integers(2**31)), system,
-                           heard=self.scenario.empty_record())  # fmt: skip
+        self._call = _Call(
+            profile, int(rng.integers(2**31)), system, heard=self.scenario.empty_record()
+        )
         self._counts = Counter()
         text = await self._generate("Nurse: (picks up the phone) Hello?", (), turn=0)
         return UserTurn(text=text.text, tags=text.tags)
@@ -130,8 +131,11 @@ class LLMSimulator:
         c, p = self.call, self.params
         history = c.messages[len(c.messages) - 2 * p.history :] if p.history else []
         content = turn_message(agent_text, asks, c.profile) if turn else agent_text
-        messages = [{"role": "system", "content": c.system}, *history,
-                    {"role": "user", "content": content}]  # fmt: skip
+        messages = [
+            {"role": "system", "content": c.system},
+            *history,
+            {"role": "user", "content": content},
+        ]
         tags: list[str] = []
         text = ""
         for attempt in range(p.guard_retries + 1):
@@ -150,8 +154,10 @@ class LLMSimulator:
         if attempt:
             tags.append(f"retried:{attempt}")
         self._counts["replies"] += 1
-        c.messages += [{"role": "user", "content": f"Nurse: {agent_text}"},
-                       {"role": "assistant", "content": text}]  # fmt: skip
+        c.messages += [
+            {"role": "user", "content": f"Nurse: {agent_text}"},
+            {"role": "assistant", "content": text},
+        ]
         before = c.heard
         c.heard = self.scenario.extract(text, before, asks[0] if asks else None)
         if self.scenario.signals(text, before, c.heard).confused:
@@ -169,9 +175,12 @@ class LLMSimulator:
         temperature = max(t, RETRY_TEMPERATURE) if attempt else t
         seed = None if temperature == 0 else (self.call.seed + 7919 * turn + attempt) % 2**31
         result = await self.client.chat(
-            messages, temperature=temperature, top_p=self.params.top_p,
-            max_tokens=self.params.max_tokens, seed=seed,
-        )  # fmt: skip
+            messages,
+            temperature=temperature,
+            top_p=self.params.top_p,
+            max_tokens=self.params.max_tokens,
+            seed=seed,
+        )
         self._counts["prompt_tokens"] += result.prompt_tokens
         self._counts["completion_tokens"] += result.completion_tokens
         self._counts["cache_hits"] += int(result.cached)
@@ -206,14 +215,17 @@ class LLMSimulator:
 
     async def _rate(self, prompt: str, seed_base: int) -> float:
         """The judge's 0-10 rating in [0, 1]; retried (hotter) while it gives no number."""
-        messages = [{"role": "system", "content": JUDGE_SYSTEM},
-                    {"role": "user", "content": prompt}]  # fmt: skip
+        messages = [
+            {"role": "system", "content": JUDGE_SYSTEM},
+            {"role": "user", "content": prompt},
+        ]
         for attempt in range(self.params.guard_retries + 1):
             t = self.spec.traits.temperature
             temperature = max(t, RETRY_TEMPERATURE) if attempt else t
             seed = None if temperature == 0 else (seed_base + 104729 + attempt) % 2**31
-            result = await self.client.chat(messages, temperature=temperature,
-                                            max_tokens=8, seed=seed)  # fmt: skip
+            result = await self.client.chat(
+                messages, temperature=temperature, max_tokens=8, seed=seed
+            )
             self._counts["judge_prompt_tokens"] += result.prompt_tokens
             self._counts["judge_requests"] += 1
             rating = parse_rating(result.text)
@@ -298,10 +310,18 @@ class LLMMembers(Frozen):
             top_p = round(float(rng.uniform(*self.top_p)), 3)
             base = get_family(family).sample(member_seed, pool, temperature=temperature)
             out.append(
-                llm_spec(base, prompt=prompt, top_p=top_p, max_tokens=self.max_tokens,
-                         judge=self.judge, endpoint=self.endpoint, split=split,
-                         guard_retries=self.guard_retries, history=self.history)
-            )  # fmt: skip
+                llm_spec(
+                    base,
+                    prompt=prompt,
+                    top_p=top_p,
+                    max_tokens=self.max_tokens,
+                    judge=self.judge,
+                    endpoint=self.endpoint,
+                    split=split,
+                    guard_retries=self.guard_retries,
+                    history=self.history,
+                )
+            )
         return tuple(out)
 
 

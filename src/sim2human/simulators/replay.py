@@ -36,7 +36,7 @@ import numpy as np
 from sim2human.corpora import aci_bench
 from sim2human.errors import UsageError
 from sim2human.scenarios.base import Scenario
-from sim2human.scenarios.intake import IntakeScenario
+from sim2human.scenarios.intake.scenario import IntakeScenario
 from sim2human.simulators.base import Family, QuirkPool, Quirks, SimulatorSpec, Traits, UserTurn
 from sim2human.simulators.persona import Manner, PersonaSimulator
 from sim2human.simulators.replay_card import Card, derive_card
@@ -64,19 +64,28 @@ class ReplayFamily(Family):
             quirks=Quirks(over_rewarded=(), bonus=0.0, trigger=None, leniency=0.0),
         )
         eid = ids[seed % len(ids)]
-        return SimulatorSpec(id=f"{self.name}-{eid}", family=self.name, kind="replay",
-                             traits=traits, seed=seed)  # fmt: skip
+        return SimulatorSpec(
+            id=f"{self.name}-{eid}", family=self.name, kind="replay", traits=traits, seed=seed
+        )
 
 
 REPLAY_FAMILIES: Final[dict[str, Family]] = {
     f.name: f
     for f in (
-        ReplayFamily(name="aci-train", splits=("train",), trigger_prob=0.0,
-                     description="real patients' words: ACI-Bench train split"),
-        ReplayFamily(name="aci-heldout", splits=("valid", "test"), trigger_prob=0.0,
-                     description="real patients' words: ACI-Bench valid + test splits"),
+        ReplayFamily(
+            name="aci-train",
+            splits=("train",),
+            trigger_prob=0.0,
+            description="real patients' words: ACI-Bench train split",
+        ),
+        ReplayFamily(
+            name="aci-heldout",
+            splits=("valid", "test"),
+            trigger_prob=0.0,
+            description="real patients' words: ACI-Bench valid + test splits",
+        ),
     )
-}  # fmt: skip
+}
 
 
 @lru_cache(maxsize=4)
@@ -151,8 +160,15 @@ def _member(encounter_id: str, scenario: IntakeScenario) -> Member:
     says = {fk for fk, v in heard.items() if v == card.values[fk[0]]}
     silent = {fk for fk, v in heard.items() if v is None}
     closing = next((k for k in reversed(range(len(turns))) if _THANKS.search(turns[k])), None)
-    return Member(card, tuple(turns), {f: tuple(v) for f, v in answers.items()},
-                  frozenset(says), frozenset(silent), 0, closing)  # fmt: skip
+    return Member(
+        card,
+        tuple(turns),
+        {f: tuple(v) for f, v in answers.items()},
+        frozenset(says),
+        frozenset(silent),
+        0,
+        closing,
+    )
 
 
 @dataclass
@@ -177,8 +193,12 @@ class ReplaySimulator:
         self.spec = spec
         self.scenario = scenario
         self.member = member_for(spec, scenario)
-        calm = spec.traits.model_copy(update={"emotion": "calm", "quirks": Quirks(
-            over_rewarded=(), bonus=0.0, trigger=None, leniency=0.0)})  # fmt: skip
+        calm = spec.traits.model_copy(
+            update={
+                "emotion": "calm",
+                "quirks": Quirks(over_rewarded=(), bonus=0.0, trigger=None, leniency=0.0),
+            }
+        )
         self._rule = PersonaSimulator(
             spec.model_copy(update={"kind": "persona", "traits": calm}), scenario
         )
@@ -219,8 +239,9 @@ class ReplaySimulator:
             if text not in parts:
                 parts.append(text)
             kinds.append(kind)
-        kind = "adapted" if "adapted" in kinds else ("verbatim" if "verbatim" in kinds else
-                                                     "fallback")  # fmt: skip
+        kind = (
+            "adapted" if "adapted" in kinds else ("verbatim" if "verbatim" in kinds else "fallback")
+        )
         return self._user(" ".join(parts), kind)
 
     def _answer(self, f: str) -> tuple[str, ReplyKind]:
@@ -301,6 +322,12 @@ class ReplaySimulator:
 
 def reply_shares(episodes: Sequence[Episode]) -> dict[str, float]:
     """Share of replay user turns that were verbatim, adapted, fallback (empty without any)."""
-    kinds = [k for e in episodes for t in e.turns if t.speaker == "user"
-             for k in t.tags if k in REPLY_KINDS]  # fmt: skip
+    kinds = [
+        k
+        for e in episodes
+        for t in e.turns
+        if t.speaker == "user"
+        for k in t.tags
+        if k in REPLY_KINDS
+    ]
     return {k: kinds.count(k) / len(kinds) for k in REPLY_KINDS} if kinds else {}

@@ -21,8 +21,8 @@ from typing import Final, Literal
 import numpy as np
 
 from sim2human.corpora.aci_bench import Transcript
-from sim2human.scenarios import parsing
-from sim2human.scenarios.intake import LIST_SIZES, IntakeScenario
+from sim2human.scenarios.intake import parsing
+from sim2human.scenarios.intake.scenario import LIST_SIZES, IntakeScenario
 from sim2human.types import Profile, Value
 
 Source = Literal["from-metadata", "from-note", "from-transcript", "sampled"]
@@ -102,8 +102,11 @@ def derive_card(
     story = section("story")
     put("onset", parsing.onset(_AGE.sub(" ", story)) if story else None, "from-note")
     rating = _RATING.search(t.note)
-    put("severity", int(rating.group(1)) if rating and int(rating.group(1)) <= 10 else None,
-        "from-note")  # fmt: skip
+    put(
+        "severity",
+        int(rating.group(1)) if rating and int(rating.group(1)) <= 10 else None,
+        "from-note",
+    )
     meds = section("medications") or "\n".join(
         x for x in _SENTENCE.split(t.note) if _TAKES.search(x.lower())
     )
@@ -111,8 +114,11 @@ def derive_card(
     allergies = section("allergies")
     if allergies:
         found = items("allergies", allergies)
-        put("allergies", found if found else (() if _NONE.search(allergies.lower()) else None),
-            "from-note")  # fmt: skip
+        put(
+            "allergies",
+            found if found else (() if _NONE.search(allergies.lower()) else None),
+            "from-note",
+        )
     _ = put("history", items("history", "; ".join(t.meta.secondary)), "from-metadata") or put(
         "history", items("history", section("history")), "from-note"
     )

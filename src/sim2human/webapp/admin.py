@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from sim2human.human_eval import call_bootstrap
+from sim2human.experiments.human_eval import call_bootstrap
 from sim2human.human_store import Session
 from sim2human.metrics.outcomes import Estimate
 from sim2human.types import Episode
@@ -70,14 +70,20 @@ def session_rows(sessions: Sequence[Session], turns: dict[str, int]) -> list[dic
     rows = []
     for s in reversed(sessions):
         ep = s.episode
-        rows.append({
-            "id": s.id, "agent": s.agent, "mode": s.mode, "status": s.status,
-            "started": datetime.fromtimestamp(s.created, UTC).strftime("%Y-%m-%d %H:%M"),
-            "turns": turns.get(s.id, 0),
-            "end": s.termination.value if s.termination else "",
-            "gold": "" if ep is None else _gold(ep),
-            "rating": s.rating or "", "comment": (s.comment or "")[:200],
-        })  # fmt: skip
+        rows.append(
+            {
+                "id": s.id,
+                "agent": s.agent,
+                "mode": s.mode,
+                "status": s.status,
+                "started": datetime.fromtimestamp(s.created, UTC).strftime("%Y-%m-%d %H:%M"),
+                "turns": turns.get(s.id, 0),
+                "end": s.termination.value if s.termination else "",
+                "gold": "" if ep is None else _gold(ep),
+                "rating": s.rating or "",
+                "comment": (s.comment or "")[:200],
+            }
+        )
     return rows
 
 

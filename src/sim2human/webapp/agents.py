@@ -15,11 +15,11 @@ from sim2human.agents.llm import LLMAgent
 from sim2human.agents.policy import PolicyAgent
 from sim2human.agents.scripted import ScriptedAgent
 from sim2human.errors import RunDirError, UsageError
+from sim2human.experiments.stress import load_run_config
+from sim2human.experiments.world import StudyWorld
 from sim2human.llm.client import ChatClient, EndpointConfig
 from sim2human.scenarios.base import Scenario
 from sim2human.store import CHECKPOINT
-from sim2human.stress_study import load_run_config
-from sim2human.study import StudyWorld
 
 SCRIPTED = "scripted"
 LLM = "llm"
@@ -76,8 +76,11 @@ class AgentPool:
 
     @property
     def names(self) -> list[str]:
-        return [*self.checkpoints, *([SCRIPTED] if self.scripted else []),
-                *([LLM] if self.llm is not None else [])]  # fmt: skip
+        return [
+            *self.checkpoints,
+            *([SCRIPTED] if self.scripted else []),
+            *([LLM] if self.llm is not None else []),
+        ]
 
     def assign(self, counts: dict[str, int]) -> tuple[str, int]:
         """(agent, training seed): the least-called agent, ties at random; a random seed."""
@@ -122,7 +125,7 @@ class AgentPool:
                     timeout_s=s.timeout_s,
                 )
             )
-            self._llm_agent = LLMAgent(self.scenario, client)  # fmt: skip
+            self._llm_agent = LLMAgent(self.scenario, client)
         return self._llm_agent
 
     def decider(self, name: str, seed: int) -> Callable[[Observation, int], Awaitable[AgentTurn]]:

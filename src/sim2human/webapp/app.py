@@ -29,8 +29,10 @@ from sim2human.webapp.card import card_lines, form_defaults, label
 
 log = logging.getLogger("sim2human.webapp")
 
-CSP = ("default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; "
-       "frame-ancestors 'none'; base-uri 'none'")  # fmt: skip
+CSP = (
+    "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; "
+    "frame-ancestors 'none'; base-uri 'none'"
+)
 HEADERS = {
     "Content-Security-Policy": CSP,
     "X-Content-Type-Options": "nosniff",
@@ -90,8 +92,13 @@ class BodyTooLarge(Exception):
 
 async def too_large(send: Send) -> None:
     headers = [(k.lower().encode(), v.encode()) for k, v in HEADERS.items()]
-    await send({"type": "http.response.start", "status": 413,
-                "headers": [(b"content-type", b"text/plain"), *headers]})  # fmt: skip
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 413,
+            "headers": [(b"content-type", b"text/plain"), *headers],
+        }
+    )
     await send({"type": "http.response.body", "body": b"request too large"})
 
 
@@ -155,8 +162,11 @@ def create_app(calls: Calls, limits: Limits = Limits(), admin_token: str | None 
         return calls.store.by_token(token) if 20 <= len(token) <= 64 else None
 
     def missing() -> HTMLResponse:
-        return message("No such call", "This link does not open a call. Start a new one from "
-                       "the study's front page.", 404)  # fmt: skip
+        return message(
+            "No such call",
+            "This link does not open a call. Start a new one from the study's front page.",
+            404,
+        )
 
     @app.get("/static/style.css")
     async def style() -> Response:
@@ -178,11 +188,17 @@ def create_app(calls: Calls, limits: Limits = Limits(), admin_token: str | None 
     async def start(request: Request) -> Response:
         f = await form(request)
         if f.get("consent") != "yes":
-            return page("consent.html", 400, title="Welcome", step="1 · consent",
-                        error="Please tick the box to agree before starting.")  # fmt: skip
+            return page(
+                "consent.html",
+                400,
+                title="Welcome",
+                step="1 · consent",
+                error="Please tick the box to agree before starting.",
+            )
         if not starts.allow("start"):
-            return message("Busy", "Too many calls are starting right now; try again in a "
-                           "minute.", 429)  # fmt: skip
+            return message(
+                "Busy", "Too many calls are starting right now; try again in a minute.", 429
+            )
         mode: Mode = "self" if f.get("mode") == "self" else "card"
         sid, token = calls.start(mode)
         log.info("session %s started (%s)", sid, mode)
@@ -191,28 +207,58 @@ def create_app(calls: Calls, limits: Limits = Limits(), admin_token: str | None 
     def render(s: Session, token: str, error: str | None = None, status: int = 200) -> Response:
         card = card_lines(scenario, s.profile) if s.profile is not None else None
         if s.status == "card":
-            return page("card.html", status, title="Your card", step="2 · your card",
-                        token=token, card=card, error=error)  # fmt: skip
+            return page(
+                "card.html",
+                status,
+                title="Your card",
+                step="2 · your card",
+                token=token,
+                card=card,
+                error=error,
+            )
         if s.status == "calling":
-            return page("call.html", status, title="Call", step="3 · the call", token=token,
-                        turns=s.turns, card=card, error=error, max_chars=limits.max_chars,
-                        agent_turns=sum(t.speaker == "agent" for t in s.turns),
-                        max_turns=s.max_turns)  # fmt: skip
+            return page(
+                "call.html",
+                status,
+                title="Call",
+                step="3 · the call",
+                token=token,
+                turns=s.turns,
+                card=card,
+                error=error,
+                max_chars=limits.max_chars,
+                agent_turns=sum(t.speaker == "agent" for t in s.turns),
+                max_turns=s.max_turns,
+            )
         if s.status == "confirm":
             return confirm_page(s, token, form_defaults(scenario, s.record or {}), {})
         if s.status == "rating":
-            return page("rate.html", status, title="Rate the call", step="4 · rating",
-                        token=token, error=error, max_chars=limits.max_chars)  # fmt: skip
+            return page(
+                "rate.html",
+                status,
+                title="Rate the call",
+                step="4 · rating",
+                token=token,
+                error=error,
+                max_chars=limits.max_chars,
+            )
         return page("done.html", title="Thank you", step="done")
 
     def confirm_page(
         s: Session, token: str, values: dict[str, str], problems: dict[str, str]
     ) -> HTMLResponse:
         fields = [(f, label(f)) for f in scenario.fields]
-        return page("confirm.html", 400 if problems else 200, title="Your details",
-                    step="4 · your details", token=token, fields=fields, values=values,
-                    problems=problems,
-                    error="Some boxes need another look." if problems else None)  # fmt: skip
+        return page(
+            "confirm.html",
+            400 if problems else 200,
+            title="Your details",
+            step="4 · your details",
+            token=token,
+            fields=fields,
+            values=values,
+            problems=problems,
+            error="Some boxes need another look." if problems else None,
+        )
 
     @app.get("/call/{token}", response_class=HTMLResponse)
     async def call(token: str) -> Response:
@@ -299,15 +345,23 @@ def create_app(calls: Calls, limits: Limits = Limits(), admin_token: str | None 
     @app.get("/admin", response_class=HTMLResponse)
     async def admin_page(request: Request) -> Response:
         if not token_env:
-            return message("Admin is off", f"Start the server with {admin.ADMIN_TOKEN_ENV} set "
-                           "to use the admin page.", 403)  # fmt: skip
+            return message(
+                "Admin is off",
+                f"Start the server with {admin.ADMIN_TOKEN_ENV} set to use the admin page.",
+                403,
+            )
         if not authorised(request):
             return page("admin_login.html", title="Admin")
         sessions = calls.store.sessions()
         episodes = [s.episode for s in sessions if s.status == "done" and s.episode]
-        return page("admin.html", title="Admin", run=calls.pool.run, sessions=admin.session_rows(
-            sessions, calls.store.turn_counts()), finished=len(episodes),
-            agents=admin.agent_rows(episodes))  # fmt: skip
+        return page(
+            "admin.html",
+            title="Admin",
+            run=calls.pool.run,
+            sessions=admin.session_rows(sessions, calls.store.turn_counts()),
+            finished=len(episodes),
+            agents=admin.agent_rows(episodes),
+        )
 
     @app.post("/admin/login")
     async def login(request: Request) -> Response:
@@ -315,8 +369,13 @@ def create_app(calls: Calls, limits: Limits = Limits(), admin_token: str | None 
         if not token_env or not admin.is_admin(token_env, admin.cookie_value(f.get("token", ""))):
             return page("admin_login.html", 403, title="Admin", error="Wrong token.")
         response = RedirectResponse("/admin", status_code=303)
-        response.set_cookie(admin.COOKIE, admin.cookie_value(token_env), httponly=True,
-                            samesite="strict", max_age=12 * 3600)  # fmt: skip
+        response.set_cookie(
+            admin.COOKIE,
+            admin.cookie_value(token_env),
+            httponly=True,
+            samesite="strict",
+            max_age=12 * 3600,
+        )
         return response
 
     @app.get("/admin/export.jsonl")

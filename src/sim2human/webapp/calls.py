@@ -19,7 +19,7 @@ import numpy as np
 from sim2human.agents.base import AgentTurn
 from sim2human.errors import EndpointError
 from sim2human.human_store import HumanStore, Mode, Session, StoredTurn, as_turns
-from sim2human.rollout import Conversation, Job
+from sim2human.rollout.conversation import Conversation, Job
 from sim2human.scenarios.base import Scenario
 from sim2human.simulators.base import UserTurn
 from sim2human.simulators.human import HumanSimulator, human_spec, rating_to_proxy
@@ -62,10 +62,15 @@ class Calls:
         rng = np.random.default_rng([seed, 0])
         profile = self.scenario.sample_profile(rng) if mode == "card" else None
         return self.store.create(
-            run=str(self.pool.run), scenario=self.scenario.name, agent=agent,
-            agent_seed=agent_seed, mode=mode, seed=seed, max_turns=self.pool.max_turns,
+            run=str(self.pool.run),
+            scenario=self.scenario.name,
+            agent=agent,
+            agent_seed=agent_seed,
+            mode=mode,
+            seed=seed,
+            max_turns=self.pool.max_turns,
             profile=profile,
-        )  # fmt: skip
+        )
 
     def begin(self, s: Session) -> None:
         if s.status == "card":
@@ -77,8 +82,14 @@ class Calls:
     def _rebuild(self, s: Session) -> Live:
         """The conversation so far, replayed from the stored turns."""
         sim = HumanSimulator(human_spec(s.id))
-        conv = Conversation(self._job(s), self.scenario, sim, s.profile or {}, s.max_turns,
-                            record=self.scenario.empty_record())  # fmt: skip
+        conv = Conversation(
+            self._job(s),
+            self.scenario,
+            sim,
+            s.profile or {},
+            s.max_turns,
+            record=self.scenario.empty_record(),
+        )
         last: AgentTurn | None = None
         for i, t in enumerate(s.turns):
             if t.speaker == "agent":
@@ -100,8 +111,9 @@ class Calls:
     async def say(self, s: Session, seen: int, text: str) -> bool:
         """The person says ``text``; the agent answers. False if ``seen`` is stale (a repeat)."""
         if s.status != "calling":
-            raise CallError("the call has not started" if s.status == "card" else
-                            "this call has ended")  # fmt: skip
+            raise CallError(
+                "the call has not started" if s.status == "card" else "this call has ended"
+            )
         if seen != len(s.turns):
             return False
         live = self.live(s)
@@ -142,8 +154,9 @@ class Calls:
     def _end(self, s: Session, conv: Conversation) -> None:
         termination = conv.termination or Termination.HUNG_UP
         status = "confirm" if s.mode == "self" else "rating"
-        self.store.update(s.id, status=status, termination=termination.value,
-                          record=dict(conv.record))  # fmt: skip
+        self.store.update(
+            s.id, status=status, termination=termination.value, record=dict(conv.record)
+        )
         self._live.pop(s.id, None)
 
     def confirm(self, s: Session, typed: dict[str, str]) -> dict[str, str]:
@@ -161,8 +174,15 @@ class Calls:
         if not 1 <= rating <= 5 or details not in DETAILS:
             raise CallError("choose a rating from 1 to 5 and answer the details question")
         episode = human_episode(s, rating, details, self.scenario)
-        self.store.update(s.id, status="done", rating=rating, details_right=details,
-                          comment=comment, episode=episode, finished=time.time())  # fmt: skip
+        self.store.update(
+            s.id,
+            status="done",
+            rating=rating,
+            details_right=details,
+            comment=comment,
+            episode=episode,
+            finished=time.time(),
+        )
         return episode
 
     def forget(self) -> None:
@@ -176,13 +196,22 @@ def human_episode(s: Session, rating: int, details: str, scenario: Scenario) -> 
         raise CallError("the call has no card or record yet")
     profile: Profile = s.profile
     return Episode(
-        id=f"human/{s.agent}/{s.id}", scenario=s.scenario, simulator_id=f"human:{s.id}",
-        family="human", split="heldout", seed=s.seed, turns=as_turns(s.turns),
+        id=f"human/{s.agent}/{s.id}",
+        scenario=s.scenario,
+        simulator_id=f"human:{s.id}",
+        family="human",
+        split="heldout",
+        seed=s.seed,
+        turns=as_turns(s.turns),
         proxy=rating_to_proxy(rating),
         gold=scenario.grade(profile, s.record, s.termination),
-        termination=s.termination, profile=profile, record=s.record, condition=s.agent,
-        phase="eval", diagnostics={"rating": float(rating), "details_right": DETAILS[details]},
-    )  # fmt: skip
+        termination=s.termination,
+        profile=profile,
+        record=s.record,
+        condition=s.agent,
+        phase="eval",
+        diagnostics={"rating": float(rating), "details_right": DETAILS[details]},
+    )
 
 
 def open_calls(run: Path, db: Path, names: list[str] | None = None) -> Calls:

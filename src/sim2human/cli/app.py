@@ -1,0 +1,233 @@
+"""The ``sim2human`` command."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Sequence
+from importlib import resources
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from sim2human import __version__
+from sim2human.cli import eval_agent as cli_eval_agent
+from sim2human.cli.check import check
+from sim2human.cli.diagnose import diagnose
+from sim2human.cli.export import export
+from sim2human.cli.fidelity import fidelity
+from sim2human.cli.human import human_app
+from sim2human.cli.model import model_app
+from sim2human.cli.report import report
+from sim2human.cli.stress import stress as stress_command
+from sim2human.corpora import aci_bench
+from sim2human.errors import Sim2HumanError, UsageError
+from sim2human.experiments.config import load_study
+
+app = typer.Typer(
+    add_completion=False, no_args_is_help=True, help=__doc__, pretty_exceptions_enable=False
+)
+app.add_typer(model_app, name="model")
+app.add_typer(human_app, name="human")
+app.command("stress")(stress_command)
+app.command("eval-agent")(cli_eval_agent.eval_agent)
+app.command()(report)
+app.command()(diagnose)
+app.command()(fidelity)
+app.command()(export)
+app.command()(check)
+out_console = Console()
+if not out_console.is_terminal:  # files and pipes get the whole table, not an 80-column crop
+    out_console = Console(width=120)
+err_console = Console(stderr=True)
+
+OutOption = Annotated[
+    Path | None, typer.Option("--out", help="Run directory (default: runs/<timestamp>-<study>).")
+]
+WorkersOption = Annotated[
+    int | None,
+    typer.Option("--workers", min=1, max=256, help="Processes to train in (default: all cores)."),
+]
+DataOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--data",
+        help="ACI-Bench folder for the real-patient families (default: $SIM2HUMAN_DATA, "
+        "../shared/data); without it they are left out.",
+    ),
+]
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"sim2human {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version.")
+    ] = False,
+) -> None:
+    """Train and test conversational agents against populations of simulated users."""
+
+
+def _run(
+    config: Path,
+    quick: bool,
+    out: Path | None,
+    workers: int | None,
+    resume: bool = False,
+    check: bool = False,
+    data: Path | None = None,
+) -> Path | None:
+    if data is not None:  # sub-runs (and worker processes) find the corpus through the env
+        if why := aci_bench.missing(data):
+            raise UsageError(f"--data {data}: {why}")
+        os.environ[aci_bench.ENV] = str(data.resolve())
+    from sim2human.experiments.runner import default_out, run_study
+    from sim2human.experiments.world import without_missing_corpus
+    from sim2human.report.study import write_study_reports
+
+    cfg, left_out = without_missing_corpus(load_study(config, quick=quick))
+    if left_out:
+        err_console.print(f"[yellow]note:[/] {escape(left_out)}", highlight=False, soft_wrap=True)
+    if resume and out is None:
+        raise UsageError("--resume needs --out: the run directory to continue")
+    target = out or default_out(cfg)
+    if target.exists() and not target.is_dir():
+        raise UsageError(f"{target}: exists and is not a directory; choose another --out")
+    if check:
+        err_console.print(
+            f"{config}: valid ({len(cfg.conditions)} conditions x "
+            f"{len(cfg.seeds)} seeds); nothing run",
+            soft_wrap=True,
+        )
+        return None
+    err_console.print(
+        f"[bold]{cfg.name}[/]: {len(cfg.conditions)} conditions x {len(cfg.seeds)} seeds, "
+        f"{cfg.train.episodes} training episodes each -> {target}"
+    )
+    try:
+        study = run_study(
+            cfg,
+            target,
+            workers=workers,
+            console=err_console,
+            resume=resume,
+            finish=write_study_reports,
+        )
+    except KeyboardInterrupt as stop:
+        for name in getattr(stop, "started", ()):
+            err_console.print(f"[yellow]interrupted[/]: {name} (unfinished; reruns on --resume)")
+        if waiting := getattr(stop, "not_started", 0):
+            err_console.print(f"[yellow]not started[/]: {waiting} sub-run(s)")
+        err_console.print(
+            f"[yellow]interrupted[/]: finished episodes are kept in {target}; "
+            f"continue with --resume --out {target}",
+            soft_wrap=True,
+        )
+        raise typer.Exit(130) from None
+    out_console.print(study_table(study))
+    out_console.print(f"report: {target / 'report.html'}", soft_wrap=True)
+    out_console.print(f"markdown: {target / 'report.md'}", soft_wrap=True)
+    return target
+
+
+def study_table(study: dict[str, Any]) -> Table:
+    t = Table(title=f"{study['study']}: proxy vs gold (%, 95% CI)", title_justify="left")
+    real = any("heldout_gold_real" in r for r in study["conditions"])  # replay families held out
+    for col in ("condition", "train proxy", "train gold", "held-out gold", "member std", "exploit"):
+        t.add_column(col, justify="left" if col == "condition" else "right", no_wrap=True)
+    if real:
+        t.add_column("real patients", justify="right", no_wrap=True)
+
+    def f(e: dict[str, Any]) -> str:
+        return f"{100 * e['mean']:.0f} [{100 * e['ci'][0]:.0f},{100 * e['ci'][1]:.0f}]"
+
+    for row in [*study["conditions"], *study.get("reference", [])]:
+        name = row["name"] if row["episodes_trained"] else f"{row['name']} (reference)"
+        std, exploit = row["heldout_member_std"], row["exploit_rate"]
+        extra = [f(row["heldout_gold_real"]) if "heldout_gold_real" in row else "-"] if real else []
+        t.add_row(
+            name,
+            f(row["train_proxy"]),
+            f(row["train_gold"]),
+            f(row["heldout_gold"]),
+            f"{100 * std:.0f}",
+            f"{100 * exploit:.0f}%",
+            *extra,
+        )
+    return t
+
+
+@app.command()
+def study(
+    config: Annotated[Path, typer.Argument(help="Study YAML file.")],
+    quick: Annotated[bool, typer.Option("--quick", help="Fewer seeds and episodes.")] = False,
+    out: OutOption = None,
+    workers: WorkersOption = None,
+    resume: Annotated[
+        bool, typer.Option("--resume", help="Continue the study in --out: keep finished sub-runs.")
+    ] = False,
+    check: Annotated[
+        bool, typer.Option("--check", help="Only validate the config (and --out); run nothing.")
+    ] = False,
+    human: Annotated[
+        Path | None,
+        typer.Option("--human", help="Call database: add its human calls as held-out evaluation."),
+    ] = None,
+    data: DataOption = None,
+) -> None:
+    """Run a study: every condition x seed trained, evaluated on held-out simulators, tabulated."""
+    if human is not None and not human.is_file():
+        raise UsageError(f"--human {human}: no such call database")
+    target = _run(config, quick, out, workers, resume, check, data)
+    if human is not None and target is not None:
+        from sim2human.experiments.human_eval import HUMAN_MD, fold_in, human_table
+
+        out_console.print(human_table(fold_in(target, human)))
+        out_console.print(f"human: {target / HUMAN_MD}", soft_wrap=True)
+
+
+@app.command()
+def demo(out: OutOption = None, workers: WorkersOption = None, data: DataOption = None) -> None:
+    """The collapse study, quick form: `study examples/collapse.yaml --quick` from the package."""
+    path = resources.files("sim2human").joinpath("examples", "collapse.yaml")
+    with resources.as_file(path) as config:
+        _run(config, True, out, workers, data=data)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point; returns the exit code (tests call it in-process)."""
+    args = list(argv) if argv is not None else sys.argv[1:]
+    try:
+        # In non-standalone mode click returns a raised Exit's code instead of raising it.
+        code = app(args=args, standalone_mode=False, prog_name="sim2human")
+        if isinstance(code, int):
+            return code
+    except typer.Exit as done:
+        return done.exit_code
+    except typer.Abort:
+        err_console.print("[yellow]aborted[/]")
+        return 130
+    except typer.TyperException as err:  # usage errors: typer's own message, exit code 2
+        show = getattr(err, "show", None)
+        if show is not None:
+            show()
+        else:
+            err_console.print(f"[red]error:[/] {err}")
+        return int(getattr(err, "exit_code", 2))
+    except Sim2HumanError as err:
+        err_console.print(f"[red]error:[/] {escape(str(err))}", highlight=False, soft_wrap=True)
+        return err.exit_code
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

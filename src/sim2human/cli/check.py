@@ -1,0 +1,100 @@
+"""``sim2human check MODULE:NAME``: the contract checks (``sim2human.checks``) on your own piece.
+
+NAME is a class or a function that makes one: called with no arguments, or with the scenario,
+or (a simulator) with a spec and the scenario, whichever it takes. Exit 0 when every check
+passes, 1 on a violation, 2 when NAME cannot be found or made.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+
+from sim2human.checks import (
+    CheckReport,
+    check_agent,
+    check_sampler,
+    check_scenario,
+    check_simulator,
+    describe,
+)
+from sim2human.errors import UsageError
+from sim2human.scenarios.base import Scenario
+from sim2human.scenarios.intake.scenario import IntakeScenario
+from sim2human.simulators.base import QuirkPool, SimulatorSpec
+from sim2human.simulators.families import TRAIN_FAMILIES, get_family
+
+
+def load_target(target: str) -> Any:
+    """``MODULE:NAME`` imported (the working directory is importable, as for ``python -m``)."""
+    module_name, sep, name = target.partition(":")
+    if not sep or not module_name or not name:
+        raise UsageError(f"{target!r}: expected MODULE:NAME, e.g. my_sims:PirateSimulator")
+    sys.path.insert(0, str(Path.cwd()))
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as err:
+        raise UsageError(f"{target!r}: cannot import {module_name!r} ({err})") from None
+    finally:
+        sys.path.remove(str(Path.cwd()))
+    obj = module
+    for part in name.split("."):
+        if not hasattr(obj, part):
+            raise UsageError(f"{target!r}: {module_name!r} has no {name!r}")
+        obj = getattr(obj, part)
+    return obj
+
+
+def factory(obj: Any, scenario: Scenario, spec: SimulatorSpec) -> Callable[[], Any]:
+    """A zero-argument maker of fresh instances of ``obj`` (an instance is used as it is)."""
+    if not callable(obj) or not (inspect.isclass(obj) or inspect.isfunction(obj)):
+        return lambda: obj
+    for args in ((), (scenario,), (spec, scenario)):
+        try:
+            inspect.signature(obj).bind(*args)
+        except TypeError:
+            continue
+        return lambda: obj(*args)
+    raise UsageError(f"{obj!r}: cannot be called with (), (scenario) or (spec, scenario)")
+
+
+def run_checks(obj: Any, scenario: Scenario, max_turns: int) -> CheckReport:
+    pool = QuirkPool.from_acts(scenario.acts)
+    spec = get_family(TRAIN_FAMILIES[0]).sample(0, pool)
+    make = factory(obj, scenario, spec)
+    sample = make()
+    kind = describe(sample)
+    if kind == "scenario":
+        return check_scenario(sample)
+    if kind == "simulator":
+        return check_simulator(make, sample.scenario if hasattr(sample, "scenario") else scenario)
+    if kind == "agent":
+        specs = [get_family(f).sample(0, pool) for f in TRAIN_FAMILIES]
+        return check_agent(sample, scenario, specs, max_turns=max_turns)
+    if kind == "sampler":
+        return check_sampler(make, scenario, max_turns=max_turns)
+    raise UsageError(
+        f"{type(sample).__name__}: not a scenario, simulator, agent or sampler "
+        "(it has none of their methods)"
+    )
+
+
+def check(
+    target: Annotated[str, typer.Argument(help="MODULE:NAME of your scenario, simulator, ...")],
+    max_turns: Annotated[int, typer.Option(min=1, max=200, help="Turns per checked call.")] = 20,
+) -> None:
+    """Run the contract checks on your own scenario, simulator, agent or sampler."""
+    report = run_checks(load_target(target), IntakeScenario(), max_turns)
+    console = Console()
+    for line in report.lines():
+        style = "red" if "FAIL" in line or "violation" in line else None
+        console.print(line, style=style, highlight=False, soft_wrap=True)
+    if not report.ok:
+        raise typer.Exit(1)

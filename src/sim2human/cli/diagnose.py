@@ -1,0 +1,77 @@
+"""``sim2human diagnose RUN_DIR``: print the collapse findings; a gate for a user's CI.
+
+Exit codes: 0 clean (or findings printed without ``--fail-on-collapse``), 1 collapse detected
+with ``--fail-on-collapse``, 2 bad usage or a run directory with nothing to judge.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from sim2human.diagnostics.verdict import Thresholds
+from sim2human.errors import RunDirError
+
+DEFAULTS = Thresholds()
+RunDirArg = Annotated[Path, typer.Argument(help="A study directory or one sub-run directory.")]
+ConditionOpt = Annotated[
+    str | None,
+    typer.Option("--condition", help="In a study directory: judge this condition (all seeds)."),
+]
+FailOpt = Annotated[
+    bool, typer.Option("--fail-on-collapse", help="Exit 1 when collapse is detected.")
+]
+GapOpt = Annotated[
+    float,
+    typer.Option(
+        "--max-gap",
+        min=0.0,
+        max=1.0,
+        help="Largest allowed (satisfaction - success) on training members, 0-1.",
+    ),
+]
+DropOpt = Annotated[
+    float,
+    typer.Option(
+        "--max-drop",
+        min=0.0,
+        max=1.0,
+        help="Largest allowed drop in success from training to held-out members, 0-1.",
+    ),
+]
+
+
+def diagnose(
+    run_dir: RunDirArg,
+    condition: ConditionOpt = None,
+    fail_on_collapse: FailOpt = False,
+    max_gap: GapOpt = DEFAULTS.max_gap,
+    max_drop: DropOpt = DEFAULTS.max_drop,
+) -> None:
+    """Judge a run: did the agent learn the task, or its simulator?
+
+    Exit code: 1 when collapse is detected and --fail-on-collapse is given; 0 otherwise; 2 on
+    bad usage or a run directory with nothing to judge.
+    """
+    from sim2human.diagnostics.analyse import diagnose as run_diagnosis
+    from sim2human.diagnostics.rundir import load_run_dir
+
+    out, err = Console(), Console(stderr=True)
+    run = load_run_dir(run_dir, condition)
+    with err.status("replaying conversations to find exploited phrasings"):
+        d = run_diagnosis(run, Thresholds(max_gap=max_gap, max_drop=max_drop))
+    for p in d.problems:
+        err.print(f"[yellow]warning[/]: {p}", highlight=False)
+    judged = [c for c in d.conditions if c.verdict.checked]
+    for c in d.conditions:
+        colour = "red" if c.verdict.collapse else ("green" if c.verdict.checked else "yellow")
+        out.print(f"[{colour}]{c.verdict.headline}[/]", highlight=False)
+    if not judged:
+        raise RunDirError(f"{run_dir}: nothing to judge: no condition has a finished evaluation")
+    collapsed = [c.name for c in judged if c.verdict.collapse]
+    if collapsed and fail_on_collapse:
+        err.print(f"[red]collapse detected[/] in {', '.join(collapsed)}", highlight=False)
+        raise typer.Exit(1)

@@ -1,0 +1,209 @@
+"""``sim2human eval-agent``: how does my deployed LLM agent do on a study's held-out simulators?
+
+Evaluates an LLM agent (any OpenAI-compatible endpoint, or the embedded model) on the members of
+a study's ensemble exactly as the study evaluates its policy agents: same members, same episode
+seeds, same scoring. Writes ``episodes.jsonl`` and ``summary.json``; prints gold and proxy per
+family with 95% CIs (bootstrap over members, then episodes).
+"""
+
+from __future__ import annotations
+
+import time
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, Literal
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from sim2human.agents.llm import LLMAgent
+from sim2human.errors import UsageError
+from sim2human.experiments.config import StudyConfig, load_study
+from sim2human.inputs import output_dir, read_text
+from sim2human.llm.client import EndpointConfig
+from sim2human.llm.runtime import LOCAL, LLMRuntime
+from sim2human.lock import run_lock
+from sim2human.metrics.outcomes import cluster_bootstrap
+from sim2human.store import EPISODES, SUMMARY, EpisodeLog, write_json
+from sim2human.types import Episode
+
+if TYPE_CHECKING:
+    from sim2human.experiments.world import StudyWorld
+
+AGENT = "agent"
+
+
+def eval_agent(
+    config: Annotated[Path, typer.Argument(help="Study YAML whose ensemble to evaluate on.")],
+    base_url: Annotated[
+        str | None, typer.Option(help="Agent endpoint, e.g. http://host:8000/v1 (default: local).")
+    ] = None,
+    model: Annotated[str | None, typer.Option(help="Model name at that endpoint.")] = None,
+    api_key_env: Annotated[
+        str | None, typer.Option(help="NAME of the env var holding the API key.")
+    ] = None,
+    system_prompt: Annotated[
+        Path | None, typer.Option(help="File with the agent's system prompt.")
+    ] = None,
+    split: Annotated[str, typer.Option(help="heldout, train or all.")] = "heldout",
+    episodes: Annotated[
+        int | None,
+        typer.Option(min=1, max=10_000, help="Episodes per member (default: the study's eval)."),
+    ] = None,
+    temperature: Annotated[float, typer.Option(min=0.0)] = 0.0,
+    max_tokens: Annotated[int, typer.Option(min=1)] = 64,
+    timeout_s: Annotated[float, typer.Option(min=0.1, help="Per-request timeout.")] = 60.0,
+    out: Annotated[Path | None, typer.Option(help="Run directory.")] = None,
+) -> None:
+    """Evaluate an LLM agent on a study's simulators (persona and llm members)."""
+    if split not in ("heldout", "train", "all"):
+        raise UsageError(f"--split must be heldout, train or all, not {split!r}")
+    if (base_url is None) != (model is None):
+        raise UsageError("--base-url and --model go together (neither: the embedded model)")
+    prompt = None if system_prompt is None else read_text(system_prompt, "system prompt file")
+    cfg = load_study(config)
+    if base_url is not None and model is not None:
+        endpoint = EndpointConfig(
+            base_url=base_url, model=model, api_key_env=api_key_env, timeout_s=timeout_s
+        )
+        cfg = cfg.model_copy(
+            update={
+                "llm": cfg.llm.model_copy(
+                    update={"endpoints": {**cfg.llm.endpoints, AGENT: endpoint}}
+                )
+            }
+        )
+    if episodes is not None:
+        cfg = cfg.model_copy(
+            update={
+                "eval": cfg.eval.model_copy(
+                    update={"episodes_per_member": episodes, "llm_episodes_per_member": episodes}
+                )
+            }
+        )
+    from sim2human.experiments.world import StudyWorld
+
+    world = StudyWorld.build(cfg)
+    groups: list[tuple[Literal["train", "heldout"], Any]] = []
+    if split in ("train", "all"):
+        groups.append(("train", world.ensemble.train + world.llm_train))
+    if split in ("heldout", "all"):
+        groups.append(("heldout", world.ensemble.heldout))
+    agent_endpoint = AGENT if base_url is not None else LOCAL
+    target = out or Path("runs") / f"{datetime.now():%Y%m%d-%H%M%S}-eval-agent"
+    console = Console(stderr=True)
+    with run_lock(
+        output_dir(target), "eval-agent", note=lambda m: console.print(f"note: {m}", soft_wrap=True)
+    ):
+        if (target / EPISODES).exists() or (target / SUMMARY).exists():
+            raise UsageError(
+                f"{target}: already holds an evaluation ({EPISODES}); choose another --out"
+            )
+        agent = {"system_prompt": prompt, "temperature": temperature, "max_tokens": max_tokens}
+        _evaluate(cfg, world, groups, agent_endpoint, agent, target, console)
+
+
+def _evaluate(
+    cfg: StudyConfig,
+    world: StudyWorld,
+    groups: list[tuple[Literal["train", "heldout"], Any]],
+    agent_endpoint: str,
+    agent_kw: dict[str, Any],
+    target: Path,
+    console: Console,
+) -> None:
+    """Play every member's episodes into ``target`` (locked by the caller) and summarise."""
+    from sim2human.experiments.world import evaluate_members
+
+    specs = [s for _, g in groups for s in g]
+    needed = {agent_endpoint} | {s.llm.endpoint for s in specs if s.llm is not None}
+    started = time.perf_counter()
+    with (
+        LLMRuntime.open(cfg.llm, needed) as rt,
+        EpisodeLog(target / EPISODES) as log,
+        Progress(
+            TextColumn("[bold]eval-agent"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=console,
+        ) as bar,
+    ):
+        per, per_llm = cfg.eval.episodes_per_member, cfg.eval.llm_episodes_per_member or 0
+        total = sum(per_llm or per if s.kind == "llm" else per for s in specs)
+        task = bar.add_task("episodes", total=total)
+
+        def on_episode(e: Episode) -> None:
+            log.write(e)
+            bar.advance(task)
+
+        agent = LLMAgent(world.scenario, rt.clients[agent_endpoint], **agent_kw)
+        played = [
+            e
+            for name, members in groups
+            for e in evaluate_members(
+                cfg,
+                agent,
+                members,
+                world,
+                per,
+                rt,
+                split=name,
+                condition="llm-agent",
+                on_episode=on_episode,
+            )
+        ]
+        stats = {n: s.model_dump() for n, s in rt.stats().items()}
+    summary = summarise(played, cfg.eval.bootstrap)
+    summary.update(wall_seconds=round(time.perf_counter() - started, 1), llm=stats)
+    write_json(target / SUMMARY, summary)
+    Console().print(table(summary))
+    Console().print(f"episodes: {target / EPISODES}")
+
+
+def summarise(episodes: list[Episode], n_boot: int) -> dict[str, Any]:
+    """Gold success, field accuracy and proxy per (split, family), CIs over members."""
+    rows = []
+    keys = sorted({(e.split, e.family) for e in episodes})
+    for split, family in [*keys, ("all", "all")]:
+        eps = [e for e in episodes if (split, family) in (("all", "all"), (e.split, e.family))]
+        members = [e.simulator_id for e in eps]
+
+        def est(values: list[float], members: list[str] = members) -> dict[str, Any]:
+            r = cluster_bootstrap(values, members, n_boot=n_boot)
+            return {"mean": r.mean, "ci": list(r.ci), "n": r.n}
+
+        rows.append(
+            {
+                "split": split,
+                "family": family,
+                "gold": est([float(e.gold.success) for e in eps]),
+                "fields": est([e.gold.field_accuracy for e in eps]),
+                "proxy": est([e.proxy for e in eps]),
+                "errors": sum(e.error is not None for e in eps),
+            }
+        )
+    return {"rows": rows}
+
+
+def table(summary: dict[str, Any]) -> Table:
+    t = Table(title="LLM agent: gold vs proxy (%, 95% CI over members)", title_justify="left")
+    for col in ("split", "family", "n", "gold success", "fields right", "proxy", "errors"):
+        t.add_column(col, justify="left" if col in ("split", "family") else "right")
+
+    def f(e: dict[str, Any]) -> str:
+        return f"{100 * e['mean']:.0f} [{100 * e['ci'][0]:.0f}, {100 * e['ci'][1]:.0f}]"
+
+    for r in summary["rows"]:
+        t.add_row(
+            r["split"],
+            r["family"],
+            str(r["gold"]["n"]),
+            f(r["gold"]),
+            f(r["fields"]),
+            f(r["proxy"]),
+            str(r["errors"]),
+        )
+    return t

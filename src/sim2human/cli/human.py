@@ -1,0 +1,186 @@
+"""``sim2human human ...``: real people in the loop.
+
+``serve`` starts the call page for a run's agents; ``play`` is the same call in a terminal;
+``export`` writes the finished calls as a run directory that ``report`` and ``diagnose`` read;
+``compare`` sets each agent's human outcomes next to its simulator outcomes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from pathlib import Path
+from typing import Annotated
+
+import numpy as np
+import typer
+from rich.console import Console
+
+from sim2human.errors import ModelUnavailableError, UsageError
+
+human_app = typer.Typer(no_args_is_help=True, help=__doc__)
+out_console = Console()
+err_console = Console(stderr=True)
+
+RunArg = Annotated[Path, typer.Argument(help="A study run directory (from `study`/`demo`).")]
+DbOpt = Annotated[
+    Path | None, typer.Option("--db", help="The call database (default: RUN_DIR/human.sqlite).")
+]
+
+
+def _need_web() -> None:
+    try:
+        import fastapi  # noqa: F401
+        import uvicorn  # noqa: F401
+    except ImportError:
+        raise ModelUnavailableError(
+            "the call page needs the web extra: pip install 'sim2human[web]' "
+            "(scripts/setup --dev installs it)"
+        ) from None
+
+
+def _run_dir(run: Path) -> Path:
+    if not run.is_dir():
+        raise UsageError(f"{run}: no such run directory")
+    return run
+
+
+@human_app.command()
+def serve(
+    run_dir: RunArg,
+    agents: Annotated[
+        str | None, typer.Option("--agents", help="Comma-separated agents (default: all).")
+    ] = None,
+    port: Annotated[int, typer.Option("--port", min=1, max=65535)] = 8000,
+    host: Annotated[
+        str, typer.Option("--host", help="Address to bind; others can reach it only if set.")
+    ] = "127.0.0.1",
+    db: DbOpt = None,
+    llm_base_url: Annotated[
+        str | None, typer.Option("--llm-base-url", help="Also an LLM agent at this endpoint.")
+    ] = None,
+    llm_model: Annotated[str | None, typer.Option("--llm-model")] = None,
+    llm_api_key_env: Annotated[
+        str | None, typer.Option("--llm-api-key-env", help="NAME of the env var with the key.")
+    ] = None,
+    per_minute: Annotated[
+        int, typer.Option("--per-minute", min=1, help="Messages one call may send a minute.")
+    ] = 30,
+) -> None:
+    """Serve the call page: consent, patient card, a blinded call with a random agent, rating."""
+    _need_web()
+    import uvicorn
+
+    from sim2human.human_store import HumanStore
+    from sim2human.webapp.admin import ADMIN_TOKEN_ENV
+    from sim2human.webapp.agents import AgentPool, LLMAgentSettings
+    from sim2human.webapp.app import Limits, create_app
+    from sim2human.webapp.calls import Calls
+
+    if (llm_base_url is None) != (llm_model is None):
+        raise UsageError("--llm-base-url and --llm-model go together")
+    llm = None
+    if llm_base_url is not None and llm_model is not None:
+        llm = LLMAgentSettings(llm_base_url, llm_model, llm_api_key_env)
+    names = [n.strip() for n in agents.split(",") if n.strip()] if agents else None
+    pool = AgentPool.from_run(_run_dir(run_dir), names, llm)
+    pool.warm()
+    path = db or run_dir / "human.sqlite"
+    calls = Calls(HumanStore(path), pool)
+    app = create_app(calls, Limits(per_minute=per_minute))
+    err_console.print(f"agents (blinded to participants): {', '.join(pool.names)}")
+    err_console.print(f"calls are stored in {path}")
+    if not os.environ.get(ADMIN_TOKEN_ENV):
+        err_console.print(f"[yellow]admin page off[/]: set {ADMIN_TOKEN_ENV} to turn it on")
+    out_console.print(f"call page: http://{host}:{port}/  (admin: /admin)", soft_wrap=True)
+    uvicorn.run(app, host=host, port=port, access_log=False, log_level="warning")
+
+
+@human_app.command()
+def play(
+    run_dir: RunArg,
+    agent: Annotated[str, typer.Option("--agent", help="Which agent to call (or 'scripted').")],
+    seed: Annotated[int | None, typer.Option("--seed", help="Patient card seed.")] = None,
+) -> None:
+    """Call one agent in the terminal, as the patient on a card; type /hangup to hang up."""
+    from sim2human.rollout.conversation import Job, job_profile
+    from sim2human.rollout.play_async import play_one
+    from sim2human.simulators.base import UserTurn
+    from sim2human.simulators.human import HumanSimulator, human_spec
+    from sim2human.webapp.agents import AgentPool
+    from sim2human.webapp.card import card_lines
+
+    pool = AgentPool.from_run(_run_dir(run_dir), [agent])
+    scenario = pool.scenario
+    job = Job(
+        spec=human_spec("terminal"),
+        seed=seed if seed is not None else int(np.random.SeedSequence().generate_state(1)[0] >> 1),
+        split="heldout",
+        condition=agent,
+    )
+    seeds = pool.checkpoints.get(agent, [(0, Path())])
+    decide = pool.decider(agent, seeds[0][0])
+    out_console.print("[bold]Your patient card[/]")
+    for name, value in card_lines(scenario, job_profile(job, scenario)):
+        out_console.print(f"  {name}: [bold]{value}[/]", highlight=False)
+
+    async def ask(agent_text: str) -> UserTurn:
+        if agent_text:
+            out_console.print(f"[cyan]assistant[/]: {agent_text}", highlight=False)
+            if scenario.interpret(agent_text).close:
+                return UserTurn(text="", done=True)
+        else:
+            out_console.print("The line is open: say hello and why you are calling.")
+        try:
+            line = await asyncio.to_thread(input, "you: ")
+        except EOFError:
+            line = "/hangup"
+        if line.strip() == "/hangup":
+            return UserTurn(text="", done=True)
+        return UserTurn(text=line.strip())
+
+    sim = HumanSimulator(job.spec, ask)
+    counter = iter(range(10_000))
+    played = asyncio.run(
+        play_one(
+            0,
+            job,
+            scenario,
+            sim,
+            lambda _, obs: decide(obs, job.seed * 1000 + next(counter)),
+            pool.max_turns,
+        )
+    )
+    ep = played.episode
+    right = sum(ep.gold.fields.values())
+    out_console.print(
+        f"call ended ({ep.termination.value}): gold {'success' if ep.gold.success else 'failure'}, "
+        f"{right}/{len(ep.gold.fields)} fields right",
+        highlight=False,
+    )
+
+
+@human_app.command()
+def export(
+    db: Annotated[Path, typer.Argument(help="A call database (from `human serve`).")],
+    out: Annotated[Path, typer.Option("--out", help="Directory to write.")],
+) -> None:
+    """Write the finished calls as a run directory (``report`` and ``diagnose`` read it)."""
+    from sim2human.experiments.human_eval import export_run
+    from sim2human.human_store import HumanStore
+
+    n = export_run(HumanStore.open_existing(db).episodes(), out)
+    out_console.print(f"{n} finished calls -> {out}", soft_wrap=True)
+
+
+@human_app.command()
+def compare(
+    run_dir: RunArg,
+    db: DbOpt = None,
+) -> None:
+    """Each agent's human outcomes next to its simulator outcomes; which simulator families
+    predict people (rank correlation and mean absolute gap). Writes RUN_DIR/human.json."""
+    from sim2human.experiments.human_eval import fold_in, human_table
+
+    result = fold_in(_run_dir(run_dir), db or run_dir / "human.sqlite")
+    out_console.print(human_table(result))

@@ -1,0 +1,124 @@
+"""``sim2human stress RUN_DIR``: severity sweeps, robustness and adversarial search for every
+agent of a finished study run."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from sim2human.errors import UsageError
+from sim2human.stress.adversarial import SearchConfig
+from sim2human.stress.sweep import DEFAULT_GRID, StressPlan
+
+GRID_TEXT = ",".join(f"{s:g}" for s in DEFAULT_GRID)
+out_console = Console()
+err_console = Console(stderr=True)
+
+
+def parse_grid(text: str) -> list[float]:
+    """``"0,0.25,0.5"`` -> floats; a bad entry is a UsageError naming it."""
+    items = [t.strip() for t in text.split(",") if t.strip()]
+    if not items:
+        raise UsageError("--grid is empty: give severities in [0, 1], e.g. 0,0.25,0.5,0.75,1")
+    out = []
+    for t in items:
+        try:
+            out.append(float(t))
+        except ValueError:
+            raise UsageError(f"--grid: {t!r} is not a number in [0, 1]") from None
+    return out
+
+
+def parse_names(text: str | None) -> list[str] | None:
+    if text is None:
+        return None
+    return [t.strip() for t in text.split(",") if t.strip()]
+
+
+def stress(
+    run_dir: Annotated[Path, typer.Argument(help="A study run directory (from `study`/`demo`).")],
+    out: Annotated[
+        Path | None, typer.Option("--out", help="Where stress.json/html go (default: RUN_DIR).")
+    ] = None,
+    grid: Annotated[
+        str, typer.Option("--grid", help="Severities to sweep, comma-separated (0 is added).")
+    ] = GRID_TEXT,
+    perturbations: Annotated[
+        str | None, typer.Option("--perturbations", help="Comma-separated names (default: all).")
+    ] = None,
+    episodes: Annotated[
+        int,
+        typer.Option(
+            "--episodes-per-member", min=1, max=10_000, help="Episodes per member and point."
+        ),
+    ] = 3,
+    search: Annotated[
+        bool, typer.Option("--search/--no-search", help="Adversarial search per condition.")
+    ] = True,
+    threshold: Annotated[
+        float, typer.Option("--threshold", help="Search: broken = gold < threshold x clean.")
+    ] = 0.5,
+    search_on: Annotated[
+        str,
+        typer.Option("--search-on", help="Search on 'heldout' members or each agent's 'train'."),
+    ] = "heldout",
+    conditions: Annotated[
+        str | None, typer.Option("--conditions", help="Comma-separated subset (and 'scripted').")
+    ] = None,
+    workers: Annotated[
+        int | None,
+        typer.Option("--workers", min=1, max=256, help="Processes (default: all cores)."),
+    ] = None,
+) -> None:
+    """Stress every condition's agents (and the scripted reference) on the held-out ensemble."""
+    from sim2human.experiments.stress import stress_run
+    from sim2human.report.stress import write_stress_html
+
+    if not run_dir.is_dir():
+        raise UsageError(f"{run_dir}: no such run directory")
+    names = parse_names(perturbations)
+    plan = StressPlan.make(names, parse_grid(grid), episodes)
+    search_cfg = SearchConfig(
+        threshold=threshold,
+        perturbations=plan.perturbations,
+        members="train" if search_on == "train" else "heldout",
+    )
+    if search_on not in ("heldout", "train"):
+        raise UsageError(f"--search-on must be 'heldout' or 'train', got {search_on!r}")
+    try:
+        result = stress_run(
+            run_dir,
+            out,
+            plan=plan,
+            search_cfg=search_cfg if search else None,
+            conditions=parse_names(conditions),
+            workers=workers,
+            console=err_console,
+            finish=write_stress_html,
+        )
+    except KeyboardInterrupt as stop:
+        for name in getattr(stop, "started", ()):
+            err_console.print(f"[yellow]interrupted[/]: {name}")
+        err_console.print("[yellow]interrupted[/]: no stress results written")
+        raise typer.Exit(130) from None
+    out_console.print(robustness_table(result))
+    for line in result["findings"]:
+        out_console.print(line, highlight=False)
+    target = out or run_dir
+    out_console.print(f"stress: {target / 'stress.json'}, report: {target / 'stress.html'}")
+
+
+def robustness_table(result: dict[str, Any]) -> Table:
+    from sim2human.report.stress import fmt
+
+    t = Table(title="robustness on held-out members (%, 95% CI)", title_justify="left")
+    for col in ("agent", "clean gold", "overall", *result["perturbations"]):
+        t.add_column(col, justify="left" if col == "agent" else "right")
+    for name, a in result["agents"].items():
+        per = [fmt(a["per_perturbation"][p]) for p in result["perturbations"]]
+        t.add_row(name, fmt(a["clean"]), fmt(a["overall"]), *per)
+    return t

@@ -1,0 +1,200 @@
+"""``study.json`` from the sub-runs a study stored: one row per condition (and reference agent)
+with CIs, held-out results split by member kind, and endpoint accounting."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from sim2human.experiments.condition import CURVE_LOG, train_config
+from sim2human.experiments.config import StudyConfig
+from sim2human.metrics.outcomes import Estimate, cluster_bootstrap
+from sim2human.metrics.robustness import curve_mean, episodes_to_reach, worst_decile_estimate
+from sim2human.simulators.replay import REPLAY_FAMILIES, reply_shares
+from sim2human.store import (
+    EPISODES,
+    SUMMARY,
+    iter_jsonl,
+    read_episodes,
+    read_json,
+)
+from sim2human.types import Episode
+
+
+def aggregate(cfg: StudyConfig, root: Path, wall_seconds: float) -> dict[str, Any]:
+    """study.json from the sub-runs on disk: CIs by cluster bootstrap over seeds and episodes."""
+    rows = []
+    for condition in cfg.conditions:
+        by_seed: dict[int, list[Episode]] = {}
+        summaries = []
+        curves = []
+        for seed in cfg.seeds:
+            sub = root / "conditions" / condition.name / f"seed-{seed}"
+            by_seed[seed] = [e for e in read_episodes(sub / EPISODES) if e.phase == "eval"]
+            summaries.append(read_json(sub / SUMMARY))
+            curve_path = sub / CURVE_LOG
+            curves.append([r for _, r in iter_jsonl(curve_path)] if curve_path.exists() else [])
+        row = _condition_row(condition.name, cfg, by_seed, summaries)
+        row["episodes_trained"] = train_config(cfg, condition).episodes
+        row["sampler"] = condition.sampler
+        programmatic = {
+            s: [e for e in eps if e.family not in REPLAY_FAMILIES] for s, eps in by_seed.items()
+        }
+        w = worst_decile_estimate(programmatic, n_boot=cfg.eval.bootstrap)
+        row["heldout_worst_decile"] = {"mean": w.mean, "ci": list(w.ci), "n": w.n}
+        row["heldout_curve"] = [list(p) for p in curve_mean(curves)] if all(curves) else []
+        rows.append(row)
+    _episodes_to_uniform_final(rows)
+    reference = []
+    for name in cfg.reference_agents:
+        sub = root / "reference" / name
+        row = _condition_row(
+            name, cfg, {0: read_episodes(sub / EPISODES)}, [read_json(sub / SUMMARY)]
+        )
+        row["episodes_trained"] = 0
+        reference.append(row)
+    return {
+        "study": cfg.name,
+        "scenario": cfg.scenario,
+        "seeds": list(cfg.seeds),
+        "wall_seconds": round(wall_seconds, 1),
+        "conditions": rows,
+        "reference": reference,
+        **_llm_accounting(root, cfg),
+    }
+
+
+def _llm_accounting(root: Path, cfg: StudyConfig) -> dict[str, Any]:
+    """Endpoint accounting summed over every sub-run (absent for studies without LLMs)."""
+    subs = [root / "conditions" / c.name / f"seed-{s}" for c in cfg.conditions for s in cfg.seeds]
+    subs += [root / "reference" / name for name in cfg.reference_agents]
+    total: dict[str, float] = {}
+    for sub in subs:
+        for stats in read_json(sub / SUMMARY).get("llm", {}).values():
+            for k, v in stats.items():
+                total[k] = total.get(k, 0) + v
+    return {"llm_accounting": total} if total else {}
+
+
+def _episodes_to_uniform_final(
+    rows: list[dict[str, Any]], reference: str = "ensemble-uniform"
+) -> None:
+    """Episodes each condition needed to reach ``reference``'s final held-out gold on the curve
+    subset (seed-mean curves); None when it never did, or without curves or that condition."""
+    ref = next((r for r in rows if r["name"] == reference and r["heldout_curve"]), None)
+    for r in rows:
+        r["episodes_to_uniform_final"] = (
+            episodes_to_reach(
+                [(int(n), g) for n, g in r["heldout_curve"]], ref["heldout_curve"][-1][1]
+            )
+            if ref is not None and r["heldout_curve"]
+            else None
+        )
+
+
+def _condition_row(
+    name: str,
+    cfg: StudyConfig,
+    by_seed: dict[int, list[Episode]],
+    summaries: Sequence[dict[str, Any]],
+) -> dict[str, Any]:
+    tagged = [(seed, e) for seed, eps in by_seed.items() for e in eps]
+
+    def est(split: str, metric: Callable[[Episode], float]) -> dict[str, Any]:
+        # real patients (replay families) have their own column: real_patient_rows
+        pairs = [
+            (seed, e) for seed, e in tagged if e.split == split and e.family not in REPLAY_FAMILIES
+        ]
+        r: Estimate = cluster_bootstrap(
+            [metric(e) for _, e in pairs], [seed for seed, _ in pairs], n_boot=cfg.eval.bootstrap
+        )
+        return {"mean": r.mean, "ci": list(r.ci), "n": r.n}
+
+    held = [e for _, e in tagged if e.split == "heldout"]
+    trained = [e for _, e in tagged if e.split == "train"]
+    families = sorted({e.family for e in held})
+    extra: dict[str, Any] = {}
+    if any(e.family.startswith("llm:") for e in held):
+        extra = llm_rows(tagged, cfg.eval.bootstrap)
+    if any(e.family in REPLAY_FAMILIES for e in held):
+        extra |= real_patient_rows(tagged, cfg.eval.bootstrap)
+    return {
+        **extra,
+        "name": name,
+        "episodes_trained": cfg.train.episodes,
+        "train_proxy": est("train", lambda e: e.proxy),
+        "train_gold": est("train", lambda e: float(e.gold.success)),
+        "heldout_proxy": est("heldout", lambda e: e.proxy),
+        "heldout_gold": est("heldout", lambda e: float(e.gold.success)),
+        "heldout_member_std": float(np.mean([s["heldout_member_std"] for s in summaries])),
+        "exploit_rate": float(np.mean([s["exploit_rate"] for s in summaries])),
+        "heldout_gold_by_family": {
+            f: float(np.mean([e.gold.success for e in held if e.family == f])) for f in families
+        },
+        "train_gold_by_family": {
+            f: float(np.mean([e.gold.success for e in trained if e.family == f]))
+            for f in sorted({e.family for e in trained})
+        },
+        "heldout_dropped_rate": float(np.mean([e.gold.dropped for e in held])) if held else 0.0,
+    }
+
+
+def real_patient_rows(tagged: Sequence[tuple[int, Episode]], n_boot: int) -> dict[str, Any]:
+    """Held-out results on real patients (``replay`` families) and on the programmatic rest."""
+
+    def est(real: bool, metric: Callable[[Episode], float]) -> dict[str, Any]:
+        pairs = [
+            (s, e)
+            for s, e in tagged
+            if e.split == "heldout" and (e.family in REPLAY_FAMILIES) == real
+        ]
+        r = cluster_bootstrap([metric(e) for _, e in pairs], [s for s, _ in pairs], n_boot=n_boot)
+        return {"mean": r.mean, "ci": list(r.ci), "n": r.n}
+
+    real = [e for _, e in tagged if e.split == "heldout" and e.family in REPLAY_FAMILIES]
+    return {
+        "heldout_gold_real": est(True, lambda e: float(e.gold.success)),
+        "heldout_fields_real": est(True, lambda e: e.gold.field_accuracy),
+        "heldout_proxy_real": est(True, lambda e: e.proxy),
+        "heldout_gold_programmatic": est(False, lambda e: float(e.gold.success)),
+        "real_reply_shares": reply_shares(real),
+    }
+
+
+def llm_rows(tagged: Sequence[tuple[int, Episode]], n_boot: int) -> dict[str, Any]:
+    """Held-out results split into persona and ``llm`` members (CIs), and LLM member health."""
+
+    def est(pick: Callable[[Episode], bool], metric: Callable[[Episode], float]) -> dict[str, Any]:
+        pairs = [(seed, e) for seed, e in tagged if pick(e)]
+        r = cluster_bootstrap([metric(e) for _, e in pairs], [s for s, _ in pairs], n_boot=n_boot)
+        return {"mean": r.mean, "ci": list(r.ci), "n": r.n}
+
+    def is_llm(e: Episode) -> bool:
+        return e.family.startswith("llm:")
+
+    llm_eps = [e for _, e in tagged if is_llm(e)]
+    replies = sum(e.diagnostics.get("replies", 0.0) for e in llm_eps)
+    return {
+        "heldout_gold_persona": est(
+            lambda e: e.split == "heldout" and not is_llm(e), lambda e: float(e.gold.success)
+        ),
+        "heldout_gold_llm": est(
+            lambda e: e.split == "heldout" and is_llm(e), lambda e: float(e.gold.success)
+        ),
+        "heldout_fields_llm": est(
+            lambda e: e.split == "heldout" and is_llm(e), lambda e: e.gold.field_accuracy
+        ),
+        "heldout_fields_persona": est(
+            lambda e: e.split == "heldout" and not is_llm(e), lambda e: e.gold.field_accuracy
+        ),
+        "train_fields": est(lambda e: e.split == "train", lambda e: e.gold.field_accuracy),
+        "llm_episodes": len(llm_eps),
+        "llm_errors": sum(e.termination == "error" for e in llm_eps),
+        "llm_replies": int(replies),
+        "llm_role_retries": int(sum(e.diagnostics.get("role_retries", 0) for e in llm_eps)),
+        "llm_role_failures": int(sum(e.diagnostics.get("role_failures", 0) for e in llm_eps)),
+        "llm_judge_failures": int(sum(e.diagnostics.get("judge_failures", 0) for e in llm_eps)),
+    }

@@ -1,0 +1,313 @@
+"""One sub-run of a study: a condition x seed trained, then evaluated on held-out members.
+
+Each (condition, seed) is a sub-run in its own process (``conditions/<name>/seed-<k>/``), so a
+2-core laptop trains two agents at once. Sub-runs write episodes as they finish; the study only
+aggregates what they stored.
+"""
+
+from __future__ import annotations
+
+import time
+import zlib
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from sim2human.agents.policy import PolicyAgent
+from sim2human.agents.scripted import ScriptedAgent
+from sim2human.experiments.config import Condition, StudyConfig
+from sim2human.experiments.world import StudyWorld, evaluate_members, llm_runtime
+from sim2human.judging import EnsembleJudge, JudgePanel
+from sim2human.llm.runtime import LLMRuntime
+from sim2human.metrics.outcomes import by, member_std, summarise
+from sim2human.samplers.build import Sampler
+from sim2human.samplers.feedback import BatchInfo, Reporting, draw_level
+from sim2human.simulators.base import SimulatorSpec
+from sim2human.store import (
+    CHECKPOINT,
+    CONFIG,
+    EPISODES,
+    MEMBERS,
+    METRICS,
+    SUMMARY,
+    EpisodeLog,
+    JsonlWriter,
+    write_json,
+)
+from sim2human.train.config import PPOConfig, UpdateStats
+from sim2human.train.ppo import train
+from sim2human.train.telemetry import HeldoutProbe
+from sim2human.types import Episode
+
+Progress = Callable[[int], None]
+"""Called with a number of finished episodes (training or evaluation)."""
+TRAIN_LOG_EVERY = 10
+"""Keep every tenth update's training episodes in ``episodes.jsonl`` (all of them are summarised
+in ``metrics.jsonl``); storing all of them would make a run directory hundreds of MB."""
+SAMPLER_LOG = "sampler.jsonl"
+"""Per update: the sampler's member shares, the batch's member counts, and its events (why)."""
+CURVE_LOG = "heldout_curve.jsonl"
+"""Held-out gold on a fixed subset every ``train.eval_every`` updates (logged, never used)."""
+
+
+def train_config(cfg: StudyConfig, condition: Condition) -> PPOConfig:
+    """The study's PPO settings with the condition's own episode budget, if it has one."""
+    override = {
+        k: v for k in ("episodes", "batch_episodes") if (v := getattr(condition, k)) is not None
+    }
+    return cfg.train.model_copy(update=override) if override else cfg.train
+
+
+def sub_run_seed(condition: str, seed: int) -> int:
+    return int(np.random.SeedSequence([seed, zlib.crc32(condition.encode())]).generate_state(1)[0])
+
+
+class _Recording:
+    """Wraps a sampler to remember the quirk phrasings of every simulator it handed out."""
+
+    def __init__(self, inner: Sampler) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.phrasings: set[str] = set()
+        self.members: set[str] = set()
+
+    def next(self, rng: np.random.Generator) -> SimulatorSpec:
+        return self._note(self.inner.next(rng))
+
+    def next_level(self, rng: np.random.Generator) -> tuple[SimulatorSpec, int]:
+        spec, seed = draw_level(self.inner, rng)
+        return self._note(spec), seed
+
+    def _note(self, spec: SimulatorSpec) -> SimulatorSpec:
+        if spec.id not in self.members:
+            self.members.add(spec.id)
+            q = spec.traits.quirks
+            self.phrasings.update(q.over_rewarded)
+            if q.trigger:
+                self.phrasings.add(q.trigger)
+        return spec
+
+    def update(self, episodes: Sequence[Episode], info: BatchInfo | None = None) -> None:
+        self.inner.update(episodes, info)
+
+    def log_row(self, stats: UpdateStats) -> dict[str, Any]:
+        """This update's line of ``sampler.jsonl``."""
+        inner = self.inner
+        reporting = inner if isinstance(inner, Reporting) else None
+        return {
+            "update": stats.update,
+            "episodes_seen": stats.episodes_seen,
+            "shares": reporting.shares() if reporting else None,
+            "counts": {m: v[2] for m, v in stats.per_member.items()},
+            "events": reporting.drain_events() if reporting else [],
+        }
+
+
+def run_condition(
+    cfg: StudyConfig, condition: Condition, seed: int, out: Path, progress: Progress | None = None
+) -> dict[str, Any]:
+    """Train one agent and evaluate it; everything lands in ``out``. Returns its summary."""
+    torch.set_num_threads(1)
+    started = time.perf_counter()
+    world = StudyWorld.build(cfg)
+    run_seed = sub_run_seed(condition.name, seed)
+    sampler = _Recording(world.sampler(condition, run_seed))
+    judge = None
+    if condition.judging is not None:
+        panel = JudgePanel(world.ensemble.train, world.scenario, condition.judging.k, run_seed)
+        judge = EnsembleJudge(panel, condition.judging)
+    write_json(
+        out / CONFIG,
+        {
+            "study": cfg.name,
+            "condition": condition.model_dump(mode="json"),
+            "seed": seed,
+            "run_seed": run_seed,
+            "train": cfg.train.model_dump(),
+        },
+    )
+    torch.manual_seed(run_seed)  # the initial weights: workers run several sub-runs each
+    agent = PolicyAgent(world.scenario, seed=run_seed)
+    # One held-out probe serves the learning curve (heldout_curve.jsonl) and the diagnostics
+    # (d, field accuracy and a checkpoint at each point, in metrics.jsonl).
+    ppo = train_config(cfg, condition)
+    probe = HeldoutProbe(
+        agent,
+        [s for s in world.ensemble.heldout if s.kind == "persona"],
+        world.scenario,
+        every=ppo.eval_every,
+        per_member=min(cfg.eval.curve_episodes_per_member, cfg.eval.episodes_per_member),
+        out=out,
+        seed=run_seed,
+        condition=condition.name,
+        max_turns=world.max_turns,
+        last_update=-(-ppo.episodes // ppo.batch_episodes) - 1,
+    )
+    with (
+        EpisodeLog(out / EPISODES) as episodes_log,
+        JsonlWriter(out / METRICS) as metrics_log,
+        JsonlWriter(out / SAMPLER_LOG) as sampler_log,
+        JsonlWriter(out / CURVE_LOG) as curve_log,
+        llm_runtime(cfg, world.endpoints([condition])) as llm,
+    ):
+        if (initial := probe.initial()) is not None:
+            metrics_log.write(initial)
+
+        def on_update(stats: UpdateStats, episodes: Sequence[Episode]) -> None:
+            extra = probe.at(stats.update, stats.kl_init, episodes)
+            metrics_log.write(stats.__dict__ | extra)
+            sampler_log.write(sampler.log_row(stats))
+            if "heldout_gold" in extra:
+                curve_log.write(
+                    {
+                        "update": stats.update,
+                        "episodes_seen": stats.episodes_seen,
+                        "n": extra["heldout_n"],
+                        "heldout_gold": extra["heldout_gold"],
+                    }
+                )
+            if stats.update % TRAIN_LOG_EVERY == 0:  # ids made unique: a level can be replayed
+                for i, e in enumerate(episodes):
+                    episodes_log.write(e.model_copy(update={"id": f"{e.id}/u{stats.update}.{i}"}))
+            if progress is not None:
+                progress(len(episodes))
+
+        train(
+            agent,
+            sampler,
+            world.scenario,
+            train_config(cfg, condition),
+            run_seed,
+            condition=condition.name,
+            on_update=on_update,
+            llm=llm,
+            judge=judge,
+        )
+        agent.save(out / CHECKPOINT)
+
+        def on_episode(e: Episode) -> None:
+            episodes_log.write(e)
+            if progress is not None:
+                progress(1)
+
+        per = cfg.eval.episodes_per_member
+        trained_on = world.train_members(condition)
+        n_train_eval = per * len(world.ensemble.train)  # same evaluation budget for every condition
+        evals = [
+            *evaluate_members(
+                cfg,
+                agent,
+                trained_on,
+                world,
+                max(per, n_train_eval // len(trained_on)),
+                llm,
+                split="train",
+                condition=condition.name,
+                on_episode=on_episode,
+            ),
+            *evaluate_members(
+                cfg,
+                agent,
+                world.ensemble.heldout,
+                world,
+                per,
+                llm,
+                split="heldout",
+                condition=condition.name,
+                on_episode=on_episode,
+            ),
+        ]
+        llm_stats = llm_accounting(llm)
+    write_json(
+        out / MEMBERS,
+        {
+            "trained_on": [s.model_dump(mode="json") for s in trained_on],
+            "heldout": [s.model_dump(mode="json") for s in world.ensemble.heldout],
+            "sampled_members": len(sampler.members),
+            "trained_quirk_phrasings": sorted(sampler.phrasings),
+        },
+    )
+    summary = summarise_sub_run(evals, sampler.phrasings)
+    summary.update(
+        condition=condition.name,
+        seed=seed,
+        episodes_trained=train_config(cfg, condition).episodes,
+        wall_seconds=round(time.perf_counter() - started, 2),
+    )
+    if llm_stats:
+        summary["llm"] = llm_stats
+    write_json(out / SUMMARY, summary)
+    return summary
+
+
+def llm_accounting(llm: LLMRuntime | None) -> dict[str, Any]:
+    """Requests, cache hits, retries, failures, tokens and latency per endpoint, for this run."""
+    if llm is None:
+        return {}
+    return {name: stats.model_dump() for name, stats in llm.stats().items()}
+
+
+def exploit_rate(episodes: Sequence[Episode], phrasings: set[str]) -> float:
+    """Share of agent turns that use a phrasing some training member's quirk over-rewards."""
+    turns = [t.text.lower() for e in episodes for t in e.agent_turns]
+    quirky = [p.lower() for p in phrasings]
+    return sum(any(p in t for p in quirky) for t in turns) / max(1, len(turns))
+
+
+def summarise_sub_run(evals: Sequence[Episode], phrasings: set[str]) -> dict[str, Any]:
+    train_eps = [e for e in evals if e.split == "train"]
+    held = [e for e in evals if e.split == "heldout"]
+    return {
+        "train": summarise(train_eps).model_dump(),
+        "heldout": summarise(held).model_dump(),
+        "heldout_by_family": {k: v.model_dump() for k, v in by(held, lambda e: e.family).items()},
+        "heldout_member_std": member_std(held),
+        "exploit_rate": exploit_rate(held, phrasings),
+    }
+
+
+def reference_scripted(cfg: StudyConfig, out: Path) -> dict[str, Any]:
+    """The scripted baseline on the same members and profiles, one evaluation per seed."""
+    world = StudyWorld.build(cfg)
+    agent = ScriptedAgent(world.scenario)
+    per = cfg.eval.episodes_per_member
+    needed = {s.llm.endpoint for s in world.ensemble.heldout if s.llm is not None}
+    with EpisodeLog(out / EPISODES) as log, llm_runtime(cfg, needed) as llm:
+        evals = [
+            *evaluate_members(
+                cfg,
+                agent,
+                world.ensemble.train,
+                world,
+                per,
+                llm,
+                split="train",
+                condition="scripted",
+                on_episode=log.write,
+            ),
+            *evaluate_members(
+                cfg,
+                agent,
+                world.ensemble.heldout,
+                world,
+                per,
+                llm,
+                split="heldout",
+                condition="scripted",
+                on_episode=log.write,
+            ),
+        ]
+        llm_stats = llm_accounting(llm)
+    summary = summarise_sub_run(evals, set())
+    if llm_stats:
+        summary["llm"] = llm_stats
+    summary.update(condition="scripted", seed=0, episodes_trained=0)
+    summary["train_by_family"] = {
+        k: v.model_dump()
+        for k, v in by([e for e in evals if e.split == "train"], lambda e: e.family).items()
+    }
+    write_json(out / SUMMARY, summary)
+    return summary

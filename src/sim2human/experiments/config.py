@@ -1,0 +1,277 @@
+"""Study configs: YAML validated by pydantic. Unknown keys are errors, named with their path.
+
+Everything is checked before anything is built or trained: the file itself (``inputs.py``: a
+regular UTF-8 file, no duplicate keys, bounded nesting and alias expansion), every size knob
+against a stated limit (``LIMITS`` and the ``le=`` bounds below), seeds distinct and
+non-negative.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import Field, ValidationError, field_validator, model_validator
+
+from sim2human.errors import ConfigError, UsageError, first_problem
+from sim2human.inputs import read_yaml
+from sim2human.judging import JudgingConfig
+from sim2human.llm.runtime import LLMSettings
+from sim2human.samplers.build import sampler_args
+from sim2human.simulators.base import LLMParams
+from sim2human.simulators.families import FAMILIES
+from sim2human.simulators.human_replay import HumanReplayMembers
+from sim2human.simulators.llm import LLMMembers
+from sim2human.simulators.noise import validate_ranges
+from sim2human.train.config import PPOConfig
+from sim2human.types import Frozen
+
+SamplerName = Literal["fixed", "uniform", "randomized", "must", "plr", "evolve"]
+MAX_SEED = 2**32 - 1
+"""numpy's SeedSequence takes any non-negative int; 32 bits is plenty and keeps ids readable."""
+Seed = Annotated[int, Field(ge=0, le=MAX_SEED)]
+MAX_MEMBERS_PER_FAMILY = 100
+"""Member seeds are drawn as ``100 * family + k`` (``ensemble.py``): more would collide."""
+MAX_EPISODES = 10_000_000
+MAX_BATCH = 100_000
+MAX_PER_MEMBER = 10_000
+MAX_BOOTSTRAP = 100_000
+LIMITS: dict[str, int] = {
+    "train.episodes": MAX_EPISODES,
+    "train.batch_episodes": MAX_BATCH,
+    "train.epochs": 1_000,
+    "train.minibatch": 1_000_000,
+    "train.max_turns": 1_000,
+    "train.eval_every": 1_000_000,
+}
+"""Bounds on size knobs whose models live in lower layers (checked after validation)."""
+MAX_FREE_INT = 10_000_000
+"""Any integer in ``sampler_args``, ``judging`` or ``ensemble.llm`` (sizes, windows, counts)."""
+
+
+class SimulatorRef(Frozen):
+    """One fixed simulator: a family draw with a seed; capacity/temperature may be overridden."""
+
+    family: str
+    seed: Seed = 0
+    capacity: float | None = Field(None, ge=0, le=1)
+    temperature: float | None = Field(None, ge=0)
+    llm: LLMParams | None = None
+    """Set to make this an ``llm`` member: a chat model plays the family's traits."""
+
+    @field_validator("family")
+    @classmethod
+    def _known(cls, name: str) -> str:
+        if name not in FAMILIES:
+            raise ValueError(f"unknown simulator family {name!r} (known: {', '.join(FAMILIES)})")
+        return name
+
+
+class Condition(Frozen):
+    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")
+    sampler: SamplerName
+    simulator: SimulatorRef | None = None
+    llm_share: float = Field(0.0, ge=0, le=1)
+    """Share of training episodes played by ``ensemble.llm.train`` members (a mixed ensemble)."""
+    llm_block: int = Field(4, ge=1, le=MAX_BATCH)
+    """Those episodes come in runs of this many, so that they share training batches and keep
+    the endpoint's slots busy together (see ``samplers.MixedSampler``)."""
+    episodes: int | None = Field(None, ge=1, le=MAX_EPISODES)
+    """This condition's training episodes, if not ``train.episodes`` (LLM episodes cost seconds:
+    a condition trained only on an LLM gets the budget the wall clock allows)."""
+    batch_episodes: int | None = Field(None, ge=1, le=MAX_BATCH)
+    perturb: dict[str, tuple[float, float]] | None = None
+    """Domain randomisation of noise: perturbation name -> [low, high] severity, drawn per
+    training episode and layered onto the member's own noise (evaluation stays unperturbed)."""
+
+    @field_validator("perturb")
+    @classmethod
+    def _ranges(
+        cls, ranges: dict[str, tuple[float, float]] | None
+    ) -> dict[str, tuple[float, float]] | None:
+        if ranges is None:
+            return None
+        try:
+            return validate_ranges(ranges)
+        except UsageError as err:
+            raise ValueError(str(err)) from None
+
+    sampler_args: dict[str, Any] = Field(default_factory=dict)
+    """Settings of an adaptive sampler (``must``, ``plr``, ``evolve``); unknown keys are errors."""
+    oracle_gold: bool = False
+    """Let the sampler read training episodes' gold outcomes (never the trainer)."""
+    judging: JudgingConfig | None = None
+    """Ensemble judging: train on a conservative aggregate of k members' judgements."""
+
+    @model_validator(mode="after")
+    def _fixed_needs_simulator(self) -> Condition:
+        if self.sampler == "fixed" and self.simulator is None:
+            raise ValueError(f"condition {self.name!r}: sampler 'fixed' needs a 'simulator'")
+        try:
+            sampler_args(self.sampler, self.sampler_args, f"condition {self.name!r}: sampler_args")
+        except (ConfigError, UsageError) as err:
+            raise ValueError(str(err)) from None
+        if self.judging is not None and self.sampler == "fixed":
+            raise ValueError(f"condition {self.name!r}: judging needs an ensemble, not 'fixed'")
+        return self
+
+
+class LLMEnsemble(Frozen):
+    """``llm`` members: training ones (for mixed ensembles) and held-out ones (for evaluation)."""
+
+    train: LLMMembers | None = None
+    heldout: LLMMembers | None = None
+
+    @model_validator(mode="after")
+    def _disjoint(self) -> LLMEnsemble:
+        if self.train is None or self.heldout is None:
+            return self
+        for what in ("families", "prompts"):
+            shared = set(getattr(self.train, what)) & set(getattr(self.heldout, what))
+            if shared:
+                raise ValueError(f"{what} {sorted(shared)} are both train and held-out")
+        return self
+
+
+class EnsembleConfig(Frozen):
+    train: tuple[str, ...] = ("cooperative", "chatty", "anxious")
+    heldout: tuple[str, ...] = ("elderly-confused", "noisy-line", "terse-guarded")
+    members_per_family: int = Field(4, ge=1, le=MAX_MEMBERS_PER_FAMILY)
+    members: dict[str, Annotated[int, Field(ge=1, le=MAX_MEMBERS_PER_FAMILY)]] = Field(
+        default_factory=dict
+    )
+    """Member counts for some families, overriding ``members_per_family`` (say, more real
+    patients: each ``aci-heldout`` member is one visit)."""
+    seed: Seed = 0
+    llm: LLMEnsemble | None = None
+    human_replay: HumanReplayMembers | None = None
+    """Recorded human calls (``sim2human human serve``) as training or held-out members."""
+
+    @field_validator("train", "heldout")
+    @classmethod
+    def _known(cls, names: tuple[str, ...]) -> tuple[str, ...]:
+        for name in names:
+            if name not in FAMILIES:
+                raise ValueError(
+                    f"unknown simulator family {name!r} (known: {', '.join(FAMILIES)})"
+                )
+        if not names:
+            raise ValueError("needs at least one family")
+        if len(set(names)) != len(names):
+            raise ValueError(f"a family is listed twice: {list(names)}")
+        return names
+
+    @model_validator(mode="after")
+    def _members_named(self) -> EnsembleConfig:
+        unknown = sorted(set(self.members) - {*self.train, *self.heldout})
+        if unknown:
+            raise ValueError(f"members: {unknown} not in ensemble.train or ensemble.heldout")
+        return self
+
+
+class EvalConfig(Frozen):
+    episodes_per_member: int = Field(10, ge=1, le=MAX_PER_MEMBER)
+    llm_episodes_per_member: int | None = Field(None, ge=1, le=MAX_PER_MEMBER)
+    """Per ``llm`` member (default: ``episodes_per_member``): LLM episodes cost seconds each."""
+    bootstrap: int = Field(1000, ge=100, le=MAX_BOOTSTRAP)
+    curve_episodes_per_member: int = Field(4, ge=1, le=MAX_PER_MEMBER)
+    """Held-out episodes per member at each ``train.eval_every`` checkpoint (the first seeds of
+    the final evaluation's)."""
+
+
+class StudyConfig(Frozen):
+    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+    scenario: Literal["intake"] = "intake"
+    seeds: tuple[Seed, ...] = Field(min_length=1, max_length=1000)
+    train: PPOConfig = PPOConfig()
+    ensemble: EnsembleConfig = EnsembleConfig()
+    eval: EvalConfig = EvalConfig()
+    conditions: tuple[Condition, ...] = Field(min_length=1, max_length=100)
+    reference_agents: tuple[Literal["scripted"], ...] = ("scripted",)
+    llm: LLMSettings = LLMSettings()
+    """Named endpoints (``local`` = the embedded model), the response cache, concurrency."""
+    quick: dict[str, Any] | None = None
+    """Overrides applied by ``--quick`` (fewer seeds and episodes; same conditions)."""
+
+    @field_validator("seeds")
+    @classmethod
+    def _distinct(cls, seeds: tuple[int, ...]) -> tuple[int, ...]:
+        if len(set(seeds)) != len(seeds):
+            twice = sorted({s for s in seeds if seeds.count(s) > 1})
+            raise ValueError(
+                f"seeds must be distinct: {twice} listed more than once (each seed is one "
+                "sub-run; a repeat would store every episode twice)"
+            )
+        return seeds
+
+    @model_validator(mode="after")
+    def _unique_names(self) -> StudyConfig:
+        names = [c.name for c in self.conditions]
+        if len(set(names)) != len(names):
+            raise ValueError(f"condition names must be unique, got {names}")
+        llm_train = self.ensemble.llm.train if self.ensemble.llm else None
+        for c in self.conditions:
+            if c.llm_share > 0 and llm_train is None:
+                raise ValueError(f"condition {c.name!r}: llm_share needs ensemble.llm.train")
+        return self
+
+
+def load_study(path: Path, *, quick: bool = False) -> StudyConfig:
+    """Read and validate a study file; ``quick`` applies its ``quick:`` overrides."""
+    raw = read_yaml(path, "study file")
+    if not isinstance(raw, dict):
+        raise ConfigError(
+            f"{path}: a study file must be a mapping of keys, got {type(raw).__name__}"
+        )
+    if quick:
+        overrides = raw.get("quick") or {}
+        if not isinstance(overrides, dict):
+            raise ConfigError(f"{path}: 'quick' must be a mapping of overrides")
+        raw = _merge(raw, overrides)
+    return parse_study(raw, str(path))
+
+
+def parse_study(raw: dict[str, Any], where: str = "study") -> StudyConfig:
+    try:
+        cfg = StudyConfig.model_validate(raw)
+    except ValidationError as err:
+        loc, msg = first_problem(err)
+        raise ConfigError(f"{where}: {loc}: {msg}" if loc else f"{where}: {msg}") from None
+    check_limits(cfg, where)
+    return cfg
+
+
+def check_limits(cfg: StudyConfig, where: str = "study") -> None:
+    """The size bounds pydantic does not already hold (``LIMITS``, free-form integers)."""
+    values: list[tuple[str, Any, int]] = [
+        (name, getattr(cfg.train, name.split(".")[1]), limit) for name, limit in LIMITS.items()
+    ]
+    for i, c in enumerate(cfg.conditions):
+        values += _ints(f"conditions.{i}.sampler_args", c.sampler_args)
+        if c.judging is not None:
+            values += _ints(f"conditions.{i}.judging", c.judging.model_dump())
+    if cfg.ensemble.llm is not None:
+        values += _ints("ensemble.llm", cfg.ensemble.llm.model_dump())
+    for name, value, limit in values:
+        if isinstance(value, int) and abs(value) > limit:
+            raise ConfigError(f"{where}: {name}: {value} is above the limit of {limit}")
+
+
+def _ints(prefix: str, value: Any) -> list[tuple[str, Any, int]]:
+    if isinstance(value, dict):
+        return [v for k, item in value.items() for v in _ints(f"{prefix}.{k}", item)]
+    if isinstance(value, list | tuple):
+        return [v for i, item in enumerate(value) for v in _ints(f"{prefix}.{i}", item)]
+    if isinstance(value, int) and not isinstance(value, bool):
+        return [(prefix, value, MAX_FREE_INT)]
+    return []
+
+
+def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for key, value in over.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = _merge(out[key], value)
+        else:
+            out[key] = value
+    return out

@@ -1,0 +1,303 @@
+"""Folding recorded human calls back into a study: human outcomes as held-out evaluation.
+
+For each agent of a study run with recorded calls, its human gold (and the people's ratings)
+sits next to its simulator gold. Across agents, each simulator family is asked how well it
+predicts people: the Spearman rank correlation between the family's gold and human gold over
+agents (with a bootstrap CI that resamples each agent's calls), and the mean absolute gap. A
+family that ranks agents as people do, with a small gap, is one to trust for this population.
+
+Agents are matched by name: the condition names (and ``scripted``) of the run the calls were
+made against. Folding calls into a *new* study of the same conditions compares the new agents
+with people's verdict on the old ones; ``sim2human human compare RUN_DIR`` folds them into the
+very run that was served.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from rich.console import Group
+from rich.table import Table
+
+from sim2human.errors import RunDirError
+from sim2human.human_store import HUMAN_FAMILY, HumanStore
+from sim2human.metrics.outcomes import Estimate, by, summarise
+from sim2human.simulators.human import human_spec
+from sim2human.store import (
+    CONFIG,
+    EPISODES,
+    MEMBERS,
+    METRICS,
+    SUMMARY,
+    JsonlWriter,
+    read_json,
+    write_json,
+)
+from sim2human.types import Episode
+
+HUMAN_JSON = "human.json"
+HUMAN_MD = "human.md"
+N_BOOT = 1000
+
+
+def export_run(episodes: Sequence[Episode], out: Path) -> int:
+    """A run directory of human calls: ``episodes.jsonl`` with every call, and one
+    ``conditions/<agent>/human/`` sub-run per agent, as ``report`` and ``diagnose`` read."""
+    out.mkdir(parents=True, exist_ok=True)
+    with JsonlWriter(out / EPISODES) as log:
+        for e in episodes:
+            log.write(e)
+    groups: dict[str, list[Episode]] = defaultdict(list)
+    for e in episodes:
+        groups[e.condition].append(e)
+    for agent, eps in groups.items():
+        sub = out / "conditions" / agent / HUMAN_FAMILY
+        sub.mkdir(parents=True, exist_ok=True)
+        (sub / EPISODES).unlink(missing_ok=True)
+        with JsonlWriter(sub / EPISODES) as log:
+            for e in eps:
+                log.write(e)
+        (sub / METRICS).write_text("", encoding="utf-8")  # no training happened here
+        write_json(sub / CONFIG, {"study": "human", "condition": {"name": agent}, "seed": 0})
+        specs = {e.simulator_id: human_spec(e.simulator_id.removeprefix("human:")) for e in eps}
+        write_json(
+            sub / MEMBERS,
+            {"trained_on": [], "heldout": [v.model_dump(mode="json") for v in specs.values()]},
+        )
+        write_json(
+            sub / SUMMARY,
+            {
+                "condition": agent,
+                "seed": 0,
+                "episodes_trained": 0,
+                "heldout": summarise(eps).model_dump(),
+                "heldout_by_family": {
+                    k: v.model_dump() for k, v in by(eps, lambda e: e.family).items()
+                },
+            },
+        )
+    return len(episodes)
+
+
+def call_bootstrap(values: Sequence[float], n_boot: int = N_BOOT, seed: int = 0) -> Estimate:
+    """``cluster_bootstrap`` where every call is its own cluster (people, not training seeds,
+    are the unit), vectorised: the two levels collapse into one resample of calls."""
+    v = np.asarray(values, dtype=float)
+    if v.size == 0:
+        return Estimate(mean=float("nan"), ci=(float("nan"), float("nan")), n=0)
+    rng = np.random.default_rng(seed)
+    means = v[rng.integers(v.size, size=(n_boot, v.size))].mean(axis=1)
+    lo, hi = np.quantile(means, [0.025, 0.975])
+    return Estimate(mean=float(v.mean()), ci=(float(lo), float(hi)), n=int(v.size))
+
+
+def spearman(x: Sequence[float], y: Sequence[float]) -> float | None:
+    """Rank correlation with average ranks for ties; None when undefined (n < 3 or constant)."""
+    if len(x) < 3:
+        return None
+    rx, ry = _ranks(np.asarray(x, float)), _ranks(np.asarray(y, float))
+    if rx.std() == 0 or ry.std() == 0:
+        return None
+    return float(np.corrcoef(rx, ry)[0, 1])
+
+
+def _ranks(v: np.ndarray) -> np.ndarray:
+    order = v.argsort(kind="stable")
+    ranks = np.empty(len(v))
+    ranks[order] = np.arange(len(v), dtype=float)
+    for value in np.unique(v):
+        tied = v == value
+        ranks[tied] = ranks[tied].mean()
+    return ranks
+
+
+def _est(e: Estimate) -> dict[str, Any]:
+    return {"mean": e.mean, "ci": list(e.ci), "n": e.n}
+
+
+def compare(study: dict[str, Any], episodes: Sequence[Episode], seed: int = 0) -> dict[str, Any]:
+    """Human vs simulator outcomes per agent, and per simulator family across agents."""
+    rows = {r["name"]: r for r in [*study.get("conditions", []), *study.get("reference", [])]}
+    calls: dict[str, list[Episode]] = defaultdict(list)
+    for e in episodes:
+        calls[e.condition].append(e)
+    agents = [a for a in rows if calls.get(a)]
+    unmatched = sorted(set(calls) - set(rows))
+    per_agent = []
+    for a in agents:
+        eps = calls[a]
+        per_agent.append(
+            {
+                "agent": a,
+                "human_gold": _est(call_bootstrap([float(e.gold.success) for e in eps])),
+                "human_fields": _est(call_bootstrap([e.gold.field_accuracy for e in eps])),
+                "human_rating": _est(call_bootstrap([e.proxy for e in eps])),
+                "sim_heldout_gold": rows[a]["heldout_gold"],
+                "sim_gold_by_family": {
+                    **rows[a].get("train_gold_by_family", {}),
+                    **rows[a].get("heldout_gold_by_family", {}),
+                },
+            }
+        )
+    families = sorted({f for r in per_agent for f in r["sim_gold_by_family"]})
+    human = np.array([r["human_gold"]["mean"] for r in per_agent])
+    boot = _boot_human_gold([calls[a] for a in agents], seed)
+    per_family = []
+    for f in ["(all held-out)", *families]:
+        have = [
+            i
+            for i, r in enumerate(per_agent)
+            if f == "(all held-out)" or f in r["sim_gold_by_family"]
+        ]
+        sim = np.array(
+            [
+                per_agent[i]["sim_heldout_gold"]["mean"]
+                if f == "(all held-out)"
+                else per_agent[i]["sim_gold_by_family"][f]
+                for i in have
+            ]
+        )
+        rho = spearman(sim.tolist(), human[have].tolist())
+        rhos = [r for b in boot if (r := spearman(sim.tolist(), b[have].tolist())) is not None]
+        gaps = [float(np.mean(np.abs(sim - b[have]))) for b in boot]
+        per_family.append(
+            {
+                "family": f,
+                "agents": len(have),
+                "spearman": rho,
+                "spearman_ci": _ci(rhos) if rho is not None and len(rhos) > 10 else None,
+                "mean_abs_gap": float(np.mean(np.abs(sim - human[have]))) if have else None,
+                "mean_abs_gap_ci": _ci(gaps) if have else None,
+            }
+        )
+    return {
+        "study": study.get("study", ""),
+        "calls": int(sum(len(calls[a]) for a in agents)),
+        "agents": per_agent,
+        "families": per_family,
+        "unmatched_agents": unmatched,
+        "note": "rank correlations need at least 3 agents with calls; CIs resample each "
+        "agent's calls (1000 bootstrap draws)",
+    }
+
+
+def _boot_human_gold(groups: Sequence[Sequence[Episode]], seed: int) -> list[np.ndarray]:
+    """N_BOOT draws of every agent's human gold, each agent's calls resampled."""
+    rng = np.random.default_rng(seed)
+    golds = [np.array([float(e.gold.success) for e in g]) for g in groups]
+    draws = [g[rng.integers(g.size, size=(N_BOOT, g.size))].mean(axis=1) for g in golds]
+    return list(np.stack(draws, axis=1)) if draws else [np.zeros(0)] * N_BOOT
+
+
+def _ci(values: Sequence[float]) -> list[float]:
+    lo, hi = np.quantile(np.asarray(values), [0.025, 0.975])
+    return [float(lo), float(hi)]
+
+
+def fold_in(run_dir: Path, db: Path) -> dict[str, Any]:
+    """Compare a finished study run with the calls recorded in ``db``; writes human.json/.md."""
+    study_path = run_dir / "study.json"
+    if not study_path.is_file():
+        raise RunDirError(f"{run_dir}: no study.json (did the study finish?)")
+    store = HumanStore.open_existing(db)
+    try:
+        episodes = store.episodes()
+    finally:
+        store.close()
+    result = compare(read_json(study_path), episodes)
+    result["db"] = str(db)
+    write_json(run_dir / HUMAN_JSON, result)
+    (run_dir / HUMAN_MD).write_text(markdown(result), encoding="utf-8")
+    return result
+
+
+def _pct(e: dict[str, Any] | None) -> str:
+    if not e or e.get("n", 1) == 0:
+        return "-"
+    return f"{100 * e['mean']:.0f} [{100 * e['ci'][0]:.0f}, {100 * e['ci'][1]:.0f}]"
+
+
+def _num(v: float | None, ci: list[float] | None = None, scale: float = 1.0) -> str:
+    if v is None:
+        return "n/a"
+    text = f"{scale * v:.2f}" if scale == 1 else f"{scale * v:.0f}"
+    if ci is not None:
+        lo, hi = (scale * c for c in ci)
+        text += f" [{lo:.2f}, {hi:.2f}]" if scale == 1 else f" [{lo:.0f}, {hi:.0f}]"
+    return text
+
+
+def agent_rows(result: dict[str, Any]) -> list[list[str]]:
+    return [
+        [
+            r["agent"],
+            str(r["human_gold"]["n"]),
+            _pct(r["human_gold"]),
+            _pct(r["sim_heldout_gold"]),
+            _pct(r["human_fields"]),
+            _pct(r["human_rating"]),
+        ]
+        for r in result["agents"]
+    ]
+
+
+def family_rows(result: dict[str, Any]) -> list[list[str]]:
+    return [
+        [
+            f["family"],
+            str(f["agents"]),
+            _num(f["spearman"], f["spearman_ci"]),
+            _num(f["mean_abs_gap"], f["mean_abs_gap_ci"], 100),
+        ]
+        for f in result["families"]
+    ]
+
+
+AGENT_COLS = (
+    "agent",
+    "calls",
+    "human gold",
+    "simulator held-out gold",
+    "human fields right",
+    "human rating",
+)
+FAMILY_COLS = ("simulator family", "agents", "Spearman vs human gold", "mean |gap| (points)")
+
+
+def human_table(result: dict[str, Any]) -> Group:
+    a = Table(
+        title=f"human calls ({result['calls']}) vs simulators (%, 95% CI)", title_justify="left"
+    )
+    for col in AGENT_COLS:
+        a.add_column(col, justify="left" if col == "agent" else "right")
+    for row in agent_rows(result):
+        a.add_row(*row)
+    f = Table(title="which simulators predict people (across agents)", title_justify="left")
+    for col in FAMILY_COLS:
+        f.add_column(col, justify="left" if col == "simulator family" else "right")
+    for row in family_rows(result):
+        f.add_row(*row)
+    return Group(a, f)
+
+
+def markdown(result: dict[str, Any]) -> str:
+    def table(cols: Sequence[str], rows: list[list[str]]) -> str:
+        head = "| " + " | ".join(cols) + " |\n|" + "---|" * len(cols) + "\n"
+        return head + "".join("| " + " | ".join(r) + " |\n" for r in rows)
+
+    out = [
+        f"# Human calls vs simulators ({result['calls']} calls)\n",
+        "%, 95% bootstrap CIs over calls.\n",
+        table(AGENT_COLS, agent_rows(result)),
+        "\n## Which simulators predict people\n",
+        table(FAMILY_COLS, family_rows(result)),
+        f"\n{result['note']}.\n",
+    ]
+    if result["unmatched_agents"]:
+        names = ", ".join(result["unmatched_agents"])
+        out.append(f"\nCalls with agents not in this study: {names}.\n")
+    return "".join(out)

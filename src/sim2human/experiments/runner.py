@@ -1,0 +1,192 @@
+"""Running a study: sub-runs in worker processes, one progress bar, Ctrl-C safe, then the table."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from collections.abc import Callable
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import torch
+import yaml
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from sim2human.errors import UsageError
+from sim2human.experiments.aggregate import aggregate
+from sim2human.experiments.condition import reference_scripted, run_condition
+from sim2human.experiments.config import StudyConfig
+from sim2human.experiments.diversity import DIVERSITY_JSON, diversity_groups, measure_groups
+from sim2human.experiments.executors import in_processes, queue_progress, report_progress
+from sim2human.experiments.world import StudyWorld
+from sim2human.inputs import output_dir, read_text
+from sim2human.llm.runtime import Embedded, serve_embedded
+from sim2human.lock import run_lock
+from sim2human.store import SUMMARY, write_json
+
+STUDY_JSON = "study.json"
+
+Finish = Callable[[dict[str, Any], Path, Console], None]
+"""What runs after ``study.json`` is written, under the run's lock (the reports)."""
+
+
+def default_out(cfg: StudyConfig) -> Path:
+    return Path("runs") / f"{datetime.now():%Y%m%d-%H%M%S}-{cfg.name}"
+
+
+def _work(cfg_json: str, kind: str, name: str, seed: int, out: str) -> dict[str, Any]:
+    """One job of a study, in a worker: a sub-run (``condition``), a ``reference`` agent's
+    evaluation, or the simulators' ``diversity`` (which needs no trained agent, so it runs
+    beside training instead of after it)."""
+    cfg = StudyConfig.model_validate_json(cfg_json)
+    if kind == "reference":
+        return reference_scripted(cfg, Path(out))
+    if kind == "diversity":
+        torch.set_num_threads(1)  # the embedding model beside a training worker
+        world = StudyWorld.build(cfg)
+        runs = [(c.name, world.train_members(c), world.ensemble.heldout) for c in cfg.conditions]
+        measured = measure_groups(diversity_groups(runs), world.scenario, cfg.train.max_turns)
+        write_json(Path(out), measured.model_dump(mode="json"))
+        return {}
+    cond = next(c for c in cfg.conditions if c.name == name)
+    return run_condition(cfg, cond, seed, Path(out), progress=report_progress)
+
+
+def _side_jobs(cfg: StudyConfig, out: Path) -> list[tuple[str, str, int, str]]:
+    """The reference agents' evaluations and the diversity measurement not yet stored."""
+    jobs: list[tuple[str, str, int, str]] = []
+    for name in cfg.reference_agents:
+        ref = out / "reference" / name
+        if name == "scripted" and not (ref / SUMMARY).exists():
+            shutil.rmtree(ref, ignore_errors=True)
+            jobs.append(("reference", name, 0, str(ref)))
+    if not (out / DIVERSITY_JSON).exists():
+        jobs.append(("diversity", "", 0, str(out / DIVERSITY_JSON)))
+    return jobs
+
+
+def _prepare(cfg: StudyConfig, out: Path, resume: bool) -> list[tuple[str, int]]:
+    """The sub-runs still to do. Resuming keeps every finished sub-run (its ``summary.json`` is
+    written last) and clears unfinished ones: each is deterministic by its seed, so rerunning it
+    whole gives the numbers a straight-through run would have given."""
+    config_text = yaml.safe_dump(cfg.model_dump(mode="json"), sort_keys=False)
+    stored = out / "config.yaml"
+    if resume:
+        if not stored.exists():
+            raise UsageError(f"{out}: nothing to resume (no config.yaml)")
+        if read_text(stored, "stored study config") != config_text:
+            raise UsageError(
+                f"{out}: the study config differs from the one it was started with; "
+                "resume with the same file and --quick setting"
+            )
+    elif (out / "conditions").exists():
+        raise UsageError(
+            f"{out}: already holds sub-runs; pass --resume to continue it, or choose another --out"
+        )
+    stored.write_text(config_text)
+    todo = []
+    for c in cfg.conditions:
+        for seed in cfg.seeds:
+            sub = out / "conditions" / c.name / f"seed-{seed}"
+            if (sub / SUMMARY).exists():
+                continue
+            shutil.rmtree(sub, ignore_errors=True)
+            todo.append((c.name, seed))
+    return todo
+
+
+def run_study(
+    cfg: StudyConfig,
+    out: Path,
+    *,
+    workers: int | None = None,
+    console: Console | None = None,
+    resume: bool = False,
+    finish: Finish | None = None,
+) -> dict[str, Any]:
+    """Train and evaluate every condition x seed and write ``study.json``; then ``finish``
+    (the command passes ``report.study.write_study_reports``) while the run is still locked.
+
+    With ``resume``, sub-runs that finished in ``out`` are kept and the rest are run again.
+    An embedded model that ``llm`` members use is started once here and shared by the workers.
+    The run directory is locked for the whole study: a second writer is refused (``lock.py``).
+    """
+    if resume and not out.exists():
+        raise UsageError(f"{out}: nothing to resume (no such directory)")
+    console = console or Console(stderr=True)
+    note = lambda msg: console.print(f"note: {out}: {msg}", highlight=False, soft_wrap=True)  # noqa: E731
+    with run_lock(
+        output_dir(out, "run directory"), "study --resume" if resume else "study", note=note
+    ):
+        jobs = _prepare(cfg, out, resume)  # against the config as written, not the endpoints
+        needed = StudyWorld.build(cfg).endpoints(cfg.conditions)
+        if workers is None and model_takes_every_core(cfg, needed):
+            workers = 1
+        with serve_embedded(cfg.llm, needed) as live:
+            study = _run_study(cfg.model_copy(update={"llm": live}), out, jobs, workers, console)
+        if finish is not None:
+            finish(study, out, console)
+        return study
+
+
+def model_takes_every_core(cfg: StudyConfig, needed: set[str]) -> bool:
+    """Whether an embedded model the study serves was given every core (``threads``).
+
+    Sub-runs then go one at a time: a worker training beside the model's threads makes them
+    wait on each other (measured: decode 133 -> 36 tokens/s, ``llm/local.py``), and the work
+    of a study that asks for this is mostly the model's.
+    """
+    cores = os.cpu_count() or 1
+    entries = [cfg.llm.entry(name) for name in needed]
+    return any(isinstance(e, Embedded) and (e.threads or 0) >= cores for e in entries)
+
+
+def _run_study(
+    cfg: StudyConfig,
+    out: Path,
+    jobs: list[tuple[str, int]],
+    workers: int | None,
+    console: Console | None,
+) -> dict[str, Any]:
+    console = console or Console(stderr=True)
+    started = time.perf_counter()
+    n_eval = (
+        cfg.eval.episodes_per_member * len(cfg.ensemble.heldout) * cfg.ensemble.members_per_family
+    )
+    total = len(jobs) * (cfg.train.episodes + 2 * n_eval)
+    n_jobs = len(jobs) + len(_side_jobs(cfg, out))
+    workers = max(1, min(workers or os.cpu_count() or 1, n_jobs))
+    columns = (
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("episodes"),
+        TimeElapsedColumn(),
+    )
+    with Progress(*columns, console=console, transient=False) as bar:
+        task = bar.add_task(f"{cfg.name}: {len(jobs)} runs, {workers} at a time", total=total)
+        with queue_progress(bar, task) as queue:
+            _run_jobs(cfg, out, jobs, workers, queue)
+        bar.update(task, completed=total)
+    study = aggregate(cfg, out, time.perf_counter() - started)
+    write_json(out / STUDY_JSON, study)
+    return study
+
+
+def _run_jobs(
+    cfg: StudyConfig, out: Path, jobs: list[tuple[str, int]], workers: int, queue: Any
+) -> None:
+    config = cfg.model_dump_json()
+    calls = [
+        ("condition", name, seed, str(out / "conditions" / name / f"seed-{seed}"))
+        for name, seed in jobs
+    ]
+    calls += _side_jobs(cfg, out)
+    labels = [
+        f"{name} seed {seed}" if kind == "condition" else f"{kind} {name}".strip()
+        for kind, name, seed, _ in calls
+    ]
+    in_processes(_work, [(config, *c) for c in calls], workers, queue=queue, labels=labels)

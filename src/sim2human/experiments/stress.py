@@ -1,0 +1,284 @@
+"""Stressing a finished study run: every condition's agents (each seed) and the scripted
+reference, swept over the perturbation grid on the study's held-out ensemble, plus an
+adversarial search per condition; results in ``stress.json`` and ``stress.html``.
+
+Agents are stressed in worker processes (one per core, like the study's sub-runs) that report
+finished episodes to one progress bar. Nothing is written into the sub-run directories.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from sim2human.agents.base import Agent
+from sim2human.agents.policy import PolicyAgent
+from sim2human.agents.scripted import ScriptedAgent
+from sim2human.errors import RunDirError
+from sim2human.experiments.config import StudyConfig, parse_study
+from sim2human.experiments.executors import in_processes, queue_progress, report_progress
+from sim2human.experiments.world import StudyWorld
+from sim2human.inputs import existing_dir, load_checkpoint, output_dir, read_yaml
+from sim2human.lock import run_lock
+from sim2human.simulators import needs_endpoint
+from sim2human.simulators.base import SimulatorSpec
+from sim2human.store import CHECKPOINT, write_json
+from sim2human.stress.adversarial import SearchConfig, result_json, search
+from sim2human.stress.findings import findings
+from sim2human.stress.sweep import Curves, StressPlan, summarise_curves, sweep
+
+STRESS_JSON = "stress.json"
+SCRIPTED = "scripted"
+
+
+@dataclass(frozen=True)
+class AgentRef:
+    """One agent to stress: a condition's checkpoint for one seed, or the scripted reference."""
+
+    label: str
+    seed: int
+    checkpoint: str | None
+    search: bool
+
+
+def load_run_config(run_dir: Path) -> StudyConfig:
+    path = existing_dir(run_dir) / "config.yaml"
+    if not path.exists():
+        raise RunDirError(f"{run_dir}: not a study run directory (no config.yaml)")
+    raw = read_yaml(path, "stored study config")
+    if not isinstance(raw, dict):
+        raise RunDirError(f"{path}: not a study config (a mapping of keys)")
+    return parse_study(raw, str(path))
+
+
+def study_agents(
+    run_dir: Path, cfg: StudyConfig, conditions: Sequence[str] | None = None
+) -> list[AgentRef]:
+    """Every seed of every (selected) condition, then the scripted reference; the first seed of
+    each gets the adversarial search."""
+    known = [c.name for c in cfg.conditions]
+    chosen = list(conditions) if conditions is not None else [*known, SCRIPTED]
+    for name in chosen:
+        if name not in (*known, SCRIPTED):
+            raise RunDirError(
+                f"{run_dir}: no condition {name!r} in this run (known: {', '.join(known)})"
+            )
+    refs = []
+    for name in [c for c in known if c in chosen]:
+        for i, seed in enumerate(cfg.seeds):
+            path = run_dir / "conditions" / name / f"seed-{seed}" / CHECKPOINT
+            if not path.exists():
+                raise RunDirError(f"{path}: missing (did this sub-run finish?)")
+            load_checkpoint(path)  # every checkpoint readable before any work starts
+            refs.append(AgentRef(name, seed, str(path), search=i == 0))
+    if SCRIPTED in chosen:
+        refs.append(AgentRef(SCRIPTED, 0, None, search=True))
+    return refs
+
+
+def build_agent(ref: AgentRef, world: StudyWorld) -> Agent:
+    if ref.checkpoint is None:
+        return ScriptedAgent(world.scenario)
+    try:
+        return PolicyAgent.load(Path(ref.checkpoint), world.scenario, seed=ref.seed)
+    except (ValueError, RuntimeError, OSError, KeyError) as err:
+        raise RunDirError(f"{ref.checkpoint}: cannot load checkpoint ({err})") from None
+
+
+def stress_agent(
+    cfg: StudyConfig,
+    ref: AgentRef,
+    plan: StressPlan,
+    search_cfg: SearchConfig | None,
+    progress: Callable[[int], None] | None = None,
+) -> dict[str, Any]:
+    """Sweep one agent (and search, if asked); returns plain data (it crosses processes)."""
+    torch.set_num_threads(1)
+    world = StudyWorld.build(cfg)
+    members = programmatic(world.ensemble.heldout)
+
+    def tick(_: object) -> None:
+        if progress is not None:
+            progress(1)
+
+    result: dict[str, Any] = {"label": ref.label, "seed": ref.seed}
+    result["sweep"] = sweep(
+        build_agent(ref, world),
+        members,
+        world.scenario,
+        plan,
+        max_turns=world.max_turns,
+        label=ref.label,
+        on_episode=tick,
+    )
+    if search_cfg is not None and ref.search:
+        where = search_members(cfg, world, ref.label, search_cfg.members)
+        found = search(
+            build_agent(ref, world),
+            where,
+            world.scenario,
+            search_cfg,
+            max_turns=world.max_turns,
+            on_episode=tick,
+        )
+        result["search"] = result_json(found)
+        result["search"]["seed"] = ref.seed
+    return result
+
+
+def search_members(
+    cfg: StudyConfig, world: StudyWorld, label: str, which: str
+) -> tuple[SimulatorSpec, ...]:
+    if which == "heldout":
+        return programmatic(world.ensemble.heldout)
+    condition = next((c for c in cfg.conditions if c.name == label), None)
+    return programmatic(
+        world.ensemble.train if condition is None else world.train_members(condition)
+    )
+
+
+def programmatic(members: Sequence[SimulatorSpec]) -> tuple[SimulatorSpec, ...]:
+    """The members stress can play: those that need no endpoint (``KINDS``). Perturbations act
+    on programmatic replies; an ``llm`` member would need the study's endpoints at stress
+    time, so it is left out of the sweep and the search (as from the exploit finder)."""
+    playable = tuple(s for s in members if not needs_endpoint(s))
+    if not playable:
+        raise RunDirError("no member to stress: every one plays on an endpoint (kind 'llm')")
+    return playable
+
+
+def _work(
+    cfg_json: str, ref: AgentRef, plan: StressPlan, search_cfg: SearchConfig | None
+) -> dict[str, Any]:
+    cfg = StudyConfig.model_validate_json(cfg_json)
+    return stress_agent(cfg, ref, plan, search_cfg, progress=report_progress)
+
+
+def stress_run(
+    run_dir: Path,
+    out: Path | None = None,
+    *,
+    plan: StressPlan,
+    search_cfg: SearchConfig | None = None,
+    conditions: Sequence[str] | None = None,
+    workers: int | None = None,
+    console: Console | None = None,
+    finish: Callable[[dict[str, Any], Path], object] | None = None,
+) -> dict[str, Any]:
+    """Stress every agent of the study run in ``run_dir``; write stress.json into ``out``
+    (default: the run directory), then ``finish`` (the command passes
+    ``report.stress.write_stress_html``) under the same lock; ``search_cfg`` None skips the
+    adversarial search. Returns what stress.json holds."""
+    console = console or Console(stderr=True)
+    target = out or run_dir
+    load_run_config(run_dir)  # a bad run directory is named before any other directory is made
+    note = lambda msg: console.print(f"note: {target}: {msg}", soft_wrap=True)  # noqa: E731
+    with run_lock(output_dir(target), "stress", note=note):
+        stress = _stress_run(run_dir, target, plan, search_cfg, conditions, workers, console)
+        if finish is not None:
+            finish(stress, target)
+        return stress
+
+
+def _stress_run(
+    run_dir: Path,
+    target: Path,
+    plan: StressPlan,
+    search_cfg: SearchConfig | None,
+    conditions: Sequence[str] | None,
+    workers: int | None,
+    console: Console,
+) -> dict[str, Any]:
+    started = time.perf_counter()
+    cfg = load_run_config(run_dir)
+    refs = study_agents(run_dir, cfg, conditions)
+    n_members = len(cfg.ensemble.heldout) * cfg.ensemble.members_per_family
+    total = len(refs) * plan.n_episodes(n_members)
+    if search_cfg is not None:  # a frozen condition searches on one member: fewer than this
+        n_search = (
+            n_members
+            if search_cfg.members == "heldout"
+            else max(n_members, len(cfg.ensemble.train) * cfg.ensemble.members_per_family)
+        )
+        total += sum(r.search for r in refs) * search_cfg.max_episodes(n_search)
+    workers = max(1, min(workers or os.cpu_count() or 1, len(refs)))
+    results = _run_all(cfg, refs, plan, search_cfg, workers, total, console)
+    stress = assemble(cfg, plan, search_cfg, results)
+    stress["wall_seconds"] = round(time.perf_counter() - started, 1)
+    write_json(target / STRESS_JSON, stress)
+    return stress
+
+
+def _run_all(
+    cfg: StudyConfig,
+    refs: Sequence[AgentRef],
+    plan: StressPlan,
+    search_cfg: SearchConfig | None,
+    workers: int,
+    total: int,
+    console: Console,
+) -> list[dict[str, Any]]:
+    columns = (
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("episodes (at most)"),
+        TimeElapsedColumn(),
+    )
+    with Progress(*columns, console=console, transient=False) as bar:
+        task = bar.add_task(f"stress: {len(refs)} agents on {workers} cores", total=total)
+        if workers == 1:
+            out = [
+                stress_agent(cfg, r, plan, search_cfg, lambda n: bar.advance(task, n)) for r in refs
+            ]
+            bar.update(task, completed=total)
+            return out
+        with queue_progress(bar, task) as queue:
+            config = cfg.model_dump_json()
+            labels = [f"{r.label} seed {r.seed}" for r in refs]
+            calls = [(config, r, plan, search_cfg) for r in refs]
+            out = in_processes(_work, calls, workers, queue=queue, labels=labels)
+        bar.update(task, completed=total)
+        return out
+
+
+def assemble(
+    cfg: StudyConfig,
+    plan: StressPlan,
+    search_cfg: SearchConfig | None,
+    results: Sequence[dict[str, Any]],
+) -> dict[str, Any]:
+    """stress.json: robustness per agent (seeds pooled by cluster bootstrap), searches,
+    findings."""
+    labels = list(dict.fromkeys(r["label"] for r in results))
+    agents: dict[str, Any] = {}
+    searches: dict[str, Any] = {}
+    for label in labels:
+        mine = [r for r in results if r["label"] == label]
+        curves = Curves.from_sweeps(plan, {r["seed"]: r["sweep"] for r in mine})
+        agents[label] = summarise_curves(curves, n_boot=cfg.eval.bootstrap)
+        for r in mine:
+            if "search" in r:
+                searches[label] = r["search"]
+    stress: dict[str, Any] = {
+        "study": cfg.name,
+        "members": "heldout",
+        "heldout_families": list(cfg.ensemble.heldout),
+        "perturbations": list(plan.perturbations),
+        "grid": list(plan.grid),
+        "episodes_per_member": plan.per_member,
+        "agents": agents,
+        "adversarial": searches,
+        "adversarial_members": search_cfg.members if search_cfg is not None else None,
+        "search_config": asdict(search_cfg) if search_cfg is not None else None,
+    }
+    stress["findings"] = findings(stress)
+    return stress

@@ -1,0 +1,169 @@
+"""What every sub-run of a study shares: the scenario, the quirk pool, the ensemble, the turn
+limit and the endpoints; and evaluation of an agent on a set of its members."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
+from typing import Any
+
+from sim2human.agents.base import Agent
+from sim2human.corpora import aci_bench
+from sim2human.ensemble import Ensemble
+from sim2human.errors import UsageError
+from sim2human.experiments.config import Condition, StudyConfig
+from sim2human.llm.runtime import LLMRuntime
+from sim2human.rollout.checks import solvability
+from sim2human.rollout.evaluate import evaluate
+from sim2human.samplers.build import MixedSampler, Sampler, build_sampler
+from sim2human.scenarios.base import Scenario
+from sim2human.scenarios.catalog import get_scenario
+from sim2human.simulators.base import QuirkPool, SimulatorSpec
+from sim2human.simulators.families import get_family
+from sim2human.simulators.llm import llm_spec
+from sim2human.simulators.replay import REPLAY_FAMILIES
+from sim2human.types import Episode
+
+
+@dataclass(frozen=True)
+class StudyWorld:
+    """What every sub-run of a study shares: the scenario, the quirk pool and the ensemble."""
+
+    scenario: Scenario
+    pool: QuirkPool
+    ensemble: Ensemble
+    """Held-out members include the ``llm`` held-out ones (``ensemble.llm.heldout``)."""
+    max_turns: int
+    """Agent turns before a conversation is cut off (``train.max_turns``), wherever it is played."""
+    llm_train: tuple[SimulatorSpec, ...] = ()
+    """``llm`` members that mixed conditions (``llm_share``) train on."""
+
+    @classmethod
+    def build(cls, cfg: StudyConfig) -> StudyWorld:
+        scenario = get_scenario(cfg.scenario)
+        pool = QuirkPool.from_acts(scenario.acts)
+        e = cfg.ensemble
+        ensemble = Ensemble.from_families(
+            e.train, e.heldout, e.members_per_family, pool, e.seed, e.members
+        )
+        llm_train: tuple[SimulatorSpec, ...] = ()
+        if e.llm is not None:
+            if e.llm.train is not None:
+                llm_train = e.llm.train.draw(e.seed * 10_000 + 7_000, pool, "train")
+            if e.llm.heldout is not None:
+                held = e.llm.heldout.draw(e.seed * 10_000 + 8_000, pool, "heldout")
+                ensemble = replace(ensemble, heldout=ensemble.heldout + held)
+        if (hr := e.human_replay) is not None:
+            extra = hr.draw(scenario)
+            ensemble = replace(ensemble, **{hr.split: getattr(ensemble, hr.split) + extra})
+        return cls(scenario, pool, ensemble, cfg.train.max_turns, llm_train)
+
+    def fixed_spec(self, condition: Condition) -> SimulatorSpec | None:
+        ref = condition.simulator
+        if ref is None:
+            return None
+        override = {
+            k: v
+            for k, v in (("capacity", ref.capacity), ("temperature", ref.temperature))
+            if v is not None
+        }
+        spec = get_family(ref.family).sample(ref.seed, self.pool, **override)
+        return spec if ref.llm is None else llm_spec(spec, **ref.llm.model_dump())
+
+    def train_members(self, condition: Condition) -> tuple[SimulatorSpec, ...]:
+        """The members a condition's agent is scored on as 'training' simulators."""
+        fixed = self.fixed_spec(condition)
+        if fixed is not None:
+            return (fixed,)
+        return self.ensemble.train + (self.llm_train if condition.llm_share > 0 else ())
+
+    def sampler(self, condition: Condition, seed: int = 0) -> Sampler:
+        inner = build_sampler(
+            condition.sampler,
+            self.ensemble,
+            self.pool,
+            self.fixed_spec(condition),
+            condition.perturb,
+            args=condition.sampler_args,
+            scenario=self.scenario,
+            solvable=solvability(self.scenario, self.max_turns),
+            oracle_gold=condition.oracle_gold,
+            seed=seed,
+        )
+        if condition.llm_share > 0:
+            return MixedSampler(inner, self.llm_train, condition.llm_share, condition.llm_block)
+        return inner
+
+    def endpoints(self, conditions: Sequence[Condition]) -> set[str]:
+        """Names of the endpoints the ``llm`` members of these conditions (and evaluation) use."""
+        specs = [*self.ensemble.heldout, *(s for c in conditions for s in self.train_members(c))]
+        return {s.llm.endpoint for s in specs if s.llm is not None}
+
+
+@contextmanager
+def llm_runtime(cfg: StudyConfig, needed: set[str]) -> Iterator[LLMRuntime | None]:
+    """The endpoints a sub-run needs, or None when it has no ``llm`` member."""
+    if not needed:
+        yield None
+        return
+    with LLMRuntime.open(cfg.llm, needed) as runtime:
+        yield runtime
+
+
+def evaluate_members(
+    cfg: StudyConfig,
+    agent: Agent,
+    specs: Sequence[SimulatorSpec],
+    world: StudyWorld,
+    per_member: int,
+    llm: LLMRuntime | None,
+    **kw: Any,
+) -> list[Episode]:
+    """``evaluate`` with ``eval.llm_episodes_per_member`` episodes on each ``llm`` member."""
+    persona = [s for s in specs if s.kind != "llm"]
+    chat = [s for s in specs if s.kind == "llm"]
+    per_llm = cfg.eval.llm_episodes_per_member or per_member
+    out = (
+        evaluate(
+            agent,
+            persona,
+            world.scenario,
+            per_member=per_member,
+            llm=llm,
+            max_turns=cfg.train.max_turns,
+            **kw,
+        )
+        if persona
+        else []
+    )
+    if chat:
+        out += evaluate(
+            agent,
+            chat,
+            world.scenario,
+            per_member=per_llm,
+            llm=llm,
+            max_turns=cfg.train.max_turns,
+            **kw,
+        )
+    return out
+
+
+def without_missing_corpus(cfg: StudyConfig) -> tuple[StudyConfig, str | None]:
+    """``cfg`` without its ``replay`` families when the corpus they replay is not found (a fresh
+    install without the data), and the one line that says so; ``cfg`` itself otherwise."""
+    names = [*cfg.ensemble.train, *cfg.ensemble.heldout]
+    real = [n for n in names if n in REPLAY_FAMILIES]
+    if not real or (why := aci_bench.missing()) is None:
+        return cfg, None
+    keep = {
+        k: tuple(n for n in getattr(cfg.ensemble, k) if n not in REPLAY_FAMILIES)
+        for k in ("train", "heldout")
+    }
+    if not all(keep.values()):
+        raise UsageError(f"{why} (the study's ensemble has no family without it)")
+    members = {k: v for k, v in cfg.ensemble.members.items() if k not in REPLAY_FAMILIES}
+    ensemble = cfg.ensemble.model_copy(update={**keep, "members": members})
+    line = f"real patients ({', '.join(real)}) left out: {why}"
+    return cfg.model_copy(update={"ensemble": ensemble}), line

@@ -1,0 +1,231 @@
+"""Samplers pick the simulator for the next training episode and may learn from finished ones.
+
+Looked up by name in ``SAMPLERS``; each is built from the condition's ensemble (or its single
+fixed spec) and keeps its own state, so no global registry needs resetting. The adaptive ones
+(``must``, ``plr``, ``evolve``) live beside it in ``samplers/``; their settings come from the
+condition's ``sampler_args``, validated by the model named in ``SAMPLER_ARGS``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol
+
+import numpy as np
+from pydantic import ValidationError
+
+from sim2human.ensemble import Ensemble
+from sim2human.errors import ConfigError, UsageError, first_problem
+from sim2human.samplers.evolve import EvolveArgs, EvolveSampler
+from sim2human.samplers.feedback import BatchInfo
+from sim2human.samplers.must import MustArgs, MustSampler
+from sim2human.samplers.plr import PLRArgs, PLRSampler
+from sim2human.samplers.trait_box import Solvability
+from sim2human.scenarios.base import Scenario
+from sim2human.simulators.base import QuirkPool, SimulatorSpec
+from sim2human.simulators.noise import Ranges, draw_mix, with_noise
+from sim2human.types import Episode, Frozen
+
+
+class Sampler(Protocol):
+    name: str
+
+    def next(self, rng: np.random.Generator) -> SimulatorSpec: ...
+
+    def update(self, episodes: Sequence[Episode], info: BatchInfo | None = None) -> None:
+        """Learn from an update's finished episodes; ``info`` is the trainer's side of it."""
+        ...
+
+
+class FixedSampler:
+    """Always the same simulator: the single frozen simulator of common practice."""
+
+    name = "fixed"
+
+    def __init__(self, spec: SimulatorSpec) -> None:
+        self.spec = spec
+
+    def next(self, rng: np.random.Generator) -> SimulatorSpec:
+        return self.spec
+
+    def update(self, episodes: Sequence[Episode], info: BatchInfo | None = None) -> None:
+        pass
+
+
+class UniformSampler:
+    """Each episode plays a training member chosen uniformly (or by weight)."""
+
+    name = "uniform"
+
+    def __init__(self, members: Sequence[SimulatorSpec], weights: Sequence[float] | None = None):
+        if not members:
+            raise UsageError("sampler 'uniform' needs at least one training member")
+        self.members = tuple(members)
+        w = np.ones(len(members)) if weights is None else np.asarray(weights, dtype=float)
+        self.p = w / w.sum()
+
+    def next(self, rng: np.random.Generator) -> SimulatorSpec:
+        return self.members[int(rng.choice(len(self.members), p=self.p))]
+
+    def update(self, episodes: Sequence[Episode], info: BatchInfo | None = None) -> None:
+        pass
+
+
+class RandomizedSampler:
+    """Domain randomisation: a fresh trait (and quirk) draw from a training family each episode."""
+
+    name = "randomized"
+
+    def __init__(self, ensemble: Ensemble, pool: QuirkPool) -> None:
+        self.families = ensemble.train_families
+        self.pool = pool
+
+    def next(self, rng: np.random.Generator) -> SimulatorSpec:
+        family = self.families[int(rng.integers(len(self.families)))]
+        return family.sample(int(rng.integers(2**31)), self.pool)
+
+    def update(self, episodes: Sequence[Episode], info: BatchInfo | None = None) -> None:
+        pass
+
+
+class PerturbingSampler:
+    """Domain randomisation of noise: wraps any sampler and layers a fresh perturbation mix
+    (one severity per name, uniform in its range) onto every member it hands out."""
+
+    def __init__(self, inner: Sampler, ranges: Ranges) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.ranges = dict(ranges)
+
+    def next(self, rng: np.random.Generator) -> SimulatorSpec:
+        return with_noise(self.inner.next(rng), draw_mix(self.ranges, rng))
+
+    def update(self, episodes: Sequence[Episode], info: BatchInfo | None = None) -> None:
+        self.inner.update(episodes, info)
+
+
+class MixedSampler:
+    """Mixes extra members (``llm`` ones) into another sampler's draws: a share ``share`` of
+    episodes play one of them, in runs of ``block`` consecutive episodes, the rest whatever
+    ``inner`` picks.
+
+    Runs matter for wall time: episodes of one training batch are played together, and an LLM
+    conversation alone in its batch leaves the endpoint's other slots idle while the batch waits
+    for it; ``block`` of them in the same batch cost about as long as one.
+    """
+
+    def __init__(
+        self, inner: Sampler, members: Sequence[SimulatorSpec], share: float, block: int = 1
+    ) -> None:
+        if not members:
+            raise UsageError("a mixed ensemble needs at least one extra member")
+        self.inner = inner
+        self.members = tuple(members)
+        self.share = share
+        self.block = max(1, block)
+        # A run starts with probability p per non-run episode; runs then fill block*p/(1+(block-1)p)
+        # of all episodes, which equals ``share`` for this p.
+        self._start = share / (self.block - (self.block - 1) * share) if share < 1 else 1.0
+        self._left = 0
+        self.name = f"{inner.name}+mixed"
+
+    def next(self, rng: np.random.Generator) -> SimulatorSpec:
+        if self._left > 0 or rng.random() < self._start:
+            self._left = self._left - 1 if self._left > 0 else self.block - 1
+            return self.members[int(rng.integers(len(self.members)))]
+        return self.inner.next(rng)
+
+    def update(self, episodes: Sequence[Episode], info: BatchInfo | None = None) -> None:
+        self.inner.update(episodes, info)
+
+
+class NoArgs(Frozen):
+    """Samplers without settings accept an empty ``sampler_args`` only."""
+
+
+SAMPLERS = ("fixed", "uniform", "randomized", "must", "plr", "evolve")
+SAMPLER_ARGS: dict[str, type[Frozen]] = {
+    "fixed": NoArgs,
+    "uniform": NoArgs,
+    "randomized": NoArgs,
+    "must": MustArgs,
+    "plr": PLRArgs,
+    "evolve": EvolveArgs,
+}
+
+
+def sampler_args(name: str, raw: Mapping[str, Any] | None, where: str = "sampler_args") -> Frozen:
+    """Validate a sampler's settings against its model; unknown keys are errors."""
+    model = SAMPLER_ARGS.get(name)
+    if model is None:
+        raise UsageError(f"unknown sampler {name!r} (known: {', '.join(SAMPLERS)})")
+    try:
+        return model.model_validate(dict(raw or {}))
+    except ValidationError as err:
+        loc, msg = first_problem(err)
+        raise ConfigError(f"{where}{'.' * bool(loc)}{loc}: {msg} (sampler {name!r})") from None
+
+
+def build_sampler(
+    name: str,
+    ensemble: Ensemble,
+    pool: QuirkPool,
+    fixed: SimulatorSpec | None = None,
+    perturb: Ranges | None = None,
+    *,
+    args: Mapping[str, Any] | None = None,
+    scenario: Scenario | None = None,
+    solvable: Solvability | None = None,
+    oracle_gold: bool = False,
+    seed: int = 0,
+) -> Sampler:
+    """The named sampler over the ensemble's training members; ``seed`` seeds its own choices.
+    With ``perturb`` ranges its members also get per-episode noise.
+
+    Samplers see gold outcomes only when ``oracle_gold`` is set (the default works without it).
+    ``evolve`` also needs the scenario and ``solvable`` (``rollout.checks.solvability``).
+    """
+    inner = _build(name, ensemble, pool, fixed, args, scenario, solvable, oracle_gold, seed)
+    return PerturbingSampler(inner, perturb) if perturb else inner
+
+
+def _build(
+    name: str,
+    ensemble: Ensemble,
+    pool: QuirkPool,
+    fixed: SimulatorSpec | None,
+    args: Mapping[str, Any] | None,
+    scenario: Scenario | None,
+    solvable: Solvability | None,
+    oracle_gold: bool,
+    seed: int,
+) -> Sampler:
+    settings = sampler_args(name, args)
+    if name == "fixed":
+        if fixed is None:
+            raise UsageError("sampler 'fixed' needs a 'simulator' in its condition")
+        return FixedSampler(fixed)
+    if name == "uniform":
+        return UniformSampler(ensemble.train)
+    if name == "randomized":
+        return RandomizedSampler(ensemble, pool)
+    if isinstance(settings, MustArgs):
+        return MustSampler(ensemble.train, settings, oracle_gold=oracle_gold)
+    if isinstance(settings, PLRArgs):
+        return PLRSampler(ensemble.train, settings, oracle_gold=oracle_gold)
+    if isinstance(settings, EvolveArgs):
+        if scenario is None or solvable is None:
+            raise UsageError(
+                "sampler 'evolve' needs the scenario and a solvability check (to judge and "
+                "check members)"
+            )
+        return EvolveSampler(
+            ensemble.train,
+            scenario,
+            pool,
+            settings,
+            solvable=solvable,
+            oracle_gold=oracle_gold,
+            seed=seed,
+        )
+    raise UsageError(f"unknown sampler {name!r} (known: {', '.join(SAMPLERS)})")

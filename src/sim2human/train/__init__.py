@@ -1,0 +1,1 @@
+"""Training: the PPO loop (``ppo``), its torch-free settings (``config``), held-out telemetry."""

@@ -1,0 +1,271 @@
+"""PPO for the policy agent, in one readable file (CleanRL style).
+
+Why our own PPO rather than stable-baselines3: conversations of different simulators are stepped
+together in one batch, and we need (a) advantages normalised per simulator family, so that easy
+families do not drown out hard ones, and (b) the KL divergence to the *initial* policy on a fixed
+probe set of observations, which is the optimisation distance of the overoptimisation analysis.
+Both need the trainer's insides; the rest is textbook PPO (clipped ratio, GAE, value loss,
+entropy bonus). The trainer sees only the proxy reward; gold is logged, never learned from.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+import torch
+
+from sim2human.agents.base import AgentTurn, Observation
+from sim2human.agents.policy import PolicyAgent, entropy, log_prob
+from sim2human.rollout.conversation import Conversation, Job
+from sim2human.samplers.build import Sampler
+from sim2human.samplers.feedback import BatchInfo, draw_level
+from sim2human.scenarios.base import Scenario
+from sim2human.simulators import build_async_simulator
+from sim2human.simulators.base import AsyncSimulator, SimulatorSpec
+from sim2human.train.config import PPOConfig, UpdateStats
+from sim2human.types import Episode
+
+if TYPE_CHECKING:
+    from sim2human.llm.runtime import LLMRuntime
+
+
+@dataclass
+class _Batch:
+    obs: list[np.ndarray]
+    actions: list[int]
+    logps: list[float]
+    values: list[float]
+    owner: list[int]  # index of the conversation each step belongs to
+    satisfaction: list[list[float]]  # per conversation: satisfaction after each agent turn
+
+
+def train(
+    agent: PolicyAgent,
+    sampler: Sampler,
+    scenario: Scenario,
+    cfg: PPOConfig,
+    seed: int,
+    *,
+    condition: str = "",
+    on_update: Callable[[UpdateStats, Sequence[Episode]], None] | None = None,
+    llm: LLMRuntime | None = None,
+    judge: Callable[[Episode, float], float] | None = None,
+) -> list[UpdateStats]:
+    """PPO on ``sampler``'s members. ``llm`` serves the batches that hold ``llm`` members (played
+    by the async engine). ``judge`` (ensemble judging) maps an episode and its own final
+    satisfaction to the score trained on; it replaces the final potential (see judging)."""
+    torch.manual_seed(seed)
+    rng = np.random.default_rng([seed, 7])
+    optim = torch.optim.Adam(agent.net.parameters(), lr=cfg.lr, eps=1e-5)
+    init_net = copy.deepcopy(agent.net).requires_grad_(False)
+    probe: torch.Tensor | None = None
+    history: list[UpdateStats] = []
+    n_updates = -(-cfg.episodes // cfg.batch_episodes)
+    seen = 0
+    for update in range(n_updates):
+        n = min(cfg.batch_episodes, cfg.episodes - seen)
+        jobs = [
+            Job(*draw_level(sampler, rng), "train", condition, "train", update) for _ in range(n)
+        ]
+        if llm is not None and any(j.spec.kind == "llm" for j in jobs):
+            batch, episodes = _collect_async(agent, jobs, scenario, cfg.max_turns, llm)
+        else:
+            batch, episodes = _collect(agent, jobs, scenario, cfg.max_turns)
+        seen += n
+        judged = None
+        if judge is not None:  # train on the judged score: it becomes the final potential
+            finals = [s[-1] for s in batch.satisfaction]
+            judged = tuple(judge(e, f) for e, f in zip(episodes, finals, strict=True))
+            for s, j in zip(batch.satisfaction, judged, strict=True):
+                s[-1] = j
+        raw_adv, _ = _gae(batch, len(episodes), cfg)
+        owner = np.asarray(batch.owner)
+        abs_adv = tuple(float(np.abs(raw_adv[owner == i]).mean()) for i in range(len(episodes)))
+        if probe is None:  # a fixed probe set for KL(pi || pi_init), from the first batch
+            probe = torch.from_numpy(np.stack(batch.obs[:: max(1, len(batch.obs) // 512)]))
+        stats = _learn(agent, optim, batch, episodes, cfg)
+        sampler.update(episodes, BatchInfo(update, seen, abs_adv, judged))
+        with torch.no_grad():
+            logp = torch.log_softmax(agent.net.logits(probe), -1)
+            logp0 = torch.log_softmax(init_net.logits(probe), -1)
+            kl_init = float((logp.exp() * (logp - logp0)).sum(-1).mean())
+        row = _summarise(update, seen, episodes, kl_init, *stats)
+        history.append(row)
+        if on_update is not None:
+            on_update(row, episodes)
+    return history
+
+
+def _collect(
+    agent: PolicyAgent, jobs: Sequence[Job], scenario: Scenario, max_turns: int
+) -> tuple[_Batch, list[Episode]]:
+    convs = [Conversation.open(j, scenario, max_turns) for j in jobs]
+    batch = _Batch([], [], [], [], [], [])
+    live = list(range(len(convs)))
+    while live:
+        observations = [convs[i].observe() for i in live]
+        x = agent.featurise(observations)
+        with torch.no_grad():
+            xt = torch.from_numpy(x)
+            logits = agent.net.logits(xt)
+            actions = agent.sample(logits)
+            logps = log_prob(logits, actions)
+            values = agent.net.value(xt)
+        for k, i in enumerate(live):
+            a = int(actions[k])
+            convs[i].step(agent.turn(a, observations[k]))
+            batch.obs.append(x[k])
+            batch.actions.append(a)
+            batch.logps.append(float(logps[k]))
+            batch.values.append(float(values[k]))
+            batch.owner.append(i)
+        live = [i for i in live if not convs[i].done]
+    batch.satisfaction = [c.satisfaction for c in convs]
+    return batch, [c.episode() for c in convs]
+
+
+def _collect_async(
+    agent: PolicyAgent, jobs: Sequence[Job], scenario: Scenario, max_turns: int, llm: LLMRuntime
+) -> tuple[_Batch, list[Episode]]:
+    """``_collect`` for batches with members that wait on an endpoint: every conversation runs
+    on its own, and the policy answers each observation as it arrives."""
+    from sim2human.rollout.play_async import play_jobs
+
+    batch = _Batch([], [], [], [], [], [])
+
+    async def decide(owner: int, obs: Observation) -> AgentTurn:
+        x = agent.featurise([obs])
+        with torch.no_grad():
+            xt = torch.from_numpy(x)
+            logits = agent.net.logits(xt)
+            action = agent.sample(logits)
+            logp, value = log_prob(logits, action), agent.net.value(xt)
+        batch.obs.append(x[0])
+        batch.actions.append(int(action[0]))
+        batch.logps.append(float(logp[0]))
+        batch.values.append(float(value[0]))
+        batch.owner.append(owner)
+        return agent.turn(int(action[0]), obs)
+
+    def simulator(spec: SimulatorSpec) -> AsyncSimulator:
+        return build_async_simulator(spec, scenario, llm.clients)
+
+    played = llm.run(play_jobs(jobs, scenario, simulator, decide,
+                               concurrency=llm.conversations, max_turns=max_turns))  # fmt: skip
+    steps = np.bincount(np.asarray(batch.owner, dtype=np.int64), minlength=len(jobs))
+    # An episode cut short by an endpoint error has one step more than satisfactions: that step
+    # earns nothing.
+    batch.satisfaction = [
+        [
+            *p.satisfaction,
+            *[p.satisfaction[-1] if p.satisfaction else 0.0] * (n - len(p.satisfaction)),
+        ]
+        for p, n in zip(played, steps.tolist(), strict=True)
+    ]
+    return batch, [p.episode for p in played]
+
+
+def _advantages(
+    batch: _Batch, episodes: Sequence[Episode], cfg: PPOConfig
+) -> tuple[np.ndarray, np.ndarray]:
+    """GAE (``_gae``), normalised per simulator family or over the batch."""
+    adv, returns = _gae(batch, len(episodes), cfg)
+    if cfg.per_family_norm:
+        families = np.asarray([episodes[i].family for i in batch.owner])
+        for f in np.unique(families):
+            sel = families == f
+            adv[sel] = (adv[sel] - adv[sel].mean()) / (adv[sel].std() + 1e-8)
+    else:
+        adv = (adv - adv.mean()) / (adv.std() + 1e-8)
+    return adv, returns
+
+
+def _gae(batch: _Batch, n_episodes: int, cfg: PPOConfig) -> tuple[np.ndarray, np.ndarray]:
+    """GAE per conversation over the change in the simulator's satisfaction at each turn.
+
+    Rewarding the change (potential-based shaping) sums to the final satisfaction less the
+    opening one, so the optimum is unchanged; credit just reaches the turn that earned it.
+    """
+    owner = np.asarray(batch.owner)
+    values = np.asarray(batch.values, dtype=np.float32)
+    adv = np.zeros_like(values)
+    for i in range(n_episodes):
+        steps = np.flatnonzero(owner == i)
+        rewards = np.diff(np.asarray([0.0, *batch.satisfaction[i]]))
+        gae, next_value = 0.0, 0.0
+        for j, s in reversed(list(enumerate(steps))):
+            delta = rewards[j] + cfg.gamma * next_value - values[s]
+            gae = delta + cfg.gamma * cfg.gae_lambda * gae
+            adv[s], next_value = gae, values[s]
+    return adv, adv + values
+
+
+def _learn(
+    agent: PolicyAgent,
+    optim: torch.optim.Optimizer,
+    batch: _Batch,
+    episodes: Sequence[Episode],
+    cfg: PPOConfig,
+) -> tuple[float, float, float]:
+    adv_np, ret_np = _advantages(batch, episodes, cfg)
+    obs = torch.from_numpy(np.stack(batch.obs))
+    actions = torch.as_tensor(batch.actions)
+    old_logp = torch.as_tensor(batch.logps, dtype=torch.float32)
+    adv, returns = torch.from_numpy(adv_np), torch.from_numpy(ret_np)
+    n = len(actions)
+    ent_value = kl = grad = 0.0
+    order = torch.Generator().manual_seed(int(old_logp.abs().sum() * 1000) % 2**31)
+    for _ in range(cfg.epochs):
+        perm = torch.randperm(n, generator=order)
+        for start in range(0, n, cfg.minibatch):
+            mb = perm[start : start + cfg.minibatch]
+            logits = agent.net.logits(obs[mb])
+            logp = log_prob(logits, actions[mb])
+            ratio = (logp - old_logp[mb]).exp()
+            pg = -torch.min(
+                ratio * adv[mb], ratio.clamp(1 - cfg.clip, 1 + cfg.clip) * adv[mb]
+            ).mean()
+            v_loss = 0.5 * (agent.net.value(obs[mb]) - returns[mb]).pow(2).mean()
+            ent = entropy(logits).mean()
+            loss = pg + cfg.vf_coef * v_loss - cfg.ent_coef * ent
+            optim.zero_grad()
+            loss.backward()  # type: ignore[no-untyped-call]
+            grad = float(torch.nn.utils.clip_grad_norm_(agent.net.parameters(), cfg.max_grad_norm))
+            optim.step()
+            with torch.no_grad():
+                ent_value = float(ent)
+                kl = float(((ratio - 1) - (logp - old_logp[mb])).mean())
+    return ent_value, kl, grad
+
+
+def _summarise(
+    update: int,
+    seen: int,
+    episodes: Sequence[Episode],
+    kl_init: float,
+    entropy: float,
+    approx_kl: float,
+    grad_norm: float,
+) -> UpdateStats:
+    proxy = np.asarray([e.proxy for e in episodes])
+    gold = np.asarray([e.gold.success for e in episodes], dtype=float)
+    per_member: dict[str, tuple[float, float, int]] = {}
+    for m in sorted({e.simulator_id for e in episodes}):
+        sel = [i for i, e in enumerate(episodes) if e.simulator_id == m]
+        per_member[m] = (float(proxy[sel].mean()), float(gold[sel].mean()), len(sel))
+    return UpdateStats(
+        update=update,
+        episodes_seen=seen,
+        train_proxy=float(proxy.mean()),
+        train_gold=float(gold.mean()),
+        reward_std=float(proxy.std()),
+        entropy=entropy,
+        approx_kl=approx_kl,
+        kl_init=max(0.0, kl_init),
+        grad_norm=grad_norm,
+        per_member=per_member,
+    )
