@@ -34,10 +34,15 @@ def measure(episodes: int) -> dict[str, float]:
     from sim2human.agents.policy import PolicyAgent
     from sim2human.agents.scripted import ScriptedAgent
     from sim2human.ensemble import Ensemble
-    from sim2human.rollout.conversation import Job
-    from sim2human.rollout.play import play
-    from sim2human.scenarios.intake.scenario import IntakeScenario
     from sim2human.simulators.base import QuirkPool
+
+    try:  # the layered tree (#11)
+        from sim2human.rollout.conversation import Job
+        from sim2human.rollout.play import play
+        from sim2human.scenarios.intake.scenario import IntakeScenario
+    except ImportError:  # the baseline's flat modules
+        from sim2human.rollout import Job, play  # type: ignore[attr-defined,no-redef]
+        from sim2human.scenarios.intake import IntakeScenario  # type: ignore[attr-defined,no-redef]
 
     scenario = IntakeScenario()
     pool = QuirkPool.from_acts(scenario.acts)
