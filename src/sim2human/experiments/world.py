@@ -3,6 +3,7 @@ limit and the endpoints; and evaluation of an agent on a set of its members."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
@@ -25,6 +26,8 @@ from sim2human.simulators.llm import llm_spec
 from sim2human.simulators.replay import REPLAY_FAMILIES
 from sim2human.types import Episode
 
+log = logging.getLogger(__name__)
+
 
 @dataclass(frozen=True)
 class StudyWorld:
@@ -41,6 +44,12 @@ class StudyWorld:
 
     @classmethod
     def build(cls, cfg: StudyConfig) -> StudyWorld:
+        """The world of ``cfg``; ``replay`` families whose corpus is not found are left out, as
+        the study command does (it says so; here it is logged), so a run directory made with
+        the corpus still opens (reports, the web app, trainer adapters) on a machine without."""
+        cfg, left_out = without_missing_corpus(cfg)
+        if left_out:
+            log.warning(left_out)
         scenario = get_scenario(cfg.scenario)
         pool = QuirkPool.from_acts(scenario.acts)
         e = cfg.ensemble
