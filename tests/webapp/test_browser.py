@@ -36,6 +36,17 @@ def settled(b: Browser, store: HumanStore, token: str, at_least: int) -> Session
     raise TimeoutError(f"the page did not show turn {at_least}")
 
 
+def appears(b: Browser, selector: str, timeout_s: float = 30.0) -> bool:
+    """Whether ``selector`` shows up within ``timeout_s`` (a click returns before the next page
+    has loaded, so checking at once races the browser on a busy machine)."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if b.exists(selector):
+            return True
+        time.sleep(0.05)
+    return False
+
+
 @pytest.mark.skipif(not available(), reason="needs: apt-get install -y chromium chromium-driver")
 def test_a_whole_call_in_a_real_browser(run_dir: Path, db: Path, tmp_path: Path) -> None:
     shots = Path(os.environ.get("SIM2HUMAN_SCREENSHOTS", tmp_path))
@@ -54,6 +65,7 @@ def test_a_whole_call_in_a_real_browser(run_dir: Path, db: Path, tmp_path: Path)
             profile = s.profile
             assert "Date of birth" in b.text("#card")
             b.click("#begin")
+            assert appears(b, "#say"), "the call page did not load after 'begin'"
             text, sent = opening(profile), 0
             while b.exists("#say"):
                 b.type("#text", text)
