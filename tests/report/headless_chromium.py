@@ -101,22 +101,41 @@ class Browser:
     def url(self) -> str:
         return str(self._s("GET", "/url"))
 
-    def find(self, css: str) -> str:
-        """The WebDriver id of the first element matching ``css``."""
-        found = self._s("POST", "/element", {"using": "css selector", "value": css})
-        return str(next(iter(found.values())))
+    def find(self, css: str, timeout_s: float = 30.0) -> str:
+        """The WebDriver id of the first element matching ``css``, waiting for it to appear (a
+        click that navigates returns before the next page has loaded)."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            found = self._s("POST", "/elements", {"using": "css selector", "value": css})
+            if found:
+                return str(next(iter(found[0].values())))
+            if time.monotonic() > deadline:
+                raise LookupError(f"no element {css!r} within {timeout_s:.0f} s")
+            time.sleep(0.05)
+
+    def _on(self, css: str, method: str, action: str, body: dict[str, Any] | None) -> Any:
+        """``action`` on the element ``css``, found afresh if the page replaced it meanwhile
+        (WebDriver answers 404, a stale element, when a page loads between find and act)."""
+        for attempt in range(3):
+            try:
+                return self._s(method, f"/element/{self.find(css)}/{action}", body)
+            except urllib.error.HTTPError as err:
+                if err.code != 404 or attempt == 2:
+                    raise
+                time.sleep(0.1)
+        return None
 
     def exists(self, css: str) -> bool:
         return bool(self._s("POST", "/elements", {"using": "css selector", "value": css}))
 
     def click(self, css: str) -> None:
-        self._s("POST", f"/element/{self.find(css)}/click", {})
+        self._on(css, "POST", "click", {})
 
     def type(self, css: str, text: str) -> None:
-        self._s("POST", f"/element/{self.find(css)}/value", {"text": text})
+        self._on(css, "POST", "value", {"text": text})
 
     def text(self, css: str) -> str:
-        return str(self._s("GET", f"/element/{self.find(css)}/text"))
+        return str(self._on(css, "GET", "text", None))
 
     def run(self, script: str) -> Any:
         return self._s("POST", "/execute/sync", {"script": script, "args": []})

@@ -59,6 +59,7 @@ def test_a_whole_call_in_a_real_browser(run_dir: Path, db: Path, tmp_path: Path)
             b.click("#consent")
             b.click("#mode-card")
             b.click("#start")
+            assert appears(b, "#begin"), "the card page did not load after 'start'"
             token = b.url().rsplit("/", 1)[-1]
             s = store.by_token(token)
             assert s is not None and s.profile is not None
