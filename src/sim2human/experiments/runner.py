@@ -157,8 +157,8 @@ def _run_study(
         cfg.eval.episodes_per_member * len(cfg.ensemble.heldout) * cfg.ensemble.members_per_family
     )
     total = len(jobs) * (cfg.train.episodes + 2 * n_eval)
-    n_jobs = len(jobs) + len(_side_jobs(cfg, out))
-    workers = max(1, min(workers or os.cpu_count() or 1, n_jobs))
+    side = _side_jobs(cfg, out)  # once: it clears an unfinished reference directory
+    workers = max(1, min(workers or os.cpu_count() or 1, len(jobs) + len(side)))
     columns = (
         TextColumn("[bold]{task.description}"),
         BarColumn(),
@@ -169,7 +169,7 @@ def _run_study(
     with Progress(*columns, console=console, transient=False) as bar:
         task = bar.add_task(f"{cfg.name}: {len(jobs)} runs, {workers} at a time", total=total)
         with queue_progress(bar, task) as queue:
-            _run_jobs(cfg, out, jobs, workers, queue)
+            _run_jobs(cfg, out, jobs, side, workers, queue)
         bar.update(task, completed=total)
     study = aggregate(cfg, out, time.perf_counter() - started)
     write_json(out / STUDY_JSON, study)
@@ -177,14 +177,19 @@ def _run_study(
 
 
 def _run_jobs(
-    cfg: StudyConfig, out: Path, jobs: list[tuple[str, int]], workers: int, queue: Any
+    cfg: StudyConfig,
+    out: Path,
+    jobs: list[tuple[str, int]],
+    side: list[tuple[str, str, int, str]],
+    workers: int,
+    queue: Any,
 ) -> None:
     config = cfg.model_dump_json()
     calls = [
         ("condition", name, seed, str(out / "conditions" / name / f"seed-{seed}"))
         for name, seed in jobs
     ]
-    calls += _side_jobs(cfg, out)
+    calls += side
     labels = [
         f"{name} seed {seed}" if kind == "condition" else f"{kind} {name}".strip()
         for kind, name, seed, _ in calls

@@ -214,7 +214,7 @@ class ReplaySimulator:
         if self.spec.traits.temperature == 0:
             key = zlib.crc32(repr(sorted(profile.items())).encode())
             rng = np.random.default_rng([self.spec.seed, key])
-        self._call = _Call(profile=profile, rng=rng)
+        self._call = _Call(profile=profile, rng=rng, record=self.scenario.empty_record())
         self.call.used.add(self.member.opening)
         return self._user(self.member.turns[self.member.opening], "verbatim")
 
@@ -300,8 +300,6 @@ class ReplaySimulator:
         """The persona rule over the call so far: what got across is its own turns as the
         scenario's extractor reads them, each against the question it answered."""
         c = self.call
-        if not c.record:
-            c.record = self.scenario.empty_record()
         for t in c.turns[c.read :]:
             if t.speaker == "agent":
                 intent = self.scenario.interpret(t.text)
