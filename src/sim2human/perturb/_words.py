@@ -8,7 +8,7 @@ yes/no answer) that an extractor would then read as something the user said.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TypeVar
 
 import numpy as np
@@ -58,6 +58,42 @@ def invents_value(old: str, new: str) -> bool:
 def map_words(text: str, fn: Callable[[str], str]) -> str:
     """Replace each word by ``fn(word)``, left to right, keeping punctuation and spacing."""
     return WORD_RE.sub(lambda m: fn(m.group(0)), text)
+
+
+def replace_some(text: str, rate: float, rng: np.random.Generator, fn: Callable[[str], str]) -> str:
+    """Replace each word, with probability ``rate``, by ``fn(word)``: one draw for the whole
+    turn, then ``fn`` only on the chosen words (a draw and a callback per word was most of the
+    cost of a noisy user)."""
+    words = list(WORD_RE.finditer(text))
+    if not words:
+        return text
+    chosen = np.flatnonzero(rng.random(len(words)) < rate).tolist()
+    return _splice(text, [words[k] for k in chosen], fn)
+
+
+def _splice(text: str, words: Sequence[re.Match[str]], fn: Callable[[str], str]) -> str:
+    out: list[str] = []
+    end = 0
+    for m in words:
+        out += [text[end : m.start()], fn(m.group(0))]
+        end = m.end()
+    return "".join([*out, text[end:]]) if out else text
+
+
+def replace_listed(
+    text: str,
+    table: Mapping[str, str],
+    rate: float,
+    rng: np.random.Generator,
+    fn: Callable[[str], str],
+) -> str:
+    """Replace each word whose lower case is in ``table``, with probability ``rate``, by
+    ``fn(word)`` (one draw per listed word, none for the others)."""
+    words = [m for m in WORD_RE.finditer(text) if m.group(0).lower() in table]
+    if not words:
+        return text
+    chosen = np.flatnonzero(rng.random(len(words)) < rate).tolist()
+    return _splice(text, [words[k] for k in chosen], fn)
 
 
 def match_case(src: str, new: str) -> str:

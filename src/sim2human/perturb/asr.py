@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._words import invents_value, map_words, match_case, pick, say_digits
+from ._words import invents_value, match_case, pick, replace_some, say_digits
 
 _TEEN_TY = {
     "thirteen": "thirty",
@@ -111,11 +111,8 @@ def asr(text: str, severity: float, rng: np.random.Generator) -> str:
     (``1960`` -> ``nineteen sixty``) and may then be misheard (``nineteen sixteen``), listed
     words become their confusion (``fifteen`` -> ``fifty``, ``pain`` -> ``pane``), others lose
     their ending (``days`` -> ``day``)."""
-    rate = ASR_RATE * severity
 
     def one(word: str) -> str:
-        if rng.random() >= rate:
-            return word
         spoken = say_digits(word)
         if spoken is not None:
             words = spoken.split()
@@ -129,4 +126,4 @@ def asr(text: str, severity: float, rng: np.random.Generator) -> str:
         new = _drop_ending(word)
         return word if invents_value(word, new) else new
 
-    return map_words(text, one)
+    return replace_some(text, ASR_RATE * severity, rng, one)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._words import map_words, match_case, pick
+from ._words import match_case, pick, replace_listed
 
 OFF_TARGET = (
     "Oh, I thought you were asking about my insurance.",
@@ -102,9 +102,7 @@ def codeswitch(text: str, severity: float, rng: np.random.Generator) -> str:
     ``mi pecho``); other words are kept."""
 
     def one(word: str) -> str:
-        es = SPANISH.get(word.lower())
-        if es is None or rng.random() >= severity:
-            return word
+        es = SPANISH[word.lower()]
         return es if word == "I" else match_case(word, es)
 
-    return map_words(text, one)
+    return replace_listed(text, SPANISH, severity, rng, one)

@@ -44,14 +44,21 @@ def typos(text: str, severity: float, rng: np.random.Generator) -> str:
     """
     rate = TYPO_RATE * severity
     slips = rng.random(len(text)) < rate  # one draw per character: most words have no slip
-    if not slips.any():
+    at = np.flatnonzero(slips).tolist()
+    if not at:
         return text
     out: list[str] = []
-    end = 0
+    end = k = 0
     for m in WORD_RE.finditer(text):
-        word, at = m.group(0), m.start()
-        if slips[at : m.end()].any() and not any(ch.isdigit() for ch in word):
-            out += [text[end:at], _slip(word, slips[at : m.end()], rng)]
+        while k < len(at) and at[k] < m.start():  # a slip on a space or punctuation: none
+            k += 1
+        if k == len(at):
+            break
+        if at[k] >= m.end():
+            continue
+        word = m.group(0)
+        if not any(ch.isdigit() for ch in word):
+            out += [text[end : m.start()], _slip(word, slips[m.start() : m.end()], rng)]
             end = m.end()
     return "".join([*out, text[end:]])
 
@@ -92,27 +99,24 @@ def disfluency(text: str, severity: float, rng: np.random.Generator) -> str:
     """Fillers (``um``, ``uh``, ``like``), repeated words (``my my``) and self-corrections
     (``my, I mean, my``) inserted before words. Nothing is removed and no new content is said:
     a self-correction repeats the same word, never a different value."""
-    rate = DISFLUENCY_RATE * severity
     parts = re.split(r"(\s+)", text)
-    out: list[str] = []
-    first = True
-    for part in parts:
-        if not part or part.isspace():
-            out.append(part)
-            continue
-        if rng.random() < rate:
-            core = part.strip(".,;:!?\"'()")
-            kind = rng.random()
-            if kind < 0.6 or not core or any(ch.isdigit() for ch in core):
-                filler = pick(rng, _FILLERS)
-                out.append(f"{filler.capitalize()}, " if first else f"{filler}, ")
-            elif kind < 0.85:
-                out.append(f"{core} ")  # repetition: "my my"
-            else:
-                out.append(f"{core}, I mean, ")  # self-correction to the same word
-        out.append(part)
-        first = False
-    return "".join(out)
+    words = [i for i, part in enumerate(parts) if part and not part.isspace()]
+    if not words:
+        return text
+    chosen = np.flatnonzero(rng.random(len(words)) < DISFLUENCY_RATE * severity).tolist()
+    before = {words[k]: "" for k in chosen}
+    for i in before:  # one draw for the turn; the kind of slip only where there is one
+        part = parts[i]
+        core = part.strip(".,;:!?\"'()")
+        kind = rng.random()
+        if kind < 0.6 or not core or any(ch.isdigit() for ch in core):
+            filler = pick(rng, _FILLERS)
+            before[i] = f"{filler.capitalize()}, " if i == words[0] else f"{filler}, "
+        elif kind < 0.85:
+            before[i] = f"{core} "  # repetition: "my my"
+        else:
+            before[i] = f"{core}, I mean, "  # self-correction to the same word
+    return "".join(before.get(i, "") + part for i, part in enumerate(parts))
 
 
 # --- silence -------------------------------------------------------------------------------------

@@ -60,7 +60,8 @@ def train(
     satisfaction to the score trained on; it replaces the final potential (see judging)."""
     torch.manual_seed(seed)
     rng = np.random.default_rng([seed, 7])
-    optim = torch.optim.Adam(agent.net.parameters(), lr=cfg.lr, eps=1e-5)
+    # fused: one kernel per step instead of a dozen per parameter (a third of an update on CPU)
+    optim = torch.optim.Adam(agent.net.parameters(), lr=cfg.lr, eps=1e-5, fused=True)
     init_net = copy.deepcopy(agent.net).requires_grad_(False)
     probe: torch.Tensor | None = None
     history: list[UpdateStats] = []
@@ -109,12 +110,8 @@ def _collect(
     while live:
         observations = [convs[i].observe() for i in live]
         x = agent.featurise(observations)
-        with torch.no_grad():
-            xt = torch.from_numpy(x)
-            logits = agent.net.logits(xt)
-            actions = agent.sample(logits)
-            logps = log_prob(logits, actions)
-            values = agent.net.value(xt)
+        actions, logps = agent.decide(x)
+        values = agent.mirror.value(x)
         for k, i in enumerate(live):
             a = int(actions[k])
             convs[i].step(agent.turn(a, observations[k]))
@@ -139,11 +136,8 @@ def _collect_async(
 
     async def decide(owner: int, obs: Observation) -> AgentTurn:
         x = agent.featurise([obs])
-        with torch.no_grad():
-            xt = torch.from_numpy(x)
-            logits = agent.net.logits(xt)
-            action = agent.sample(logits)
-            logp, value = log_prob(logits, action), agent.net.value(xt)
+        action, logp = agent.decide(x)
+        value = agent.mirror.value(x)
         batch.obs.append(x[0])
         batch.actions.append(int(action[0]))
         batch.logps.append(float(logp[0]))
@@ -236,6 +230,7 @@ def _learn(
             loss.backward()  # type: ignore[no-untyped-call]
             grad = float(torch.nn.utils.clip_grad_norm_(agent.net.parameters(), cfg.max_grad_norm))
             optim.step()
+            agent.net.weights_changed()  # the fused step leaves the tensors' versions alone
             with torch.no_grad():
                 ent_value = float(ent)
                 kl = float(((ratio - 1) - (logp - old_logp[mb])).mean())

@@ -83,7 +83,7 @@ class HeldoutProbe:
 
     def evaluate(self, update: int, kl_init: float) -> dict[str, Any]:
         """Held-out proxy and gold now; saves a checkpoint named in the returned row."""
-        self.agent.generator.manual_seed(self.seed)
+        self.agent.reseed(self.seed)
         episodes = evaluate(
             self.agent,
             self.heldout,

@@ -137,7 +137,7 @@ class AgentPool:
             if isinstance(agent, LLMAgent):
                 return (await agent.act_async([obs]))[0]
             if isinstance(agent, PolicyAgent):
-                agent.generator.manual_seed(turn_seed)
+                agent.reseed(turn_seed)
             return agent.act([obs])[0]
 
         return decide

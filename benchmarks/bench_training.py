@@ -1,0 +1,100 @@
+"""Training throughput (episodes/s on one core), this checkout against a baseline, side by side.
+
+    .venv/bin/python benchmarks/bench_training.py [--baseline REF] [--episodes N] [--rounds K]
+        [--condition NAME]
+
+One sub-run of the quick demo (``examples/collapse.yaml``: by default the perturbation-trained
+ensemble, the slowest condition) trains for ``--episodes`` episodes: rollouts, PPO updates and
+the held-out curve, as ``sim2human study`` runs them, minus the final evaluation. The baseline is
+checked out into a temporary git worktree and run in a subprocess with the same script; rounds
+alternate between the sides and the best round of each is reported (noise on a shared machine
+only ever slows a round down). Wall time per sub-run is what the demo's 90 s target is made of:
+the demo runs 10 sub-runs on 2 cores.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+BASELINE = "4eafc12"
+"""main before the numpy policy mirror and the one-draw-per-turn perturbations."""
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def measure(config: Path, condition: str, episodes: int) -> dict[str, float]:
+    """Episodes per second of this interpreter's ``sim2human`` (whichever checkout is on the
+    path), after imports and worker start-up."""
+    import torch
+
+    torch.set_num_threads(1)
+    torch.optim.Adam([torch.zeros(1, requires_grad=True)])  # pay torch's lazy imports up front
+    from sim2human.agents.policy import PolicyAgent
+    from sim2human.experiments.condition import train_config
+    from sim2human.experiments.config import load_study
+    from sim2human.experiments.world import StudyWorld
+    from sim2human.train.ppo import train
+
+    cfg = load_study(config, quick=True)
+    cond = next(c for c in cfg.conditions if c.name == condition)
+    world = StudyWorld.build(cfg)
+    ppo = train_config(cfg, cond).model_copy(update={"episodes": episodes})
+    agent = PolicyAgent(world.scenario, seed=0)
+    started = time.perf_counter()
+    history = train(agent, world.sampler(cond, 0), world.scenario, ppo, 0, condition=condition)
+    wall = time.perf_counter() - started
+    return {"episodes_per_s": episodes / wall, "final_train_gold": history[-1].train_gold}
+
+
+def run_side(src: Path, condition: str, episodes: int) -> dict[str, float]:
+    env = {**os.environ, "PYTHONPATH": str(src), "OMP_NUM_THREADS": "1",
+           "OPENBLAS_NUM_THREADS": "1"}  # fmt: skip
+    config = src.parent / "examples" / "collapse.yaml"  # each side reads its own
+    cmd = [sys.executable, __file__, "--child", "--config", str(config), "--condition",
+           condition, "--episodes", str(episodes)]  # fmt: skip
+    done = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True, timeout=1800)
+    result: dict[str, float] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--baseline", default=BASELINE, help="git ref to compare against")
+    parser.add_argument("--condition", default="ensemble-randomized+perturb")
+    parser.add_argument("--episodes", type=int, default=1600)
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--config", type=Path, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        print(json.dumps(measure(args.config, args.condition, args.episodes)))
+        return
+    best: dict[str, float] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        base = Path(tmp) / "baseline"
+        subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", "-q", str(base),
+                        args.baseline], check=True)  # fmt: skip
+        try:
+            for _ in range(args.rounds):
+                for side, src in (("baseline", base / "src"), ("current", ROOT / "src")):
+                    rate = run_side(src, args.condition, args.episodes)["episodes_per_s"]
+                    best[side] = max(best.get(side, 0.0), rate)
+        finally:
+            subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(base)],
+                           check=False)  # fmt: skip
+    b, c = best["baseline"], best["current"]
+    print(f"{args.condition}: {args.episodes} training episodes on one core, best of "
+          f"{args.rounds} rounds")  # fmt: skip
+    print(f"{'baseline ' + args.baseline:>20}{'current':>12}{'ratio':>8}")
+    print(f"{b:>14,.1f} ep/s{c:>8,.1f} ep/s{c / b:>7.2f}x")
+    print(f"6,400 episodes: {6400 / b:.0f} s -> {6400 / c:.0f} s per sub-run")
+
+
+if __name__ == "__main__":
+    main()
