@@ -21,7 +21,12 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from sim2human.types import Episode
 
 BASELINE = "4eafc12"
 """main before the numpy policy mirror and the one-draw-per-turn perturbations."""
@@ -46,10 +51,18 @@ def measure(config: Path, condition: str, episodes: int) -> dict[str, float]:
     world = StudyWorld.build(cfg)
     ppo = train_config(cfg, cond).model_copy(update={"episodes": episodes})
     agent = PolicyAgent(world.scenario, seed=0)
+    turns = 0
+
+    def count(_: object, played: Sequence[Episode]) -> None:
+        nonlocal turns
+        turns += sum(len(e.turns) for e in played)
+
     started = time.perf_counter()
-    history = train(agent, world.sampler(cond, 0), world.scenario, ppo, 0, condition=condition)
+    train(
+        agent, world.sampler(cond, 0), world.scenario, ppo, 0, condition=condition, on_update=count
+    )
     wall = time.perf_counter() - started
-    return {"episodes_per_s": episodes / wall, "final_train_gold": history[-1].train_gold}
+    return {"episodes_per_s": episodes / wall, "turns_per_s": turns / wall}
 
 
 def run_side(src: Path, condition: str, episodes: int) -> dict[str, float]:
@@ -83,16 +96,18 @@ def main() -> None:
         try:
             for _ in range(args.rounds):
                 for side, src in (("baseline", base / "src"), ("current", ROOT / "src")):
-                    rate = run_side(src, args.condition, args.episodes)["episodes_per_s"]
-                    best[side] = max(best.get(side, 0.0), rate)
+                    for key, rate in run_side(src, args.condition, args.episodes).items():
+                        best[f"{side} {key}"] = max(best.get(f"{side} {key}", 0.0), rate)
         finally:
             subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(base)],
                            check=False)  # fmt: skip
-    b, c = best["baseline"], best["current"]
     print(f"{args.condition}: {args.episodes} training episodes on one core, best of "
           f"{args.rounds} rounds")  # fmt: skip
-    print(f"{'baseline ' + args.baseline:>20}{'current':>12}{'ratio':>8}")
-    print(f"{b:>14,.1f} ep/s{c:>8,.1f} ep/s{c / b:>7.2f}x")
+    print(f"{'':<14}{'baseline ' + args.baseline:>20}{'current':>12}{'ratio':>8}")
+    for key in ("episodes_per_s", "turns_per_s"):
+        b, c = best[f"baseline {key}"], best[f"current {key}"]
+        print(f"{key:<14}{b:>20,.1f}{c:>12,.1f}{c / b:>7.2f}x")
+    b, c = best["baseline episodes_per_s"], best["current episodes_per_s"]
     print(f"6,400 episodes: {6400 / b:.0f} s -> {6400 / c:.0f} s per sub-run")
 
 

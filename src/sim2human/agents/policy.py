@@ -1,9 +1,4 @@
-"""``policy``: a small torch network over the act inventory, trained in-process by ``train.py``.
-
-Rollouts run the network in numpy (``NumpyMirror``) rather than torch: for a 32-row batch through
-this tiny MLP, torch's per-operation dispatch costs several times the arithmetic, and rollouts
-call it once per turn of every batch. Training (autograd, Adam) stays in torch.
-"""
+"""``policy``: a small torch network over the act inventory, trained in-process by ``train.py``."""
 
 from __future__ import annotations
 
@@ -44,13 +39,6 @@ class PolicyNet(nn.Module):
 
         self.actor = trunk(n_acts, 0.01)
         self.critic = trunk(1, 1.0)
-        self.revision = 0
-        """Bumped by ``weights_changed``: what tells a ``NumpyMirror`` its copy is stale."""
-
-    def weights_changed(self) -> None:
-        """Call after updating the weights in place by a kernel that does not bump the tensors'
-        versions (fused optimisers); ordinary in-place updates are seen without it."""
-        self.revision += 1
 
     def logits(self, x: torch.Tensor) -> torch.Tensor:
         out: torch.Tensor = self.actor(x)
@@ -59,55 +47,6 @@ class PolicyNet(nn.Module):
     def value(self, x: torch.Tensor) -> torch.Tensor:
         out: torch.Tensor = self.critic(x)
         return out.squeeze(-1)
-
-
-class NumpyMirror:
-    """A ``PolicyNet``'s forward pass in numpy, its weights copied again whenever they have
-    changed: torch bumps a tensor's ``_version`` on ordinary in-place updates (``load_state_dict``,
-    unfused optimisers) and fused optimisers' callers bump ``PolicyNet.revision``."""
-
-    def __init__(self, net: PolicyNet) -> None:
-        self.net = net
-        self._versions: tuple[int, ...] = ()
-        self._actor: list[tuple[np.ndarray, np.ndarray]] = []
-        self._critic: list[tuple[np.ndarray, np.ndarray]] = []
-
-    def _sync(self) -> None:
-        versions = (self.net.revision, *(p._version for p in self.net.parameters()))
-        if versions != self._versions:
-
-            def layers(trunk: nn.Sequential) -> list[tuple[np.ndarray, np.ndarray]]:
-                return [
-                    (m.weight.detach().numpy().T.copy(), m.bias.detach().numpy().copy())
-                    for m in trunk
-                    if isinstance(m, nn.Linear)
-                ]
-
-            self._actor, self._critic = layers(self.net.actor), layers(self.net.critic)
-            self._versions = versions
-
-    def logits(self, x: np.ndarray) -> np.ndarray:
-        self._sync()
-        return _mlp(self._actor, x)
-
-    def value(self, x: np.ndarray) -> np.ndarray:
-        self._sync()
-        out: np.ndarray = _mlp(self._critic, x)[:, 0]
-        return out
-
-
-def _mlp(layers: list[tuple[np.ndarray, np.ndarray]], x: np.ndarray) -> np.ndarray:
-    for w, b in layers[:-1]:
-        x = np.tanh(x @ w + b)
-    w, b = layers[-1]
-    out: np.ndarray = x @ w + b
-    return out
-
-
-def log_softmax(logits: np.ndarray) -> np.ndarray:
-    shifted = logits - logits.max(-1, keepdims=True)
-    out: np.ndarray = shifted - np.log(np.exp(shifted).sum(-1, keepdims=True))
-    return out
 
 
 def log_prob(logits: torch.Tensor, actions: torch.Tensor) -> torch.Tensor:
@@ -134,7 +73,6 @@ class PolicyAgent:
                 torch.manual_seed(seed)
                 net = PolicyNet(self.featurise.size, len(self.acts))
         self.net = net
-        self.mirror = NumpyMirror(net)
         self.rng = np.random.default_rng(seed)
 
     def reseed(self, seed: int) -> None:
@@ -142,12 +80,20 @@ class PolicyAgent:
         self.rng = np.random.default_rng(seed)
 
     def decide(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Acts sampled for feature rows ``x`` and their log-probabilities."""
-        logp = log_softmax(self.mirror.logits(x))
+        """Acts sampled for feature rows ``x`` and their log-probabilities (sampled in numpy:
+        cheaper than torch's per-call dispatch for a batch this small)."""
+        with torch.inference_mode():
+            logp = torch.log_softmax(self.net.logits(torch.from_numpy(x)), -1).numpy()
         cdf = np.exp(logp).cumsum(-1)
         u = self.rng.random((len(x), 1)) * cdf[:, -1:]
         actions = np.minimum((cdf < u).sum(-1), logp.shape[-1] - 1)
         return actions, logp[np.arange(len(x)), actions]
+
+    def value(self, x: np.ndarray) -> np.ndarray:
+        """The critic's value of feature rows ``x``."""
+        with torch.inference_mode():
+            out: np.ndarray = self.net.value(torch.from_numpy(x)).numpy()
+        return out
 
     def act(self, observations: Sequence[Observation]) -> list[AgentTurn]:
         actions, _ = self.decide(self.featurise(observations))

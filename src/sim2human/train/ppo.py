@@ -111,7 +111,7 @@ def _collect(
         observations = [convs[i].observe() for i in live]
         x = agent.featurise(observations)
         actions, logps = agent.decide(x)
-        values = agent.mirror.value(x)
+        values = agent.value(x)
         for k, i in enumerate(live):
             a = int(actions[k])
             convs[i].step(agent.turn(a, observations[k]))
@@ -137,7 +137,7 @@ def _collect_async(
     async def decide(owner: int, obs: Observation) -> AgentTurn:
         x = agent.featurise([obs])
         action, logp = agent.decide(x)
-        value = agent.mirror.value(x)
+        value = agent.value(x)
         batch.obs.append(x[0])
         batch.actions.append(int(action[0]))
         batch.logps.append(float(logp[0]))
@@ -230,7 +230,6 @@ def _learn(
             loss.backward()  # type: ignore[no-untyped-call]
             grad = float(torch.nn.utils.clip_grad_norm_(agent.net.parameters(), cfg.max_grad_norm))
             optim.step()
-            agent.net.weights_changed()  # the fused step leaves the tensors' versions alone
             with torch.no_grad():
                 ent_value = float(ent)
                 kl = float(((ratio - 1) - (logp - old_logp[mb])).mean())
