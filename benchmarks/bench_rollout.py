@@ -14,16 +14,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import subprocess
-import sys
-import tempfile
 import time
-from pathlib import Path
+
+from sides import best_of, run_child
 
 BASELINE = "ffd52aa"
 """main before issue #10's rollout work."""
-ROOT = Path(__file__).resolve().parent.parent
 
 
 def measure(episodes: int) -> dict[str, float]:
@@ -59,14 +55,6 @@ def measure(episodes: int) -> dict[str, float]:
     return out
 
 
-def run_side(src: Path, episodes: int) -> dict[str, float]:
-    env = {**os.environ, "PYTHONPATH": str(src), "OMP_NUM_THREADS": "1"}
-    cmd = [sys.executable, __file__, "--child", "--episodes", str(episodes)]
-    done = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True, timeout=900)
-    result: dict[str, float] = json.loads(done.stdout.strip().splitlines()[-1])
-    return result
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--baseline", default=BASELINE, help="git ref to compare against")
@@ -77,19 +65,11 @@ def main() -> None:
     if args.child:
         print(json.dumps(measure(args.episodes)))
         return
-    with tempfile.TemporaryDirectory() as tmp:
-        base = Path(tmp) / "baseline"
-        subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", "-q", str(base),
-                        args.baseline], check=True)  # fmt: skip
-        try:
-            best: dict[str, dict[str, float]] = {"baseline": {}, "current": {}}
-            for _ in range(args.rounds):
-                for side, src in (("baseline", base / "src"), ("current", ROOT / "src")):
-                    for agent, rate in run_side(src, args.episodes).items():
-                        best[side][agent] = max(best[side].get(agent, 0.0), rate)
-        finally:
-            subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(base)],
-                           check=False)  # fmt: skip
+    best = best_of(
+        args.baseline,
+        args.rounds,
+        lambda src: run_child(__file__, src, ["--episodes", str(args.episodes)], 900),
+    )
     print(f"persona turns/s on one core, best of {args.rounds} rounds, {args.episodes} episodes")
     print(f"{'agent':<10}{'baseline ' + args.baseline:>20}{'current':>12}{'ratio':>8}")
     for agent in best["current"]:

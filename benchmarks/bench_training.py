@@ -16,21 +16,18 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import subprocess
-import sys
-import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from sides import best_of, run_child
 
 if TYPE_CHECKING:
     from sim2human.types import Episode
 
 BASELINE = "4eafc12"
 """main before the numpy policy mirror and the one-draw-per-turn perturbations."""
-ROOT = Path(__file__).resolve().parent.parent
 
 
 def measure(config: Path, condition: str, episodes: int) -> dict[str, float]:
@@ -65,17 +62,6 @@ def measure(config: Path, condition: str, episodes: int) -> dict[str, float]:
     return {"episodes_per_s": episodes / wall, "turns_per_s": turns / wall}
 
 
-def run_side(src: Path, condition: str, episodes: int) -> dict[str, float]:
-    env = {**os.environ, "PYTHONPATH": str(src), "OMP_NUM_THREADS": "1",
-           "OPENBLAS_NUM_THREADS": "1"}  # fmt: skip
-    config = src.parent / "examples" / "collapse.yaml"  # each side reads its own
-    cmd = [sys.executable, __file__, "--child", "--config", str(config), "--condition",
-           condition, "--episodes", str(episodes)]  # fmt: skip
-    done = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True, timeout=1800)
-    result: dict[str, float] = json.loads(done.stdout.strip().splitlines()[-1])
-    return result
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--baseline", default=BASELINE, help="git ref to compare against")
@@ -88,19 +74,15 @@ def main() -> None:
     if args.child:
         print(json.dumps(measure(args.config, args.condition, args.episodes)))
         return
-    best: dict[str, float] = {}
-    with tempfile.TemporaryDirectory() as tmp:
-        base = Path(tmp) / "baseline"
-        subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", "-q", str(base),
-                        args.baseline], check=True)  # fmt: skip
-        try:
-            for _ in range(args.rounds):
-                for side, src in (("baseline", base / "src"), ("current", ROOT / "src")):
-                    for key, rate in run_side(src, args.condition, args.episodes).items():
-                        best[f"{side} {key}"] = max(best.get(f"{side} {key}", 0.0), rate)
-        finally:
-            subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(base)],
-                           check=False)  # fmt: skip
+
+    def side(src: Path) -> dict[str, float]:
+        config = src.parent / "examples" / "collapse.yaml"  # each side reads its own
+        args_ = ["--config", str(config), "--condition", args.condition, "--episodes",
+                 str(args.episodes)]  # fmt: skip
+        return run_child(__file__, src, args_, 1800)
+
+    sides = best_of(args.baseline, args.rounds, side)
+    best = {f"{side} {k}": v for side, row in sides.items() for k, v in row.items()}
     print(f"{args.condition}: {args.episodes} training episodes on one core, best of "
           f"{args.rounds} rounds")  # fmt: skip
     print(f"{'':<14}{'baseline ' + args.baseline:>20}{'current':>12}{'ratio':>8}")

@@ -1,0 +1,50 @@
+"""Side-by-side measurement against a baseline commit, shared by the throughput benchmarks.
+
+The baseline is checked out into a temporary git worktree; each side runs the calling script's
+``--child`` mode in a subprocess with that side's ``src`` on the path, one thread, rounds
+alternating between the sides, and the best round of each kept (noise on a shared machine only
+ever slows a round down).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SINGLE_THREAD = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+
+
+def run_child(script: str, src: Path, args: list[str], timeout: float) -> dict[str, float]:
+    """``script --child ARGS`` with ``src`` on the path; its last stdout line as JSON."""
+    env = {**os.environ, "PYTHONPATH": str(src), **SINGLE_THREAD}
+    cmd = [sys.executable, script, "--child", *args]
+    done = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True, timeout=timeout)
+    result: dict[str, float] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
+def best_of(
+    baseline: str, rounds: int, measure: Callable[[Path], dict[str, float]]
+) -> dict[str, dict[str, float]]:
+    """``measure(src)`` for the baseline and this checkout, alternating for ``rounds`` rounds;
+    the best value of each key per side."""
+    best: dict[str, dict[str, float]] = {"baseline": {}, "current": {}}
+    with tempfile.TemporaryDirectory() as tmp:
+        base = Path(tmp) / "baseline"
+        subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", "-q", str(base),
+                        baseline], check=True)  # fmt: skip
+        try:
+            for _ in range(rounds):
+                for side, src in (("baseline", base / "src"), ("current", ROOT / "src")):
+                    for key, value in measure(src).items():
+                        best[side][key] = max(best[side].get(key, 0.0), value)
+        finally:
+            subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(base)],
+                           check=False)  # fmt: skip
+    return best
