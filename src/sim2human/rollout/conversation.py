@@ -162,6 +162,7 @@ class Conversation:
             scenario=self.scenario.name,
             simulator_id=j.spec.id,
             family=j.spec.family,
+            kind=j.spec.kind,
             split="heldout" if j.split == "heldout" else "train",
             seed=j.seed,
             turns=tuple(self.turns),

@@ -200,6 +200,7 @@ def human_episode(s: Session, rating: int, details: str, scenario: Scenario) -> 
         scenario=s.scenario,
         simulator_id=f"human:{s.id}",
         family="human",
+        kind="human",
         split="heldout",
         seed=s.seed,
         turns=as_turns(s.turns),
