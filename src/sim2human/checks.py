@@ -197,7 +197,9 @@ def _voice(s: Scenario) -> str | None:
     v = s.voice
     if not isinstance(v, Voice):
         return f"voice is a {type(v).__name__}, not a scenarios.voice.Voice"
-    said = {k: (x,) if isinstance(x, str) else x for k, x in vars(v.user).items()}
+    if v.user.opening_field not in (None, *s.fields):
+        return f"opening_field {v.user.opening_field!r} is not a field"
+    said = {k: (x,) if isinstance(x, str) else x for k, x in vars(v.user).items() if x is not None}
     if empty := [k for k, lines in said.items() if not lines or not all(lines)]:
         return f"empty user lines: {empty}"
     missing = [p for p in PROMPT_STYLES if v.role_play and p not in v.role_play.prompts]

@@ -156,6 +156,7 @@ _ASKS = {"size": "size", "topping": "topping", "mode": "delivery or pickup"}
 PIZZA_VOICE = Voice(
     user=UserLines(
         opening="Hi, I'd like to order a pizza.",
+        opening_field="size",
         closing="Thanks, bye.",
         hang_up="Forget it, I'll order somewhere else.",
         confused=("Sorry, what do you mean?",),

@@ -12,6 +12,7 @@ import asyncio
 from collections.abc import Sequence
 from dataclasses import replace
 
+from sim2human import seeding
 from sim2human.agents.base import AgentTurn, Observation
 from sim2human.errors import UsageError
 from sim2human.llm.client import ChatClient
@@ -67,7 +68,7 @@ class LLMAgent:
         return list(await asyncio.gather(*(self._one(o) for o in observations)))
 
     async def _one(self, obs: Observation) -> AgentTurn:
-        seed = None if self.temperature == 0 or self.seed is None else self.seed + obs.turn
+        seed = None if self.temperature == 0 or self.seed is None else self._seed(obs.turn)
         result = await self.client.chat(
             self.messages(obs),
             temperature=self.temperature,
@@ -75,6 +76,11 @@ class LLMAgent:
             seed=seed,
         )
         return AgentTurn(text=tidy_agent(result.text, self.voice))
+
+    def _seed(self, turn: int) -> int:
+        """The request seed at ``turn`` (endpoints take 31 bits)."""
+        assert self.seed is not None
+        return seeding.seed(self.seed, "llm-agent", turn, bits=31)
 
     def act(self, observations: Sequence[Observation]) -> list[AgentTurn]:
         """Blocking ``act_async`` for scripts; the rollout engine awaits ``act_async``."""

@@ -26,6 +26,8 @@ class UserLines:
 
     opening: str
     """The first line of the call, before any field."""
+    opening_field: str | None
+    """The field a forthcoming user adds to the opening line (None: none)."""
     closing: str
     """The reply to an agent's close."""
     hang_up: str

@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 from pydantic import Field, field_validator, model_validator
 
+from sim2human import seeding
 from sim2human.errors import UsageError
 from sim2human.llm.client import ChatClient, ChatResult
 from sim2human.perturb import compose
@@ -131,7 +132,7 @@ class LLMSimulator:
         if self.params.judge == "llm-turn":
             said = c.messages[-1]["content"]  # the reply as spoken, before any line noise
             prompt = turn_judge_prompt(self.role_play, self.name, agent_text, said)
-            c.ratings.append(await self._rate(prompt, c.seed + 7919 * turn))
+            c.ratings.append(await self._rate(prompt, c.seed, turn))
             c.score = sum(c.ratings) / len(c.ratings)
         self._rescore()
         return reply
@@ -174,7 +175,7 @@ class LLMSimulator:
             tags.append("confused")
         noise = self.spec.traits.noise
         if noise:
-            text = compose(text, noise, np.random.default_rng([c.seed, turn, 7]))
+            text = compose(text, noise, seeding.stream(c.seed, "llm-noise", turn))
         return UserTurn(text=text, tags=tuple(tags))
 
     async def _chat(self, messages: list[dict[str, str]], turn: int, attempt: int) -> ChatResult:
@@ -182,7 +183,7 @@ class LLMSimulator:
         prompts share a cache entry); any other temperature sends one derived from the call."""
         t = self.spec.traits.temperature
         temperature = max(t, RETRY_TEMPERATURE) if attempt else t
-        seed = None if temperature == 0 else (self.call.seed + 7919 * turn + attempt) % 2**31
+        seed = None if temperature == 0 else _api_seed(self.call.seed, "llm-reply", turn, attempt)
         result = await self.client.chat(
             messages,
             temperature=temperature,
@@ -219,10 +220,10 @@ class LLMSimulator:
         if self.params.judge == "persona":
             return self._rule.judge(episode)
         turns = [(t.speaker, t.text) for t in episode.turns]
-        judge_seed = self._call.seed if self._call is not None else episode.seed
-        return await self._rate(judge_prompt(self.role_play, self.name, turns), judge_seed)
+        call_seed = self._call.seed if self._call is not None else episode.seed
+        return await self._rate(judge_prompt(self.role_play, self.name, turns), call_seed, -1)
 
-    async def _rate(self, prompt: str, seed_base: int) -> float:
+    async def _rate(self, prompt: str, call_seed: int, turn: int) -> float:
         """The judge's 0-10 rating in [0, 1]; retried (hotter) while it gives no number."""
         messages = [
             {"role": "system", "content": self.role_play.judge_system},
@@ -231,7 +232,7 @@ class LLMSimulator:
         for attempt in range(self.params.guard_retries + 1):
             t = self.spec.traits.temperature
             temperature = max(t, RETRY_TEMPERATURE) if attempt else t
-            seed = None if temperature == 0 else (seed_base + 104729 + attempt) % 2**31
+            seed = None if temperature == 0 else _api_seed(call_seed, "llm-judge", turn, attempt)
             result = await self.client.chat(
                 messages, temperature=temperature, max_tokens=8, seed=seed
             )
@@ -245,6 +246,11 @@ class LLMSimulator:
 
     def diagnostics(self) -> dict[str, float]:
         return {k: float(v) for k, v in sorted(self._counts.items())}
+
+
+def _api_seed(call_seed: int, name: str, turn: int, attempt: int) -> int:
+    """A request's seed (endpoints take 31 bits) from the call's stream ``name``."""
+    return seeding.seed(call_seed, name, turn, attempt, bits=31)
 
 
 def build_llm_simulator(
@@ -307,11 +313,12 @@ class LLMMembers(Frozen):
         return self
 
     def draw(self, seed: int, pool: QuirkPool, split: str) -> tuple[SimulatorSpec, ...]:
-        """``members`` specs; member k takes family k mod n, prompt k mod m, and its temperature
-        and top_p uniformly from the ranges (all from ``seed``)."""
-        rng = np.random.default_rng([seed, 4242])
+        """``members`` specs; member k takes family k mod n, prompt k mod m, and its seed,
+        temperature and top_p (uniformly from the ranges) from stream ``llm-member`` at
+        (``split``, k) under ``seed``."""
         out = []
         for k in range(self.members):
+            rng = seeding.stream(seed, "llm-member", split, k)
             family = self.families[k % len(self.families)]
             prompt = self.prompts[k % len(self.prompts)]
             member_seed = int(rng.integers(2**31))

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from sim2human import seeding
 from sim2human.perturb import NoiseStream
 from sim2human.scenarios.base import AgentIntent, Scenario
 from sim2human.simulators.base import SimulatorSpec, UserTurn
@@ -111,15 +112,15 @@ class PersonaSimulator:
         t = self.spec.traits
         if t.temperature == 0:  # deterministic: the same conversation gets the same replies
             key = zlib.crc32(repr(sorted(profile.items())).encode())
-            rng = np.random.default_rng([self.spec.seed, key])
+            rng = seeding.stream(self.spec.seed, "same-call", key)
         noise_rng = np.random.default_rng(int(rng.integers(2**63)))
         noise = NoiseStream(t.noise, noise_rng) if t.noise else None
         self._call = _Call(profile=profile, rng=rng, noise=noise)
         text = self.lines.opening
         said: list[str] = []
-        if rng.random() < t.verbosity:
-            said.append("complaint")
-            text += " " + self._say("complaint")
+        if rng.random() < t.verbosity and (first := self.lines.opening_field) is not None:
+            said.append(first)
+            text += " " + self._say(first)
         return UserTurn(text=self._deliver(text, said, None))
 
     def reply(self, agent_text: str) -> UserTurn:

@@ -18,6 +18,7 @@ from sim2human.types import Value
 
 USER = UserLines(
     opening="Hi, I'd like to see a doctor.",
+    opening_field="complaint",
     closing="Okay, thank you. Bye.",
     hang_up="I don't have time for this. Goodbye.",
     confused=(
