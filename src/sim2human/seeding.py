@@ -14,6 +14,7 @@ The names in use (``STREAMS``) are listed so that a reader can find each stream'
 from __future__ import annotations
 
 import hashlib
+from functools import lru_cache
 from typing import Final
 
 import numpy as np
@@ -47,10 +48,13 @@ SEED_BITS: Final = 48
 collide in any study we can run, narrow enough to read in a member id."""
 
 
+@lru_cache(maxsize=4096)
+def _hash(text: str) -> int:
+    return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=16).digest(), "little")
+
+
 def _word(part: int | str) -> int:
-    if isinstance(part, str):
-        return int.from_bytes(hashlib.blake2b(part.encode(), digest_size=16).digest(), "little")
-    return int(part) % 2**64
+    return _hash(part) if isinstance(part, str) else int(part) % 2**64
 
 
 def sequence(root: int, name: str, *path: int | str) -> np.random.SeedSequence:
