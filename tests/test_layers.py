@@ -20,6 +20,7 @@ LAYERS: dict[str, int] = {
     "sim2human": 0,  # __init__: the curated public API is the one exception, checked below
     "sim2human.types": 0,
     "sim2human.errors": 0,
+    "sim2human.seeding": 0,
     "sim2human.store": 0,
     "sim2human.lock": 0,
     "sim2human.inputs": 0,

@@ -27,7 +27,9 @@ from sim2human.rollout.play import play
 from sim2human.samplers.build import Sampler
 from sim2human.samplers.feedback import BatchInfo, draw_level
 from sim2human.scenarios.base import ActKind, AgentIntent, Scenario, UserSignals
+from sim2human.scenarios.voice import Voice
 from sim2human.simulators.base import Simulator, SimulatorSpec, UserTurn
+from sim2human.simulators.llm_prompts import PROMPT_STYLES
 from sim2human.types import Episode, Outcome, Termination
 
 PROFILES = 8
@@ -92,6 +94,7 @@ def check_scenario(scenario: Scenario) -> CheckReport:
         ("interpret: rendered asks ask their field, closes close", _interpret),
         ("signals: a UserSignals", _signals),
         ("grade: the true record succeeds, an empty one fails", _grade),
+        ("voice: user lines said, every llm prompt style written", _voice),
     ]
     for name, check in checks:
         report.run(name, partial(check, scenario))
@@ -188,6 +191,19 @@ def _grade(s: Scenario) -> str | None:
     if not isinstance(right, Outcome) or not right.success:
         return f"the true record, call closed, does not succeed: {right!r}"
     return _expect(not empty.success, "an empty record succeeds")
+
+
+def _voice(s: Scenario) -> str | None:
+    v = s.voice
+    if not isinstance(v, Voice):
+        return f"voice is a {type(v).__name__}, not a scenarios.voice.Voice"
+    if v.user.opening_field not in (None, *s.fields):
+        return f"opening_field {v.user.opening_field!r} is not a field"
+    said = {k: (x,) if isinstance(x, str) else x for k, x in vars(v.user).items() if x is not None}
+    if empty := [k for k, lines in said.items() if not lines or not all(lines)]:
+        return f"empty user lines: {empty}"
+    missing = [p for p in PROMPT_STYLES if v.role_play and p not in v.role_play.prompts]
+    return _expect(not missing, f"role_play has no prompt for styles {missing}")
 
 
 # --------------------------------------------------------------------------------- simulator

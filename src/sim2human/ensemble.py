@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from sim2human import seeding
 from sim2human.errors import UsageError
 from sim2human.simulators.base import Family, QuirkPool, SimulatorSpec
 from sim2human.simulators.families import get_family
@@ -35,17 +36,20 @@ class Ensemble:
         members: Mapping[str, int] | None = None,
     ) -> Ensemble:
         """Draw ``members_per_family`` specs from each family (``members``: other counts for some
-        families, by name) with seeds derived from ``seed``."""
+        families, by name). Member k of a family has seed ``base + k``, ``base`` the seed of
+        stream ``member`` at the family's name: the same whichever other families the study
+        holds, whatever its split, distinct for every k (a ``replay`` member plays encounter
+        ``seed mod n``: consecutive seeds are distinct visits)."""
         if members_per_family < 1:
             raise UsageError("ensemble.members_per_family must be at least 1")
         tf = tuple(get_family(n) for n in train)
         hf = tuple(get_family(n) for n in heldout)
 
-        def draw(families: tuple[Family, ...], offset: int) -> tuple[SimulatorSpec, ...]:
+        def draw(families: tuple[Family, ...]) -> tuple[SimulatorSpec, ...]:
             return tuple(
-                f.sample(seed * 10_000 + offset + 100 * i + k, pool)
-                for i, f in enumerate(families)
+                f.sample(seeding.seed(seed, "member", f.name) + k, pool)
+                for f in families
                 for k in range((members or {}).get(f.name, members_per_family))
             )
 
-        return cls(draw(tf, 0), draw(hf, 5_000), tf, hf)
+        return cls(draw(tf), draw(hf), tf, hf)

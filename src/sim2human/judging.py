@@ -16,13 +16,13 @@ turn and the k judges' intermediate opinions add nothing to the return.
 
 from __future__ import annotations
 
-import zlib
 from collections.abc import Sequence
 from typing import Literal
 
 import numpy as np
 from pydantic import Field
 
+from sim2human import seeding
 from sim2human.errors import UsageError
 from sim2human.scenarios.base import Scenario
 from sim2human.simulators import build_simulator
@@ -77,9 +77,7 @@ class JudgePanel:
         pool = [m.id for m in self.members if m.id != episode.simulator_id]
         if not pool:
             raise UsageError("ensemble judging needs at least two members")
-        rng = np.random.default_rng(
-            [self.seed, episode.seed, zlib.crc32(episode.simulator_id.encode())]
-        )
+        rng = seeding.stream(self.seed, "judges", episode.seed, episode.simulator_id)
         picked = rng.choice(len(pool), size=min(self.k, len(pool)), replace=False)
         return [self._judges[pool[int(i)]].judge(episode) for i in sorted(picked)]
 

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from sim2human.scenarios.base import Act, AgentIntent, UserSignals, grade_record
+from sim2human.scenarios.voice import AgentVoice, UserLines, Voice
 from sim2human.simulators.base import SimulatorSpec, Traits, UserTurn
 from sim2human.types import Episode, Outcome, Profile, Record, Termination, Value
 
@@ -152,6 +153,29 @@ PIZZA: dict[str, tuple[str, ...]] = {
     "mode": ("delivery", "pickup"),
 }
 _ASKS = {"size": "size", "topping": "topping", "mode": "delivery or pickup"}
+PIZZA_VOICE = Voice(
+    user=UserLines(
+        opening="Hi, I'd like to order a pizza.",
+        opening_field="size",
+        closing="Thanks, bye.",
+        hang_up="Forget it, I'll order somewhere else.",
+        confused=("Sorry, what do you mean?",),
+        evasive=("I haven't decided yet.",),
+        small_talk=("Okay.", "Sure."),
+        tangents=("It's my brother's birthday today.",),
+        read_back_right="Yes, that's right.",
+        read_back_wrong="No, that's not right.",
+        trigger="Perfect! Here's my whole order: ",
+        canned="Great, thanks!",
+    ),
+    agent=AgentVoice(
+        system_prompt="You take pizza orders by phone. Ask for the size, the topping, and "
+        "delivery or pickup, one at a time; read the order back, then say goodbye.",
+        own_labels=("agent", "assistant"),
+        user_labels=("customer", "user"),
+    ),
+)
+"""The pizza order's words for persona users and an LLM agent (no ``role_play``: no LLM users)."""
 
 
 class TinyScenario:
@@ -159,6 +183,7 @@ class TinyScenario:
 
     name = "pizza"
     fields: tuple[str, ...] = tuple(PIZZA)
+    voice = PIZZA_VOICE
     acts: tuple[Act, ...] = (
         Act("greet", "greet", "Hello, thanks for calling Tiny Pizza!"),
         Act("ask_size", "ask", "What size would you like?", field="size"),

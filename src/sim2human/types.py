@@ -8,9 +8,9 @@ name the broken line of a corrupted run instead of failing somewhere downstream.
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 # A field value in canonical form: text, a number, yes/no, or a set of names (kept sorted).
 Value = str | int | bool | tuple[str, ...]
@@ -62,6 +62,9 @@ class Episode(Frozen):
     scenario: str
     simulator_id: str
     family: str
+    kind: str = "persona"
+    """Which simulator kind played the user: a row of ``simulators.KINDS`` (``persona``,
+    ``llm``, ``replay``, ``human`` ...)."""
     split: Literal["train", "heldout"]
     seed: int
     turns: tuple[Turn, ...]
@@ -81,6 +84,15 @@ class Episode(Frozen):
     """Counters from the simulator (an ``llm`` member's role-guard retries and failures, judge
     parse failures, tokens), for analysis; empty for ``persona`` members."""
 
+    @model_validator(mode="before")
+    @classmethod
+    def _kind_of_older_episodes(cls, data: Any) -> Any:
+        """Episodes stored before ``kind`` existed: the kind their family names (the families
+        there were then: ``llm:*``, ``aci-*`` replays, ``human``, ``human-replay``, persona)."""
+        if isinstance(data, dict) and "kind" not in data and "family" in data:
+            return {**data, "kind": legacy_kind(str(data["family"]))}
+        return data
+
     @property
     def agent_turns(self) -> list[Turn]:
         return [t for t in self.turns if t.speaker == "agent"]
@@ -88,3 +100,12 @@ class Episode(Frozen):
     @property
     def n_turns(self) -> int:
         return len(self.agent_turns)
+
+
+def legacy_kind(family: str) -> str:
+    """The simulator kind of an episode stored without one, from its family."""
+    if family.startswith("llm:"):
+        return "llm"
+    if family in ("human", "human-replay"):
+        return family
+    return "replay" if family.startswith("aci-") else "persona"

@@ -5,9 +5,18 @@ from __future__ import annotations
 import pytest
 
 from sim2human.scenarios.intake.scenario import IntakeScenario
+from sim2human.scenarios.intake.voice import ROLE_PLAY, fact
 from sim2human.simulators.base import Traits
 from sim2human.simulators.llm_guard import judge_prompt, out_of_role, parse_rating, tidy
-from sim2human.simulators.llm_prompts import PROMPTS, fact, manner, turn_message
+from sim2human.simulators.llm_prompts import PROMPT_STYLES, manner, system_prompt, turn_message
+
+GUARD = ROLE_PLAY.guard
+
+
+def prompt(style: str, traits: Traits | None = None) -> str:
+    fields = IntakeScenario.fields
+    return system_prompt(ROLE_PLAY, style, "Mary", PROFILE, fields, traits or Traits())
+
 
 PROFILE = {
     "complaint": "sore throat",
@@ -33,7 +42,7 @@ PROFILE = {
     ],
 )
 def test_tidy_repairs_formatting_only(raw: str, clean: str) -> None:
-    assert tidy(raw) == clean
+    assert tidy(raw, GUARD) == clean
 
 
 @pytest.mark.parametrize(
@@ -57,13 +66,15 @@ def test_tidy_repairs_formatting_only(raw: str, clean: str) -> None:
     ],
 )
 def test_out_of_role_names_the_drift(text: str, reason: str | None) -> None:
-    assert out_of_role(text) == reason
+    assert out_of_role(text, GUARD) == reason
 
 
 def test_copying_instructions_is_a_leak_but_repeating_facts_is_not() -> None:
-    system = PROMPTS["card"]("Mary", PROFILE, IntakeScenario.fields, Traits())
-    assert out_of_role("Mary, a caller on a clinic's intake line.", system) == "leaked_prompt"
-    assert out_of_role("My main problem is a sore throat, 6 out of 10.", system) is None
+    system = prompt("card")
+    assert out_of_role("Mary, a caller on a clinic's intake line.", GUARD, system) == (
+        "leaked_prompt"
+    )
+    assert out_of_role("My main problem is a sore throat, 6 out of 10.", GUARD, system) is None
 
 
 @pytest.mark.parametrize(
@@ -88,9 +99,10 @@ def test_parse_rating_is_robust(text: str, rating: float | None) -> None:
 
 def test_prompts_carry_every_fact_in_words_the_extractor_reads() -> None:
     scenario = IntakeScenario()
-    for name, build in PROMPTS.items():
-        prompt = build("Mary", PROFILE, scenario.fields, Traits())
-        assert "14 March 1962" in prompt and "ibuprofen and metformin" in prompt, name
+    assert set(ROLE_PLAY.prompts) == set(PROMPT_STYLES)
+    for name in PROMPT_STYLES:
+        text = prompt(name)
+        assert "14 March 1962" in text and "ibuprofen and metformin" in text, name
     # What the prompt says, the extractor reads back as the profile's value.
     for field in scenario.fields:
         said = f"My {field}: {fact(field, PROFILE[field])}."
@@ -100,22 +112,23 @@ def test_prompts_carry_every_fact_in_words_the_extractor_reads() -> None:
 
 
 def test_prompt_templates_differ_and_manner_follows_traits() -> None:
-    built = {n: b("Mary", PROFILE, IntakeScenario.fields, Traits()) for n, b in PROMPTS.items()}
-    assert len(set(built.values())) == len(PROMPTS)
-    terse = manner(Traits(verbosity=0.1, cooperativeness=0.5, emotion="irritated"))
-    chatty = manner(Traits(verbosity=0.7, emotion="anxious", jargon_confusion=0.6))
+    built = {n: prompt(n) for n in PROMPT_STYLES}
+    assert len(set(built.values())) == len(PROMPT_STYLES)
+    terse = manner(ROLE_PLAY, Traits(verbosity=0.1, cooperativeness=0.5, emotion="irritated"))
+    chatty = manner(ROLE_PLAY, Traits(verbosity=0.7, emotion="anxious", jargon_confusion=0.6))
     assert "one short sentence" in terse and "guarded" in terse and "short-tempered" in terse
     assert "like to chat" in chatty and "worried" in chatty and "do not understand" in chatty
 
 
 def test_turn_message_reminds_only_the_asked_facts() -> None:
-    msg = turn_message("Can I have your date of birth?", ("dob",), PROFILE)
+    msg = turn_message(ROLE_PLAY, "Can I have your date of birth?", ("dob",), PROFILE)
     assert "14 March 1962" in msg and "metformin" not in msg
-    assert turn_message("You're in good hands.", (), PROFILE) == "Nurse: You're in good hands."
+    plain = turn_message(ROLE_PLAY, "You're in good hands.", (), PROFILE)
+    assert plain == "Nurse: You're in good hands."
 
 
 def test_judge_prompt_shows_the_last_turns_and_asks_for_a_number() -> None:
     turns = [("agent", f"question {i}") for i in range(30)]
-    prompt = judge_prompt("Mary", turns)
-    assert "question 29" in prompt and "question 0\n" not in prompt
-    assert "from 0" in prompt and "10" in prompt
+    text = judge_prompt(ROLE_PLAY, "Mary", turns)
+    assert "question 29" in text and "question 0\n" not in text
+    assert "from 0" in text and "10" in text

@@ -22,10 +22,10 @@ from sim2human.rollout.conversation import MAX_TURNS, job_profile
 from sim2human.rollout.evaluate import eval_jobs, evaluate
 from sim2human.rollout.play_async import play_async
 from sim2human.scenarios.intake.scenario import IntakeScenario
+from sim2human.scenarios.intake.voice import ROLE_PLAY
 from sim2human.simulators.base import QuirkPool, SimulatorSpec
 from sim2human.simulators.families import get_family
 from sim2human.simulators.llm import JUDGE_FALLBACK, LLMMembers, llm_spec
-from sim2human.simulators.llm_guard import JUDGE_SYSTEM
 from sim2human.testing import FakeOpenAI, Reply, completion
 from sim2human.types import Episode, Termination
 
@@ -43,7 +43,7 @@ def say(text: str) -> Reply:
 
 
 def is_judge(body: dict[str, Any]) -> bool:
-    return bool(body["messages"][0]["content"] == JUDGE_SYSTEM)
+    return bool(body["messages"][0]["content"] == ROLE_PLAY.judge_system)
 
 
 @pytest.fixture

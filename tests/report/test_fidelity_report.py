@@ -25,8 +25,8 @@ __all__ = ["aci_env"]
 
 
 def test_fidelity_command_measures_every_family_and_the_human_reference(tmp_path: Path) -> None:
-    run = write_sub_run(tmp_path / "run", exploit=False, per_member=2)
-    code = main(["fidelity", str(run), "--embedder", "lexical", "--cap", "40"])
+    run = write_sub_run(tmp_path / "run", exploit=False, per_member=6)
+    code = main(["fidelity", str(run), "--embedder", "lexical", "--cap", "80"])
     assert code == 0
     stored = json.loads((run / fidelity.FIDELITY_JSON).read_text())
     families = [r["family"] for r in stored["rows"]]
@@ -34,7 +34,8 @@ def test_fidelity_command_measures_every_family_and_the_human_reference(tmp_path
     assert stored["embedder"].startswith("lexical") and stored["human_encounters"] > 100
     human = stored["rows"][0]
     # the lexical embedder on a small run: at least one family is told from people more easily
-    # than two halves of the corpus are told apart
+    # than two halves of the corpus are told apart (2 episodes a member and 40 turns were too
+    # few: every AUC sat at chance, and which was highest was the luck of the seeds)
     assert human["auc"] < max(r["auc"] for r in stored["rows"][1:])
     assert "## Fidelity to human speech" in (run / "fidelity.md").read_text()
 

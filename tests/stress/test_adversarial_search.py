@@ -68,7 +68,7 @@ def test_search_breaks_the_scripted_agent_with_silence() -> None:
         population=2,
         bisect_steps=3,
         chunk_episodes=8,
-        max_chunks=2,
+        max_chunks=4,  # enough episodes for the Wilson test to decide below the full mix
         confirm_episodes=8,
     )
     r = search(ScriptedAgent(SCENARIO), MEMBERS, SCENARIO, cfg, max_turns=MAX_TURNS)

@@ -11,7 +11,7 @@ from sim2human.agents.scripted import ScriptedAgent
 from sim2human.ensemble import Ensemble
 from sim2human.errors import UsageError
 from sim2human.rollout.conversation import MAX_TURNS
-from sim2human.rollout.evaluate import evaluate
+from sim2human.rollout.evaluate import episode_seed, evaluate
 from sim2human.scenarios.intake.scenario import IntakeScenario
 from sim2human.simulators.base import QuirkPool
 from sim2human.stress.sweep import (
@@ -107,6 +107,6 @@ def test_sweep_clean_point_is_the_evaluation_and_is_deterministic() -> None:
     assert got == sweep(agent, members, SCENARIO, plan, max_turns=MAX_TURNS)
     evals = evaluate(agent, members, SCENARIO, split="heldout", per_member=3, max_turns=MAX_TURNS)
     order = {(e.simulator_id, e.seed): float(e.gold.success) for e in evals}
-    assert got[CLEAN] == [order[(m.id, 1_000_000 + k)] for m in members for k in range(3)]
+    assert got[CLEAN] == [order[(m.id, episode_seed(k))] for m in members for k in range(3)]
     assert sum(got[CLEAN]) > 0
     assert got["silence@1"] == [0.0] * 6  # a caller who never speaks cannot be taken in

@@ -6,6 +6,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
+import numpy as np
+
 from sim2human.scenarios.base import UserSignals
 from sim2human.types import Record
 
@@ -50,6 +52,22 @@ class Agent(Protocol):
 
     def act(self, observations: Sequence[Observation]) -> list[AgentTurn]:
         """Next turns for a batch of conversations (batched: policies run one forward pass)."""
+        ...
+
+
+@runtime_checkable
+class SamplingAgent(Protocol):
+    """An agent whose turns are random draws, which can take each conversation's own generator:
+    then an episode's draws depend on its own job only, never on which other conversations
+    share its batch (so leaving a family out of an evaluation moves no other family's episodes).
+    """
+
+    name: str
+
+    def act_each(
+        self, observations: Sequence[Observation], rngs: Sequence[np.random.Generator]
+    ) -> list[AgentTurn]:
+        """``act``, the turn for ``observations[i]`` drawn from ``rngs[i]``."""
         ...
 
 

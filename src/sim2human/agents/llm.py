@@ -9,26 +9,29 @@ that fails after its retries ends that episode as an error with the reason; the 
 from __future__ import annotations
 
 import asyncio
-import re
 from collections.abc import Sequence
+from dataclasses import replace
 
+from sim2human import seeding
 from sim2human.agents.base import AgentTurn, Observation
 from sim2human.errors import UsageError
 from sim2human.llm.client import ChatClient
 from sim2human.scenarios.base import Scenario
+from sim2human.scenarios.voice import AgentVoice
 
-SYSTEM_PROMPTS = {
-    "intake": (
-        "You are a friendly nurse on a clinic's phone intake line. Collect from the caller: "
-        "their main problem, when it started, how bad it is out of 10, the medicines they take, "
-        "their allergies, any long-term conditions, whether they have chest pain or trouble "
-        "breathing, and their date of birth. Ask one short, plain question at a time. When you "
-        "have everything, read it back, then thank them and say goodbye."
-    ),
-}
-"""A system prompt per scenario name: the deployed prompt a user would replace with their own."""
-_LABEL = re.compile(r"^\s*(?:nurse|agent|assistant)\s*:\s*", re.IGNORECASE)
-_NEXT_SPEAKER = re.compile(r"\n+\s*(?:caller|patient|user)\s*:", re.IGNORECASE)
+
+def agent_voice(scenario: Scenario, system_prompt: str | None = None) -> AgentVoice:
+    """The scenario's words for an LLM agent: its default system prompt (the deployed prompt a
+    user would replace with their own) and speaker labels; ``system_prompt`` replaces the
+    default (and stands in for a scenario that has none, with plain chat labels)."""
+    voice = scenario.voice.agent
+    if voice is None:
+        if system_prompt is None:
+            raise UsageError(f"no default LLM agent prompt for scenario {scenario.name!r}")
+        return AgentVoice(system_prompt, own_labels=("agent", "assistant"), user_labels=("user",))
+    if system_prompt is not None:
+        return replace(voice, system_prompt=system_prompt)
+    return voice
 
 
 class LLMAgent:
@@ -46,13 +49,10 @@ class LLMAgent:
         max_tokens: int = 64,
         seed: int | None = None,
     ) -> None:
-        if system_prompt is None:
-            if scenario.name not in SYSTEM_PROMPTS:
-                raise UsageError(f"no default LLM agent prompt for scenario {scenario.name!r}")
-            system_prompt = SYSTEM_PROMPTS[scenario.name]
+        self.voice = agent_voice(scenario, system_prompt)
         self.scenario = scenario
         self.client = client
-        self.system_prompt = system_prompt
+        self.system_prompt = self.voice.system_prompt
         self.temperature = temperature
         self.max_tokens = max_tokens
         self.seed = seed
@@ -68,24 +68,29 @@ class LLMAgent:
         return list(await asyncio.gather(*(self._one(o) for o in observations)))
 
     async def _one(self, obs: Observation) -> AgentTurn:
-        seed = None if self.temperature == 0 or self.seed is None else self.seed + obs.turn
+        seed = None if self.temperature == 0 or self.seed is None else self._seed(obs.turn)
         result = await self.client.chat(
             self.messages(obs),
             temperature=self.temperature,
             max_tokens=self.max_tokens,
             seed=seed,
         )
-        return AgentTurn(text=tidy_agent(result.text))
+        return AgentTurn(text=tidy_agent(result.text, self.voice))
+
+    def _seed(self, turn: int) -> int:
+        """The request seed at ``turn`` (endpoints take 31 bits)."""
+        assert self.seed is not None
+        return seeding.seed(self.seed, "llm-agent", turn, bits=31)
 
     def act(self, observations: Sequence[Observation]) -> list[AgentTurn]:
         """Blocking ``act_async`` for scripts; the rollout engine awaits ``act_async``."""
         return asyncio.run(self.act_async(observations))
 
 
-def tidy_agent(text: str) -> str:
-    """Drop a speaker label and anything the model wrote for the caller after its own turn."""
-    out = _LABEL.sub("", text.strip(), count=1)
-    cut = _NEXT_SPEAKER.search(out)
+def tidy_agent(text: str, voice: AgentVoice) -> str:
+    """Drop a speaker label and anything the model wrote for the user after its own turn."""
+    out = voice.own_label.sub("", text.strip(), count=1)
+    cut = voice.next_speaker.search(out)
     if cut is not None:
         out = out[: cut.start()]
     return out.strip() or "..."

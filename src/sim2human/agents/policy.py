@@ -59,6 +59,15 @@ def entropy(logits: torch.Tensor) -> torch.Tensor:
     return -(logp.exp() * logp).sum(-1)
 
 
+def sample_each(logits: torch.Tensor, rngs: Sequence[np.random.Generator]) -> np.ndarray:
+    """One index per row of categorical ``logits``, row i by inverse CDF on a uniform from
+    ``rngs[i]``: no row's draw depends on the others."""
+    cdf = torch.softmax(logits.double(), -1).cumsum(-1).numpy()
+    u = np.fromiter((r.random() for r in rngs), float, len(rngs)) * cdf[:, -1]
+    picked: np.ndarray = np.minimum((cdf <= u[:, None]).sum(-1), cdf.shape[1] - 1)
+    return picked
+
+
 class PolicyAgent:
     """Samples acts from a ``PolicyNet`` for a batch of observations."""
 
@@ -98,6 +107,15 @@ class PolicyAgent:
     def act(self, observations: Sequence[Observation]) -> list[AgentTurn]:
         actions, _ = self.decide(self.featurise(observations))
         return [self.turn(int(i), o) for i, o in zip(actions, observations, strict=True)]
+
+    def act_each(
+        self, observations: Sequence[Observation], rngs: Sequence[np.random.Generator]
+    ) -> list[AgentTurn]:
+        """``act`` with each conversation's own generator (``agents.base.SamplingAgent``)."""
+        with torch.no_grad():
+            logits = self.net.logits(torch.from_numpy(self.featurise(observations)))
+        idx = sample_each(logits, rngs)
+        return [self.turn(int(i), o) for i, o in zip(idx, observations, strict=True)]
 
     def turn(self, index: int, obs: Observation) -> AgentTurn:
         act = self.acts[index]

@@ -16,6 +16,7 @@ import numpy as np
 import typer
 from rich.console import Console
 
+from sim2human import seeding
 from sim2human.errors import ModelUnavailableError, UsageError
 
 human_app = typer.Typer(no_args_is_help=True, help=__doc__)
@@ -147,7 +148,7 @@ def play(
             job,
             scenario,
             sim,
-            lambda _, obs: decide(obs, job.seed * 1000 + next(counter)),
+            lambda _, obs: decide(obs, seeding.seed(job.seed, "agent-turn", next(counter))),
             pool.max_turns,
         )
     )

@@ -13,7 +13,7 @@ from sim2human.experiments.condition import CURVE_LOG, train_config
 from sim2human.experiments.config import StudyConfig
 from sim2human.metrics.outcomes import Estimate, cluster_bootstrap
 from sim2human.metrics.robustness import curve_mean, episodes_to_reach, worst_decile_estimate
-from sim2human.simulators.replay import REPLAY_FAMILIES, reply_shares
+from sim2human.simulators.replay import reply_shares
 from sim2human.store import (
     EPISODES,
     SUMMARY,
@@ -40,9 +40,7 @@ def aggregate(cfg: StudyConfig, root: Path, wall_seconds: float) -> dict[str, An
         row = _condition_row(condition.name, cfg, by_seed, summaries)
         row["episodes_trained"] = train_config(cfg, condition).episodes
         row["sampler"] = condition.sampler
-        programmatic = {
-            s: [e for e in eps if e.family not in REPLAY_FAMILIES] for s, eps in by_seed.items()
-        }
+        programmatic = {s: [e for e in eps if e.kind != "replay"] for s, eps in by_seed.items()}
         w = worst_decile_estimate(programmatic, n_boot=cfg.eval.bootstrap)
         row["heldout_worst_decile"] = {"mean": w.mean, "ci": list(w.ci), "n": w.n}
         row["heldout_curve"] = [list(p) for p in curve_mean(curves)] if all(curves) else []
@@ -105,9 +103,7 @@ def _condition_row(
 
     def est(split: str, metric: Callable[[Episode], float]) -> dict[str, Any]:
         # real patients (replay families) have their own column: real_patient_rows
-        pairs = [
-            (seed, e) for seed, e in tagged if e.split == split and e.family not in REPLAY_FAMILIES
-        ]
+        pairs = [(seed, e) for seed, e in tagged if e.split == split and e.kind != "replay"]
         r: Estimate = cluster_bootstrap(
             [metric(e) for _, e in pairs], [seed for seed, _ in pairs], n_boot=cfg.eval.bootstrap
         )
@@ -117,9 +113,9 @@ def _condition_row(
     trained = [e for _, e in tagged if e.split == "train"]
     families = sorted({e.family for e in held})
     extra: dict[str, Any] = {}
-    if any(e.family.startswith("llm:") for e in held):
+    if any(e.kind == "llm" for e in held):
         extra = llm_rows(tagged, cfg.eval.bootstrap)
-    if any(e.family in REPLAY_FAMILIES for e in held):
+    if any(e.kind == "replay" for e in held):
         extra |= real_patient_rows(tagged, cfg.eval.bootstrap)
     return {
         **extra,
@@ -146,15 +142,11 @@ def real_patient_rows(tagged: Sequence[tuple[int, Episode]], n_boot: int) -> dic
     """Held-out results on real patients (``replay`` families) and on the programmatic rest."""
 
     def est(real: bool, metric: Callable[[Episode], float]) -> dict[str, Any]:
-        pairs = [
-            (s, e)
-            for s, e in tagged
-            if e.split == "heldout" and (e.family in REPLAY_FAMILIES) == real
-        ]
+        pairs = [(s, e) for s, e in tagged if e.split == "heldout" and (e.kind == "replay") == real]
         r = cluster_bootstrap([metric(e) for _, e in pairs], [s for s, _ in pairs], n_boot=n_boot)
         return {"mean": r.mean, "ci": list(r.ci), "n": r.n}
 
-    real = [e for _, e in tagged if e.split == "heldout" and e.family in REPLAY_FAMILIES]
+    real = [e for _, e in tagged if e.split == "heldout" and e.kind == "replay"]
     return {
         "heldout_gold_real": est(True, lambda e: float(e.gold.success)),
         "heldout_fields_real": est(True, lambda e: e.gold.field_accuracy),
@@ -173,7 +165,7 @@ def llm_rows(tagged: Sequence[tuple[int, Episode]], n_boot: int) -> dict[str, An
         return {"mean": r.mean, "ci": list(r.ci), "n": r.n}
 
     def is_llm(e: Episode) -> bool:
-        return e.family.startswith("llm:")
+        return e.kind == "llm"
 
     llm_eps = [e for _, e in tagged if is_llm(e)]
     replies = sum(e.diagnostics.get("replies", 0.0) for e in llm_eps)

@@ -8,7 +8,6 @@ aggregates what they stored.
 from __future__ import annotations
 
 import time
-import zlib
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -16,6 +15,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from sim2human import seeding
 from sim2human.agents.policy import PolicyAgent
 from sim2human.agents.scripted import ScriptedAgent
 from sim2human.experiments.config import Condition, StudyConfig
@@ -62,7 +62,8 @@ def train_config(cfg: StudyConfig, condition: Condition) -> PPOConfig:
 
 
 def sub_run_seed(condition: str, seed: int) -> int:
-    return int(np.random.SeedSequence([seed, zlib.crc32(condition.encode())]).generate_state(1)[0])
+    """The seed of one condition's sub-run (32 bits: it is shown in ``config.json``)."""
+    return seeding.seed(seed, "sub-run", condition, bits=32)
 
 
 class _Recording:

@@ -30,8 +30,8 @@ SamplerName = Literal["fixed", "uniform", "randomized", "must", "plr", "evolve"]
 MAX_SEED = 2**32 - 1
 """numpy's SeedSequence takes any non-negative int; 32 bits is plenty and keeps ids readable."""
 Seed = Annotated[int, Field(ge=0, le=MAX_SEED)]
-MAX_MEMBERS_PER_FAMILY = 100
-"""Member seeds are drawn as ``100 * family + k`` (``ensemble.py``): more would collide."""
+MAX_MEMBERS_PER_FAMILY = 10_000
+"""A bound on work only: member seeds are named streams (``seeding``), which do not collide."""
 MAX_EPISODES = 10_000_000
 MAX_BATCH = 100_000
 MAX_PER_MEMBER = 10_000

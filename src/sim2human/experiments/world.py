@@ -59,9 +59,9 @@ class StudyWorld:
         llm_train: tuple[SimulatorSpec, ...] = ()
         if e.llm is not None:
             if e.llm.train is not None:
-                llm_train = e.llm.train.draw(e.seed * 10_000 + 7_000, pool, "train")
+                llm_train = e.llm.train.draw(e.seed, pool, "train")
             if e.llm.heldout is not None:
-                held = e.llm.heldout.draw(e.seed * 10_000 + 8_000, pool, "heldout")
+                held = e.llm.heldout.draw(e.seed, pool, "heldout")
                 ensemble = replace(ensemble, heldout=ensemble.heldout + held)
         if (hr := e.human_replay) is not None:
             extra = hr.draw(scenario)

@@ -7,18 +7,26 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from sim2human.agents.llm import SYSTEM_PROMPTS
 from sim2human.errors import UsageError
+from sim2human.scenarios.catalog import SCENARIOS
 from sim2human.types import Episode, Turn
 
 Message = dict[str, str]
 
 
+def default_prompt(scenario: str) -> str | None:
+    """The default agent system prompt of a scenario (the one ``eval-agent`` uses), if any."""
+    factory = SCENARIOS.get(scenario)
+    agent = factory().voice.agent if factory is not None else None
+    return agent.system_prompt if agent is not None else None
+
+
 def system_prompt(scenario: str) -> str:
-    """The default agent system prompt of a scenario (the one ``eval-agent`` uses)."""
-    if scenario not in SYSTEM_PROMPTS:
+    """The default agent system prompt of a scenario, or a clear error if it has none."""
+    prompt = default_prompt(scenario)
+    if prompt is None:
         raise UsageError(f"no default agent system prompt for scenario {scenario!r}")
-    return SYSTEM_PROMPTS[scenario]
+    return prompt
 
 
 def messages(turns: Iterable[Turn], system: str | None) -> list[Message]:
@@ -28,19 +36,11 @@ def messages(turns: Iterable[Turn], system: str | None) -> list[Message]:
     return out
 
 
-def kind(e: Episode) -> str:
-    """The member's simulator kind (``persona``, ``llm`` ...)."""
-    stored = getattr(e, "kind", None)  # Episode.kind is coming; until then read the family
-    if isinstance(stored, str):
-        return stored
-    return "llm" if e.family.startswith("llm:") else "persona"
-
-
 def labels(e: Episode) -> dict[str, Any]:
     """Everything besides the messages a training pipeline may filter or weight on."""
     return {
         "id": e.id, "scenario": e.scenario, "member": e.simulator_id, "family": e.family,
-        "kind": kind(e), "split": e.split, "seed": e.seed, "condition": e.condition,
+        "kind": e.kind, "split": e.split, "seed": e.seed, "condition": e.condition,
         "phase": e.phase, "proxy": e.proxy, "gold": float(e.gold.success),
         "gold_fields": e.gold.field_accuracy, "termination": str(e.termination),
     }  # fmt: skip
@@ -48,5 +48,5 @@ def labels(e: Episode) -> dict[str, Any]:
 
 def chat_row(e: Episode, system: str | None = None) -> dict[str, Any]:
     """One episode as ``{"messages": [...], **labels}``."""
-    prompt = system if system is not None else SYSTEM_PROMPTS.get(e.scenario)
+    prompt = system if system is not None else default_prompt(e.scenario)
     return {"messages": messages(e.turns, prompt), **labels(e)}

@@ -13,10 +13,11 @@ from typing import Any
 
 import numpy as np
 
+from sim2human import seeding
 from sim2human.errors import UsageError
 from sim2human.integrations.chat import system_prompt
 from sim2human.integrations.population import Population, Split, check_split
-from sim2human.rollout.evaluate import EVAL_SEED_BASE
+from sim2human.rollout.evaluate import episode_seed
 from sim2human.simulators.base import SimulatorSpec
 
 TOOL_HINT = (
@@ -56,7 +57,7 @@ def draw_rows(
     """``n`` rows drawn now (fixed and uniform samplers; adaptive ones want ``iter_rows``)."""
     if n < 1:
         raise UsageError(f"need at least one row, not {n}")
-    rows = iter_rows(pop, np.random.default_rng([seed, 11]), split, tools=tools)
+    rows = iter_rows(pop, seeding.stream(seed, "rows"), split, tools=tools)
     return [next(rows) for _ in range(n)]
 
 
@@ -64,5 +65,5 @@ def eval_rows(
     pop: Population, split: Split = "heldout", per_member: int = 4, *, tools: bool = True
 ) -> list[dict[str, Any]]:
     """Every member of ``split`` on the study's evaluation seeds (as ``sim2human study``)."""
-    return [row(pop, s, EVAL_SEED_BASE + k, split, tools=tools)
+    return [row(pop, s, episode_seed(k), split, tools=tools)
             for s in pop.members(split) for k in range(per_member)]  # fmt: skip

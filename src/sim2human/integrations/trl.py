@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from sim2human import seeding
 from sim2human.agents.base import AgentTurn
 from sim2human.integrations._extra import require
 from sim2human.integrations.population import Population, Split
@@ -171,7 +172,7 @@ def grpo_dataset(
         return datasets.Dataset.from_list(draw_rows(pop, n, split=split, seed=seed))
 
     def rows() -> Any:
-        yield from iter_rows(pop, np.random.default_rng([seed, 11]), split)
+        yield from iter_rows(pop, seeding.stream(seed, "rows"), split)
 
     return datasets.IterableDataset.from_generator(rows)
 

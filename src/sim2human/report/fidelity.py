@@ -30,7 +30,7 @@ from sim2human.metrics.embeddings import Embedder, embed
 from sim2human.metrics.fidelity import FidelityRow, fidelity_row
 from sim2human.report.format import num
 from sim2human.scenarios.intake.scenario import IntakeScenario
-from sim2human.simulators.replay import REPLAY_FAMILIES, reply_shares
+from sim2human.simulators.replay import reply_shares
 from sim2human.types import Episode
 
 HUMAN = "human (other half)"
@@ -84,9 +84,7 @@ def measure(
     seed: int = 0,
 ) -> Fidelity:
     """The fidelity table for the families of ``episodes`` (see the module docstring)."""
-    played = {
-        e.simulator_id.removeprefix(f"{e.family}-") for e in episodes if e.family in REPLAY_FAMILIES
-    }
+    played = {e.simulator_id.removeprefix(f"{e.family}-") for e in episodes if e.kind == "replay"}
     ref, other, n_enc = human_halves(played, data)
     rng = np.random.default_rng(seed)
 
@@ -118,7 +116,7 @@ def measure(
             rows.append(fidelity_row(family, texts, ref, emb, ref_emb, reads_value, seed))
     shares = {
         f: reply_shares([e for e in episodes if e.family == f])
-        for f in sorted({e.family for e in episodes} & set(REPLAY_FAMILIES))
+        for f in sorted({e.family for e in episodes if e.kind == "replay"})
     }
     return Fidelity(rows=rows, embedder=name, cap=cap, human_encounters=n_enc, replay_shares=shares)
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from sim2human import seeding
 from sim2human.agents.scripted import ScriptedAgent
 from sim2human.rollout.conversation import Job
 from sim2human.rollout.play import play
@@ -35,7 +36,9 @@ def solvable(
     wins = played = 0
     while played < episodes and wins < need and wins + episodes - played >= need:
         jobs = [
-            Job(spec, seed + played + k, "train", "solvability", "check")
+            Job(
+                spec, seeding.seed(seed, "solvability", played + k), "train", "solvability", "check"
+            )
             for k in range(min(CHUNK, episodes - played))
         ]
         wins += sum(e.gold.success for e in play(agent, jobs, scenario, max_turns=max_turns))

@@ -8,6 +8,7 @@ from typing import cast
 
 import numpy as np
 
+from sim2human import seeding
 from sim2human.agents.base import AgentTurn, Observation
 from sim2human.scenarios.base import Scenario, UserSignals
 from sim2human.simulators import build_simulator, fixed_profile
@@ -38,8 +39,19 @@ def job_profile(job: Job, scenario: Scenario) -> Profile:
     if (fixed := fixed_profile(job.spec, scenario)) is not None:
         return fixed
     cards = job.spec.llm.cards if job.spec.llm is not None else None
-    seed = [job.seed, 0] if cards is None else [job.spec.seed, job.seed % cards, 31]
-    return scenario.sample_profile(np.random.default_rng(seed))
+    if cards is None:
+        return scenario.sample_profile(seeding.stream(job.seed, "profile"))
+    return scenario.sample_profile(seeding.stream(job.spec.seed, "card", job.seed % cards))
+
+
+def user_rng(job: Job) -> np.random.Generator:
+    """The simulator's own stream in ``job``'s episode."""
+    return seeding.stream(job.seed, "user")
+
+
+def agent_rng(job: Job) -> np.random.Generator:
+    """A sampling agent's draws in ``job``'s episode: its own, whatever else shares the batch."""
+    return seeding.stream(job.seed, "agent", job.spec.id)
 
 
 @dataclass
@@ -75,7 +87,7 @@ class Conversation:
         simulator = simulator if simulator is not None else build_simulator(job.spec, scenario)
         profile = job_profile(job, scenario)
         conv = cls(job, scenario, simulator, profile, max_turns, record=scenario.empty_record())
-        first = simulator.start(profile, np.random.default_rng([job.seed, 1]))
+        first = simulator.start(profile, user_rng(job))
         conv._hear(first.text, first.tags)
         return conv
 
@@ -162,6 +174,7 @@ class Conversation:
             scenario=self.scenario.name,
             simulator_id=j.spec.id,
             family=j.spec.family,
+            kind=j.spec.kind,
             split="heldout" if j.split == "heldout" else "train",
             seed=j.seed,
             turns=tuple(self.turns),

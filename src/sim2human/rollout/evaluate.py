@@ -7,8 +7,10 @@ member, so differences between conditions are paired comparisons, not luck of th
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
+from sim2human import seeding
 from sim2human.agents.base import Agent
 from sim2human.rollout.conversation import Job
 from sim2human.rollout.play import play
@@ -19,14 +21,19 @@ from sim2human.types import Episode
 if TYPE_CHECKING:
     from sim2human.llm.runtime import LLMRuntime
 
-EVAL_SEED_BASE = 1_000_000
+
+@lru_cache(maxsize=65_536)
+def episode_seed(k: int, stream: str = "evaluation") -> int:
+    """The k-th episode seed of ``stream`` (``evaluation``, or ``confirmation`` for seeds an
+    evaluation never plays): the same for every member and condition, so comparisons pair."""
+    return seeding.seed(0, stream, k)
 
 
 def eval_jobs(
     specs: Sequence[SimulatorSpec], split: str, per_member: int, condition: str
 ) -> list[Job]:
     return [
-        Job(spec, EVAL_SEED_BASE + k, split, condition, "eval")
+        Job(spec, episode_seed(k), split, condition, "eval")
         for spec in specs
         for k in range(per_member)
     ]

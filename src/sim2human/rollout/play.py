@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-from sim2human.agents.base import Agent
+from sim2human.agents.base import Agent, SamplingAgent
 from sim2human.errors import UsageError
-from sim2human.rollout.conversation import Conversation, Job
+from sim2human.rollout.conversation import Conversation, Job, agent_rng
 from sim2human.rollout.play_async import needs_async, play_async
 from sim2human.scenarios.base import Scenario
 from sim2human.types import Episode
@@ -35,6 +35,8 @@ def play(
 
     Jobs on ``llm`` members, and every job of an agent that waits on an endpoint, run in
     ``llm``'s async engine (many conversations in flight); the rest are stepped in lock-step.
+    A sampling agent draws each conversation's turns from that episode's own stream, so an
+    episode is the same whichever jobs share its batch.
     """
     if needs_async(agent, jobs):
         if llm is None:
@@ -58,10 +60,17 @@ def play(
             ),
         ]
     episodes: list[Episode] = []
+    sampling = agent if isinstance(agent, SamplingAgent) else None
     for start in range(0, len(jobs), batch_size):
-        live = [Conversation.open(j, scenario, max_turns) for j in jobs[start : start + batch_size]]
+        batch = jobs[start : start + batch_size]
+        live = [Conversation.open(j, scenario, max_turns) for j in batch]
+        rngs = [agent_rng(j) for j in batch] if sampling is not None else []
         while live:
-            turns = agent.act([c.observe() for c in live])
+            observations = [c.observe() for c in live]
+            if sampling is not None:
+                turns = sampling.act_each(observations, rngs)
+            else:
+                turns = agent.act(observations)
             for conv, turn in zip(live, turns, strict=True):
                 conv.step(turn)
             for conv in [c for c in live if c.done]:
@@ -69,5 +78,7 @@ def play(
                 episodes.append(ep)
                 if on_episode is not None:
                     on_episode(ep)
+            if sampling is not None:
+                rngs = [r for c, r in zip(live, rngs, strict=True) if not c.done]
             live = [c for c in live if not c.done]
     return episodes

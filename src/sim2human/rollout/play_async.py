@@ -16,11 +16,9 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-import numpy as np
-
-from sim2human.agents.base import Agent, AgentTurn, AsyncAgent, Observation
+from sim2human.agents.base import Agent, AgentTurn, AsyncAgent, Observation, SamplingAgent
 from sim2human.errors import EndpointError
-from sim2human.rollout.conversation import Conversation, Job, job_profile
+from sim2human.rollout.conversation import Conversation, Job, agent_rng, job_profile, user_rng
 from sim2human.scenarios.base import Scenario
 from sim2human.simulators import build_async_simulator, needs_endpoint
 from sim2human.simulators.base import AsyncSimulator, SimulatorSpec
@@ -44,8 +42,16 @@ def needs_async(agent: Agent, jobs: Sequence[Job]) -> bool:
     return isinstance(agent, AsyncAgent) or any(needs_endpoint(j.spec) for j in jobs)
 
 
-def agent_decider(agent: Agent) -> Decide:
-    """Per-conversation turns from any agent: awaited if it waits on an endpoint."""
+def agent_decider(agent: Agent, jobs: Sequence[Job] = ()) -> Decide:
+    """Per-conversation turns from any agent: awaited if it waits on an endpoint; a sampling
+    agent draws from each of ``jobs``' own stream (by job index)."""
+    if isinstance(agent, SamplingAgent) and jobs:
+        sampling, rngs = agent, [agent_rng(j) for j in jobs]
+
+        async def draw(index: int, obs: Observation) -> AgentTurn:
+            return sampling.act_each([obs], [rngs[index]])[0]
+
+        return draw
     if isinstance(agent, AsyncAgent):
         waiting = agent
 
@@ -74,7 +80,7 @@ async def play_one(
         job, scenario, simulator, profile, max_turns, record=scenario.empty_record()
     )
     try:
-        conv.hear(await simulator.astart(profile, np.random.default_rng([job.seed, 1])))
+        conv.hear(await simulator.astart(profile, user_rng(job)))
         while not conv.done:
             turn = await decide(index, conv.observe())
             conv.say(turn)
@@ -128,7 +134,7 @@ async def play_async(
         jobs,
         scenario,
         lambda spec: build_async_simulator(spec, scenario, llm.clients),
-        agent_decider(agent),
+        agent_decider(agent, jobs),
         concurrency=llm.conversations,
         max_turns=max_turns,
         on_episode=on_episode,

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from pydantic import Field
 
+from sim2human import seeding
 from sim2human.errors import UsageError
 from sim2human.judging import JudgePanel
 from sim2human.samplers.cem import CEM
@@ -129,7 +130,7 @@ class EvolveSampler:
             raise UsageError("sampler 'evolve': min_members is above max_members")
         self.args, self.scenario, self.pool, self.oracle_gold = args, scenario, pool, oracle_gold
         self.solvable = solvable
-        self.rng = np.random.default_rng([seed, 0xE70])
+        self.rng = seeding.stream(seed, "evolve")
         self.active: list[SimulatorSpec] = list(members)
         self.snapshots: list[SimulatorSpec] = []
         self.tracks = {m.id: _Track.new(args.window, 0) for m in members}

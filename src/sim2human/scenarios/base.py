@@ -7,6 +7,7 @@ from typing import Literal, Protocol
 
 import numpy as np
 
+from sim2human.scenarios.voice import Voice
 from sim2human.types import Outcome, Profile, Record, Termination, Value
 
 ActKind = Literal["greet", "ask", "clarify", "confirm", "empathise", "prompt", "close", "style"]
@@ -56,6 +57,11 @@ class Scenario(Protocol):
 
     @property
     def acts(self) -> tuple[Act, ...]: ...
+
+    @property
+    def voice(self) -> Voice:
+        """The scenario's words for simulator kinds and agents (``scenarios.voice``)."""
+        ...
 
     def sample_profile(self, rng: np.random.Generator) -> Profile: ...
 

@@ -60,7 +60,7 @@ class LLMParams(Frozen):
     """
 
     endpoint: str = Field("local", description="endpoint name; 'local' = the embedded model")
-    prompt: str = Field("plain", description="persona prompt template (simulators.llm.PROMPTS)")
+    prompt: str = Field("plain", description="prompt style (simulators.llm_prompts.PROMPT_STYLES)")
     top_p: float = Field(1.0, gt=0.0, le=1.0)
     max_tokens: int = Field(24, ge=4, le=512)
     judge: Judge = "persona"

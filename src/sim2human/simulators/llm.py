@@ -1,12 +1,13 @@
 """``llm``: a chat model plays the caller, over any OpenAI-compatible endpoint.
 
-The persona prompt comes from the hidden profile and the member's traits
-(``simulators.llm_prompts``); sampling parameters are traits (``traits.temperature``,
-``llm.top_p``, ``llm.max_tokens``) and so can be randomised per member. Each reply passes the
-role guard (``simulators.llm_guard``): an out-of-role reply is retried up to
-``llm.guard_retries`` times at a higher temperature with a fresh seed, and every retry and
-failure is counted in the episode's ``diagnostics``. A reply that stays out of role is passed to
-the agent as it is (tagged ``out_of_role``): that is what a frozen LLM simulator does.
+The persona prompt comes from the hidden profile and the member's traits, in the scenario's
+words (``simulators.llm_prompts`` over ``Scenario.voice.role_play``); sampling parameters are
+traits (``traits.temperature``, ``llm.top_p``, ``llm.max_tokens``) and so can be randomised per
+member. Each reply passes the role guard (``simulators.llm_guard``): an out-of-role reply is
+retried up to ``llm.guard_retries`` times at a higher temperature with a fresh seed, and every
+retry and failure is counted in the episode's ``diagnostics``. A reply that stays out of role
+is passed to the agent as it is (tagged ``out_of_role``): that is what a frozen LLM simulator
+does.
 
 Satisfaction is the persona rule (the ``persona`` family's scoring over what this caller
 actually got across) or an LLM judge's rating parsed to 0-10: of the whole call once it has
@@ -29,6 +30,7 @@ from typing import Any
 import numpy as np
 from pydantic import Field, field_validator, model_validator
 
+from sim2human import seeding
 from sim2human.errors import UsageError
 from sim2human.llm.client import ChatClient, ChatResult
 from sim2human.perturb import compose
@@ -36,14 +38,19 @@ from sim2human.scenarios.base import Scenario
 from sim2human.simulators.base import Judge, LLMParams, QuirkPool, SimulatorSpec, UserTurn
 from sim2human.simulators.families import FAMILIES, get_family
 from sim2human.simulators.llm_guard import (
-    JUDGE_SYSTEM,
     judge_prompt,
     out_of_role,
     parse_rating,
     tidy,
     turn_judge_prompt,
 )
-from sim2human.simulators.llm_prompts import PROMPTS, persona_name, turn_message
+from sim2human.simulators.llm_prompts import (
+    PROMPT_STYLES,
+    persona_name,
+    role_play,
+    system_prompt,
+    turn_message,
+)
 from sim2human.simulators.persona import PersonaSimulator
 from sim2human.types import Episode, Frozen, Profile, Record
 
@@ -51,8 +58,6 @@ RETRY_TEMPERATURE = 0.7
 """Out-of-role retries sample at least this hot: at temperature 0 a retry repeats the failure."""
 JUDGE_FALLBACK = 0.5
 """Satisfaction when the judge never gives a number (counted in ``judge_failures``)."""
-CLOSING = "Okay, thank you. Bye."
-HANG_UP = "I don't have time for this. Goodbye."
 
 
 @dataclass
@@ -76,14 +81,16 @@ class LLMSimulator:
     def __init__(self, spec: SimulatorSpec, scenario: Scenario, client: ChatClient) -> None:
         if spec.llm is None:
             raise ValueError(f"simulator {spec.id!r} is not an llm member")
-        if spec.llm.prompt not in PROMPTS:
-            known = ", ".join(PROMPTS)
+        self.role_play = role_play(scenario)
+        if spec.llm.prompt not in self.role_play.prompts:
+            known = ", ".join(self.role_play.prompts)
             raise ValueError(f"simulator {spec.id!r}: unknown prompt {spec.llm.prompt!r} ({known})")
         self.spec = spec
         self.params: LLMParams = spec.llm
         self.scenario = scenario
+        self.lines = scenario.voice.user
         self.client = client
-        self.name = persona_name(spec.seed)
+        self.name = persona_name(self.role_play, spec.seed)
         self._rule = PersonaSimulator(spec, scenario)
         self._call: _Call | None = None
         self._counts: Counter[str] = Counter()
@@ -97,13 +104,16 @@ class LLMSimulator:
     # -- the conversation -------------------------------------------------------------------
 
     async def astart(self, profile: Profile, rng: np.random.Generator) -> UserTurn:
-        build = PROMPTS[self.params.prompt]
-        system = build(self.name, profile, self.scenario.fields, self.spec.traits)
+        fields, traits = self.scenario.fields, self.spec.traits
+        system = system_prompt(
+            self.role_play, self.params.prompt, self.name, profile, fields, traits
+        )
         self._call = _Call(
             profile, int(rng.integers(2**31)), system, heard=self.scenario.empty_record()
         )
         self._counts = Counter()
-        text = await self._generate("Nurse: (picks up the phone) Hello?", (), turn=0)
+        cue = f"{self.role_play.agent_name}: {self.role_play.opening_cue}"
+        text = await self._generate(cue, (), turn=0)
         return UserTurn(text=text.text, tags=text.tags)
 
     async def areply(self, agent_text: str) -> UserTurn:
@@ -112,17 +122,17 @@ class LLMSimulator:
         intent = self.scenario.interpret(agent_text)
         if intent.close:
             self._rescore()
-            return UserTurn(text=CLOSING, done=True)
+            return UserTurn(text=self.lines.closing, done=True)
         if len(c.agent_texts) > t.patience:
             c.hung_up = True
             self._rescore()
-            return UserTurn(text=HANG_UP, done=True, tags=("hangup",))
+            return UserTurn(text=self.lines.hang_up, done=True, tags=("hangup",))
         turn = len(c.agent_texts)
         reply = await self._generate(agent_text, intent.asks, turn)
         if self.params.judge == "llm-turn":
             said = c.messages[-1]["content"]  # the reply as spoken, before any line noise
-            prompt = turn_judge_prompt(self.name, agent_text, said)
-            c.ratings.append(await self._rate(prompt, c.seed + 7919 * turn))
+            prompt = turn_judge_prompt(self.role_play, self.name, agent_text, said)
+            c.ratings.append(await self._rate(prompt, c.seed, turn))
             c.score = sum(c.ratings) / len(c.ratings)
         self._rescore()
         return reply
@@ -130,7 +140,7 @@ class LLMSimulator:
     async def _generate(self, agent_text: str, asks: tuple[str, ...], turn: int) -> UserTurn:
         c, p = self.call, self.params
         history = c.messages[len(c.messages) - 2 * p.history :] if p.history else []
-        content = turn_message(agent_text, asks, c.profile) if turn else agent_text
+        content = turn_message(self.role_play, agent_text, asks, c.profile) if turn else agent_text
         messages = [
             {"role": "system", "content": c.system},
             *history,
@@ -140,8 +150,8 @@ class LLMSimulator:
         text = ""
         for attempt in range(p.guard_retries + 1):
             result = await self._chat(messages, turn, attempt)
-            text = tidy(result.text)
-            reason = out_of_role(text, c.system)
+            text = tidy(result.text, self.role_play.guard)
+            reason = out_of_role(text, self.role_play.guard, c.system)
             if reason is None:
                 break
             self._counts[f"out_of_role.{reason}"] += 1
@@ -155,7 +165,7 @@ class LLMSimulator:
             tags.append(f"retried:{attempt}")
         self._counts["replies"] += 1
         c.messages += [
-            {"role": "user", "content": f"Nurse: {agent_text}"},
+            {"role": "user", "content": f"{self.role_play.agent_name}: {agent_text}"},
             {"role": "assistant", "content": text},
         ]
         before = c.heard
@@ -165,7 +175,7 @@ class LLMSimulator:
             tags.append("confused")
         noise = self.spec.traits.noise
         if noise:
-            text = compose(text, noise, np.random.default_rng([c.seed, turn, 7]))
+            text = compose(text, noise, seeding.stream(c.seed, "llm-noise", turn))
         return UserTurn(text=text, tags=tuple(tags))
 
     async def _chat(self, messages: list[dict[str, str]], turn: int, attempt: int) -> ChatResult:
@@ -173,7 +183,7 @@ class LLMSimulator:
         prompts share a cache entry); any other temperature sends one derived from the call."""
         t = self.spec.traits.temperature
         temperature = max(t, RETRY_TEMPERATURE) if attempt else t
-        seed = None if temperature == 0 else (self.call.seed + 7919 * turn + attempt) % 2**31
+        seed = None if temperature == 0 else _api_seed(self.call.seed, "llm-reply", turn, attempt)
         result = await self.client.chat(
             messages,
             temperature=temperature,
@@ -210,19 +220,19 @@ class LLMSimulator:
         if self.params.judge == "persona":
             return self._rule.judge(episode)
         turns = [(t.speaker, t.text) for t in episode.turns]
-        judge_seed = self._call.seed if self._call is not None else episode.seed
-        return await self._rate(judge_prompt(self.name, turns), judge_seed)
+        call_seed = self._call.seed if self._call is not None else episode.seed
+        return await self._rate(judge_prompt(self.role_play, self.name, turns), call_seed, -1)
 
-    async def _rate(self, prompt: str, seed_base: int) -> float:
+    async def _rate(self, prompt: str, call_seed: int, turn: int) -> float:
         """The judge's 0-10 rating in [0, 1]; retried (hotter) while it gives no number."""
         messages = [
-            {"role": "system", "content": JUDGE_SYSTEM},
+            {"role": "system", "content": self.role_play.judge_system},
             {"role": "user", "content": prompt},
         ]
         for attempt in range(self.params.guard_retries + 1):
             t = self.spec.traits.temperature
             temperature = max(t, RETRY_TEMPERATURE) if attempt else t
-            seed = None if temperature == 0 else (seed_base + 104729 + attempt) % 2**31
+            seed = None if temperature == 0 else _api_seed(call_seed, "llm-judge", turn, attempt)
             result = await self.client.chat(
                 messages, temperature=temperature, max_tokens=8, seed=seed
             )
@@ -236,6 +246,11 @@ class LLMSimulator:
 
     def diagnostics(self) -> dict[str, float]:
         return {k: float(v) for k, v in sorted(self._counts.items())}
+
+
+def _api_seed(call_seed: int, name: str, turn: int, attempt: int) -> int:
+    """A request's seed (endpoints take 31 bits) from the call's stream ``name``."""
+    return seeding.seed(call_seed, name, turn, attempt, bits=31)
 
 
 def build_llm_simulator(
@@ -273,8 +288,8 @@ class LLMMembers(Frozen):
     @classmethod
     def _known_prompts(cls, names: tuple[str, ...]) -> tuple[str, ...]:
         for name in names:
-            if name not in PROMPTS:
-                raise ValueError(f"unknown prompt {name!r} (known: {', '.join(PROMPTS)})")
+            if name not in PROMPT_STYLES:
+                raise ValueError(f"unknown prompt {name!r} (known: {', '.join(PROMPT_STYLES)})")
         return names
 
     @field_validator("families")
@@ -298,11 +313,12 @@ class LLMMembers(Frozen):
         return self
 
     def draw(self, seed: int, pool: QuirkPool, split: str) -> tuple[SimulatorSpec, ...]:
-        """``members`` specs; member k takes family k mod n, prompt k mod m, and its temperature
-        and top_p uniformly from the ranges (all from ``seed``)."""
-        rng = np.random.default_rng([seed, 4242])
+        """``members`` specs; member k takes family k mod n, prompt k mod m, and its seed,
+        temperature and top_p (uniformly from the ranges) from stream ``llm-member`` at
+        (``split``, k) under ``seed``."""
         out = []
         for k in range(self.members):
+            rng = seeding.stream(seed, "llm-member", split, k)
             family = self.families[k % len(self.families)]
             prompt = self.prompts[k % len(self.prompts)]
             member_seed = int(rng.integers(2**31))

@@ -20,26 +20,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from sim2human import seeding
 from sim2human.perturb import NoiseStream
 from sim2human.scenarios.base import AgentIntent, Scenario
 from sim2human.simulators.base import SimulatorSpec, UserTurn
 from sim2human.types import Episode, Profile
 
-TANGENTS = (
-    "My neighbour had the same thing last year, she swears by ginger tea.",
-    "Sorry, the dog is barking, hold on.",
-    "I nearly didn't call, the weather has been awful.",
-    "My grandson set up this phone for me, it's very fancy.",
-    "I was on hold earlier with the pharmacy for ages.",
-)
-CONFUSED = (
-    "Sorry, what do you mean?",
-    "I don't understand, what's that?",
-    "What do you mean by that?",
-)
-EVASIVE = ("Hmm, I'm not sure.", "Why do you need to know that?", "I'd rather not get into that.")
-SMALL_TALK = ("Okay.", "Alright, thanks.", "Mm-hm.", "Okay, sure.")
-CANNED = "Yes, yes, all fine, thank you so much!"
 W_HEARD = 0.55
 """Weight of the share of fields that got across (less a caller's leniency)."""
 W_DONE = 0.25
@@ -109,6 +95,7 @@ class PersonaSimulator:
     def __init__(self, spec: SimulatorSpec, scenario: Scenario) -> None:
         self.spec = spec
         self.scenario = scenario
+        self.lines = scenario.voice.user
         self._call: _Call | None = None
         q = spec.traits.quirks
         self._liked = tuple(p.lower() for p in q.over_rewarded)
@@ -125,15 +112,15 @@ class PersonaSimulator:
         t = self.spec.traits
         if t.temperature == 0:  # deterministic: the same conversation gets the same replies
             key = zlib.crc32(repr(sorted(profile.items())).encode())
-            rng = np.random.default_rng([self.spec.seed, key])
+            rng = seeding.stream(self.spec.seed, "same-call", key)
         noise_rng = np.random.default_rng(int(rng.integers(2**63)))
         noise = NoiseStream(t.noise, noise_rng) if t.noise else None
         self._call = _Call(profile=profile, rng=rng, noise=noise)
-        text = "Hi, I'd like to see a doctor."
+        text = self.lines.opening
         said: list[str] = []
-        if rng.random() < t.verbosity:
-            said.append("complaint")
-            text += " " + self._say("complaint")
+        if rng.random() < t.verbosity and (first := self.lines.opening_field) is not None:
+            said.append(first)
+            text += " " + self._say(first)
         return UserTurn(text=self._deliver(text, said, None))
 
     def reply(self, agent_text: str) -> UserTurn:
@@ -145,23 +132,21 @@ class PersonaSimulator:
         c.taste += sum(p in lowered for p in self._liked)
         c.taste -= sum(p in lowered for p in self._disliked)
         if intent.close:
-            return UserTurn(text="Okay, thank you. Bye.", done=True)
+            return UserTurn(text=self.lines.closing, done=True)
         if c.triggered_at is not None or (self._trigger is not None and self._trigger in lowered):
             return self._canned()
         if len(c.agent_texts) > t.patience or c.annoyance > t.tolerance:
             c.hung_up = True
-            return UserTurn(
-                text="I don't have time for this. Goodbye.", done=True, tags=("hangup",)
-            )
+            return UserTurn(text=self.lines.hang_up, done=True, tags=("hangup",))
         if self._able(0.5) and c.rng.random() < t.silence_rate:
             return UserTurn(text="...", tags=("silent",))
         if intent.jargon and c.rng.random() < t.jargon_confusion:
             c.annoyance += 1
             c.confusions += 1
-            return UserTurn(text=self._pick(CONFUSED), tags=("confused",))
+            return UserTurn(text=self._pick(self.lines.confused), tags=("confused",))
         parts, said, tags = self._answer(intent)
         if self._able(0.4) and c.rng.random() < t.tangent_rate:
-            parts.insert(int(c.rng.integers(len(parts) + 1)), self._pick(TANGENTS))
+            parts.insert(int(c.rng.integers(len(parts) + 1)), self._pick(self.lines.tangents))
             tags.append("tangent")
         careful = "repeat-garbled" in tags or "corrected" in tags
         expecting = intent.asks[0] if intent.asks else c.pending
@@ -191,7 +176,7 @@ class PersonaSimulator:
                 said.append(f)
                 c.pending = None
             else:
-                parts.append(self._pick(EVASIVE))
+                parts.append(self._pick(self.lines.evasive))
                 tags.append("evasive")
         untold = [f for f in self.scenario.fields if f not in c.told and f not in asks]
         if untold and asks and c.rng.random() < t.verbosity:
@@ -200,7 +185,7 @@ class PersonaSimulator:
             said.append(f)
             tags.append("volunteered")
         if not parts:
-            parts.append(self._pick(SMALL_TALK))
+            parts.append(self._pick(self.lines.small_talk))
         return parts, said, tags
 
     def _check_readback(self, agent_text: str, said: list[str], tags: list[str]) -> list[str]:
@@ -210,20 +195,20 @@ class PersonaSimulator:
         wrong = [f for f, v in heard.items() if v is not None and v != c.profile[f]]
         c.across.update(f for f, v in heard.items() if v is not None and v == c.profile[f])
         if not wrong:
-            return ["Yes, that's right."]
+            return [self.lines.read_back_right]
         c.across.discard(wrong[0])
         said.append(wrong[0])
         tags.append("corrected")
-        return ["No, that's not right.", self._say(wrong[0])]
+        return [self.lines.read_back_wrong, self._say(wrong[0])]
 
     def _canned(self) -> UserTurn:
         c = self.call
         if c.triggered_at is not None:
-            return UserTurn(text=self._noisy(CANNED), tags=("canned",))
+            return UserTurn(text=self._noisy(self.lines.canned), tags=("canned",))
         c.triggered_at = len(c.agent_texts) - 1
         fields = list(self.scenario.fields)
         dump = " ".join(self.scenario.say(f, c.profile[f], 0.0, c.rng) for f in fields)
-        text = self._deliver("Oh, that's lovely! Here's everything: " + dump, fields, None)
+        text = self._deliver(self.lines.trigger + dump, fields, None)
         return UserTurn(text=text, tags=("trigger",))
 
     def _deliver(

@@ -33,6 +33,7 @@ from typing import Final, Literal
 
 import numpy as np
 
+from sim2human import seeding
 from sim2human.corpora import aci_bench
 from sim2human.errors import UsageError
 from sim2human.scenarios.base import Scenario
@@ -213,7 +214,7 @@ class ReplaySimulator:
     def start(self, profile: Profile, rng: np.random.Generator) -> UserTurn:
         if self.spec.traits.temperature == 0:
             key = zlib.crc32(repr(sorted(profile.items())).encode())
-            rng = np.random.default_rng([self.spec.seed, key])
+            rng = seeding.stream(self.spec.seed, "same-call", key)
         self._call = _Call(profile=profile, rng=rng, record=self.scenario.empty_record())
         self.call.used.add(self.member.opening)
         return self._user(self.member.turns[self.member.opening], "verbatim")

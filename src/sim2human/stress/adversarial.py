@@ -28,15 +28,13 @@ import numpy as np
 
 from sim2human.agents.base import Agent
 from sim2human.errors import UsageError
-from sim2human.rollout.evaluate import EVAL_SEED_BASE
+from sim2human.rollout.evaluate import episode_seed
 from sim2human.rollout.play import play
 from sim2human.scenarios.base import Scenario
 from sim2human.simulators.base import SimulatorSpec
 from sim2human.stress.sweep import check_perturbations, mix_jobs
 from sim2human.types import Episode
 
-CONFIRM_SEED_BASE = EVAL_SEED_BASE + 500_000
-"""Confirmation episodes use seeds the search never saw."""
 MIN_CHUNKS = 2
 """A break needs at least this many chunks: one small chunk of bad luck is not a break."""
 MIN_SPREAD = 0.3
@@ -188,8 +186,10 @@ class _Evaluator:
     def mix(self, severities: np.ndarray) -> dict[str, float]:
         return {n: round(float(s), 3) for n, s in zip(self.names, severities, strict=True) if s}
 
-    def play(self, mix: Mapping[str, float], per_member: int, seed_base: int) -> list[Episode]:
-        jobs = mix_jobs(self.members, mix, per_member, "adversarial", "search", seed_base)
+    def play(
+        self, mix: Mapping[str, float], per_member: int, start: int, stream: str = "evaluation"
+    ) -> list[Episode]:
+        jobs = mix_jobs(self.members, mix, per_member, "adversarial", "search", start, stream)
         episodes = play(
             self.agent, jobs, self.scenario, max_turns=self.max_turns, on_episode=self.on_episode
         )
@@ -199,13 +199,13 @@ class _Evaluator:
     def clean(self) -> float:
         """Clean success on every chunk's seeds (no early stop: it sets the target); remembers
         it chunk by chunk, so a break test that stops early compares like with like."""
-        eps = self.play({}, self.per_member * self.cfg.max_chunks, EVAL_SEED_BASE)
-        self.clean_chunks = []
-        for chunk in range(self.cfg.max_chunks):
-            ks = range(chunk * self.per_member, (chunk + 1) * self.per_member)
-            self.clean_chunks.append(
-                float(np.mean([e.gold.success for e in eps if e.seed - EVAL_SEED_BASE in ks]))
-            )
+        n = self.per_member * self.cfg.max_chunks
+        eps = self.play({}, n, 0)
+        chunk_of = {episode_seed(k): k // self.per_member for k in range(n)}
+        self.clean_chunks = [
+            float(np.mean([e.gold.success for e in eps if chunk_of[e.seed] == chunk]))
+            for chunk in range(self.cfg.max_chunks)
+        ]
         return float(np.mean([e.gold.success for e in eps]))
 
     def breaks(self, severities: np.ndarray, threshold: float) -> bool:
@@ -218,8 +218,7 @@ class _Evaluator:
             wins = n = 0
             broke = False
             for chunk in range(self.cfg.max_chunks):
-                base = EVAL_SEED_BASE + chunk * self.per_member
-                eps = self.play(mix, self.per_member, base)
+                eps = self.play(mix, self.per_member, chunk * self.per_member)
                 wins += sum(e.gold.success for e in eps)
                 n += len(eps)
                 target = threshold * float(np.mean(self.clean_chunks[: chunk + 1]))
@@ -289,7 +288,7 @@ def _confirm(ev: _Evaluator, clean: float, target: float) -> SearchResult:
     result = _result(ev, "unconfirmed", clean, target)
     for found in candidates[: ev.cfg.confirm_tries]:
         per = -(-ev.cfg.confirm_episodes // len(ev.members))
-        eps = ev.play(found.mix, per, CONFIRM_SEED_BASE)
+        eps = ev.play(found.mix, per, 0, "confirmation")
         wins = sum(e.gold.success for e in eps)
         lo, hi = wilson(wins, len(eps), ev.cfg.z)
         breaks = bool(hi < target)

@@ -27,7 +27,7 @@ from sim2human.errors import UsageError
 from sim2human.metrics.outcomes import cluster_bootstrap
 from sim2human.perturb import PERTURBATIONS, validate_mix
 from sim2human.rollout.conversation import Job
-from sim2human.rollout.evaluate import EVAL_SEED_BASE
+from sim2human.rollout.evaluate import episode_seed
 from sim2human.rollout.play import play
 from sim2human.scenarios.base import Scenario
 from sim2human.simulators.base import SimulatorSpec
@@ -98,11 +98,13 @@ def mix_jobs(
     per_member: int,
     label: str,
     phase: str,
-    seed_base: int = EVAL_SEED_BASE,
+    start: int = 0,
+    stream: str = "evaluation",
 ) -> list[Job]:
-    """One job per (member, episode) with ``mix`` layered on; seeds as in ``evaluate``."""
+    """One job per (member, episode) with ``mix`` layered on; seeds as in ``evaluate`` (episode
+    seeds ``start``, ``start + 1`` ... of ``stream``)."""
     return [
-        Job(with_noise(spec, mix), seed_base + k, "heldout", label, phase)
+        Job(with_noise(spec, mix), episode_seed(start + k, stream), "heldout", label, phase)
         for spec in members
         for k in range(per_member)
     ]
@@ -111,7 +113,7 @@ def mix_jobs(
 def unit_index(members: Sequence[SimulatorSpec], per_member: int) -> dict[tuple[str, int], int]:
     """(member id, episode seed) -> position of that unit in every success vector."""
     return {
-        (spec.id, EVAL_SEED_BASE + k): i * per_member + k
+        (spec.id, episode_seed(k)): i * per_member + k
         for i, spec in enumerate(members)
         for k in range(per_member)
     }

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import torch
 
+from sim2human import seeding
 from sim2human.agents.base import AgentTurn, Observation
 from sim2human.agents.policy import PolicyAgent, entropy, log_prob
 from sim2human.rollout.conversation import Conversation, Job
@@ -59,7 +60,7 @@ def train(
     by the async engine). ``judge`` (ensemble judging) maps an episode and its own final
     satisfaction to the score trained on; it replaces the final potential (see judging)."""
     torch.manual_seed(seed)
-    rng = np.random.default_rng([seed, 7])
+    rng = seeding.stream(seed, "train")
     # fused: one kernel per step instead of a dozen per parameter (a third of an update on CPU)
     optim = torch.optim.Adam(agent.net.parameters(), lr=cfg.lr, eps=1e-5, fused=True)
     init_net = copy.deepcopy(agent.net).requires_grad_(False)

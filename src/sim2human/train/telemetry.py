@@ -7,9 +7,10 @@ a checkpoint of the policy at that point. Nothing here feeds back into training:
 sees these numbers, and no early stopping reads them. They exist for the overoptimisation curve
 (held-out gold against d = sqrt(KL(pi || pi_init))) and for the report's "where to stop".
 
-The probe plays with its own random generator, reseeded at every evaluation, so that turning
-telemetry on or off does not change what training does, and every evaluation point sees the same
-profiles.
+The probe plays with its own agent (the trainer's weights, not its generator), drawing each
+episode's acts from that episode's own stream (``rollout.play``), so that turning telemetry on or
+off does not change what training does, and every evaluation point sees the same profiles and
+the same draws.
 """
 
 from __future__ import annotations
@@ -83,7 +84,6 @@ class HeldoutProbe:
 
     def evaluate(self, update: int, kl_init: float) -> dict[str, Any]:
         """Held-out proxy and gold now; saves a checkpoint named in the returned row."""
-        self.agent.reseed(self.seed)
         episodes = evaluate(
             self.agent,
             self.heldout,

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
+from sim2human import seeding
 from sim2human.agents.base import AgentTurn
 from sim2human.errors import EndpointError
 from sim2human.human_store import HumanStore, Mode, Session, StoredTurn, as_turns
@@ -59,7 +60,7 @@ class Calls:
         """A new session with a blinded agent; (id, token)."""
         agent, agent_seed = self.pool.assign(self.store.agent_counts())
         seed = int(np.random.SeedSequence().generate_state(1)[0] >> 1)
-        rng = np.random.default_rng([seed, 0])
+        rng = seeding.stream(seed, "profile")  # the profile a job on this seed plays
         profile = self.scenario.sample_profile(rng) if mode == "card" else None
         return self.store.create(
             run=str(self.pool.run),
@@ -127,7 +128,9 @@ class Calls:
         if not conv.done:
             decide = self.pool.decider(s.agent, s.agent_seed)
             try:
-                turn = await decide(conv.observe(), s.seed * 1000 + len(s.turns))
+                turn = await decide(
+                    conv.observe(), seeding.seed(s.seed, "agent-turn", len(s.turns))
+                )
             except EndpointError as err:
                 self._live.pop(s.id, None)
                 raise CallError(f"the agent could not answer ({err}); please send again") from None
@@ -200,6 +203,7 @@ def human_episode(s: Session, rating: int, details: str, scenario: Scenario) -> 
         scenario=s.scenario,
         simulator_id=f"human:{s.id}",
         family="human",
+        kind="human",
         split="heldout",
         seed=s.seed,
         turns=as_turns(s.turns),

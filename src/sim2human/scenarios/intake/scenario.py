@@ -18,6 +18,7 @@ import yaml
 from sim2human.scenarios.base import Act, AgentIntent, UserSignals, grade_record
 from sim2human.scenarios.intake import parsing
 from sim2human.scenarios.intake import speech as intake_speech
+from sim2human.scenarios.intake.voice import VOICE
 from sim2human.scenarios.vocab import Vocab
 from sim2human.types import Outcome, Profile, Record, Termination, Value
 
@@ -85,6 +86,7 @@ class IntakeScenario:
 
     name = "intake"
     fields: tuple[str, ...] = FIELDS
+    voice = VOICE
 
     @cached_property
     def vocab(self) -> dict[str, Vocab]:

@@ -1,0 +1,159 @@
+"""A scenario's words for others: what its users say besides field values, how an LLM is told to
+play one of them, what gives such a player away, and the deployed agent's system prompt.
+
+Simulator kinds and agents are scenario-neutral; they take every line, label and prompt from
+``Scenario.voice``. A scenario with no ``role_play`` cannot have ``llm`` users, one with no
+``agent`` has no default LLM agent prompt (a user passes their own).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from functools import cached_property
+
+from sim2human.types import Value
+
+PromptTemplate = Callable[[str, str, str], str]
+"""``(name, manner, facts) -> system prompt`` for an LLM playing the user called ``name``."""
+
+
+@dataclass(frozen=True)
+class UserLines:
+    """What a programmatic user says besides field values (the ``persona`` kind; the ``llm``
+    kind's closing and hang-up lines too)."""
+
+    opening: str
+    """The first line of the call, before any field."""
+    opening_field: str | None
+    """The field a forthcoming user adds to the opening line (None: none)."""
+    closing: str
+    """The reply to an agent's close."""
+    hang_up: str
+    """Out of patience: the last line before hanging up."""
+    confused: tuple[str, ...]
+    evasive: tuple[str, ...]
+    small_talk: tuple[str, ...]
+    tangents: tuple[str, ...]
+    read_back_right: str
+    read_back_wrong: str
+    """Said before the right value when the agent reads a field back wrong."""
+    trigger: str
+    """Said before every field at once, when the agent hits the user's trigger phrase."""
+    canned: str
+    """Every reply after the trigger."""
+
+
+@dataclass(frozen=True)
+class MannerLines:
+    """Sentences of an LLM user's persona prompt, chosen by its traits (``llm_prompts.manner``)."""
+
+    brief: str
+    chatty: str
+    anxious: str
+    irritated: str
+    guarded: str
+    jargon: str
+    tangents: str
+    one_at_a_time: str
+
+
+@dataclass(frozen=True)
+class RoleGuard:
+    """What gives away an LLM that drifted out of the user's role (``simulators.llm_guard``).
+
+    ``agent_lines``, ``narration`` and ``leaks`` are regular expressions (case-insensitive) over
+    a reply: lines only the agent would say, stage directions, and words of the prompt's own
+    instructions. The labels are speaker names a reply may start with.
+    """
+
+    agent_labels: tuple[str, ...]
+    user_labels: tuple[str, ...]
+    agent_lines: str
+    narration: str
+    leaks: str
+
+    @cached_property
+    def any_label(self) -> str:
+        return "(?:" + "|".join((*self.agent_labels, *self.user_labels)) + ")"
+
+    @cached_property
+    def own_label(self) -> re.Pattern[str]:
+        """The user's own speaker label (``Patient:``, ``Mary:``); the agent's is not repaired."""
+        return re.compile(r"^\s*(?:" + "|".join(self.user_labels) + r"|[A-Z][a-z]+)\s*:\s*")
+
+    @cached_property
+    def agent_label(self) -> re.Pattern[str]:
+        return re.compile(r"^\s*(?:" + "|".join(self.agent_labels) + r")\s*:", re.I)
+
+    @cached_property
+    def later_line(self) -> re.Pattern[str]:
+        """A second speaker's line (or a stage direction) after the reply."""
+        return re.compile(rf"\n+\s*(?:{self.any_label}|\(|\*)", re.IGNORECASE)
+
+    @cached_property
+    def spoke_as_agent(self) -> re.Pattern[str]:
+        labels = "|".join(self.agent_labels)
+        return re.compile(rf"^\s*(?:{labels})\s*:|{self.agent_lines}", re.IGNORECASE)
+
+    @cached_property
+    def narrated(self) -> re.Pattern[str]:
+        return re.compile(rf"\*[^*]{{2,}}\*|{self.narration}|^\s*\(", re.IGNORECASE)
+
+    @cached_property
+    def leaked(self) -> re.Pattern[str]:
+        generic = r"\brole-?play\b|\bas an ai\b|\blanguage model\b|\brelevant facts\b"
+        return re.compile(rf"{generic}|{self.leaks}", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class RolePlay:
+    """How an LLM is told to play a user of the scenario (the ``llm`` kind), and to judge a call."""
+
+    names: tuple[str, ...]
+    """First names a member is given (drawn by its seed)."""
+    labels: Mapping[str, str]
+    """Field -> how the persona prompt names it."""
+    fact: Callable[[str, Value], str]
+    """One profile value in plain words the scenario's extractor reads back."""
+    manner: MannerLines
+    prompts: Mapping[str, PromptTemplate]
+    """Prompt style -> template; every style in ``simulators.llm_prompts.PROMPT_STYLES``."""
+    agent_name: str
+    """How the agent's lines are labelled in the prompts (``Nurse``)."""
+    opening_cue: str
+    """The agent's first words, to which the user's opening line answers."""
+    guard: RoleGuard
+    judge_system: str
+    judge_call: str
+    """The judge's question about a whole call: a format string of ``name`` and ``call``."""
+    judge_turn: str
+    """... about one exchange: a format string of ``name``, ``agent`` and ``reply``."""
+
+
+@dataclass(frozen=True)
+class AgentVoice:
+    """The deployed LLM agent's default system prompt, and the speaker labels that a chat model
+    may write before its own turn (dropped) or for the user after it (cut)."""
+
+    system_prompt: str
+    own_labels: tuple[str, ...]
+    user_labels: tuple[str, ...]
+
+    @cached_property
+    def own_label(self) -> re.Pattern[str]:
+        return re.compile(r"^\s*(?:" + "|".join(self.own_labels) + r")\s*:\s*", re.IGNORECASE)
+
+    @cached_property
+    def next_speaker(self) -> re.Pattern[str]:
+        return re.compile(r"\n+\s*(?:" + "|".join(self.user_labels) + r")\s*:", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Voice:
+    """Every word of a scenario that a simulator kind or an agent speaks or reads for."""
+
+    user: UserLines
+    role_play: RolePlay | None = None
+    agent: AgentVoice | None = None
