@@ -6,7 +6,7 @@ Used for domain randomisation while training and for stress tests afterwards::
     perturb("I've had chest pain for 3 days.", "typos", 0.5, rng)
     compose(text, PRESETS["noisy-line"], rng)
 
-Contract, for every perturbation (``tests/test_perturb.py`` checks each point):
+Contract, for every perturbation (``tests/perturb/test_perturb.py`` checks each point):
 
 - severity 0 returns the text unchanged, exactly; severity outside [0, 1] is a ``UsageError``;
 - the same generator state gives the same output;

@@ -14,7 +14,7 @@ from sim2human.cli.app import main
 from sim2human.experiments.config import load_study
 from sim2human.experiments.world import without_missing_corpus
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "collapse.yaml"
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "collapse.yaml"
 
 
 def test_both_collapse_configs_hold_out_real_patients() -> None:
