@@ -47,6 +47,11 @@ def test_tiny_study_end_to_end_is_deterministic(tmp_path: Path) -> None:
     root = tmp_path / "a"
     assert (root / "study.json").exists() and (root / "report.md").exists()
     assert (root / "diagnosis.json").exists()  # the study diagnosed itself, once
+    # one bootstrap: the report's CIs are study.json's (same function, clusters and replicates)
+    report = json.loads((root / "report.json").read_text())
+    for row, diag in zip(first.conditions, report["conditions"], strict=True):
+        assert diag["transfer"]["heldout_gold"]["ci"] == list(row.heldout_gold.ci)
+        assert diag["transfer"]["train_proxy"]["ci"] == list(row.train_proxy.ci)
     assert _numbers(load_study_result(root)) == _numbers(first)  # StudyResult round trip
     names = [c.name for c in first.conditions]
     assert names == ["frozen-small", "ensemble-uniform"]

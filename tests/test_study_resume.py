@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from sim2human.cli.app import main
 from sim2human.cli.report import finish_study
@@ -51,6 +52,13 @@ def test_resume_gives_the_numbers_of_a_straight_run(tmp_path: Path) -> None:
     (tmp_path / "b" / "study.json").unlink()
     kept = tmp_path / "b" / "conditions" / "ensemble-uniform" / "seed-0" / "summary.json"
     before = kept.stat().st_mtime_ns
+
+    # started by a version that stored no roles: the same study, so it resumes
+    stored = tmp_path / "b" / "config.yaml"
+    old = yaml.safe_load(stored.read_text())
+    for c in old["conditions"]:
+        del c["role"], c["compare_to"]
+    stored.write_text(yaml.safe_dump(old, sort_keys=False))
 
     resumed = run_study(cfg, tmp_path / "b", workers=1, resume=True)
     assert _numbers(resumed) == _numbers(straight)

@@ -248,7 +248,8 @@ def _n_boot(config: Path) -> int:
         raw = read_yaml(config, "stored study config") if config.is_file() else {}
     except UsageError:
         raw = {}
-    value = ((raw if isinstance(raw, dict) else {}).get("eval") or {}).get("bootstrap")
+    ev = raw.get("eval") if isinstance(raw, dict) else None
+    value = ev.get("bootstrap") if isinstance(ev, dict) else None
     return value if isinstance(value, int) and value > 0 else EvalConfig().bootstrap
 
 
