@@ -14,9 +14,9 @@ import time
 from importlib import resources
 from pathlib import Path
 
+from sim2human.cli.report import finish_study
 from sim2human.experiments.config import load_study
 from sim2human.experiments.runner import run_study
-from sim2human.report.study import write_study_reports
 
 TARGET_S = 180.0
 
@@ -29,7 +29,7 @@ def main() -> None:
     with resources.as_file(path) as config, tempfile.TemporaryDirectory() as tmp:
         cfg = load_study(Path(config), quick=True)
         started = time.perf_counter()
-        run_study(cfg, Path(tmp) / "demo", workers=args.workers, finish=write_study_reports)
+        run_study(cfg, Path(tmp) / "demo", workers=args.workers, finish=finish_study)
         wall = time.perf_counter() - started
     episodes = len(cfg.conditions) * len(cfg.seeds) * cfg.train.episodes
     print(f"demo wall time: {wall:.1f} s (target {TARGET_S:.0f} s, ratio {wall / TARGET_S:.2f})")

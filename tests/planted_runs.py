@@ -9,10 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from sim2human.agents.base import AgentTurn, Observation
 from sim2human.agents.scripted import ScriptedAgent
 from sim2human.ensemble import Ensemble
+from sim2human.experiments.results import StudyResult
 from sim2human.rollout.conversation import MAX_TURNS
 from sim2human.rollout.evaluate import evaluate
 from sim2human.scenarios.intake.scenario import IntakeScenario
@@ -90,3 +92,25 @@ def write_sub_run(path: Path, *, exploit: bool, per_member: int = 6) -> Path:
             )
     write_json(path / SUMMARY, {"condition": name})
     return path
+
+
+def study_row(name: str, **fields: Any) -> dict[str, Any]:
+    """A study.json condition row with every required field, ``fields`` over them."""
+    e = {"mean": 0.5, "ci": [0.4, 0.6], "n": 10}
+    base = {"name": name, "episodes_trained": 100, "heldout_member_std": 0.1, "exploit_rate": 0.0}
+    keys = ("train_proxy", "train_gold", "heldout_proxy", "heldout_gold")
+    return {**base, **{k: e for k in keys}, **fields}
+
+
+def study_result(*rows: dict[str, Any], reference: Sequence[dict[str, Any]] = ()) -> StudyResult:
+    """A ``StudyResult`` of hand-made rows (see ``study_row``)."""
+    return StudyResult.model_validate(
+        {
+            "study": "t",
+            "scenario": "intake",
+            "seeds": [0],
+            "wall_seconds": 1.0,
+            "conditions": list(rows),
+            "reference": list(reference),
+        }
+    )

@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from sim2human.cli.app import main
-from test_study import TINY
+from tiny_study import TINY
 
 
 def _write(tmp_path: Path, cfg: dict[str, Any]) -> Path:

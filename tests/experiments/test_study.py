@@ -4,53 +4,48 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 
+from sim2human.cli.report import finish_study
 from sim2human.experiments.condition import run_condition
 from sim2human.experiments.config import parse_study
+from sim2human.experiments.results import StudyResult, load_study_result
 from sim2human.experiments.runner import run_study
-from sim2human.report.study import write_study_reports
 from sim2human.store import read_episodes
-
-TINY: dict[str, Any] = {
-    "name": "tiny",
-    "seeds": [0],
-    "train": {"episodes": 64, "batch_episodes": 32, "epochs": 1},
-    "ensemble": {"members_per_family": 1},
-    "eval": {"episodes_per_member": 2, "bootstrap": 100},
-    "conditions": [
-        {
-            "name": "frozen-small",
-            "sampler": "fixed",
-            "simulator": {"family": "standard", "seed": 1, "capacity": 0.1, "temperature": 0},
-        },
-        {"name": "ensemble-uniform", "sampler": "uniform"},
-    ],
-}
+from tiny_study import TINY
 
 
-def _numbers(study: dict[str, Any]) -> str:
-    return json.dumps({k: v for k, v in study.items() if k != "wall_seconds"}, sort_keys=True)
+def _numbers(study: StudyResult) -> str:
+    return json.dumps(
+        {k: v for k, v in study.dump().items() if k != "wall_seconds"}, sort_keys=True
+    )
 
 
 def test_tiny_study_end_to_end_is_deterministic(tmp_path: Path) -> None:
     cfg = parse_study(TINY)
-    first = run_study(cfg, tmp_path / "a", workers=1, finish=write_study_reports)
+    first = run_study(cfg, tmp_path / "a", workers=1, finish=finish_study)
     second = run_study(cfg, tmp_path / "b", workers=2)
     assert _numbers(first) == _numbers(second)
 
     root = tmp_path / "a"
     assert (root / "study.json").exists() and (root / "report.md").exists()
-    names = [c["name"] for c in first["conditions"]]
+    assert (root / "diagnosis.json").exists()  # the study diagnosed itself, once
+    # one bootstrap: the report's CIs are study.json's (same function, clusters and replicates)
+    report = json.loads((root / "report.json").read_text())
+    for row, diag in zip(first.conditions, report["conditions"], strict=True):
+        assert diag["transfer"]["heldout_gold"]["ci"] == list(row.heldout_gold.ci)
+        assert diag["transfer"]["train_proxy"]["ci"] == list(row.train_proxy.ci)
+    assert _numbers(load_study_result(root)) == _numbers(first)  # StudyResult round trip
+    names = [c.name for c in first.conditions]
     assert names == ["frozen-small", "ensemble-uniform"]
-    assert first["reference"][0]["name"] == "scripted"
-    for row in first["conditions"]:
-        for key in ("train_proxy", "train_gold", "heldout_gold"):
-            lo, hi = row[key]["ci"]
-            assert lo <= row[key]["mean"] <= hi
-        assert 0.0 <= row["exploit_rate"] <= 1.0
+    assert [c.role for c in first.conditions] == ["frozen", "baseline"]
+    assert first.reference[0].name == "scripted"
+    for row in first.conditions:
+        for est in (row.train_proxy, row.train_gold, row.heldout_gold):
+            lo, hi = est.ci
+            assert lo <= est.mean <= hi
+        assert 0.0 <= row.exploit_rate <= 1.0
     sub = root / "conditions" / "frozen-small" / "seed-0"
     for name in ("config.json", "episodes.jsonl", "metrics.jsonl", "checkpoint.pt", "members.json"):
         assert (sub / name).exists(), name

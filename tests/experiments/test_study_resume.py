@@ -8,12 +8,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from sim2human.cli.app import main
+from sim2human.cli.report import finish_study
 from sim2human.errors import UsageError
 from sim2human.experiments.config import parse_study
+from sim2human.experiments.results import StudyResult
 from sim2human.experiments.runner import run_study
-from sim2human.report.study import write_study_reports
 
 TINY: dict[str, Any] = {
     "name": "tiny-adaptive",
@@ -28,16 +30,19 @@ TINY: dict[str, Any] = {
 }
 
 
-def _numbers(study: dict[str, Any]) -> str:
-    return json.dumps({k: v for k, v in study.items() if k != "wall_seconds"}, sort_keys=True)
+def _numbers(study: StudyResult) -> str:
+    return json.dumps(
+        {k: v for k, v in study.dump().items() if k != "wall_seconds"}, sort_keys=True
+    )
 
 
 def test_resume_gives_the_numbers_of_a_straight_run(tmp_path: Path) -> None:
     cfg = parse_study(TINY)
-    straight = run_study(cfg, tmp_path / "a", workers=1, finish=write_study_reports)
-    row = {r["name"]: r for r in straight["conditions"]}["ensemble-plr"]
-    assert "heldout_worst_decile" in row and row["heldout_curve"]
-    assert (tmp_path / "a" / "adaptive" / "adaptive.md").exists()
+    straight = run_study(cfg, tmp_path / "a", workers=1, finish=finish_study)
+    row = straight.row("ensemble-plr")
+    assert row is not None and row.heldout_worst_decile is not None and row.heldout_curve
+    assert "## Adaptive ensembles" in (tmp_path / "a" / "report.md").read_text()
+    assert (tmp_path / "a" / "adaptive" / "adaptive.html").exists()
 
     # a copy interrupted mid-way: one sub-run unfinished (no summary, a torn episode log)
     shutil.copytree(tmp_path / "a", tmp_path / "b")
@@ -47,6 +52,13 @@ def test_resume_gives_the_numbers_of_a_straight_run(tmp_path: Path) -> None:
     (tmp_path / "b" / "study.json").unlink()
     kept = tmp_path / "b" / "conditions" / "ensemble-uniform" / "seed-0" / "summary.json"
     before = kept.stat().st_mtime_ns
+
+    # started by a version that stored no roles: the same study, so it resumes
+    stored = tmp_path / "b" / "config.yaml"
+    old = yaml.safe_load(stored.read_text())
+    for c in old["conditions"]:
+        del c["role"], c["compare_to"]
+    stored.write_text(yaml.safe_dump(old, sort_keys=False))
 
     resumed = run_study(cfg, tmp_path / "b", workers=1, resume=True)
     assert _numbers(resumed) == _numbers(straight)

@@ -18,7 +18,7 @@ from sim2human.experiments.condition import reference_scripted, run_condition
 from sim2human.experiments.config import load_study, parse_study
 from sim2human.experiments.runner import model_takes_every_core
 from sim2human.experiments.world import StudyWorld
-from sim2human.report.markdown import write_markdown
+from sim2human.report.markdown import study_lines, write_markdown
 from sim2human.samplers.build import FixedSampler, MixedSampler
 from sim2human.scenarios.intake.scenario import IntakeScenario
 from sim2human.simulators.base import QuirkPool
@@ -157,14 +157,15 @@ def test_tiny_llm_study_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPat
             run_condition(cfg, c, 0, tmp_path / "conditions" / c.name / "seed-0")
         reference_scripted(cfg, tmp_path / "reference" / "scripted")
     study = aggregate(cfg, tmp_path, 1.0)
-    write_markdown(study, tmp_path)
-    frozen, mixed = study["conditions"]
-    assert frozen["episodes_trained"] == 8 and mixed["episodes_trained"] == 24
+    write_markdown(tmp_path / "report.md", study_lines(study))
+    frozen, mixed = study.conditions
+    assert frozen.episodes_trained == 8 and mixed.episodes_trained == 24
     # Held-out results are split by member kind, with CIs, and LLM health is counted.
-    for row in (frozen, mixed, *study["reference"]):
-        assert row["heldout_gold_llm"]["n"] == 1 and row["heldout_gold_persona"]["n"] == 2
-        assert row["llm_errors"] == 0 and row["llm_replies"] > 0
-    assert study["llm_accounting"]["requests"] > 0
+    for row in (frozen, mixed, *study.reference):
+        assert row.heldout_gold_llm is not None and row.heldout_gold_persona is not None
+        assert row.heldout_gold_llm.n == 1 and row.heldout_gold_persona.n == 2
+        assert row.llm_errors == 0 and (row.llm_replies or 0) > 0
+    assert study.llm_accounting is not None and study.llm_accounting["requests"] > 0
     sub = tmp_path / "conditions" / "frozen-llm" / "seed-0"
     eps = read_episodes(sub / "episodes.jsonl")
     trained = [e for e in eps if e.phase == "train"]
@@ -176,8 +177,8 @@ def test_tiny_llm_study_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     assert any(e.family.startswith("llm:") and e.phase == "eval" for e in mixed_eps)
     report = (tmp_path / "report.md").read_text()
     assert "Held-out persona vs held-out LLM members" in report and "role retries" in report
-    # Findings tell conditions apart by sampler, whatever they are called.
-    assert frozen["sampler"] == "fixed" and "Best ensemble condition `mixed`" in report
+    # Findings tell conditions apart by role (from the sampler here), whatever they are called.
+    assert frozen.role == "frozen" and "Best ensemble condition `mixed`" in report
     # The key went to the endpoint, and nowhere into the run directory.
     assert all(s.headers["authorization"] == f"Bearer {secret}" for s in fake.seen)
     for path in tmp_path.rglob("*"):

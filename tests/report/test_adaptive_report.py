@@ -6,17 +6,26 @@ import json
 from pathlib import Path
 from typing import Any
 
-from sim2human.report.adaptive import verdicts, write_adaptive
+from sim2human.experiments.results import StudyResult
+from sim2human.report.adaptive import adaptive_section, verdicts
 
 
 def est(mean: float, half: float = 0.05) -> dict[str, Any]:
     return {"mean": mean, "ci": [mean - half, mean + half], "n": 96}
 
 
-def row(name: str, worst: float, to: int | None, curve: list[list[float]]) -> dict[str, Any]:
+def row(
+    name: str, role: str, worst: float, to: int | None, curve: list[list[float]]
+) -> dict[str, Any]:
     return {
         "name": name,
+        "role": role,
         "episodes_trained": 1000,
+        "train_proxy": est(0.5),
+        "train_gold": est(0.4),
+        "heldout_proxy": est(0.4),
+        "heldout_member_std": 0.1,
+        "exploit_rate": 0.0,
         "heldout_gold": est(0.3),
         "heldout_worst_decile": est(worst),
         "episodes_to_uniform_final": to,
@@ -24,17 +33,20 @@ def row(name: str, worst: float, to: int | None, curve: list[list[float]]) -> di
     }
 
 
-def study(evolve_worst: float, evolve_to: int | None, uniform_to: int = 1000) -> dict[str, Any]:
+def study(evolve_worst: float, evolve_to: int | None, uniform_to: int = 1000) -> StudyResult:
     rising = [[250, 0.1], [500, 0.2], [750, 0.25], [1000, 0.3]]
-    return {
-        "study": "t",
-        "scenario": "intake",
-        "seeds": [0],
-        "conditions": [
-            row("ensemble-uniform", 0.1, uniform_to, rising),
-            row("ensemble-evolve", evolve_worst, evolve_to, rising),
-        ],
-    }
+    return StudyResult.model_validate(
+        {
+            "study": "t",
+            "scenario": "intake",
+            "seeds": [0],
+            "wall_seconds": 1.0,
+            "conditions": [
+                row("plain", "baseline", 0.1, uniform_to, rising),
+                row("ensemble-evolve", "candidate", evolve_worst, evolve_to, rising),
+            ],
+        }
+    )
 
 
 def test_verdicts_state_support_and_its_absence() -> None:
@@ -64,9 +76,7 @@ def test_section_files_from_a_run_directory(tmp_path: Path) -> None:
         {"update": 1, "episodes_seen": 64, "shares": {"a": 0.2, "c": 0.8}, "events": events},
     ]
     (sub / "sampler.jsonl").write_text("\n".join(json.dumps(x) for x in lines) + "\n")
-    md = write_adaptive(s, tmp_path)
-    assert md is not None
-    text = md.read_text()
+    text = "\n".join(adaptive_section(s, tmp_path))
     assert "| ensemble-evolve |" in text and "exploited: planted" in text
     for png in ("heldout_gold_vs_episodes", "worst_decile", "sampling_share_ensemble-evolve"):
         assert (tmp_path / "adaptive" / f"{png}.png").stat().st_size > 1000
@@ -76,7 +86,27 @@ def test_section_files_from_a_run_directory(tmp_path: Path) -> None:
 
 
 def test_no_section_without_adaptive_columns(tmp_path: Path) -> None:
-    plain = {"study": "t", "scenario": "intake", "seeds": [0], "conditions": [{"name": "x"}]}
-    assert write_adaptive(plain, tmp_path) is None
-    no_baseline = {**plain, "conditions": [{"name": "x", "heldout_worst_decile": [0, 0, 0]}]}
-    assert write_adaptive(no_baseline, tmp_path) is None  # nothing to compare with
+    plain = study(0.12, None)
+    no_baseline = plain.model_copy(
+        update={
+            "conditions": [c.model_copy(update={"role": "candidate"}) for c in plain.conditions]
+        }
+    )
+    assert adaptive_section(no_baseline, tmp_path) == []  # nothing to compare with
+    no_columns = plain.model_copy(
+        update={
+            "conditions": [
+                c.model_copy(update={"heldout_worst_decile": None}) for c in plain.conditions
+            ]
+        }
+    )
+    assert adaptive_section(no_columns, tmp_path) == []
+
+
+def test_candidates_are_judged_against_their_compare_to() -> None:
+    s = study(0.3, None)
+    third = s.conditions[0].model_copy(update={"name": "other", "role": "baseline"})
+    evolve = s.conditions[1].model_copy(update={"compare_to": "other"})
+    s = s.model_copy(update={"conditions": [s.conditions[0], third, evolve]})
+    lines = verdicts(s)
+    assert any("vs `other`" in x for x in lines) and not any("vs `plain`" in x for x in lines)

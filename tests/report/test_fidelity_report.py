@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from aci_data import aci_env, needs_aci
-from planted_runs import write_sub_run
+from planted_runs import study_result, study_row, write_sub_run
 from sim2human.agents.scripted import ScriptedAgent
 from sim2human.cli.app import main
 from sim2human.experiments.aggregate import real_patient_rows
@@ -60,7 +60,6 @@ def test_real_patients_rows_and_section(scenario: IntakeScenario) -> None:
     rows = real_patient_rows([(0, e) for e in eps], n_boot=100)
     assert rows["heldout_gold_real"]["n"] == 6 and rows["heldout_gold_programmatic"]["n"] == 2
     assert set(rows["real_reply_shares"]) == {"verbatim", "adapted", "fallback"}
-    study = {"conditions": [{"name": "scripted", **rows}]}
-    lines = real_section(study)
+    lines = real_section(study_result(study_row("scripted", **rows)))
     assert lines[0] == "## Real patients" and any("| scripted |" in x for x in lines)
-    assert real_section({"conditions": [{"name": "x"}]}) == []
+    assert real_section(study_result(study_row("x"))) == []

@@ -16,6 +16,7 @@ import pytest
 from headless_chromium import Browser, available
 
 from planted_runs import write_sub_run
+from sim2human.diagnostics.stored import diagnose_run
 from sim2human.metrics import embeddings
 from sim2human.report.html import write_report
 
@@ -29,6 +30,7 @@ def report(tmp_path_factory: pytest.TempPathFactory) -> Path:
     write_sub_run(root / "conditions" / "clean" / "seed-0", exploit=False)
     with pytest.MonkeyPatch.context() as mp:  # lexical embeddings: MiniLM is tested elsewhere
         mp.setattr(embeddings, "_load_minilm", lambda: "not needed here")
+        diagnose_run(root)
         return write_report(root).html
 
 

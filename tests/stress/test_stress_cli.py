@@ -71,8 +71,10 @@ def test_stress_writes_json_html_and_plots(run_dir: Path, tmp_path: Path) -> Non
     assert data["agents"]["scripted"]["seeds"] == [0]
     scripted = data["agents"]["scripted"]["curves"]["silence"]
     assert scripted[0]["mean"] > 0 and scripted[-1]["mean"] == 0.0  # silent callers: no intake
-    assert data["findings"] and data["adversarial"] == {}
+    assert data["roles"]["ens+perturb"]["perturbed"] and data["adversarial"] == {}
+    assert data["roles"]["frozen-small"]["role"] == "frozen"
     html = (tmp_path / "stress.html").read_text()
+    assert "`ens+perturb`" in html and "overall absolute AUC" in html  # findings, by role
     assert "stress-plots/silence.png" in html and "scripted" in html
     assert (tmp_path / "stress-plots" / "typos.png").stat().st_size > 1000
     assert not (run_dir / "stress.json").exists()  # --out respected

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from sim2human.report.stress import write_stress_html
-from sim2human.stress.findings import findings
+from sim2human.report.stress_findings import findings
 
 
 def est(mean: float | None, lo: float | None = None, hi: float | None = None) -> dict[str, Any]:
@@ -30,8 +30,26 @@ def agent(
     }
 
 
-def stress(agents: dict[str, Any], adversarial: dict[str, Any] | None = None) -> dict[str, Any]:
+ROLES = {
+    "frozen-small": {"role": "frozen", "compare_to": None, "sampler": "fixed", "perturbed": False},
+    "ens": {"role": "candidate", "compare_to": None, "sampler": "randomized", "perturbed": False},
+    "ens+perturb": {
+        "role": "candidate",
+        "compare_to": None,
+        "sampler": "randomized",
+        "perturbed": True,
+    },
+    "e+perturb": {"role": "candidate", "compare_to": None, "sampler": "plr", "perturbed": True},
+}
+
+
+def stress(
+    agents: dict[str, Any],
+    adversarial: dict[str, Any] | None = None,
+    roles: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     return {
+        "roles": roles if roles is not None else {n: r for n, r in ROLES.items() if n in agents},
         "study": "t",
         "perturbations": ["typos"],
         "grid": [0.0, 1.0],
@@ -120,7 +138,31 @@ def test_search_comparison_needs_confirmed_breaks() -> None:
 
 def test_html_escapes_transcripts(tmp_path: Path) -> None:
     s = stress({"a": agent(est(0.5, 0.4, 0.6), est(0.3, 0.2, 0.4))}, {"a": broken(0.3)})
-    s["findings"] = findings(s)
     html = write_stress_html(s, tmp_path).read_text()
     assert "<script>x" not in html and "&lt;script&gt;x" in html
     assert "typos 0.3" in html and (tmp_path / "stress-plots" / "typos.png").exists()
+
+
+def test_agents_are_found_by_role_not_by_name() -> None:
+    """Names that say nothing: the frozen one and the counterpart come from the roles."""
+    roles = {
+        "a": {"role": "frozen", "compare_to": None, "sampler": "fixed", "perturbed": False},
+        "b": {"role": "baseline", "compare_to": None, "sampler": "uniform", "perturbed": False},
+        "c": {"role": "candidate", "compare_to": None, "sampler": "randomized", "perturbed": False},
+        "d": {"role": "candidate", "compare_to": "b", "sampler": "randomized", "perturbed": True},
+    }
+    agents = {n: agent(est(0.3, 0.2, 0.4), est(0.1, 0.0, 0.2)) for n in "abc"}
+    agents["d"] = agent(est(0.9, 0.8, 1.0), est(0.3, 0.2, 0.4))
+    lines = findings(stress(agents, roles=roles))
+    assert any("`d`" in x and "vs `a`" in x for x in lines)  # the frozen condition
+    assert any("`d`" in x and "vs `b`" in x for x in lines)  # its compare_to
+    assert not any("vs `c`" in x for x in lines)  # compare_to wins over the same sampler
+    del roles["d"]["compare_to"]
+    roles["d"]["compare_to"] = None
+    lines = findings(stress(agents, roles=roles))
+    assert any("`d`" in x and "vs `c`" in x for x in lines)  # same sampler, no perturb
+
+
+def test_a_stress_json_without_roles_says_so() -> None:
+    s = stress({"x": agent(est(0.3, 0.2, 0.4), est(0.1, 0.0, 0.2))}, roles={})
+    assert "records no condition roles" in findings(s)[0]

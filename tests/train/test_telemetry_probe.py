@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from sim2human.agents.policy import PolicyAgent
+from sim2human.cli.report import finish_study
 from sim2human.experiments.condition import run_condition
 from sim2human.experiments.config import (
     Condition,
@@ -18,7 +19,6 @@ from sim2human.experiments.config import (
 )
 from sim2human.experiments.runner import run_study
 from sim2human.metrics import embeddings
-from sim2human.report.study import write_study_reports
 from sim2human.scenarios.intake.scenario import IntakeScenario
 from sim2human.train.config import PPOConfig
 
@@ -77,7 +77,7 @@ def test_probe_logs_heldout_gold_and_checkpoints_without_changing_training(
 
 def test_a_study_writes_its_html_report(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(embeddings, "_load_minilm", lambda: "not needed here")  # lexical: fast
-    run_study(tiny(2), tmp_path, workers=1, finish=write_study_reports)
+    run_study(tiny(2), tmp_path, workers=1, finish=finish_study)
     html = (tmp_path / "report.html").read_text()
     assert "frozen-small" in html and "Overoptimisation" in html
     assert (tmp_path / "report.md").read_text().startswith("# Study `tiny`")

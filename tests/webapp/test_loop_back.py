@@ -10,9 +10,11 @@ import numpy as np
 import pytest
 from webapp_helpers import answer, opening
 
+from planted_runs import study_result, study_row
 from sim2human.diagnostics.rundir import load_run_dir
 from sim2human.experiments.config import parse_study
 from sim2human.experiments.human_eval import compare, export_run, fold_in, spearman
+from sim2human.experiments.results import write_study_result
 from sim2human.experiments.world import StudyWorld
 from sim2human.human_store import HumanStore
 from sim2human.rollout.conversation import MAX_TURNS, Job, job_profile
@@ -22,7 +24,6 @@ from sim2human.simulators import build_simulator
 from sim2human.simulators.base import UserTurn
 from sim2human.simulators.human import HumanSimulator, NoReplyYet, human_spec
 from sim2human.simulators.human_replay import HumanReplayMembers
-from sim2human.store import write_json
 from sim2human.types import Episode, Outcome, Termination
 from sim2human.webapp.agents import AgentPool
 from sim2human.webapp.calls import Calls
@@ -78,17 +79,13 @@ def test_compare_ranks_families_by_how_they_predict_people() -> None:
     episodes = [fake_episode(a, i, i < 20 * p) for a, p in human_rate.items() for i in range(20)]
 
     def row(name: str, good: float, bad: float) -> dict[str, object]:
-        return {
-            "name": name,
-            "heldout_gold": {"mean": good, "ci": [good, good], "n": 10},
-            "heldout_gold_by_family": {"faithful": good, "inverted": bad},
-        }
+        return study_row(
+            name,
+            heldout_gold={"mean": good, "ci": [good, good], "n": 10},
+            heldout_gold_by_family={"faithful": good, "inverted": bad},
+        )
 
-    study = {
-        "study": "s",
-        "conditions": [row("a", 0.8, 0.1), row("b", 0.5, 0.5)],
-        "reference": [row("c", 0.2, 0.9)],
-    }
+    study = study_result(row("a", 0.8, 0.1), row("b", 0.5, 0.5), reference=[row("c", 0.2, 0.9)])
     result = compare(study, [*episodes, fake_episode("gone", 0, True)])
     fam = {f["family"]: f for f in result["families"]}
     assert fam["faithful"]["spearman"] == pytest.approx(1.0)
@@ -102,19 +99,13 @@ def test_compare_ranks_families_by_how_they_predict_people() -> None:
 
 def test_fold_in_and_export_read_like_any_run(run_dir: Path, db: Path, tmp_path: Path) -> None:
     calls = record_calls(run_dir, db, 3, ["scripted"])
-    study = {
-        "study": "s",
-        "conditions": [],
-        "reference": [
-            {
-                "name": "scripted",
-                "heldout_gold": {"mean": 0.8, "ci": [0.7, 0.9], "n": 90},
-                "heldout_gold_by_family": {"noisy-line": 0.7},
-            }
-        ],
-    }
+    scripted = study_row(
+        "scripted",
+        heldout_gold={"mean": 0.8, "ci": [0.7, 0.9], "n": 90},
+        heldout_gold_by_family={"noisy-line": 0.7},
+    )
     run = tmp_path / "study"
-    write_json(run / "study.json", study)
+    write_study_result(run, study_result(reference=[scripted]))
     result = fold_in(run, db)
     assert result["calls"] == 3 and (run / "human.md").read_text().startswith("# Human calls")
     out = tmp_path / "export"
@@ -204,12 +195,12 @@ def test_study_with_human_prints_the_comparison(
 
     record_calls(run_dir, db, 2, ["scripted"])
     out = tmp_path / "study"
-    row = {
-        "name": "scripted",
-        "heldout_gold": {"mean": 0.8, "ci": [0.7, 0.9], "n": 90},
-        "heldout_gold_by_family": {"noisy-line": 0.7},
-    }
-    write_json(out / "study.json", {"study": "s", "conditions": [], "reference": [row]})
+    row = study_row(
+        "scripted",
+        heldout_gold={"mean": 0.8, "ci": [0.7, 0.9], "n": 90},
+        heldout_gold_by_family={"noisy-line": 0.7},
+    )
+    write_study_result(out, study_result(reference=[row]))
     monkeypatch.setattr(cli, "_run", lambda *a, **k: out)  # the study itself is tested elsewhere
     config = tmp_path / "s.yaml"
     config.write_text("name: s\nseeds: [0]\nconditions: [{name: u, sampler: uniform}]\n")

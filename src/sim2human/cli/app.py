@@ -7,7 +7,7 @@ import sys
 from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
@@ -27,6 +27,11 @@ from sim2human.cli.stress import stress as stress_command
 from sim2human.corpora import aci_bench
 from sim2human.errors import Sim2HumanError, UsageError
 from sim2human.experiments.config import load_study
+from sim2human.metrics.outcomes import Estimate
+from sim2human.report.format import est, pct
+
+if TYPE_CHECKING:
+    from sim2human.experiments.results import StudyResult
 
 app = typer.Typer(
     add_completion=False, no_args_is_help=True, help=__doc__, pretty_exceptions_enable=False
@@ -90,9 +95,9 @@ def _run(
         if why := aci_bench.missing(data):
             raise UsageError(f"--data {data}: {why}")
         os.environ[aci_bench.ENV] = str(data.resolve())
+    from sim2human.cli.report import finish_study
     from sim2human.experiments.runner import default_out, run_study
     from sim2human.experiments.world import without_missing_corpus
-    from sim2human.report.study import write_study_reports
 
     cfg, left_out = without_missing_corpus(load_study(config, quick=quick))
     if left_out:
@@ -120,7 +125,7 @@ def _run(
             workers=workers,
             console=err_console,
             resume=resume,
-            finish=write_study_reports,
+            finish=finish_study,
         )
     except KeyboardInterrupt as stop:
         for name in getattr(stop, "started", ()):
@@ -139,28 +144,27 @@ def _run(
     return target
 
 
-def study_table(study: dict[str, Any]) -> Table:
-    t = Table(title=f"{study['study']}: proxy vs gold (%, 95% CI)", title_justify="left")
-    real = any("heldout_gold_real" in r for r in study["conditions"])  # replay families held out
+def study_table(study: StudyResult) -> Table:
+    t = Table(title=f"{study.study}: proxy vs gold (%, 95% CI)", title_justify="left")
+    real = any(r.heldout_gold_real is not None for r in study.conditions)  # replay families
     for col in ("condition", "train proxy", "train gold", "held-out gold", "member std", "exploit"):
         t.add_column(col, justify="left" if col == "condition" else "right", no_wrap=True)
     if real:
         t.add_column("real patients", justify="right", no_wrap=True)
 
-    def f(e: dict[str, Any]) -> str:
-        return f"{100 * e['mean']:.0f} [{100 * e['ci'][0]:.0f},{100 * e['ci'][1]:.0f}]"
+    def f(e: Estimate | None) -> str:
+        return est(e, missing="-", sep=",")
 
-    for row in [*study["conditions"], *study.get("reference", [])]:
-        name = row["name"] if row["episodes_trained"] else f"{row['name']} (reference)"
-        std, exploit = row["heldout_member_std"], row["exploit_rate"]
-        extra = [f(row["heldout_gold_real"]) if "heldout_gold_real" in row else "-"] if real else []
+    for row in study.all_rows:
+        name = row.name if row.episodes_trained else f"{row.name} (reference)"
+        extra = [f(row.heldout_gold_real)] if real else []
         t.add_row(
             name,
-            f(row["train_proxy"]),
-            f(row["train_gold"]),
-            f(row["heldout_gold"]),
-            f"{100 * std:.0f}",
-            f"{100 * exploit:.0f}%",
+            f(row.train_proxy),
+            f(row.train_gold),
+            f(row.heldout_gold),
+            pct(row.heldout_member_std),
+            f"{pct(row.exploit_rate)}%",
             *extra,
         )
     return t

@@ -1,4 +1,5 @@
-"""``sim2human diagnose RUN_DIR``: print the collapse findings; a gate for a user's CI.
+"""``sim2human diagnose RUN_DIR``: judge a run, store the result (``diagnosis.json``, which the
+reports render) and print the collapse findings; a gate for a user's CI.
 
 Exit codes: 0 clean (or findings printed without ``--fail-on-collapse``), 1 collapse detected
 with ``--fail-on-collapse``, 2 bad usage or a run directory with nothing to judge.
@@ -53,16 +54,18 @@ def diagnose(
 ) -> None:
     """Judge a run: did the agent learn the task, or its simulator?
 
+    Stores the diagnosis in the run (diagnosis.json, or diagnosis.CONDITION.json with
+    --condition) for `sim2human report` to render.
+
     Exit code: 1 when collapse is detected and --fail-on-collapse is given; 0 otherwise; 2 on
     bad usage or a run directory with nothing to judge.
     """
-    from sim2human.diagnostics.analyse import diagnose as run_diagnosis
-    from sim2human.diagnostics.rundir import load_run_dir
+    from sim2human.diagnostics.stored import diagnose_run
 
     out, err = Console(), Console(stderr=True)
-    run = load_run_dir(run_dir, condition)
-    with err.status("replaying conversations to find exploited phrasings"):
-        d = run_diagnosis(run, Thresholds(max_gap=max_gap, max_drop=max_drop))
+    limits = Thresholds(max_gap=max_gap, max_drop=max_drop)
+    with err.status("replaying conversations to find exploited phrasings") as status:
+        d = diagnose_run(run_dir, condition, limits, on_step=lambda what: status.update(what))
     for p in d.problems:
         err.print(f"[yellow]warning[/]: {p}", highlight=False)
     judged = [c for c in d.conditions if c.verdict.checked]

@@ -26,6 +26,7 @@ from sim2human.llm.client import EndpointConfig
 from sim2human.llm.runtime import LOCAL, LLMRuntime
 from sim2human.lock import run_lock
 from sim2human.metrics.outcomes import cluster_bootstrap
+from sim2human.metrics.outcomes import fmt_estimate as est
 from sim2human.store import EPISODES, SUMMARY, EpisodeLog, write_json
 from sim2human.types import Episode
 
@@ -194,7 +195,7 @@ def table(summary: dict[str, Any]) -> Table:
         t.add_column(col, justify="left" if col in ("split", "family") else "right")
 
     def f(e: dict[str, Any]) -> str:
-        return f"{100 * e['mean']:.0f} [{100 * e['ci'][0]:.0f}, {100 * e['ci'][1]:.0f}]"
+        return est(e)
 
     for r in summary["rows"]:
         t.add_row(

@@ -1,12 +1,16 @@
-"""``sim2human report RUN_DIR``: write report.html, report.md and report.json into a run."""
+"""``sim2human report RUN_DIR``: write report.html, report.md and report.json into a run, from
+what it stores; and what ``sim2human study`` does once ``study.json`` is written."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
+
+if TYPE_CHECKING:
+    from sim2human.experiments.results import StudyResult
 
 RunDirArg = Annotated[Path, typer.Argument(help="A study directory or one sub-run directory.")]
 ConditionOpt = Annotated[
@@ -14,11 +18,33 @@ ConditionOpt = Annotated[
 ]
 
 
+def finish_study(study: StudyResult, out: Path, console: Console) -> None:
+    """Diagnose the finished study once (``diagnosis.json``, replaying conversations for the
+    exploit finder), then render its reports from the stored files (``runner.run_study``'s
+    ``finish``: the run is still locked)."""
+    from sim2human.diagnostics.stored import diagnose_run
+    from sim2human.report.html import write_report
+
+    with console.status("diagnosing") as status:
+        diagnose_run(out, on_step=lambda what: status.update(what))
+        status.update("writing the report")
+        write_report(out, console=console)
+
+
 def report(run_dir: RunDirArg, condition: ConditionOpt = None) -> None:
-    """Diagnose a run and write its self-contained HTML report (plus markdown and JSON)."""
+    """Write a run's self-contained HTML report (plus markdown and JSON) from its stored files.
+
+    A run that was never diagnosed (no diagnosis.json) is diagnosed once first and the result
+    stored; `sim2human diagnose RUN_DIR` diagnoses again (say, with other thresholds)."""
+    from sim2human.diagnostics.stored import diagnose_run, diagnosis_path
+    from sim2human.inputs import existing_dir
     from sim2human.report.html import write_report
 
     out, err = Console(), Console(stderr=True)
+    existing_dir(run_dir, "run directory")
+    if not any(diagnosis_path(run_dir, c).exists() for c in {None, condition}):
+        with err.status(f"{run_dir}: not diagnosed yet; diagnosing once") as status:
+            diagnose_run(run_dir, condition, on_step=lambda what: status.update(what))
     written = write_report(run_dir, condition=condition, console=err)
     d = written.diagnosis
     for c in [*d.conditions, *d.reference]:

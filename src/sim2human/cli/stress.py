@@ -106,14 +106,16 @@ def stress(
         err_console.print("[yellow]interrupted[/]: no stress results written")
         raise typer.Exit(130) from None
     out_console.print(robustness_table(result))
-    for line in result["findings"]:
+    from sim2human.report.stress_findings import findings
+
+    for line in findings(result):
         out_console.print(line, highlight=False)
     target = out or run_dir
     out_console.print(f"stress: {target / 'stress.json'}, report: {target / 'stress.html'}")
 
 
 def robustness_table(result: dict[str, Any]) -> Table:
-    from sim2human.report.stress import fmt
+    from sim2human.report.stress_findings import fmt
 
     t = Table(title="robustness on held-out members (%, 95% CI)", title_justify="left")
     for col in ("agent", "clean gold", "overall", *result["perturbations"]):

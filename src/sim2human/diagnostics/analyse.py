@@ -13,7 +13,9 @@ from typing import Any
 from sim2human.diagnostics.replay import ablate, phrasing
 from sim2human.diagnostics.rundir import RunDir, SubRun
 from sim2human.diagnostics.verdict import Thresholds, Verdict, judge
+from sim2human.experiments.results import StudyResult
 from sim2human.metrics.collapse import (
+    N_BOOT,
     Behaviour,
     ExploitRow,
     GroupRow,
@@ -126,7 +128,7 @@ def _transcript(e: Episode) -> list[str]:
 
 
 def _exploits(
-    subs: Sequence[SubRun], scenario: Scenario, limits: Thresholds
+    subs: Sequence[SubRun], scenario: Scenario, limits: Thresholds, n_boot: int
 ) -> tuple[list[ExploitRow], dict[str, str], dict[str, list[str]], dict[str, list[str]]]:
     usage: Counter[str] = Counter()
     texts: dict[str, str] = {}
@@ -163,7 +165,12 @@ def _exploits(
                     )
                 )
     rows = exploit_table(
-        pairs, usage, texts, min_unearned=limits.min_unearned, min_share=limits.min_share
+        pairs,
+        usage,
+        texts,
+        min_unearned=limits.min_unearned,
+        min_share=limits.min_share,
+        n_boot=n_boot,
     )
     trained = {s.id: s for sub in subs for s in sub.trained_on}
     quirks = _quirks(list(trained.values()), {r.phrasing: r.text for r in rows})
@@ -172,10 +179,16 @@ def _exploits(
 
 
 def diagnose_condition(
-    name: str, subs: Sequence[SubRun], limits: Thresholds, scenario: Scenario
+    name: str,
+    subs: Sequence[SubRun],
+    limits: Thresholds,
+    scenario: Scenario,
+    n_boot: int = N_BOOT,
 ) -> ConditionDiagnosis:
+    """``n_boot``: bootstrap replicates; a study's own (``eval.bootstrap``) makes these CIs the
+    ones its study.json holds (the same ``cluster_bootstrap``, clusters and seed)."""
     by_run = {s.run: s.evals for s in subs if s.evals}
-    tr = transfer(by_run) if by_run else None
+    tr = transfer(by_run, n_boot=n_boot) if by_run else None
     curve = [p for s in subs for p in _curve(s)]
     # The overoptimisation fit reads gold as field accuracy: success rates of a few dozen
     # probe episodes sit at 0 for most of a collapsing run and hide the rise and fall.
@@ -191,7 +204,7 @@ def diagnose_condition(
             row = next((r for r in s.metrics if r.get("update") == fit.stop[s.run]), {})
             if isinstance(row.get("checkpoint"), str):
                 checkpoints[s.run] = str((s.path / row["checkpoint"]).as_posix())
-    exploits, _, quirks, examples = _exploits(subs, scenario, limits)
+    exploits, _, quirks, examples = _exploits(subs, scenario, limits, n_boot)
     evals = [e for eps in by_run.values() for e in eps]
     held = [e for e in evals if e.split == "heldout"]
     return ConditionDiagnosis(
@@ -199,8 +212,8 @@ def diagnose_condition(
         runs=[s.run for s in subs],
         finished_runs=sum(s.finished for s in subs),
         transfer=tr,
-        families=by_group(by_run, "family"),
-        members=by_group(by_run, "simulator_id"),
+        families=by_group(by_run, "family", n_boot=n_boot),
+        members=by_group(by_run, "simulator_id", n_boot=n_boot),
         curve=curve,
         eval_points=points,
         overfit=fit,
@@ -222,7 +235,7 @@ class Diagnosis(Frozen):
     conditions: list[ConditionDiagnosis]
     reference: list[ConditionDiagnosis]
     problems: list[str]
-    study: dict[str, Any] | None = None
+    study: StudyResult | None = None
 
 
 def diagnose(
@@ -237,9 +250,10 @@ def diagnose(
     for name, subs in run.conditions.items():
         if on_condition is not None:
             on_condition(name)
-        conditions.append(diagnose_condition(name, subs, limits, scenario))
+        conditions.append(diagnose_condition(name, subs, limits, scenario, run.n_boot))
     reference = [
-        diagnose_condition(name, [sub], limits, scenario) for name, sub in run.reference.items()
+        diagnose_condition(name, [sub], limits, scenario, run.n_boot)
+        for name, sub in run.reference.items()
     ]
     return Diagnosis(
         root=str(run.root),

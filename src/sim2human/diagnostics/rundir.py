@@ -17,13 +17,13 @@ from typing import Any
 from pydantic import ValidationError
 
 from sim2human.errors import RunDirError, UsageError
-from sim2human.inputs import MAX_JSON_BYTES, existing_dir, read_bytes, read_json_object
+from sim2human.experiments.config import EvalConfig
+from sim2human.experiments.results import CONFIG_YAML, STUDY_JSON, StudyResult, load_study_result
+from sim2human.inputs import MAX_JSON_BYTES, existing_dir, read_bytes, read_json_object, read_yaml
 from sim2human.simulators.base import SimulatorSpec
 from sim2human.store import CONFIG, EPISODES, MEMBERS, METRICS, SUMMARY, check_unique
 from sim2human.train.config import PPOConfig
 from sim2human.types import Episode
-
-STUDY_JSON = "study.json"
 
 
 @dataclass
@@ -69,8 +69,10 @@ class RunDir:
     name: str
     conditions: dict[str, list[SubRun]]
     reference: dict[str, SubRun] = field(default_factory=dict)
-    study: dict[str, Any] | None = None
+    study: StudyResult | None = None
     problems: list[str] = field(default_factory=list)
+    n_boot: int = EvalConfig().bootstrap
+    """Bootstrap replicates: the study's ``eval.bootstrap`` (its config.yaml), as study.json's."""
 
     @property
     def max_turns(self) -> int:
@@ -204,32 +206,51 @@ def load_run_dir(path: Path, condition: str | None = None) -> RunDir:
 
 def _load_study(path: Path) -> RunDir:
     problems: list[str] = []
-    study = _json(path / STUDY_JSON, problems)
-    if study is None:
-        problems[-1] += " (the study did not finish: table rebuilt from the sub-runs found)"
+    study: StudyResult | None = None
+    if (path / STUDY_JSON).exists() or (path / STUDY_JSON).is_symlink():
+        try:
+            study = load_study_result(path)
+        except RunDirError as err:
+            problems.append(str(err))
+    else:
+        problems.append(
+            f"{path / STUDY_JSON}: missing (the study did not finish: table rebuilt from the "
+            "sub-runs found)"
+        )
     conditions: dict[str, list[SubRun]] = {}
     root = path / "conditions"
     for cond_dir in sorted(root.iterdir()) if root.is_dir() else []:
         if cond_dir.is_dir():
             runs = sorted((d for d in cond_dir.iterdir() if d.is_dir()), key=_seed_order)
             conditions[cond_dir.name] = [load_sub_run(d, cond_dir.name, d.name) for d in runs]
-    order = [r["name"] for r in (study or {}).get("conditions", []) if isinstance(r, dict)]
+    order = [r.name for r in study.conditions] if study is not None else []
     conditions = dict(sorted(conditions.items(), key=lambda kv: _rank(order, kv[0])))
     reference = {}
     ref_root = path / "reference"
     for ref in sorted(ref_root.iterdir()) if ref_root.is_dir() else []:
         if ref.is_dir():
             reference[ref.name] = load_sub_run(ref, ref.name, "reference", reference=True)
-    name = str((study or {}).get("study", path.name))
     return RunDir(
         root=path,
         kind="study",
-        name=name,
+        name=study.study if study is not None else path.name,
         conditions=conditions,
         reference=reference,
         study=study,
         problems=problems,
+        n_boot=_n_boot(path / CONFIG_YAML),
     )
+
+
+def _n_boot(config: Path) -> int:
+    """``eval.bootstrap`` of a stored study config; the default when it has none."""
+    try:
+        raw = read_yaml(config, "stored study config") if config.is_file() else {}
+    except UsageError:
+        raw = {}
+    ev = raw.get("eval") if isinstance(raw, dict) else None
+    value = ev.get("bootstrap") if isinstance(ev, dict) else None
+    return value if isinstance(value, int) and value > 0 else EvalConfig().bootstrap
 
 
 def _seed_order(d: Path) -> tuple[int, str]:

@@ -20,6 +20,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from sim2human.metrics.collapse import ExploitRow, Transfer
+from sim2human.metrics.outcomes import fmt_estimate, fmt_pct
 from sim2human.types import Frozen
 
 
@@ -39,7 +40,7 @@ class Verdict(Frozen):
 
 
 def pts(x: float) -> str:
-    return f"{100 * x:.0f}"
+    return fmt_pct(x)
 
 
 def _ci(lo: float, hi: float) -> str:
@@ -90,8 +91,7 @@ def judge(
     else:
         head = (
             f"clean: `{name}` shows no exploited phrasing; held-out success "
-            f"{pts(tr.heldout_gold.mean)} {_ci(*tr.heldout_gold.ci)} vs training "
-            f"{pts(tr.train_gold.mean)} {_ci(*tr.train_gold.ci)}"
-            f" (drop {pts(tr.drop.mean)} {_ci(*tr.drop.ci)}, within {pts(limits.max_drop)})."
+            f"{fmt_estimate(tr.heldout_gold)} vs training {fmt_estimate(tr.train_gold)}"
+            f" (drop {fmt_estimate(tr.drop)}, within {pts(limits.max_drop)})."
         )
     return Verdict(collapse=bool(reasons), checked=True, reasons=reasons, headline=head)

@@ -11,6 +11,7 @@ import numpy as np
 
 from sim2human.experiments.condition import CURVE_LOG, train_config
 from sim2human.experiments.config import StudyConfig
+from sim2human.experiments.results import StudyResult
 from sim2human.metrics.outcomes import Estimate, cluster_bootstrap
 from sim2human.metrics.robustness import curve_mean, episodes_to_reach, worst_decile_estimate
 from sim2human.simulators.replay import reply_shares
@@ -24,7 +25,7 @@ from sim2human.store import (
 from sim2human.types import Episode
 
 
-def aggregate(cfg: StudyConfig, root: Path, wall_seconds: float) -> dict[str, Any]:
+def aggregate(cfg: StudyConfig, root: Path, wall_seconds: float) -> StudyResult:
     """study.json from the sub-runs on disk: CIs by cluster bootstrap over seeds and episodes."""
     rows = []
     for condition in cfg.conditions:
@@ -40,12 +41,14 @@ def aggregate(cfg: StudyConfig, root: Path, wall_seconds: float) -> dict[str, An
         row = _condition_row(condition.name, cfg, by_seed, summaries)
         row["episodes_trained"] = train_config(cfg, condition).episodes
         row["sampler"] = condition.sampler
+        row["role"] = condition.role
+        row["compare_to"] = condition.compare_to
         programmatic = {s: [e for e in eps if e.kind != "replay"] for s, eps in by_seed.items()}
         w = worst_decile_estimate(programmatic, n_boot=cfg.eval.bootstrap)
         row["heldout_worst_decile"] = {"mean": w.mean, "ci": list(w.ci), "n": w.n}
         row["heldout_curve"] = [list(p) for p in curve_mean(curves)] if all(curves) else []
         rows.append(row)
-    _episodes_to_uniform_final(rows)
+    _episodes_to_baseline_final(rows)
     reference = []
     for name in cfg.reference_agents:
         sub = root / "reference" / name
@@ -54,15 +57,17 @@ def aggregate(cfg: StudyConfig, root: Path, wall_seconds: float) -> dict[str, An
         )
         row["episodes_trained"] = 0
         reference.append(row)
-    return {
-        "study": cfg.name,
-        "scenario": cfg.scenario,
-        "seeds": list(cfg.seeds),
-        "wall_seconds": round(wall_seconds, 1),
-        "conditions": rows,
-        "reference": reference,
-        **_llm_accounting(root, cfg),
-    }
+    return StudyResult.model_validate(
+        {
+            "study": cfg.name,
+            "scenario": cfg.scenario,
+            "seeds": list(cfg.seeds),
+            "wall_seconds": round(wall_seconds, 1),
+            "conditions": rows,
+            "reference": reference,
+            **_llm_accounting(root, cfg),
+        }
+    )
 
 
 def _llm_accounting(root: Path, cfg: StudyConfig) -> dict[str, Any]:
@@ -77,18 +82,18 @@ def _llm_accounting(root: Path, cfg: StudyConfig) -> dict[str, Any]:
     return {"llm_accounting": total} if total else {}
 
 
-def _episodes_to_uniform_final(
-    rows: list[dict[str, Any]], reference: str = "ensemble-uniform"
-) -> None:
-    """Episodes each condition needed to reach ``reference``'s final held-out gold on the curve
-    subset (seed-mean curves); None when it never did, or without curves or that condition."""
-    ref = next((r for r in rows if r["name"] == reference and r["heldout_curve"]), None)
+def _episodes_to_baseline_final(rows: list[dict[str, Any]]) -> None:
+    """Episodes each condition needed to reach the study's first ``baseline`` condition's final
+    held-out gold on the curve subset (seed-mean curves); None when it never did, or without
+    curves or a baseline. Stored as ``episodes_to_uniform_final`` (the baseline is a uniform
+    ensemble unless a study says otherwise)."""
+    ref = next((r for r in rows if r["role"] == "baseline"), None)
     for r in rows:
         r["episodes_to_uniform_final"] = (
             episodes_to_reach(
                 [(int(n), g) for n, g in r["heldout_curve"]], ref["heldout_curve"][-1][1]
             )
-            if ref is not None and r["heldout_curve"]
+            if ref is not None and ref["heldout_curve"] and r["heldout_curve"]
             else None
         )
 

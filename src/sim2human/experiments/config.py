@@ -27,6 +27,18 @@ from sim2human.train.config import PPOConfig
 from sim2human.types import Frozen
 
 SamplerName = Literal["fixed", "uniform", "randomized", "must", "plr", "evolve"]
+Role = Literal["frozen", "baseline", "candidate"]
+"""What a condition is in the study's argument, read by the reports instead of its name:
+``frozen`` trains on one fixed simulator (the practice under test), ``baseline`` is the plain
+ensemble others are compared with, ``candidate`` is a proposed cure."""
+DEFAULT_ROLES: dict[str, Role] = {"fixed": "frozen", "uniform": "baseline"}
+"""A condition without a ``role`` gets its sampler's here (any other sampler: ``candidate``)."""
+
+
+def default_role(sampler: object) -> Role:
+    return DEFAULT_ROLES.get(str(sampler), "candidate")
+
+
 MAX_SEED = 2**32 - 1
 """numpy's SeedSequence takes any non-negative int; 32 bits is plenty and keeps ids readable."""
 Seed = Annotated[int, Field(ge=0, le=MAX_SEED)]
@@ -70,6 +82,11 @@ class SimulatorRef(Frozen):
 class Condition(Frozen):
     name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")
     sampler: SamplerName
+    role: Role = "candidate"
+    """When not given, its sampler's (``DEFAULT_ROLES``): configs written before roles load."""
+    compare_to: str | None = None
+    """The condition this one is judged against (default: the study's first ``baseline``, or
+    for a ``perturb`` condition its sampler's unperturbed one)."""
     simulator: SimulatorRef | None = None
     llm_share: float = Field(0.0, ge=0, le=1)
     """Share of training episodes played by ``ensemble.llm.train`` members (a mixed ensemble)."""
@@ -102,6 +119,13 @@ class Condition(Frozen):
     """Let the sampler read training episodes' gold outcomes (never the trainer)."""
     judging: JudgingConfig | None = None
     """Ensemble judging: train on a conservative aggregate of k members' judgements."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _role_from_sampler(cls, data: Any) -> Any:
+        if isinstance(data, dict) and data.get("role") is None:
+            return {**data, "role": default_role(data.get("sampler"))}
+        return data
 
     @model_validator(mode="after")
     def _fixed_needs_simulator(self) -> Condition:
@@ -211,6 +235,12 @@ class StudyConfig(Frozen):
             raise ValueError(f"condition names must be unique, got {names}")
         llm_train = self.ensemble.llm.train if self.ensemble.llm else None
         for c in self.conditions:
+            if c.compare_to is not None and (c.compare_to == c.name or c.compare_to not in names):
+                others = ", ".join(n for n in names if n != c.name) or "none"
+                raise ValueError(
+                    f"condition {c.name!r}: compare_to {c.compare_to!r} is not another condition "
+                    f"of this study (conditions: {others})"
+                )
             if c.llm_share > 0 and llm_train is None:
                 raise ValueError(f"condition {c.name!r}: llm_share needs ensemble.llm.train")
         return self

@@ -24,8 +24,9 @@ from rich.console import Group
 from rich.table import Table
 
 from sim2human.errors import RunDirError
+from sim2human.experiments.results import STUDY_JSON, StudyResult, load_study_result
 from sim2human.human_store import HUMAN_FAMILY, HumanStore
-from sim2human.metrics.outcomes import Estimate, by, summarise
+from sim2human.metrics.outcomes import Estimate, by, fmt_estimate, summarise
 from sim2human.simulators.human import human_spec
 from sim2human.store import (
     CONFIG,
@@ -34,7 +35,6 @@ from sim2human.store import (
     METRICS,
     SUMMARY,
     JsonlWriter,
-    read_json,
     write_json,
 )
 from sim2human.types import Episode
@@ -119,15 +119,15 @@ def _est(e: Estimate) -> dict[str, Any]:
     return {"mean": e.mean, "ci": list(e.ci), "n": e.n}
 
 
-def compare(study: dict[str, Any], episodes: Sequence[Episode], seed: int = 0) -> dict[str, Any]:
+def compare(study: StudyResult, episodes: Sequence[Episode], seed: int = 0) -> dict[str, Any]:
     """Human vs simulator outcomes per agent, and per simulator family across agents."""
-    rows = {r["name"]: r for r in [*study.get("conditions", []), *study.get("reference", [])]}
+    rows = {r.name: r for r in study.all_rows}
     calls: dict[str, list[Episode]] = defaultdict(list)
     for e in episodes:
         calls[e.condition].append(e)
     agents = [a for a in rows if calls.get(a)]
     unmatched = sorted(set(calls) - set(rows))
-    per_agent = []
+    per_agent: list[dict[str, Any]] = []
     for a in agents:
         eps = calls[a]
         per_agent.append(
@@ -136,10 +136,10 @@ def compare(study: dict[str, Any], episodes: Sequence[Episode], seed: int = 0) -
                 "human_gold": _est(call_bootstrap([float(e.gold.success) for e in eps])),
                 "human_fields": _est(call_bootstrap([e.gold.field_accuracy for e in eps])),
                 "human_rating": _est(call_bootstrap([e.proxy for e in eps])),
-                "sim_heldout_gold": rows[a]["heldout_gold"],
+                "sim_heldout_gold": _est(rows[a].heldout_gold),
                 "sim_gold_by_family": {
-                    **rows[a].get("train_gold_by_family", {}),
-                    **rows[a].get("heldout_gold_by_family", {}),
+                    **rows[a].train_gold_by_family,
+                    **rows[a].heldout_gold_by_family,
                 },
             }
         )
@@ -175,7 +175,7 @@ def compare(study: dict[str, Any], episodes: Sequence[Episode], seed: int = 0) -
             }
         )
     return {
-        "study": study.get("study", ""),
+        "study": study.study,
         "calls": int(sum(len(calls[a]) for a in agents)),
         "agents": per_agent,
         "families": per_family,
@@ -200,15 +200,14 @@ def _ci(values: Sequence[float]) -> list[float]:
 
 def fold_in(run_dir: Path, db: Path) -> dict[str, Any]:
     """Compare a finished study run with the calls recorded in ``db``; writes human.json/.md."""
-    study_path = run_dir / "study.json"
-    if not study_path.is_file():
+    if not (run_dir / STUDY_JSON).is_file():
         raise RunDirError(f"{run_dir}: no study.json (did the study finish?)")
     store = HumanStore.open_existing(db)
     try:
         episodes = store.episodes()
     finally:
         store.close()
-    result = compare(read_json(study_path), episodes)
+    result = compare(load_study_result(run_dir), episodes)
     result["db"] = str(db)
     write_json(run_dir / HUMAN_JSON, result)
     (run_dir / HUMAN_MD).write_text(markdown(result), encoding="utf-8")
@@ -216,9 +215,7 @@ def fold_in(run_dir: Path, db: Path) -> dict[str, Any]:
 
 
 def _pct(e: dict[str, Any] | None) -> str:
-    if not e or e.get("n", 1) == 0:
-        return "-"
-    return f"{100 * e['mean']:.0f} [{100 * e['ci'][0]:.0f}, {100 * e['ci'][1]:.0f}]"
+    return fmt_estimate(e, missing="-")
 
 
 def _num(v: float | None, ci: list[float] | None = None, scale: float = 1.0) -> str:

@@ -18,19 +18,19 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from sim2human.errors import UsageError
 from sim2human.experiments.aggregate import aggregate
 from sim2human.experiments.condition import reference_scripted, run_condition
-from sim2human.experiments.config import StudyConfig
+from sim2human.experiments.config import StudyConfig, parse_study
 from sim2human.experiments.diversity import DIVERSITY_JSON, diversity_groups, measure_groups
 from sim2human.experiments.executors import in_processes, queue_progress, report_progress
+from sim2human.experiments.results import StudyResult, write_study_result
 from sim2human.experiments.world import StudyWorld
-from sim2human.inputs import output_dir, read_text
+from sim2human.inputs import output_dir, read_text, read_yaml
 from sim2human.llm.runtime import Embedded, serve_embedded
 from sim2human.lock import run_lock
 from sim2human.store import SUMMARY, write_json
 
-STUDY_JSON = "study.json"
-
-Finish = Callable[[dict[str, Any], Path, Console], None]
-"""What runs after ``study.json`` is written, under the run's lock (the reports)."""
+Finish = Callable[[StudyResult, Path, Console], None]
+"""What runs after ``study.json`` is written, under the run's lock: the command diagnoses the
+run once (``diagnosis.json``) and renders the reports from the stored files."""
 
 
 def default_out(cfg: StudyConfig) -> Path:
@@ -68,6 +68,15 @@ def _side_jobs(cfg: StudyConfig, out: Path) -> list[tuple[str, str, int, str]]:
     return jobs
 
 
+def _stored_config(path: Path) -> StudyConfig | None:
+    """The stored config as this version reads it (one written before a field existed, such as
+    a condition's ``role``, gets its default), or None if it no longer parses."""
+    try:
+        return parse_study(read_yaml(path, "stored study config"), str(path))
+    except UsageError:
+        return None
+
+
 def _prepare(cfg: StudyConfig, out: Path, resume: bool) -> list[tuple[str, int]]:
     """The sub-runs still to do. Resuming keeps every finished sub-run (its ``summary.json`` is
     written last) and clears unfinished ones: each is deterministic by its seed, so rerunning it
@@ -77,7 +86,9 @@ def _prepare(cfg: StudyConfig, out: Path, resume: bool) -> list[tuple[str, int]]
     if resume:
         if not stored.exists():
             raise UsageError(f"{out}: nothing to resume (no config.yaml)")
-        if read_text(stored, "stored study config") != config_text:
+        if read_text(stored, "stored study config") != config_text and (
+            _stored_config(stored) != cfg
+        ):
             raise UsageError(
                 f"{out}: the study config differs from the one it was started with; "
                 "resume with the same file and --quick setting"
@@ -106,9 +117,9 @@ def run_study(
     console: Console | None = None,
     resume: bool = False,
     finish: Finish | None = None,
-) -> dict[str, Any]:
+) -> StudyResult:
     """Train and evaluate every condition x seed and write ``study.json``; then ``finish``
-    (the command passes ``report.study.write_study_reports``) while the run is still locked.
+    (the command passes ``cli.app.diagnose_and_report``) while the run is still locked.
 
     With ``resume``, sub-runs that finished in ``out`` are kept and the rest are run again.
     An embedded model that ``llm`` members use is started once here and shared by the workers.
@@ -150,7 +161,7 @@ def _run_study(
     jobs: list[tuple[str, int]],
     workers: int | None,
     console: Console | None,
-) -> dict[str, Any]:
+) -> StudyResult:
     console = console or Console(stderr=True)
     started = time.perf_counter()
     n_eval = (
@@ -172,7 +183,7 @@ def _run_study(
             _run_jobs(cfg, out, jobs, side, workers, queue)
         bar.update(task, completed=total)
     study = aggregate(cfg, out, time.perf_counter() - started)
-    write_json(out / STUDY_JSON, study)
+    write_study_result(out, study)
     return study
 
 

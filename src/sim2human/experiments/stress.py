@@ -32,7 +32,6 @@ from sim2human.simulators import needs_endpoint
 from sim2human.simulators.base import SimulatorSpec
 from sim2human.store import CHECKPOINT, write_json
 from sim2human.stress.adversarial import SearchConfig, result_json, search
-from sim2human.stress.findings import findings
 from sim2human.stress.sweep import Curves, StressPlan, summarise_curves, sweep
 
 STRESS_JSON = "stress.json"
@@ -256,8 +255,8 @@ def assemble(
     search_cfg: SearchConfig | None,
     results: Sequence[dict[str, Any]],
 ) -> dict[str, Any]:
-    """stress.json: robustness per agent (seeds pooled by cluster bootstrap), searches,
-    findings."""
+    """stress.json: robustness per agent (seeds pooled by cluster bootstrap), searches, and
+    each condition's role (the report's findings compare agents by role, never by name)."""
     labels = list(dict.fromkeys(r["label"] for r in results))
     agents: dict[str, Any] = {}
     searches: dict[str, Any] = {}
@@ -279,6 +278,14 @@ def assemble(
         "adversarial": searches,
         "adversarial_members": search_cfg.members if search_cfg is not None else None,
         "search_config": asdict(search_cfg) if search_cfg is not None else None,
+        "roles": {
+            c.name: {
+                "role": c.role,
+                "compare_to": c.compare_to,
+                "sampler": c.sampler,
+                "perturbed": c.perturb is not None,
+            }
+            for c in cfg.conditions
+        },
     }
-    stress["findings"] = findings(stress)
     return stress

@@ -22,42 +22,17 @@ from dataclasses import dataclass
 import numpy as np
 
 from sim2human.metrics.diversity import distinct_n
-from sim2human.metrics.outcomes import Estimate
+from sim2human.metrics.outcomes import Estimate, cluster_bootstrap
 from sim2human.types import Episode, Frozen
 
-N_BOOT = 500
+N_BOOT = 1000
+"""Bootstrap replicates when the caller does not say (a study passes its ``eval.bootstrap``)."""
 MIN_LIFT = 0.05
 """A proxy lift below this (5 points of satisfaction) is not counted as 'raising satisfaction'."""
 
 
 def _nan() -> Estimate:
     return Estimate(mean=float("nan"), ci=(float("nan"), float("nan")), n=0)
-
-
-def cluster_bootstrap(
-    values: Sequence[float], clusters: Sequence[object], *, n_boot: int = N_BOOT, seed: int = 0
-) -> Estimate:
-    """``outcomes.cluster_bootstrap``'s two-level scheme (clusters, then values within each
-    picked cluster), vectorised over the bootstrap draws: a report asks for hundreds of these and
-    the loop over draws there costs about 40 ms each. Same estimator, different random stream."""
-    v = np.asarray(values, dtype=float)
-    if v.size == 0:
-        return _nan()
-    groups: dict[object, list[float]] = defaultdict(list)
-    for x, c in zip(v, clusters, strict=True):
-        groups[c].append(x)
-    arrays = [np.asarray(g) for g in groups.values()]
-    rng = np.random.default_rng(seed)
-    sums, counts = np.zeros(n_boot), np.zeros(n_boot)
-    for _slot in range(len(arrays)):
-        picked = rng.integers(len(arrays), size=n_boot)
-        for c, a in enumerate(arrays):
-            rows = np.flatnonzero(picked == c)
-            if rows.size:
-                sums[rows] += a[rng.integers(a.size, size=(rows.size, a.size))].sum(axis=1)
-                counts[rows] += a.size
-    lo, hi = np.quantile(sums / counts, [0.025, 0.975])
-    return Estimate(mean=float(v.mean()), ci=(float(lo), float(hi)), n=int(v.size))
 
 
 # ----------------------------------------------------------------------------- proxy vs gold

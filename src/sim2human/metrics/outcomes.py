@@ -7,8 +7,10 @@ scheme is not in scipy.stats.bootstrap, and it is a dozen lines of numpy.
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 from pydantic import BaseModel
@@ -20,6 +22,40 @@ class Estimate(BaseModel):
     mean: float
     ci: tuple[float, float]
     n: int
+
+
+def fmt_pct(x: float | None, missing: str = "") -> str:
+    """Percentage points, no decimals; ``missing`` for a missing (None or NaN) value."""
+    return missing if x is None or math.isnan(x) else f"{100 * x:.0f}"
+
+
+def fmt_estimate(
+    e: Estimate | Mapping[str, Any] | None,
+    *,
+    n: bool = False,
+    missing: str = "",
+    sep: str = ", ",
+) -> str:
+    """THE estimate formatter (``report.format.est``): ``mean [lo, hi]`` in percentage points,
+    ``(n=...)`` after it with ``n``; ``missing`` without an estimate or a mean; the mean alone
+    without an interval. Takes an ``Estimate`` or its stored form (``mean``, ``ci``, ``n``; a
+    JSON file may hold null or NaN where there was nothing to estimate)."""
+    if e is None:
+        return missing
+    mean: float | None
+    lo: float | None
+    hi: float | None
+    count: int | None
+    if isinstance(e, Estimate):
+        mean, (lo, hi), count = e.mean, e.ci, e.n
+    else:
+        mean, (lo, hi), count = e.get("mean"), e.get("ci") or (None, None), e.get("n")
+    if mean is None or math.isnan(mean) or count == 0:
+        return missing
+    text = fmt_pct(mean)
+    if lo is not None and hi is not None:
+        text += f" [{fmt_pct(lo)}{sep}{fmt_pct(hi)}]"
+    return f"{text} (n={count})" if n else text
 
 
 def cluster_bootstrap(

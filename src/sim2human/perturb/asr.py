@@ -7,7 +7,8 @@ of table are smaller than the dependency and easier to audit for the rule below.
 
 Rule: a confusion may garble a value the user said (``fifteen`` -> ``fifty``, ``metformin`` ->
 ``met for men``, ``no`` -> ``know``) but never produce one from an ordinary word (no ``for`` ->
-``four``, no ``to`` -> ``two``, no ``not`` -> ``no``): ``tests/perturb/test_perturb.py`` checks the table.
+``four``, no ``to`` -> ``two``, no ``not`` -> ``no``): ``tests/perturb/test_perturb.py`` checks
+the table.
 """
 
 from __future__ import annotations

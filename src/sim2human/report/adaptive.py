@@ -1,9 +1,13 @@
 """The adaptive-ensemble section of a study report: plots and a markdown/HTML fragment.
 
 Reads only files in the run directory: ``study.json`` rows (held-out curve, worst decile,
-episodes to uniform's final gold) and each sub-run's ``sampler.jsonl`` (member shares per update,
-and ``evolve``'s events with their reasons). Writes PNGs under ``adaptive/`` and the fragment as
-``adaptive/adaptive.md`` and ``adaptive/adaptive.html``, to be embedded in the main report.
+episodes to the baseline's final gold) and each sub-run's ``sampler.jsonl`` (member shares per
+update, and ``evolve``'s events with their reasons). Writes PNGs under ``adaptive/`` and the
+fragment as ``adaptive/adaptive.html``; its markdown goes into ``report.md``.
+
+Each ``candidate`` condition is judged against its ``compare_to``, else the study's first
+``baseline`` (``StudyResult.reference_of``); ``frozen`` and ``baseline`` conditions are shown in
+the table but not judged.
 """
 
 from __future__ import annotations
@@ -18,23 +22,20 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
+from sim2human.experiments.results import ConditionRow, StudyResult
+from sim2human.metrics.outcomes import Estimate
+from sim2human.report.format import est
 from sim2human.store import iter_jsonl
 
 DIR = "adaptive"
-UNIFORM = "ensemble-uniform"
-NON_ADAPTIVE = (UNIFORM, "ensemble-randomized")
 MARGIN = 0.05
-"""Worst-decile gold an adaptive condition must add over uniform (the issue's bar: 5 points)."""
+"""Worst-decile gold a candidate must add over its baseline (the issue's bar: 5 points)."""
 SPEED = 0.7
-"""Share of uniform's episodes within which uniform's final held-out gold must be reached."""
+"""Share of the baseline's episodes within which its final held-out gold must be reached."""
 
 
-def pct(x: float | None) -> str:
-    return "–" if x is None else f"{100 * x:.0f}"
-
-
-def fmt(est: dict[str, Any]) -> str:
-    return f"{pct(est['mean'])} [{pct(est['ci'][0])}, {pct(est['ci'][1])}]"
+def fmt(e: Estimate | None) -> str:
+    return est(e, missing="–")
 
 
 def sampler_rows(root: Path, condition: str, seed: int) -> list[dict[str, Any]]:
@@ -42,79 +43,97 @@ def sampler_rows(root: Path, condition: str, seed: int) -> list[dict[str, Any]]:
     return [r for _, r in iter_jsonl(path)] if path.exists() else []
 
 
-def verdicts(study: dict[str, Any]) -> list[str]:
-    """Does any adaptive condition beat uniform on the tail, or reach its gold faster?"""
-    rows = {r["name"]: r for r in study["conditions"]}
-    uni = rows.get(UNIFORM)
-    if uni is None:
-        return ["- No `ensemble-uniform` condition: nothing to compare against."]
-    budget = uni["episodes_trained"]
-    own = uni.get("episodes_to_uniform_final")
-    # If uniform itself reached its final level within 70% of its budget, the speed test cannot
-    # tell anything apart (a flat or early-plateau curve): only the worst-decile test counts.
-    speed_counts = own is not None and own > SPEED * budget
+def _judged(study: StudyResult) -> list[tuple[ConditionRow, ConditionRow]]:
+    """(candidate, what it is judged against), for candidates with worst-decile results."""
+    pairs = []
+    for r in study.with_role("candidate"):
+        base = study.reference_of(r)
+        if base is not None and r.heldout_worst_decile and base.heldout_worst_decile:
+            pairs.append((r, base))
+    return pairs
+
+
+def _speed_counts(base: ConditionRow) -> bool:
+    """If the baseline reached its own final level within 70% of its budget, the speed test
+    cannot tell anything apart (a flat or early-plateau curve): only the worst-decile test
+    counts."""
+    own = base.episodes_to_uniform_final
+    return own is not None and own > SPEED * base.episodes_trained
+
+
+def verdicts(study: StudyResult) -> list[str]:
+    """Does any candidate beat its baseline on the tail, or reach the baseline's gold faster?"""
+    pairs = _judged(study)
+    if not pairs:
+        return ["- No candidate condition with a baseline to compare against."]
     out, met = [], False
-    for name, r in rows.items():
-        if name in NON_ADAPTIVE or "heldout_worst_decile" not in r:
-            continue
-        w, wu = r["heldout_worst_decile"], uni["heldout_worst_decile"]
-        lift = w["mean"] - wu["mean"]
-        apart = w["ci"][0] > wu["ci"][1]
-        to = r.get("episodes_to_uniform_final")
-        fast = speed_counts and to is not None and to <= SPEED * budget
+    for r, base in pairs:
+        w, wb = r.heldout_worst_decile, base.heldout_worst_decile
+        assert w is not None and wb is not None
+        budget = base.episodes_trained
+        lift = w.mean - wb.mean
+        apart = w.ci[0] > wb.ci[1]
+        # episodes_to_uniform_final is measured against the study's baseline only
+        to = r.episodes_to_uniform_final if base is study.baseline else None
+        fast = _speed_counts(base) and to is not None and to <= SPEED * budget
         met |= (lift >= MARGIN and apart) or fast
         out.append(
-            f"- `{name}`: worst-decile held-out gold {fmt(w)} vs uniform {fmt(wu)} "
+            f"- `{r.name}`: worst-decile held-out gold {fmt(w)} vs `{base.name}` {fmt(wb)} "
             f"({100 * lift:+.0f} points; CIs {'apart' if apart else 'overlap'}); reached "
-            f"uniform's final held-out gold "
+            f"`{base.name}`'s final held-out gold "
             + (
                 f"after {to} of {budget} episodes ({to / budget:.0%})."
                 if to is not None
                 else "never within the budget."
+                if base is study.baseline
+                else "(not measured: only against the study's first baseline)."
             )
         )
-    seeds = len(study["seeds"])
-    if not speed_counts:
-        out.append(
-            f"- Uniform's own curve reached its final level after {own} of {budget} "
-            "episodes, so the 70%-of-episodes test cannot separate conditions here."
-        )
+    bases = list({b.name: b for _, b in pairs}.values())
+    for base in bases:
+        if base is study.baseline and not _speed_counts(base):
+            out.append(
+                f"- `{base.name}`'s own curve reached its final level after "
+                f"{base.episodes_to_uniform_final} of {base.episodes_trained} episodes, so the "
+                "70%-of-episodes test cannot separate conditions here."
+            )
+    names = ", ".join(f"`{b.name}`" for b in bases)
     out.append(
-        "- **Supported**: at least one adaptive condition beats `ensemble-uniform` on worst-decile "
-        "held-out gold by >= 5 points with separated CIs, or reaches its final held-out gold "
-        "within 70% of its episodes."
+        f"- **Supported**: at least one candidate beats its baseline ({names}) on worst-decile "
+        "held-out gold by >= 5 points with separated CIs, or reaches the baseline's final "
+        "held-out gold within 70% of its episodes."
         if met
-        else "- **Not supported**: no adaptive condition beats `ensemble-uniform` on worst-decile "
-        f"held-out gold by >= 5 points with separated 95% CIs ({seeds} seeds), nor reaches its "
-        "final held-out gold within 70% of its episodes."
+        else f"- **Not supported**: no candidate beats its baseline ({names}) on worst-decile "
+        f"held-out gold by >= 5 points with separated 95% CIs ({len(study.seeds)} seeds), nor "
+        "reaches the baseline's final held-out gold within 70% of its episodes."
     )
     return out
 
 
-def timeline(root: Path, study: dict[str, Any]) -> list[dict[str, Any]]:
+def timeline(root: Path, study: StudyResult) -> list[dict[str, Any]]:
     """Every evolve event of the first seed of each condition that has any (a snapshot is shown
     on the retirement it follows)."""
-    seed = study["seeds"][0]
+    seed = study.seeds[0]
     events: list[dict[str, Any]] = []
-    for r in study["conditions"]:
-        for row in sampler_rows(root, r["name"], seed):
+    for r in study.conditions:
+        for row in sampler_rows(root, r.name, seed):
             for e in row.get("events") or []:
                 kind = e.get("kind")
                 if kind == "snapshot" and events and events[-1]["member"] == e.get("member"):
                     events[-1]["reason"] += "; kept as a frozen snapshot"
                 elif kind in ("retire", "spawn", "drop", "reject"):
-                    events.append({"condition": r["name"], **e})
+                    events.append({"condition": r.name, **e})
     return events
 
 
-def plot_curves(study: dict[str, Any], path: Path) -> Path | None:
-    rows = [r for r in study["conditions"] if r.get("heldout_curve")]
+def plot_curves(study: StudyResult, path: Path) -> Path | None:
+    rows = [r for r in study.conditions if r.heldout_curve]
     if not rows:
         return None
     fig, ax = plt.subplots(figsize=(7, 4))
     for r in rows:
-        xs, ys = zip(*r["heldout_curve"], strict=True)
-        ax.plot(xs, [100 * y for y in ys], marker=".", label=r["name"])
+        xs, ys = zip(*r.heldout_curve, strict=True)
+        ax.plot(xs, [100 * y for y in ys], marker=".", label=r.name)
     ax.set(
         xlabel="training episodes",
         ylabel="held-out gold success (%)",
@@ -124,16 +143,20 @@ def plot_curves(study: dict[str, Any], path: Path) -> Path | None:
     return _save(fig, path)
 
 
-def plot_worst_decile(study: dict[str, Any], path: Path) -> Path | None:
-    rows = [r for r in study["conditions"] if "heldout_worst_decile" in r]
+def _with_worst(study: StudyResult) -> list[tuple[ConditionRow, Estimate]]:
+    return [(r, r.heldout_worst_decile) for r in study.conditions if r.heldout_worst_decile]
+
+
+def plot_worst_decile(study: StudyResult, path: Path) -> Path | None:
+    rows = _with_worst(study)
     if not rows:
         return None
     fig, ax = plt.subplots(figsize=(7, 3.5))
-    means = [100 * r["heldout_worst_decile"]["mean"] for r in rows]
-    lo = [m - 100 * r["heldout_worst_decile"]["ci"][0] for m, r in zip(means, rows, strict=True)]
-    hi = [100 * r["heldout_worst_decile"]["ci"][1] - m for m, r in zip(means, rows, strict=True)]
+    means = [100 * w.mean for _, w in rows]
+    lo = [m - 100 * w.ci[0] for m, (_, w) in zip(means, rows, strict=True)]
+    hi = [100 * w.ci[1] - m for m, (_, w) in zip(means, rows, strict=True)]
     ax.bar(range(len(rows)), means, yerr=[lo, hi], capsize=3, color="tab:blue")
-    ax.set_xticks(range(len(rows)), [r["name"] for r in rows], rotation=30, ha="right", fontsize=7)
+    ax.set_xticks(range(len(rows)), [r.name for r, _ in rows], rotation=30, ha="right", fontsize=7)
     ax.set(
         ylabel="worst-decile held-out gold (%)", title="Worst decile of held-out members, 95% CI"
     )
@@ -164,47 +187,47 @@ def _save(fig: Any, path: Path) -> Path:
     return path
 
 
-def fragment(study: dict[str, Any], root: Path) -> list[str]:
+def fragment(study: StudyResult, root: Path) -> list[str]:
     """Write the plots; return the markdown lines of the section (links relative to ``root``)."""
     d = root / DIR
-    seed = study["seeds"][0]
+    seed = study.seeds[0]
     images = [
         plot_curves(study, d / "heldout_gold_vs_episodes.png"),
         plot_worst_decile(study, d / "worst_decile.png"),
     ]
-    for r in study["conditions"]:
-        rows = sampler_rows(root, r["name"], seed)
+    for r in study.conditions:
+        rows = sampler_rows(root, r.name, seed)
         images.append(
             plot_shares(
                 rows,
-                f"{r['name']}: sampling share per member (seed {seed})",
-                d / f"sampling_share_{r['name']}.png",
+                f"{r.name}: sampling share per member (seed {seed})",
+                d / f"sampling_share_{r.name}.png",
             )
         )
     lines = [
         "## Adaptive ensembles",
         "",
-        "| condition | held-out gold | worst-decile held-out gold | episodes to uniform's final "
-        "| n held-out |",
-        "|---|---:|---:|---:|---:|",
+        "| condition | role | held-out gold | worst-decile held-out gold | episodes to the "
+        "baseline's final | n held-out |",
+        "|---|---|---:|---:|---:|---:|",
     ]
-    for r in study["conditions"]:
-        if "heldout_worst_decile" in r:
-            to = r.get("episodes_to_uniform_final")
-            reach = "never" if to is None else str(to)
-            lines.append(
-                f"| {r['name']} | {fmt(r['heldout_gold'])} | "
-                f"{fmt(r['heldout_worst_decile'])} | {reach} | {r['heldout_gold'].get('n', '')} |"
-            )
+    for r, w in _with_worst(study):
+        to = r.episodes_to_uniform_final
+        reach = "never" if to is None else str(to)
+        lines.append(
+            f"| {r.name} | {r.role} | {fmt(r.heldout_gold)} | {fmt(w)} | {reach} | "
+            f"{r.heldout_gold.n} |"
+        )
     lines += [
         "",
         *verdicts(study),
         "",
         "Worst decile: per held-out member its gold success rate, then the mean of the worst "
         "10% of members (at least one), averaged over seeds; CI by bootstrap over seeds and "
-        "episodes. Episodes to uniform's final: first checkpoint of the seed-mean held-out "
+        "episodes. Episodes to the baseline's final: first checkpoint of the seed-mean held-out "
         "curve (a fixed subset of the evaluation seeds, logged every `train.eval_every` "
-        "updates, never used for training) at or above uniform's last checkpoint.",
+        "updates, never used for training) at or above the last checkpoint of the study's "
+        "first baseline. A candidate is judged against its `compare_to`, else that baseline.",
         "",
     ]
     events = timeline(root, study)
@@ -227,8 +250,8 @@ def fragment(study: dict[str, Any], root: Path) -> list[str]:
 
 HTML = jinja2.Template(
     """<section id="adaptive"><h2>Adaptive ensembles</h2>
-<table><tr><th>condition</th><th>held-out gold</th><th>worst decile</th><th>episodes to uniform's final</th></tr>
-{% for r in rows %}<tr><td>{{ r.name }}</td><td>{{ fmt(r.heldout_gold) }}</td><td>{{ fmt(r.heldout_worst_decile) }}</td><td>{{ r.episodes_to_uniform_final if r.episodes_to_uniform_final is not none else "never" }}</td></tr>
+<table><tr><th>condition</th><th>role</th><th>held-out gold</th><th>worst decile</th><th>episodes to the baseline's final</th></tr>
+{% for r in rows %}<tr><td>{{ r.name }}</td><td>{{ r.role }}</td><td>{{ fmt(r.heldout_gold) }}</td><td>{{ fmt(r.heldout_worst_decile) }}</td><td>{{ r.episodes_to_uniform_final if r.episodes_to_uniform_final is not none else "never" }}</td></tr>
 {% endfor %}</table>
 <ul>{% for v in verdicts %}<li>{{ v[2:] }}</li>{% endfor %}</ul>
 {% if events %}<h3>Evolve timeline</h3><table><tr><th>condition</th><th>update</th><th>change</th><th>member</th><th>reason</th></tr>
@@ -240,19 +263,21 @@ HTML = jinja2.Template(
 )
 
 
-def write_adaptive(study: dict[str, Any], root: Path) -> Path | None:
-    """Write the section's files; None when the study has no adaptive columns or no
-    ``ensemble-uniform`` condition to compare with (the section is that comparison)."""
-    names = {r["name"] for r in study["conditions"]}
-    if UNIFORM not in names or not any("heldout_worst_decile" in r for r in study["conditions"]):
-        return None
+def adaptive_section(study: StudyResult, root: Path) -> list[str]:
+    """Write the section's plots and ``adaptive/adaptive.html``; return its markdown lines for
+    report.md. Empty when the study has no worst-decile columns or no ``baseline`` condition
+    (the section is the comparison with one)."""
+    if study.baseline is None or not _with_worst(study):
+        return []
     lines = fragment(study, root)
     d = root / DIR
-    (d / "adaptive.md").write_text("\n".join(lines), encoding="utf-8")
     images = sorted(p.relative_to(root).as_posix() for p in d.glob("*.png"))
-    rows = [r for r in study["conditions"] if "heldout_worst_decile" in r]
     html = HTML.render(
-        rows=rows, fmt=fmt, verdicts=verdicts(study), images=images, events=timeline(root, study)
+        rows=[r for r, _ in _with_worst(study)],
+        fmt=fmt,
+        verdicts=verdicts(study),
+        images=images,
+        events=timeline(root, study),
     )
     (d / "adaptive.html").write_text(html, encoding="utf-8")
-    return d / "adaptive.md"
+    return lines

@@ -1,7 +1,10 @@
 """``report.html`` (self-contained: PNGs embedded, no network), ``report.md`` and ``report.json``.
 
-``write_report(run_dir)`` reads a study or sub-run directory (partial ones too), diagnoses every
-condition, measures the simulators' diversity and renders the three files into that directory.
+``write_report(run_dir)`` renders what the run directory stores: ``study.json``, the diagnosis
+(``diagnosis.json``, written once by ``sim2human study`` or ``sim2human diagnose``), the
+simulators' diversity (``diversity.json``) and fidelity to human speech (``fidelity.json``, or
+a lexical measure of the stored episodes). It replays and plays nothing; a run that was never
+diagnosed gets a clear error saying to run ``sim2human diagnose`` first.
 """
 
 from __future__ import annotations
@@ -9,33 +12,24 @@ from __future__ import annotations
 import base64
 import json
 import math
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 from rich.console import Console
-from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-from sim2human.diagnostics.analyse import Diagnosis, diagnose
-from sim2human.diagnostics.rundir import RunDir, load_run_dir
-from sim2human.diagnostics.verdict import Thresholds
-from sim2human.errors import RunDirError
-from sim2human.experiments.diversity import (
-    DIVERSITY_JSON,
-    DiversityRow,
-    StoredDiversity,
-    diversity_groups,
-    measure_groups,
-)
+from sim2human.diagnostics.analyse import Diagnosis
+from sim2human.diagnostics.rundir import load_run_dir
+from sim2human.diagnostics.stored import load_diagnosis, load_diversity
+from sim2human.experiments.diversity import DiversityRow
 from sim2human.inputs import existing_dir
 from sim2human.lock import run_lock
 from sim2human.report import fidelity
-from sim2human.report.diag_markdown import write_markdown
+from sim2human.report.adaptive import adaptive_section
 from sim2human.report.format import est, num, pct
+from sim2human.report.markdown import diagnosis_lines, study_lines, write_markdown
 from sim2human.report.plots import all_plots
-from sim2human.scenarios.intake.scenario import IntakeScenario
 
 REPORT_HTML = "report.html"
 REPORT_JSON = "report.json"
@@ -47,23 +41,6 @@ class Written:
     markdown: Path
     json: Path
     diagnosis: Diagnosis
-
-
-def _diversity(run: RunDir) -> tuple[list[DiversityRow], str]:
-    """The study's stored measurement (taken beside training), else measured now."""
-    stored = run.root / DIVERSITY_JSON
-    if stored.is_file():
-        try:
-            found = StoredDiversity.model_validate_json(stored.read_text(encoding="utf-8"))
-        except ValueError as err:
-            raise RunDirError(f"{stored}: not a diversity measurement ({err})") from None
-        return found.rows, found.note
-    subs = [(name, sub.trained_on, sub.heldout) for name, group in run.conditions.items()
-            for sub in group]  # fmt: skip
-    if not subs:
-        return [], "No simulator specs recorded (members.json missing): diversity not measured."
-    measured = measure_groups(diversity_groups(subs), IntakeScenario(), run.max_turns)
-    return measured.rows, measured.note
 
 
 def render_html(d: Diagnosis, diversity: list[DiversityRow], note: str) -> str:
@@ -94,50 +71,40 @@ def _finite(x: Any) -> Any:
 
 
 def write_report(
-    run_dir: Path,
-    *,
-    condition: str | None = None,
-    thresholds: Thresholds | None = None,
-    console: Console | None = None,
+    run_dir: Path, *, condition: str | None = None, console: Console | None = None
 ) -> Written:
-    """Diagnose ``run_dir`` and write report.html, report.md and report.json into it; for one
+    """Render ``run_dir``'s stored results as report.html, report.md and report.json; for one
     ``condition``, ``report.<condition>.html`` (.md, .json) beside them, never over them.
     Holds the run directory's lock while it reads and writes."""
     console = console or Console(stderr=True)
     stem = "report" if condition is None else f"report.{condition}"
     note = lambda msg: console.print(f"note: {run_dir}: {msg}", soft_wrap=True)  # noqa: E731
     with run_lock(existing_dir(run_dir), "report", note=note):
-        return _write_report(run_dir, condition, thresholds, console, stem)
+        return _write_report(run_dir, condition, stem)
 
 
-def _write_report(
-    run_dir: Path, condition: str | None, thresholds: Thresholds | None, console: Console,
-    stem: str,
-) -> Written:  # fmt: skip
-    columns = (SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn())
-    with Progress(*columns, console=console, transient=True) as bar:
-        task = bar.add_task("reading the run directory")
-        run = load_run_dir(run_dir, condition)
-        step: Callable[[str], None] = lambda name: bar.update(  # noqa: E731
-            task, description=f"diagnosing {name} (replaying conversations)"
-        )
-        d = diagnose(run, thresholds, on_condition=step)
-        bar.update(task, description="measuring simulator diversity")
-        diversity, note = _diversity(run)
-        bar.update(task, description="measuring fidelity to human speech")
-        fid = fidelity.for_report(run_dir, run)
-        bar.update(task, description="writing the report")
-        html = run_dir / f"{stem}.html"
-        page = render_html(d, diversity, note).replace("</body>", fidelity.html(fid) + "</body>", 1)
-        html.write_text(page, encoding="utf-8")
-        md = write_markdown(d, diversity, run_dir, f"{stem}.md")
-        md.write_text(md.read_text(encoding="utf-8") + "\n" + "\n".join(fidelity.markdown(fid)),
-                      encoding="utf-8")  # fmt: skip
-        js = run_dir / f"{stem}.json"
-        payload: dict[str, Any] = {
-            **d.model_dump(mode="json"),
-            "diversity": [r.model_dump(mode="json") for r in diversity],
-            "fidelity": fid.model_dump(mode="json"),
-        }
-        js.write_text(json.dumps(_finite(payload), indent=1) + "\n", encoding="utf-8")
+def _write_report(run_dir: Path, condition: str | None, stem: str) -> Written:
+    d = load_diagnosis(run_dir, condition)
+    diversity = load_diversity(run_dir)
+    fid = fidelity.for_report(run_dir, load_run_dir(run_dir, condition))
+    html = run_dir / f"{stem}.html"
+    page = render_html(d, diversity.rows, diversity.note)
+    html.write_text(page.replace("</body>", fidelity.html(fid) + "</body>", 1), encoding="utf-8")
+    if d.study is not None:
+        head = [*study_lines(d.study), *adaptive_section(d.study, run_dir)]
+    else:
+        head = [f"# {d.kind} `{d.name}`", ""]
+    md = write_markdown(
+        run_dir / f"{stem}.md",
+        head,
+        diagnosis_lines(d, diversity.rows),
+        ["", *fidelity.markdown(fid)],
+    )
+    js = run_dir / f"{stem}.json"
+    payload: dict[str, Any] = {
+        **d.model_dump(mode="json"),
+        "diversity": [r.model_dump(mode="json") for r in diversity.rows],
+        "fidelity": fid.model_dump(mode="json"),
+    }
+    js.write_text(json.dumps(_finite(payload), indent=1) + "\n", encoding="utf-8")
     return Written(html=html, markdown=md, json=js, diagnosis=d)

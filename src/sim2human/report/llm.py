@@ -5,20 +5,23 @@ Present only for studies with ``llm`` members; it reads ``study.json`` alone, li
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
 
-from sim2human.report.format import pct
-
-
-def _fmt(est: dict[str, Any]) -> str:
-    lo, hi = est["ci"]
-    return f"{pct(est['mean'])} [{pct(lo)}, {pct(hi)}] (n={est['n']})"
+from sim2human.experiments.results import ConditionRow, StudyResult
+from sim2human.metrics.outcomes import Estimate
+from sim2human.report.format import est, pct
 
 
-def llm_section(study: dict[str, Any]) -> list[str]:
-    rows = [
-        r for r in [*study["conditions"], *study.get("reference", [])] if "heldout_gold_llm" in r
-    ]
+def _fmt(e: Estimate | None) -> str:
+    return est(e, n=True)
+
+
+def _mean(e: Estimate | None) -> float:
+    return e.mean if e is not None else float("nan")
+
+
+def llm_section(study: StudyResult) -> list[str]:
+    rows = [r for r in study.all_rows if r.heldout_gold_llm is not None]
     if not rows:
         return []
     lines = [
@@ -30,9 +33,9 @@ def llm_section(study: dict[str, Any]) -> list[str]:
     ]
     for r in rows:
         lines.append(
-            f"| {r['name']} | {r['episodes_trained']} | {_fmt(r['heldout_gold_persona'])} | "
-            f"{_fmt(r['heldout_gold_llm'])} | {_fmt(r['heldout_fields_llm'])} | "
-            f"{_fmt(r['heldout_fields_persona'])} |"
+            f"| {r.name} | {r.episodes_trained} | {_fmt(r.heldout_gold_persona)} | "
+            f"{_fmt(r.heldout_gold_llm)} | {_fmt(r.heldout_fields_llm)} | "
+            f"{_fmt(r.heldout_fields_persona)} |"
         )
     lines += [
         "",
@@ -43,27 +46,33 @@ def llm_section(study: dict[str, Any]) -> list[str]:
         "|---|---:|---:|---:|---:|---:|---:|",
     ]
     for r in rows:
-        n = max(1, r["llm_replies"])
+        retries, failures = r.llm_role_retries or 0, r.llm_role_failures or 0
+        n = max(1, r.llm_replies or 0)
         lines.append(
-            f"| {r['name']} | {r['llm_episodes']} | {r['llm_errors']} | {r['llm_replies']} | "
-            f"{r['llm_role_retries']} ({pct(r['llm_role_retries'] / n)}%) | "
-            f"{r['llm_role_failures']} ({pct(r['llm_role_failures'] / n)}%) | "
-            f"{r['llm_judge_failures']} |"
+            f"| {r.name} | {r.llm_episodes} | {r.llm_errors} | {r.llm_replies} | "
+            f"{retries} ({pct(retries / n)}%) | {failures} ({pct(failures / n)}%) | "
+            f"{r.llm_judge_failures} |"
         )
-    lines += ["", *_findings(rows), *_accounting(study.get("llm_accounting", {})), ""]
+    lines += ["", *_findings(rows), *_accounting(study.llm_accounting or {}), ""]
     return lines
 
 
-def _compare(rows: list[dict[str, Any]], key: str, label: str) -> list[str]:
+def _compare(rows: list[ConditionRow], key: str, label: str) -> list[str]:
     """Best and worst row on ``key``, and whether their 95% CIs separate them."""
-    ranked = sorted(rows, key=lambda r: -r[key]["mean"])
+
+    def of(r: ConditionRow) -> Estimate:
+        e = getattr(r, key)
+        assert isinstance(e, Estimate), key
+        return e
+
+    ranked = sorted(rows, key=lambda r: -of(r).mean)
     best, worst = ranked[0], ranked[-1]
     if best is worst:
         return []
-    sep = best[key]["ci"][0] > worst[key]["ci"][1]
+    sep = of(best).ci[0] > of(worst).ci[1]
     return [
-        f"- {label}: best `{best['name']}` {pct(best[key]['mean'])}, "
-        f"worst `{worst['name']}` {pct(worst[key]['mean'])}"
+        f"- {label}: best `{best.name}` {pct(of(best).mean)}, "
+        f"worst `{worst.name}` {pct(of(worst).mean)}"
         + (
             " (the 95% CIs do not overlap)."
             if sep
@@ -72,8 +81,8 @@ def _compare(rows: list[dict[str, Any]], key: str, label: str) -> list[str]:
     ]
 
 
-def _findings(rows: list[dict[str, Any]]) -> list[str]:
-    if any(r["heldout_gold_llm"]["mean"] > 0 for r in rows):
+def _findings(rows: list[ConditionRow]) -> list[str]:
+    if any(_mean(r.heldout_gold_llm) > 0 for r in rows):
         out = _compare(rows, "heldout_gold_llm", "Held-out LLM gold")
     else:
         out = [
@@ -83,21 +92,21 @@ def _findings(rows: list[dict[str, Any]]) -> list[str]:
         ]
     out += _compare(rows, "heldout_fields_llm", "Held-out LLM fields right")
     for r in rows:
-        gap = r["heldout_gold_persona"]["mean"] - r["heldout_gold_llm"]["mean"]
+        gap = _mean(r.heldout_gold_persona) - _mean(r.heldout_gold_llm)
         out.append(
-            f"- `{r['name']}`: held-out LLM members {pct(abs(gap))} points "
+            f"- `{r.name}`: held-out LLM members {pct(abs(gap))} points "
             f"{'below' if gap >= 0 else 'above'} held-out persona members in gold success."
         )
     return out
 
 
-def _accounting(acc: dict[str, Any]) -> list[str]:
+def _accounting(acc: Mapping[str, int | float]) -> list[str]:
     if not acc:
         return []
     return [
         "",
-        f"LLM cost of the whole study: {acc['requests']} requests ({acc['cache_hits']} from the "
-        f"cache), {acc['retries']} retries, {acc['failures']} failures, "
-        f"{acc['prompt_tokens']} prompt and {acc['completion_tokens']} completion tokens, "
+        f"LLM cost of the whole study: {acc['requests']:g} requests ({acc['cache_hits']:g} from "
+        f"the cache), {acc['retries']:g} retries, {acc['failures']:g} failures, "
+        f"{acc['prompt_tokens']:g} prompt and {acc['completion_tokens']:g} completion tokens, "
         f"{acc['latency_s']:.0f} s summed request latency.",
     ]

@@ -1,114 +1,118 @@
-"""``report.md``: the study table with CIs and plain-words findings, from ``study.json`` alone."""
+"""``report.md``, composed here and written once: the study's table and findings (``study.json``),
+the adaptive section, then the stored diagnosis (verdicts, exploits, overoptimisation fit,
+simulator diversity) and fidelity to human speech.
+
+Conditions are told apart by their ``role`` (``frozen``, ``baseline``, ``candidate``) and
+``compare_to``, never by their names.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
-from sim2human.report.format import pct
+from sim2human.diagnostics.analyse import Diagnosis
+from sim2human.experiments.diversity import DiversityRow
+from sim2human.experiments.results import ConditionRow, StudyResult
+from sim2human.report.format import est, num, pct
 from sim2human.report.llm import llm_section
 from sim2human.report.real import real_section
 
 REPORT_MD = "report.md"
 
 
-def fmt(est: dict[str, Any]) -> str:
-    lo, hi = est["ci"]
-    return f"{pct(est['mean'])} [{pct(lo)}, {pct(hi)}]"
-
-
-def table(study: dict[str, Any]) -> list[str]:
+def table(study: StudyResult) -> list[str]:
     lines = [
         "| condition | episodes trained | train proxy | train gold | held-out gold "
         "| held-out member std | exploit rate |",
         "|---|---:|---:|---:|---:|---:|---:|",
     ]
-    for row in [*study["conditions"], *study.get("reference", [])]:
-        name = row["name"] if row["episodes_trained"] else f"{row['name']} (reference)"
+    for row in study.all_rows:
+        name = row.name if row.episodes_trained else f"{row.name} (reference)"
         lines.append(
-            f"| {name} | {row['episodes_trained']} | {fmt(row['train_proxy'])} | "
-            f"{fmt(row['train_gold'])} | {fmt(row['heldout_gold'])} | "
-            f"{pct(row['heldout_member_std'])} | {pct(row['exploit_rate'])}% |"
+            f"| {name} | {row.episodes_trained} | {est(row.train_proxy)} | "
+            f"{est(row.train_gold)} | {est(row.heldout_gold)} | "
+            f"{pct(row.heldout_member_std)} | {pct(row.exploit_rate)}% |"
         )
     return lines
 
 
-def family_table(study: dict[str, Any]) -> list[str]:
-    rows = [*study["conditions"], *study.get("reference", [])]
-    families = sorted({f for r in rows for f in r.get("heldout_gold_by_family", {})})
+def family_table(study: StudyResult) -> list[str]:
+    rows = study.all_rows
+    families = sorted({f for r in rows for f in r.heldout_gold_by_family})
     lines = ["| condition | " + " | ".join(families) + " |", "|---|" + "---:|" * len(families)]
     for r in rows:
-        by_family = r.get("heldout_gold_by_family", {})
+        by_family = r.heldout_gold_by_family
         cells = " | ".join(pct(by_family[f]) if f in by_family else "-" for f in families)
-        lines.append(f"| {r['name']} | {cells} |")
+        lines.append(f"| {r.name} | {cells} |")
     return lines
 
 
-def _trains_on_one(row: dict[str, Any]) -> bool:
-    """Whether a condition trained against one fixed simulator (its sampler; study.json files
-    written before rows recorded it are read by the flagship's names)."""
-    sampler = row.get("sampler")
-    return sampler == "fixed" if sampler is not None else str(row["name"]).startswith("frozen")
+def _apart(a: ConditionRow, b: ConditionRow) -> bool:
+    """Whether ``a``'s held-out gold CI lies wholly above ``b``'s."""
+    return a.heldout_gold.ci[0] > b.heldout_gold.ci[1]
 
 
-def findings(study: dict[str, Any]) -> list[str]:
+def _frozen_against(row: ConditionRow, study: StudyResult, first: ConditionRow) -> ConditionRow:
+    """The frozen condition ``row`` is measured against: its ``compare_to`` when that is a
+    frozen one, else the study's first frozen condition."""
+    named = study.row(row.compare_to)
+    return named if named is not None and named.role == "frozen" else first
+
+
+def findings(study: StudyResult) -> list[str]:
     """Claims the numbers support, each stated from the data (and said so when they do not)."""
-    rows = {r["name"]: r for r in study["conditions"]}
     out: list[str] = []
-    frozen = [r for r in rows.values() if _trains_on_one(r)]
-    ensembles = [r for r in rows.values() if not _trains_on_one(r)]
+    frozen = study.with_role("frozen")
+    ensembles = [r for r in study.conditions if r.role != "frozen"]
     for r in frozen:
-        gap = r["train_gold"]["mean"] - r["heldout_gold"]["mean"]
+        gap = r.train_gold.mean - r.heldout_gold.mean
         out.append(
-            f"- `{r['name']}`: train proxy {pct(r['train_proxy']['mean'])}, train gold "
-            f"{pct(r['train_gold']['mean'])}, held-out gold {pct(r['heldout_gold']['mean'])}: "
+            f"- `{r.name}`: train proxy {pct(r.train_proxy.mean)}, train gold "
+            f"{pct(r.train_gold.mean)}, held-out gold {pct(r.heldout_gold.mean)}: "
             f"held-out is {pct(abs(gap))} points {'below' if gap >= 0 else 'above'} its own "
             "training gold."
         )
     if frozen and ensembles:
-        best = max(ensembles, key=lambda r: r["heldout_gold"]["mean"])
-        small = rows.get("frozen-small", frozen[0])
-        lift = best["heldout_gold"]["mean"] - small["heldout_gold"]["mean"]
-        separated = best["heldout_gold"]["ci"][0] > small["heldout_gold"]["ci"][1]
+        best = max(ensembles, key=lambda r: r.heldout_gold.mean)
+        small = _frozen_against(best, study, frozen[0])
+        lift = best.heldout_gold.mean - small.heldout_gold.mean
         out.append(
-            f"- Best ensemble condition `{best['name']}`: held-out gold "
-            f"{pct(best['heldout_gold']['mean'])}, "
-            f"{pct(lift)} points above `{small['name']}`"
+            f"- Best ensemble condition `{best.name}`: held-out gold "
+            f"{pct(best.heldout_gold.mean)}, {pct(lift)} points above `{small.name}`"
             + (
                 " (the 95% CIs do not overlap)."
-                if separated
+                if _apart(best, small)
                 else " (the 95% CIs overlap: not a supported difference)."
             )
         )
-    if "frozen-large" in rows and "frozen-small" in rows:
-        large, small = rows["frozen-large"], rows["frozen-small"]
-        better = large["heldout_gold"]["ci"][0] > small["heldout_gold"]["ci"][1]
-        ens_best = max((r["heldout_gold"]["mean"] for r in ensembles), default=0.0)
+    ens_best = max((r.heldout_gold.mean for r in ensembles), default=0.0)
+    for other in frozen[1:]:
+        base = _frozen_against(other, study, frozen[0])
+        better = _apart(other, base)
         verdict = (
-            "holds: the larger frozen simulator's agent does not transfer better"
+            f"holds: `{other.name}`'s agent does not transfer better than `{base.name}`'s"
             if not better
-            else "does not hold: the larger frozen simulator's agent transfers measurably better"
+            else f"does not hold: `{other.name}`'s agent transfers measurably better than "
+            f"`{base.name}`'s"
         )
         out.append(
-            f"- 'A bigger frozen simulator does not save you' {verdict} "
-            f"(held-out gold {pct(large['heldout_gold']['mean'])} vs "
-            f"{pct(small['heldout_gold']['mean'])}"
-            f" for frozen-small and {pct(ens_best)} for the best ensemble)."
+            f"- 'Another frozen simulator does not save you' {verdict} "
+            f"(held-out gold {pct(other.heldout_gold.mean)} vs {pct(base.heldout_gold.mean)}"
+            f" for {base.name} and {pct(ens_best)} for the best ensemble)."
         )
-    for r in study.get("reference", []):
-        by_family = r.get("train_gold_by_family", {})
-        if by_family:
-            cells = ", ".join(f"{f} {pct(v)}" for f, v in by_family.items())
-            out.append(f"- Reference `{r['name']}` agent, gold on the training families: {cells}.")
+    for r in study.reference:
+        if r.train_gold_by_family:
+            cells = ", ".join(f"{f} {pct(v)}" for f, v in r.train_gold_by_family.items())
+            out.append(f"- Reference `{r.name}` agent, gold on the training families: {cells}.")
     return out
 
 
-def write_markdown(study: dict[str, Any], out: Path, name: str = REPORT_MD) -> Path:
-    seeds = ", ".join(str(s) for s in study["seeds"])
-    lines = [
-        f"# Study `{study['study']}` ({study['scenario']})",
+def study_lines(study: StudyResult) -> list[str]:
+    seeds = ", ".join(str(s) for s in study.seeds)
+    return [
+        f"# Study `{study.study}` ({study.scenario})",
         "",
-        f"Seeds: {seeds}. Wall time: {study['wall_seconds']} s. Percentages; 95% CIs by cluster "
+        f"Seeds: {seeds}. Wall time: {study.wall_seconds} s. Percentages; 95% CIs by cluster "
         "bootstrap over seeds and episodes. Proxy = the simulator's satisfaction (what training "
         "sees); gold = `grade()` on the hidden profile (never seen by training).",
         "",
@@ -129,6 +133,66 @@ def write_markdown(study: dict[str, Any], out: Path, name: str = REPORT_MD) -> P
         *llm_section(study),
         *real_section(study),
     ]
-    path = out / name
-    path.write_text("\n".join(lines), encoding="utf-8")
+
+
+def diagnosis_lines(d: Diagnosis, diversity: list[DiversityRow]) -> list[str]:
+    """Verdicts, problems, the exploit finder, the overoptimisation fit and diversity."""
+    lines = ["", "## Verdict", "", *(f"- {c.verdict.headline}" for c in d.conditions), ""]
+    if d.problems:
+        lines += ["## Incomplete run directory", "", *(f"- `{p}`" for p in d.problems), ""]
+    lines += [
+        "## Exploit finder",
+        "",
+        "| condition | phrasing | share | proxy lift (train) | raises on | gold lift (held-out) "
+        "| unearned | exploit | recorded quirk |",
+        "|---|---|---:|---:|---:|---:|---:|---|---|",
+    ]
+    for c in d.conditions:
+        for r in c.exploits:
+            lines.append(
+                f"| {c.name} | {r.text} | {pct(r.share)}% | {est(r.proxy_lift_train)} | "
+                f"{r.members_raised}/{r.members_total} | {est(r.gold_lift_heldout)} | "
+                f"{est(r.unearned)} | {'yes' if r.exploit else ''} | "
+                f"{'; '.join(c.quirks.get(r.phrasing, []))} |"
+            )
+    lines += [
+        "",
+        "## Overoptimisation fit",
+        "",
+        "| condition | points | alpha | beta | d* | gold at d* | stop at |",
+        "|---|---:|---:|---:|---:|---:|---|",
+    ]
+    for c in d.conditions:
+        f = c.overfit
+        if f is None:
+            lines.append(f"| {c.name} | 0 | | | | | no held-out evaluations during training |")
+            continue
+        stops = ", ".join(f"{run}: update {u}" for run, u in f.stop.items())
+        lines.append(
+            f"| {c.name} | {f.n_points} | {num(f.alpha)} | {num(f.beta)} | "
+            f"{num(f.d_star) if f.d_star is not None else 'no peak'} | {pct(f.gold_at_peak)} | "
+            f"{stops} |"
+        )
+    if diversity:
+        lines += [
+            "",
+            "## Simulator diversity",
+            "",
+            f"Embedder: `{diversity[0].summary.embedder}`.",
+            "",
+            "| simulator | kind | distinct-1 | distinct-2 | self-BLEU | Vendi |",
+            "|---|---|---:|---:|---:|---:|",
+        ]
+        for row in diversity:
+            s = row.summary
+            lines.append(
+                f"| {row.name} | {row.kind} | {num(s.distinct_1, 3)} | {num(s.distinct_2, 3)} | "
+                f"{num(s.self_bleu, 3)} | {num(s.vendi)} |"
+            )
+    return lines
+
+
+def write_markdown(path: Path, *sections: list[str]) -> Path:
+    """Write the report's sections (lists of lines) as one file, once."""
+    path.write_text("\n".join(line for s in sections for line in s) + "\n", encoding="utf-8")
     return path

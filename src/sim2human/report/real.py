@@ -2,22 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from sim2human.report.format import pct
-
-
-def _fmt(est: dict[str, Any]) -> str:
-    lo, hi = est["ci"]
-    return f"{pct(est['mean'])} [{pct(lo)}, {pct(hi)}] (n={est['n']})"
+from sim2human.experiments.results import StudyResult
+from sim2human.report.format import est
 
 
-def real_section(study: dict[str, Any]) -> list[str]:
+def real_section(study: StudyResult) -> list[str]:
     """A table of every condition on real patients next to the programmatic held-out families;
     empty when the study held out no ``replay`` family."""
-    rows = [
-        r for r in [*study["conditions"], *study.get("reference", [])] if "heldout_gold_real" in r
-    ]
+    rows = [r for r in study.all_rows if r.heldout_gold_real is not None]
     if not rows:
         return []
     lines = [
@@ -33,11 +25,11 @@ def real_section(study: dict[str, Any]) -> list[str]:
     ]
     for r in rows:
         lines.append(
-            f"| {r['name']} | {_fmt(r['heldout_gold_programmatic'])} | "
-            f"{_fmt(r['heldout_gold_real'])} | {_fmt(r['heldout_fields_real'])} | "
-            f"{_fmt(r['heldout_proxy_real'])} |"
+            f"| {r.name} | {est(r.heldout_gold_programmatic, n=True)} | "
+            f"{est(r.heldout_gold_real, n=True)} | {est(r.heldout_fields_real, n=True)} | "
+            f"{est(r.heldout_proxy_real, n=True)} |"
         )
-    shares = next((r["real_reply_shares"] for r in rows if r.get("real_reply_shares")), None)
+    shares = next((r.real_reply_shares for r in rows if r.real_reply_shares), None)
     if shares:
         said = ", ".join(f"{k} {100 * v:.0f}%" for k, v in shares.items())
         lines += ["", f"Replayed replies (first row): {said}."]

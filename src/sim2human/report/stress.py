@@ -1,6 +1,7 @@
 """The stress report: ``stress.html`` plus one PNG per perturbation (agents overlaid, 95% CI
-bands), from ``stress.json`` alone. ``stress_section`` returns the same content as an HTML
-fragment, for the main study report to embed.
+bands) and the findings (``stress_findings.py``), from ``stress.json`` alone.
+``stress_section`` returns the same content as an HTML fragment, for the main study report to
+embed.
 
 matplotlib draws the plots (Agg, no display needed); jinja2 renders the page with autoescaping,
 since transcripts hold arbitrary user text.
@@ -15,6 +16,7 @@ import jinja2
 from markupsafe import Markup
 
 from sim2human.report.format import pct
+from sim2human.report.stress_findings import findings, fmt
 
 STRESS_HTML = "stress.html"
 PLOTS = "stress-plots"
@@ -86,15 +88,6 @@ figure{display:inline-block;margin:.5em}img{width:30em}</style></head>
 )
 
 
-def fmt(est: dict[str, Any]) -> str:
-    if est.get("mean") is None:
-        return "undefined"
-    lo, hi = est["ci"]
-    if lo is None:
-        return pct(est["mean"])
-    return f"{pct(est['mean'])} [{pct(lo)}, {pct(hi)}]"
-
-
 def mixfmt(mix: dict[str, float] | None) -> str:
     return ", ".join(f"{k} {v:g}" for k, v in (mix or {}).items())
 
@@ -139,7 +132,7 @@ def stress_section(stress: dict[str, Any], out: Path, plots: str = PLOTS) -> str
         per=stress["episodes_per_member"],
         perts=stress["perturbations"],
         agents=stress["agents"],
-        findings=stress.get("findings", []),
+        findings=findings(stress),
         searches=stress.get("adversarial", {}),
         describe={p: PERTURBATIONS[p].description for p in stress["perturbations"]},
         plots=plots,

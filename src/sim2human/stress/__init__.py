@@ -1,2 +1,2 @@
-"""Stress: severity sweeps with a robustness AUC (``sweep``), the cheapest breaking mix
-(``adversarial``) and the plain-words findings stored in stress.json (``findings``)."""
+"""Stress: severity sweeps with a robustness AUC (``sweep``) and the cheapest breaking mix
+(``adversarial``). Their plain-words findings are the report's (``report/stress_findings.py``)."""

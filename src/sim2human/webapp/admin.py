@@ -17,6 +17,7 @@ from typing import Any
 from sim2human.experiments.human_eval import call_bootstrap
 from sim2human.human_store import Session
 from sim2human.metrics.outcomes import Estimate
+from sim2human.metrics.outcomes import fmt_estimate as est
 from sim2human.types import Episode
 
 ADMIN_TOKEN_ENV = "SIM2HUMAN_ADMIN_TOKEN"
@@ -34,9 +35,7 @@ def is_admin(token: str | None, cookie: str | None) -> bool:
 
 
 def pct(e: Estimate) -> str:
-    if e.n == 0:
-        return "-"
-    return f"{100 * e.mean:.0f} [{100 * e.ci[0]:.0f}, {100 * e.ci[1]:.0f}]"
+    return est(e, missing="-")
 
 
 def agent_estimates(episodes: Sequence[Episode]) -> dict[str, dict[str, Estimate]]:

@@ -1,5 +1,11 @@
-"""Plain-words findings from stress.json: robustness of the perturbation-trained agents against
-``frozen-small`` and their plain counterparts, and the adversarial search's breaking severities.
+"""Plain-words findings from stress.json: robustness of each perturbation-trained agent against
+the study's first ``frozen`` condition and against its unperturbed counterpart, and the
+adversarial search's breaking severities.
+
+Agents are found by the roles stress.json records (``roles``: each condition's ``role``,
+``compare_to``, sampler and whether it trained with ``perturb``), never by their names: a
+perturbation-trained condition is one with a ``perturb`` block, its counterpart its
+``compare_to`` or else the first condition with the same sampler and no ``perturb``.
 
 Every claim is stated from the numbers and said to be unsupported when the 95% CIs overlap.
 """
@@ -8,19 +14,15 @@ from __future__ import annotations
 
 from typing import Any
 
-PERTURB_MARK = "+perturb"
-FROZEN = "frozen-small"
+from sim2human.report.format import est, pct
 
 
 def _pct(x: float | None) -> str:
-    return "n/a" if x is None else f"{100 * x:.0f}"
+    return pct(x, missing="n/a")
 
 
-def fmt(est: dict[str, Any]) -> str:
-    lo, hi = est["ci"]
-    if est["mean"] is None:
-        return "undefined"
-    return f"{_pct(est['mean'])} [{_pct(lo)}, {_pct(hi)}]"
+def fmt(e: dict[str, Any]) -> str:
+    return est(e, missing="undefined")
 
 
 def compare(a: str, b: str, agents: dict[str, Any], key: str = "overall") -> str:
@@ -69,9 +71,7 @@ def _search_line(name: str, s: dict[str, Any]) -> str:
         f"- `{name}`: cheapest breaking mix found has total severity {s['total_severity']:.2f} "
         f"({', '.join(f'{k} {v:g}' for k, v in s['mix'].items())}); gold success "
         f"{_pct(s['clean'])} clean -> {_pct(s['success'])} (target < {_pct(s['target'])}); on "
-        f"fresh seeds {_pct(c['mean'])} (Wilson [{_pct(c['ci'][0])}, {_pct(c['ci'][1])}]), "
-        f"n={c['n']}: "
-        f"{held}."
+        f"fresh seeds {fmt(c)} (Wilson interval), n={c['n']}: {held}."
     )
 
 
@@ -82,16 +82,34 @@ def _breaking(s: dict[str, Any] | None) -> float | None:
     return float(s["total_severity"])
 
 
+def _counterpart(name: str, roles: dict[str, Any]) -> str | None:
+    """The condition a perturbation-trained one is compared with besides the frozen one."""
+    mine = roles[name]
+    if mine.get("compare_to"):
+        return str(mine["compare_to"])
+    return next(
+        (n for n, r in roles.items() if r["sampler"] == mine["sampler"] and not r["perturbed"]),
+        None,
+    )
+
+
 def findings(stress: dict[str, Any]) -> list[str]:
     agents: dict[str, Any] = stress["agents"]
     searches: dict[str, Any] = stress.get("adversarial", {})
+    roles: dict[str, Any] = stress.get("roles") or {}
     out: list[str] = []
-    robust = [n for n in agents if n.endswith(PERTURB_MARK)]
-    if not robust:
-        out.append("- No condition trained with perturbations (`...+perturb`) in this run.")
+    if not roles:
+        out.append(
+            "- This stress.json records no condition roles (written before they were stored): "
+            "rerun `sim2human stress` for the comparisons."
+        )
+    frozen = next((n for n, r in roles.items() if r["role"] == "frozen"), None)
+    robust = [n for n, r in roles.items() if r["perturbed"] and n in agents]
+    if roles and not robust:
+        out.append("- No condition trained with perturbations (a `perturb` block) in this run.")
     for r in robust:
-        plain = r.removesuffix(PERTURB_MARK)
-        for other in (FROZEN, plain):
+        others = [frozen, _counterpart(r, roles)]
+        for other in dict.fromkeys(o for o in others if o is not None and o != r):
             if other in agents:
                 out.append(compare(r, other, agents))
                 if any(agents[n]["clean"]["ci"][0] <= 0.0 for n in (r, other)):
@@ -99,25 +117,25 @@ def findings(stress: dict[str, Any]) -> list[str]:
     for name, s in searches.items():
         out.append(_search_line(name, s))
     for r in robust:
-        if FROZEN not in searches or r not in searches:
+        if frozen is None or frozen not in searches or r not in searches:
             continue
-        fr, rb = _breaking(searches[FROZEN]), _breaking(searches[r])
+        fr, rb = _breaking(searches[frozen]), _breaking(searches[r])
         if fr is None:
             out.append(
-                f"- Breaking severity `{r}` vs `{FROZEN}`: not comparable, the search found no "
-                f"confirmed breaking mix for `{FROZEN}` ({searches[FROZEN]['status']})."
+                f"- Breaking severity `{r}` vs `{frozen}`: not comparable, the search found no "
+                f"confirmed breaking mix for `{frozen}` ({searches[frozen]['status']})."
             )
         elif searches[r]["status"] == "unbreakable" or (rb is not None and rb > fr):
             cap = len(stress["perturbations"])
             shown = f"above {cap} (unbroken)" if rb is None else f"{rb:.2f}"
             out.append(
-                f"- Minimum breaking severity: `{r}` {shown} > `{FROZEN}` {fr:.2f} "
+                f"- Minimum breaking severity: `{r}` {shown} > `{frozen}` {fr:.2f} "
                 "(one search per agent on its first seed; a search is noisy, see the probes)."
             )
         else:
             shown = "n/a" if rb is None else f"{rb:.2f}"
             out.append(
-                f"- Minimum breaking severity: `{r}` {shown} is NOT higher than `{FROZEN}` "
+                f"- Minimum breaking severity: `{r}` {shown} is NOT higher than `{frozen}` "
                 f"{fr:.2f}."
             )
     return out

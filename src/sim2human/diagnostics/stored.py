@@ -1,0 +1,118 @@
+"""The diagnosis, taken once and stored: ``diagnosis.json`` (and ``diversity.json``) in the run.
+
+``sim2human study`` diagnoses its run once, after ``study.json``; ``sim2human diagnose RUN_DIR``
+does it again on demand (say, with other thresholds) and rewrites the file. Everything that
+replays or plays conversations happens here: the exploit finder's counterfactual replays and,
+for a run without a stored diversity measurement, the simulators' sample conversations. The
+reports only read these files (``report/``).
+
+A diagnosis of one condition (``--condition``) goes to ``diagnosis.<condition>.json``, beside the
+whole run's, never over it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from sim2human.diagnostics.analyse import Diagnosis, diagnose
+from sim2human.diagnostics.rundir import RunDir, load_run_dir
+from sim2human.diagnostics.verdict import Thresholds
+from sim2human.errors import RunDirError, UsageError
+from sim2human.experiments.diversity import (
+    DIVERSITY_JSON,
+    StoredDiversity,
+    diversity_groups,
+    measure_groups,
+)
+from sim2human.inputs import existing_dir, read_json_object
+from sim2human.lock import run_lock
+from sim2human.scenarios.intake.scenario import IntakeScenario
+from sim2human.store import write_json
+
+DIAGNOSIS_JSON = "diagnosis.json"
+
+
+def diagnosis_path(run_dir: Path, condition: str | None = None) -> Path:
+    return run_dir / (DIAGNOSIS_JSON if condition is None else f"diagnosis.{condition}.json")
+
+
+def diagnose_run(
+    run_dir: Path,
+    condition: str | None = None,
+    thresholds: Thresholds | None = None,
+    *,
+    on_step: Callable[[str], None] | None = None,
+) -> Diagnosis:
+    """Diagnose ``run_dir`` (one ``condition``, or all) and store the result, under the run's
+    lock; measure the simulators' diversity first when the run has no stored measurement."""
+    step = on_step or (lambda _: None)
+    with run_lock(existing_dir(run_dir, "run directory"), "diagnose"):
+        run = load_run_dir(run_dir, condition)
+        if not (run_dir / DIVERSITY_JSON).exists():
+            step("measuring simulator diversity")
+            write_json(run_dir / DIVERSITY_JSON, measure_diversity(run))
+        d = diagnose(
+            run, thresholds, on_condition=lambda n: step(f"diagnosing {n} (replaying calls)")
+        )
+        write_json(diagnosis_path(run_dir, condition), d.model_dump())
+    return d
+
+
+def measure_diversity(run: RunDir) -> StoredDiversity:
+    """The diversity of the simulators the run's sub-runs trained on and were judged by."""
+    subs = [
+        (name, sub.trained_on, sub.heldout) for name, group in run.conditions.items()
+        for sub in group
+    ]  # fmt: skip
+    if not any(trained or held for _, trained, held in subs):
+        return StoredDiversity(
+            rows=[], note="No simulator specs recorded (members.json missing): not measured."
+        )
+    return measure_groups(diversity_groups(subs), IntakeScenario(), run.max_turns)
+
+
+def load_diagnosis(run_dir: Path, condition: str | None = None) -> Diagnosis:
+    """The stored diagnosis of ``run_dir``; for one ``condition``, its own file if
+    ``sim2human diagnose --condition`` wrote one, else that condition of the whole run's."""
+    path = diagnosis_path(run_dir, condition)
+    if condition is not None and not path.exists():
+        whole = load_diagnosis(run_dir)
+        picked = [c for c in whole.conditions if c.name == condition]
+        if not picked:
+            known = ", ".join(c.name for c in whole.conditions) or "none"
+            raise RunDirError(f"{run_dir}: no condition {condition!r} (conditions here: {known})")
+        return whole.model_copy(update={"conditions": picked, "reference": []})
+    if not path.exists() and not path.is_symlink():
+        raise RunDirError(
+            f"{path}: missing: this run has not been diagnosed; run `sim2human diagnose "
+            f"{run_dir}` first (it replays conversations once and stores the result)"
+        )
+    try:
+        return Diagnosis.model_validate(read_json_object(path, "diagnosis"))
+    except UsageError as err:
+        raise RunDirError(str(err)) from None
+    except ValidationError as err:
+        first = err.errors()[0]
+        loc = ".".join(str(p) for p in first["loc"])
+        raise RunDirError(
+            f"{path}: not a diagnosis ({loc}: {first['msg']}); rewrite it with "
+            f"`sim2human diagnose {run_dir}`"
+        ) from None
+
+
+def load_diversity(run_dir: Path) -> StoredDiversity:
+    """The stored diversity measurement; an empty one with a note when the run has none."""
+    path = run_dir / DIVERSITY_JSON
+    if not path.exists() and not path.is_symlink():
+        return StoredDiversity(
+            rows=[], note=f"Simulator diversity not measured (no {DIVERSITY_JSON} in the run)."
+        )
+    try:
+        return StoredDiversity.model_validate(read_json_object(path, "diversity measurement"))
+    except UsageError as err:
+        raise RunDirError(str(err)) from None
+    except ValidationError as err:
+        raise RunDirError(f"{path}: not a diversity measurement ({err})") from None

@@ -1,0 +1,187 @@
+"""``study.json`` as a typed model: ``StudyResult`` holds one ``ConditionRow`` per condition and
+per reference agent. ``aggregate`` writes it; the reports, the command's table and the human
+evaluation read it through ``load_study_result``.
+
+A file written before a field existed still loads: optional columns (LLM members, real
+patients, adaptive curves) are absent when the study had none, and a row without ``role`` gets it
+from the run's stored ``config.yaml`` (else from its sampler, as a condition without one does).
+Only the fields a file held are written back (``model_dump(exclude_unset=True)``), so rewriting
+an old file adds nothing to it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
+
+from sim2human.errors import RunDirError, UsageError
+from sim2human.experiments.config import Role, default_role, parse_study
+from sim2human.inputs import read_json_object, read_yaml
+from sim2human.metrics.outcomes import Estimate
+from sim2human.store import write_json
+
+STUDY_JSON = "study.json"
+CONFIG_YAML = "config.yaml"
+
+
+class ConditionRow(BaseModel):
+    """One condition (all its seeds), or one reference agent (``episodes_trained`` 0, no role)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    # held-out results split into persona and LLM members (studies with ``llm`` members)
+    heldout_gold_persona: Estimate | None = None
+    heldout_gold_llm: Estimate | None = None
+    heldout_fields_llm: Estimate | None = None
+    heldout_fields_persona: Estimate | None = None
+    train_fields: Estimate | None = None
+    llm_episodes: int | None = None
+    llm_errors: int | None = None
+    llm_replies: int | None = None
+    llm_role_retries: int | None = None
+    llm_role_failures: int | None = None
+    llm_judge_failures: int | None = None
+    # real patients (studies holding out a ``replay`` family)
+    heldout_gold_real: Estimate | None = None
+    heldout_fields_real: Estimate | None = None
+    heldout_proxy_real: Estimate | None = None
+    heldout_gold_programmatic: Estimate | None = None
+    real_reply_shares: dict[str, float] | None = None
+
+    name: str
+    episodes_trained: int
+    train_proxy: Estimate
+    train_gold: Estimate
+    heldout_proxy: Estimate
+    heldout_gold: Estimate
+    heldout_member_std: float
+    exploit_rate: float
+    heldout_gold_by_family: dict[str, float] = {}
+    train_gold_by_family: dict[str, float] = {}
+    heldout_dropped_rate: float = 0.0
+    # conditions only (reference agents were not trained)
+    sampler: str | None = None
+    role: Role | None = None
+    compare_to: str | None = None
+    heldout_worst_decile: Estimate | None = None
+    heldout_curve: list[tuple[int, float]] = []
+    episodes_to_uniform_final: int | None = None
+    """Episodes to reach the study's (first) baseline's final held-out gold on the curve
+    (None: never)."""
+
+    @property
+    def is_reference(self) -> bool:
+        return self.sampler is None and self.role is None and self.episodes_trained == 0
+
+
+class StudyResult(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    study: str
+    scenario: str
+    seeds: list[int]
+    wall_seconds: float
+    conditions: list[ConditionRow]
+    reference: list[ConditionRow] = []
+    llm_accounting: dict[str, int | float] | None = None
+
+    @model_validator(mode="after")
+    def _compare_to_known(self) -> StudyResult:
+        names = {r.name for r in self.conditions}
+        for r in self.conditions:
+            if r.compare_to is not None and r.compare_to not in names:
+                raise ValueError(f"condition {r.name!r}: compare_to {r.compare_to!r} is not a row")
+        return self
+
+    def row(self, name: str | None) -> ConditionRow | None:
+        return next((r for r in self.conditions if r.name == name), None)
+
+    @property
+    def all_rows(self) -> list[ConditionRow]:
+        return [*self.conditions, *self.reference]
+
+    def with_role(self, role: Role) -> list[ConditionRow]:
+        return [r for r in self.conditions if r.role == role]
+
+    @property
+    def baseline(self) -> ConditionRow | None:
+        """The study's first ``baseline`` condition: what candidates are compared with."""
+        return next(iter(self.with_role("baseline")), None)
+
+    def reference_of(self, row: ConditionRow) -> ConditionRow | None:
+        """What ``row`` is judged against: its ``compare_to``, else the study's baseline."""
+        found = self.row(row.compare_to) if row.compare_to else self.baseline
+        return found if found is not row else None
+
+    def dump(self) -> dict[str, Any]:
+        """The JSON object as stored (only the fields this result was given)."""
+        return self.model_dump(mode="python", exclude_unset=True)
+
+
+def fill_roles(raw: dict[str, Any], roles: dict[str, tuple[Role, str | None]]) -> dict[str, Any]:
+    """``raw`` (a study.json object) with ``role``/``compare_to`` set on condition rows that
+    lack them: from ``roles`` (the run's config), else from the row's sampler."""
+    rows = []
+    for row in raw.get("conditions") or []:
+        if isinstance(row, dict) and "role" not in row:
+            role, compare_to = roles.get(str(row.get("name")), (None, None))
+            if role is None:
+                if row.get("sampler") is None:
+                    raise RunDirError(
+                        f"study.json: condition {row.get('name')!r} has neither a role nor a "
+                        "sampler (written by a version before either was stored); rerun the "
+                        "study with --resume to rewrite it"
+                    )
+                role = default_role(row["sampler"])
+            row = {**row, "role": role, "compare_to": compare_to}
+        rows.append(row)
+    return {**raw, "conditions": rows}
+
+
+def parse_study_result(
+    raw: Any, where: str, roles: dict[str, tuple[Role, str | None]] | None = None
+) -> StudyResult:
+    """A study.json object, validated; one clear error naming the file and the field."""
+    if not isinstance(raw, dict):
+        raise RunDirError(
+            f"{where}: must be a JSON object (a study result), got {type(raw).__name__}"
+        )
+    try:
+        return StudyResult.model_validate(fill_roles(raw, roles or {}))
+    except ValidationError as err:
+        first = err.errors()[0]
+        loc = ".".join(str(p) for p in first["loc"])
+        raise RunDirError(f"{where}: {loc}: {first['msg']}") from None
+
+
+def load_study_result(run_dir: Path) -> StudyResult:
+    """``run_dir/study.json``; rows written before roles were stored take them from the run's
+    ``config.yaml`` (its conditions' roles, explicit or defaulted)."""
+    path = run_dir / STUDY_JSON
+    try:  # stat-ed and size-bounded first: never a hang on a FIFO, never a huge read
+        raw = read_json_object(path, "study result")
+    except UsageError as err:
+        raise RunDirError(str(err)) from None
+    lacking = isinstance(raw, dict) and any(
+        isinstance(r, dict) and "role" not in r for r in raw.get("conditions") or []
+    )
+    return parse_study_result(raw, str(path), stored_roles(run_dir) if lacking else None)
+
+
+def stored_roles(run_dir: Path) -> dict[str, tuple[Role, str | None]]:
+    """Condition name -> (role, compare_to) from the run's ``config.yaml``; empty without one."""
+    path = run_dir / CONFIG_YAML
+    if not path.is_file():
+        return {}
+    try:
+        raw = read_yaml(path, "stored study config")
+        cfg = parse_study(raw if isinstance(raw, dict) else {}, str(path))
+    except UsageError as err:
+        raise RunDirError(f"{path}: cannot read the conditions' roles ({err})") from None
+    return {c.name: (c.role, c.compare_to) for c in cfg.conditions}
+
+
+def write_study_result(run_dir: Path, result: StudyResult) -> None:
+    write_json(run_dir / STUDY_JSON, result.dump())

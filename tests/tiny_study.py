@@ -1,0 +1,21 @@
+"""The smallest study that trains and evaluates: shared by the study and CLI tests."""
+
+from __future__ import annotations
+
+from typing import Any
+
+TINY: dict[str, Any] = {
+    "name": "tiny",
+    "seeds": [0],
+    "train": {"episodes": 64, "batch_episodes": 32, "epochs": 1},
+    "ensemble": {"members_per_family": 1},
+    "eval": {"episodes_per_member": 2, "bootstrap": 100},
+    "conditions": [
+        {
+            "name": "frozen-small",
+            "sampler": "fixed",
+            "simulator": {"family": "standard", "seed": 1, "capacity": 0.1, "temperature": 0},
+        },
+        {"name": "ensemble-uniform", "sampler": "uniform"},
+    ],
+}
