@@ -92,6 +92,13 @@ def judge(
         head = (
             f"clean: `{name}` shows no exploited phrasing; held-out success "
             f"{fmt_estimate(tr.heldout_gold)} vs training {fmt_estimate(tr.train_gold)}"
-            f" (drop {fmt_estimate(tr.drop)}, within {pts(limits.max_drop)})."
+            f" (drop {fmt_estimate(tr.drop)}, {_within(tr.drop.mean, limits.max_drop)}"
+            f" {pts(limits.max_drop)} allowed)."
         )
     return Verdict(collapse=bool(reasons), checked=True, reasons=reasons, headline=head)
+
+
+def _within(drop: float, limit: float) -> str:
+    """A drop whose mean is over the limit but whose CI reaches below it is not judged a
+    collapse; saying "within" would misread it."""
+    return "within the" if drop <= limit else "not clearly more than the"

@@ -1,0 +1,30 @@
+"""The verdict's wording: a drop over the limit with a CI reaching below it is not "within"."""
+
+from __future__ import annotations
+
+from sim2human.diagnostics.verdict import Thresholds, judge
+from sim2human.metrics.collapse import Transfer
+from sim2human.metrics.outcomes import Estimate
+
+
+def _transfer(drop: float, lo: float, hi: float) -> Transfer:
+    est = Estimate(mean=0.8, ci=(0.7, 0.9), n=100)
+    return Transfer(
+        train_proxy=est,
+        train_gold=est,
+        heldout_proxy=est,
+        heldout_gold=Estimate(mean=0.8 - drop, ci=(0.7 - drop, 0.9 - drop), n=100),
+        gap=Estimate(mean=0.0, ci=(-0.05, 0.05), n=100),
+        drop=Estimate(mean=drop, ci=(lo, hi), n=100),
+    )
+
+
+def test_a_drop_whose_ci_reaches_below_the_limit_is_not_called_within_it() -> None:
+    limits = Thresholds()
+    unclear = judge("a", _transfer(0.37, 0.29, 0.46), [], {}, limits)
+    assert not unclear.collapse
+    assert "not clearly more than the 30 allowed" in unclear.headline
+    small = judge("b", _transfer(0.10, 0.02, 0.18), [], {}, limits)
+    assert "within the 30 allowed" in small.headline
+    clear = judge("c", _transfer(0.45, 0.37, 0.54), [], {}, limits)
+    assert clear.collapse and "more than the 30 allowed" in clear.headline
