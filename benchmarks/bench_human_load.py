@@ -158,10 +158,24 @@ def main() -> None:
         db = Path(tmp) / "calls.sqlite"
         port = free_port()
         url = f"http://127.0.0.1:{port}"
-        cmd = [sys.executable, "-m", "sim2human.cli", "human", "serve", str(run),
-               "--port", str(port), "--db", str(db)]  # fmt: skip
-        server = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                  env={**os.environ, "PYTHONUNBUFFERED": "1"})  # fmt: skip
+        cmd = [
+            sys.executable,
+            "-m",
+            "sim2human.cli",
+            "human",
+            "serve",
+            str(run),
+            "--port",
+            str(port),
+            "--db",
+            str(db),
+        ]
+        server = subprocess.Popen(
+            cmd,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        )
         try:
             deadline = time.monotonic() + 120
             while True:
@@ -179,16 +193,20 @@ def main() -> None:
             server.wait(timeout=30)
         turns, problems = check(db, [*alone, *many])
     n = args.participants
-    print(f"turn latency (POST a message -> the agent's reply stored), {os.cpu_count()} cores, "
-          f"think time {args.think:g} s")  # fmt: skip
+    print(
+        f"turn latency (POST a message -> the agent's reply stored), {os.cpu_count()} cores, "
+        f"think time {args.think:g} s"
+    )
     print(f"{'':28}{'1 participant':>16}{f'{n} at once':>16}{'ratio':>8}")
     for q in (50, 95, 99):
         a, b = pct(lat1, q), pct(latn, q)
         print(f"{f'p{q} (ms)':28}{a:>16.1f}{b:>16.1f}{b / a:>8.1f}")
     print(f"{'messages':28}{len(lat1):>16}{len(latn):>16}")
     print(f"{'wall (s)':28}{wall1:>16.1f}{walln:>16.1f}")
-    print(f"checked {turns} stored messages and {len(alone) + len(many)} ratings: "
-          f"{problems} lost, duplicated or out of order")  # fmt: skip
+    print(
+        f"checked {turns} stored messages and {len(alone) + len(many)} ratings: "
+        f"{problems} lost, duplicated or out of order"
+    )
     if problems:
         sys.exit(1)
 

@@ -65,8 +65,12 @@ def engine(concurrency: int, episodes: int, seed: int) -> tuple[int, float, list
     """Decode tokens, wall time and the requests it sent (recorded after the start-up probe)."""
     scenario = IntakeScenario()
     pool = QuirkPool.from_acts(scenario.acts)
-    spec = llm_spec(get_family("cooperative").sample(seed, pool, temperature=0.7),
-                    prompt="plain", max_tokens=MAX_TOKENS, guard_retries=0)  # fmt: skip
+    spec = llm_spec(
+        get_family("cooperative").sample(seed, pool, temperature=0.7),
+        prompt="plain",
+        max_tokens=MAX_TOKENS,
+        guard_retries=0,
+    )
     jobs = eval_jobs([spec], "heldout", episodes, f"bench{seed}")
     with local_model(n_parallel=concurrency, ctx_per_slot=1024) as ep:
         settings = LLMSettings(endpoints={"local": ep}, cache=None, conversations=concurrency)
@@ -108,11 +112,14 @@ def main() -> None:
         tokens, wall = direct(c, sent)
         totals["direct"][0] += tokens
         totals["direct"][1] += wall
-        print(f"round {r}: " + ", ".join(
-            f"{k} {v[0]} tok / {v[1]:.1f} s" for k, v in totals.items()))  # fmt: skip
+        print(
+            f"round {r}: " + ", ".join(f"{k} {v[0]} tok / {v[1]:.1f} s" for k, v in totals.items())
+        )
     rate = {k: v[0] / v[1] for k, v in totals.items()}
-    print(f"concurrency {c}, max_tokens {MAX_TOKENS}, {args.rounds} round(s), alternating, "
-          "each side on a freshly started server")  # fmt: skip
+    print(
+        f"concurrency {c}, max_tokens {MAX_TOKENS}, {args.rounds} round(s), alternating, "
+        "each side on a freshly started server"
+    )
     print(f"direct calls:   {rate['direct']:.1f} tokens/s")
     print(f"rollout engine: {rate['engine']:.1f} tokens/s")
     print(f"ratio engine/direct: {rate['engine'] / rate['direct']:.2f} (target >= 0.90)")

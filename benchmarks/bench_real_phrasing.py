@@ -50,8 +50,10 @@ def extractor(scenario: IntakeScenario, split: aci_bench.Split) -> None:
     for f, c in tally.items():
         n = sum(c.values())
         if n:
-            print(f"{f:12} {n:12} {c['right'] / n:12.0%} {c['nothing'] / n:14.0%} "
-                  f"{c['other'] / n:20.0%}")  # fmt: skip
+            print(
+                f"{f:12} {n:12} {c['right'] / n:12.0%} {c['nothing'] / n:14.0%} "
+                f"{c['other'] / n:20.0%}"
+            )
 
 
 def items(scenario: IntakeScenario, split: aci_bench.Split) -> None:
@@ -73,9 +75,13 @@ def items(scenario: IntakeScenario, split: aci_bench.Split) -> None:
                 heard |= set(value) if isinstance(value, tuple) else set()
             tally["items"] += len(card)  # type: ignore[arg-type]
             tally["read"] += len(heard & set(card))  # type: ignore[arg-type]
-    print("  card items read anywhere in the patient's turns: " + ", ".join(
-        f"{f} {c['read']}/{c['items']} ({c['read'] / max(c['items'], 1):.0%})"
-        for f, c in said.items()))  # fmt: skip
+    print(
+        "  card items read anywhere in the patient's turns: "
+        + ", ".join(
+            f"{f} {c['read']}/{c['items']} ({c['read'] / max(c['items'], 1):.0%})"
+            for f, c in said.items()
+        )
+    )
 
 
 def scripted(scenario: IntakeScenario) -> None:
@@ -90,8 +96,10 @@ def scripted(scenario: IntakeScenario) -> None:
         shares = ", ".join(f"{k} {v:.0%}" for k, v in reply_shares(eps).items())
         gold = sum(e.gold.success for e in eps) / len(eps)
         acc = sum(e.gold.field_accuracy for e in eps) / len(eps)
-        print(f"{name}: {len(eps)} members, scripted gold {gold:.0%}, field accuracy {acc:.0%}; "
-              f"replies: {shares}")  # fmt: skip
+        print(
+            f"{name}: {len(eps)} members, scripted gold {gold:.0%}, field accuracy {acc:.0%}; "
+            f"replies: {shares}"
+        )
         print(
             "  per field: " + ", ".join(f"{f} {fields[f] / len(eps):.0%}" for f in scenario.fields)
         )

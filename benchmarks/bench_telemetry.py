@@ -47,12 +47,14 @@ def main() -> None:
     # One final evaluation episode per member, so that a run's wall time is its training time.
     final = {"episodes_per_member": 1}
     configs = {
-        name: demo.model_copy(update={
-            "train": demo.train.model_copy(update={"episodes": args.episodes, "eval_every": e}),
-            "eval": demo.eval.model_copy(update=final),
-        })
+        name: demo.model_copy(
+            update={
+                "train": demo.train.model_copy(update={"episodes": args.episodes, "eval_every": e}),
+                "eval": demo.eval.model_copy(update=final),
+            }
+        )
         for name, e in (("off", 0), ("on", every))
-    }  # fmt: skip
+    }
     HeldoutProbe.evaluate = _timed_evaluate  # type: ignore[method-assign]
     totals = {"off": 0.0, "on": 0.0}
     with tempfile.TemporaryDirectory() as tmp:
@@ -64,13 +66,19 @@ def main() -> None:
                     started = time.perf_counter()
                     run_condition(cfg, cond, 0, out)
                     totals[name] += time.perf_counter() - started
-    print(f"training episodes per run: {args.episodes}; held-out eval every {every} updates, "
-          f"{demo.eval.curve_episodes_per_member} per member; repeats: {args.repeats}")  # fmt: skip
-    print(f"wall time off: {totals['off']:.1f} s  on: {totals['on']:.1f} s  "
-          f"ratio on/off: {totals['on'] / totals['off']:.3f}")  # fmt: skip
+    print(
+        f"training episodes per run: {args.episodes}; held-out eval every {every} updates, "
+        f"{demo.eval.curve_episodes_per_member} per member; repeats: {args.repeats}"
+    )
+    print(
+        f"wall time off: {totals['off']:.1f} s  on: {totals['on']:.1f} s  "
+        f"ratio on/off: {totals['on'] / totals['off']:.3f}"
+    )
     probe = _probe_seconds[0]
-    print(f"within the 'on' runs: telemetry {probe:.1f} s of {totals['on']:.1f} s: "
-          f"overhead {probe / (totals['on'] - probe):.3f} of training time")  # fmt: skip
+    print(
+        f"within the 'on' runs: telemetry {probe:.1f} s of {totals['on']:.1f} s: "
+        f"overhead {probe / (totals['on'] - probe):.3f} of training time"
+    )
 
 
 if __name__ == "__main__":

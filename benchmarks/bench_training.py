@@ -77,14 +77,22 @@ def main() -> None:
 
     def side(src: Path) -> dict[str, float]:
         config = src.parent / "examples" / "collapse.yaml"  # each side reads its own
-        args_ = ["--config", str(config), "--condition", args.condition, "--episodes",
-                 str(args.episodes)]  # fmt: skip
+        args_ = [
+            "--config",
+            str(config),
+            "--condition",
+            args.condition,
+            "--episodes",
+            str(args.episodes),
+        ]
         return run_child(__file__, src, args_, 1800)
 
     sides = best_of(args.baseline, args.rounds, side)
     best = {f"{side} {k}": v for side, row in sides.items() for k, v in row.items()}
-    print(f"{args.condition}: {args.episodes} training episodes on one core, best of "
-          f"{args.rounds} rounds")  # fmt: skip
+    print(
+        f"{args.condition}: {args.episodes} training episodes on one core, best of "
+        f"{args.rounds} rounds"
+    )
     print(f"{'':<14}{'baseline ' + args.baseline:>20}{'current':>12}{'ratio':>8}")
     for key in ("episodes_per_s", "turns_per_s"):
         b, c = best[f"baseline {key}"], best[f"current {key}"]

@@ -37,14 +37,17 @@ def best_of(
     best: dict[str, dict[str, float]] = {"baseline": {}, "current": {}}
     with tempfile.TemporaryDirectory() as tmp:
         base = Path(tmp) / "baseline"
-        subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", "-q", str(base),
-                        baseline], check=True)  # fmt: skip
+        subprocess.run(
+            ["git", "-C", str(ROOT), "worktree", "add", "--detach", "-q", str(base), baseline],
+            check=True,
+        )
         try:
             for _ in range(rounds):
                 for side, src in (("baseline", base / "src"), ("current", ROOT / "src")):
                     for key, value in measure(src).items():
                         best[side][key] = max(best[side].get(key, 0.0), value)
         finally:
-            subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(base)],
-                           check=False)  # fmt: skip
+            subprocess.run(
+                ["git", "-C", str(ROOT), "worktree", "remove", "--force", str(base)], check=False
+            )
     return best

@@ -49,9 +49,15 @@ def main() -> None:
     assert len({s.id for s in every}) == visits, "every visit once"
 
     def play(agent: Agent, label: str) -> list[tuple[float, str]]:
-        played = evaluate(agent, every, world.scenario, split="heldout",
-                          per_member=args.episodes, condition=label,
-                          max_turns=world.max_turns)  # fmt: skip
+        played = evaluate(
+            agent,
+            every,
+            world.scenario,
+            split="heldout",
+            per_member=args.episodes,
+            condition=label,
+            max_turns=world.max_turns,
+        )
         return [(float(ep.gold.success), ep.simulator_id) for ep in played]
 
     rows: dict[str, list[list[tuple[float, str]]]] = {}
@@ -59,8 +65,10 @@ def main() -> None:
         agent = PolicyAgent.load(sub / "checkpoint.pt", world.scenario)
         rows.setdefault(sub.parent.name, []).append(play(agent, sub.parent.name))
     rows["scripted (reference)"] = [play(ScriptedAgent(world.scenario), "scripted")]
-    print(f"{FAMILY}: {visits} visits x {args.episodes} episodes per agent; gold %, 95% CI "
-          "resampling visits (seeds pooled), then each seed's agent alone")  # fmt: skip
+    print(
+        f"{FAMILY}: {visits} visits x {args.episodes} episodes per agent; gold %, 95% CI "
+        "resampling visits (seeds pooled), then each seed's agent alone"
+    )
     print("| condition | real patients: gold | n episodes | per seed |")
     print("|---|---:|---:|---|")
     for name, seeds in rows.items():

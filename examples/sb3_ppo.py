@@ -43,8 +43,15 @@ def builtin(pop: Population, episodes: int, seed: int, cfg: Any) -> tuple[Policy
         steps += sum(e.n_turns for e in eps)
 
     started = time.perf_counter()
-    train(agent, pop.sampler, pop.scenario, cfg.model_copy(update={"episodes": episodes}), seed,
-          condition=pop.condition, on_update=count)  # fmt: skip
+    train(
+        agent,
+        pop.sampler,
+        pop.scenario,
+        cfg.model_copy(update={"episodes": episodes}),
+        seed,
+        condition=pop.condition,
+        on_update=count,
+    )
     return agent, steps, time.perf_counter() - started
 
 
@@ -54,8 +61,18 @@ def sb3(pop: Population, steps: int, seed: int, n_envs: int) -> tuple[ActionAgen
     from stable_baselines3.common.env_util import make_vec_env
 
     vec = make_vec_env(lambda: ConversationEnv(pop), n_envs=n_envs, seed=seed)
-    model = PPO("MlpPolicy", vec, gamma=1.0, gae_lambda=0.95, ent_coef=0.005, n_steps=256,
-                batch_size=256, seed=seed, device="cpu", verbose=0)  # fmt: skip
+    model = PPO(
+        "MlpPolicy",
+        vec,
+        gamma=1.0,
+        gae_lambda=0.95,
+        ent_coef=0.005,
+        n_steps=256,
+        batch_size=256,
+        seed=seed,
+        device="cpu",
+        verbose=0,
+    )
     started = time.perf_counter()
     model.learn(total_timesteps=steps)
     seconds = time.perf_counter() - started
@@ -92,20 +109,34 @@ def main(argv: Sequence[str] | None = None) -> list[dict[str, Any]]:
             pop = population(args.study, condition=condition, seed=seed)
             agent, steps, b_s = builtin(pop, args.episodes, seed, cfg)
             where = Path(args.out) / condition
-            b_eval = evaluate_agent(agent, pop, per_member=args.per_member, trainer="sim2human",
-                                    out=where / f"builtin-seed-{seed}")  # fmt: skip
+            b_eval = evaluate_agent(
+                agent,
+                pop,
+                per_member=args.per_member,
+                trainer="sim2human",
+                out=where / f"builtin-seed-{seed}",
+            )
             pop = population(args.study, condition=condition, seed=seed)
             ext, s_s = sb3(pop, steps, seed, args.n_envs)
-            s_eval = evaluate_agent(ext, pop, per_member=args.per_member, trainer="sb3",
-                                    out=where / f"sb3-seed-{seed}")  # fmt: skip
+            s_eval = evaluate_agent(
+                ext, pop, per_member=args.per_member, trainer="sb3", out=where / f"sb3-seed-{seed}"
+            )
             for name, evals, secs in (("built-in PPO", b_eval, b_s), ("SB3 PPO", s_eval, s_s)):
-                rows.append({
-                    "condition": condition, "trainer": name, "seed": seed, "steps": steps,
-                    "train_gold": estimate(evals, "train"),
-                    "heldout_gold": estimate(evals, "heldout"),
-                    "train_proxy": float(np.mean([e.proxy for e in evals if e.split == "train"])),
-                    "seconds": round(secs, 1), "steps_per_s": round(steps / secs),
-                })  # fmt: skip
+                rows.append(
+                    {
+                        "condition": condition,
+                        "trainer": name,
+                        "seed": seed,
+                        "steps": steps,
+                        "train_gold": estimate(evals, "train"),
+                        "heldout_gold": estimate(evals, "heldout"),
+                        "train_proxy": float(
+                            np.mean([e.proxy for e in evals if e.split == "train"])
+                        ),
+                        "seconds": round(secs, 1),
+                        "steps_per_s": round(steps / secs),
+                    }
+                )
     Path(args.out).mkdir(parents=True, exist_ok=True)
     (Path(args.out) / "results.json").write_text(json.dumps(rows, indent=1), encoding="utf-8")
     print(table(rows))
@@ -116,13 +147,18 @@ def table(rows: Sequence[dict[str, Any]]) -> str:
     def f(e: dict[str, Any]) -> str:
         return f"{100 * e['mean']:.0f} [{100 * e['ci'][0]:.0f}, {100 * e['ci'][1]:.0f}]"
 
-    out = ["| condition | trainer | seed | env steps | train proxy | train gold | held-out gold "
-           "(n) | steps/s |", "|---|---|---|---|---|---|---|---|"]  # fmt: skip
+    out = [
+        "| condition | trainer | seed | env steps | train proxy | train gold | held-out gold "
+        "(n) | steps/s |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     for r in rows:
-        out.append(f"| {r['condition']} | {r['trainer']} | {r['seed']} | {r['steps']} | "
-                   f"{100 * r['train_proxy']:.0f} | {f(r['train_gold'])} | "
-                   f"{f(r['heldout_gold'])} ({r['heldout_gold']['n']}) | "
-                   f"{r['steps_per_s']} |")  # fmt: skip
+        out.append(
+            f"| {r['condition']} | {r['trainer']} | {r['seed']} | {r['steps']} | "
+            f"{100 * r['train_proxy']:.0f} | {f(r['train_gold'])} | "
+            f"{f(r['heldout_gold'])} ({r['heldout_gold']['n']}) | "
+            f"{r['steps_per_s']} |"
+        )
     return "\n".join(out)
 
 

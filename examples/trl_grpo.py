@@ -48,32 +48,56 @@ def main(argv: Sequence[str] | None = None) -> dict[str, object]:
     out = Path(args.out)
     factory = env_factory(pop, log_dir=out / "train")
     config = GRPOConfig(
-        output_dir=str(out / "trl"), use_cpu=True, bf16=False, max_steps=args.steps,
-        per_device_train_batch_size=args.group, num_generations=args.group,
-        max_completion_length=args.tokens, max_tool_calling_iterations=4, temperature=1.0,
-        learning_rate=1e-5, logging_steps=1, report_to="none", save_strategy="no",
-        dataloader_num_workers=0, seed=0,
-    )  # fmt: skip
+        output_dir=str(out / "trl"),
+        use_cpu=True,
+        bf16=False,
+        max_steps=args.steps,
+        per_device_train_batch_size=args.group,
+        num_generations=args.group,
+        max_completion_length=args.tokens,
+        max_tool_calling_iterations=4,
+        temperature=1.0,
+        learning_rate=1e-5,
+        logging_steps=1,
+        report_to="none",
+        save_strategy="no",
+        dataloader_num_workers=0,
+        seed=0,
+    )
     trainer = GRPOTrainer(
-        model=model, processing_class=tok, args=config, reward_funcs=[log_gold],
-        train_dataset=grpo_dataset(pop, args.steps * args.group), environment_factory=factory,
-    )  # fmt: skip
+        model=model,
+        processing_class=tok,
+        args=config,
+        reward_funcs=[log_gold],
+        train_dataset=grpo_dataset(pop, args.steps * args.group),
+        environment_factory=factory,
+    )
     started = time.perf_counter()
     trainer.train()
     train_s = time.perf_counter() - started
     factory.run_log.close()  # type: ignore[attr-defined]
     # Evaluation as a study does it: every training and held-out member, greedy, same seeds.
-    evals = play_rows(trainer.model, tok, pop, per_member=args.eval_per_member,
-                      max_new_tokens=args.tokens, out=out / "eval")  # fmt: skip
+    evals = play_rows(
+        trainer.model,
+        tok,
+        pop,
+        per_member=args.eval_per_member,
+        max_new_tokens=args.tokens,
+        out=out / "eval",
+    )
     held = [e for e in evals if e.split == "heldout"]
     result = {
-        "steps": trainer.state.global_step, "train_seconds": round(train_s, 1),
-        "log": [{k: v for k, v in row.items() if "gold" in k or "reward" in k or k == "step"}
-                for row in trainer.state.log_history],
-        "tool_calls": sum(e.n_turns for e in evals), "eval_episodes": len(evals),
+        "steps": trainer.state.global_step,
+        "train_seconds": round(train_s, 1),
+        "log": [
+            {k: v for k, v in row.items() if "gold" in k or "reward" in k or k == "step"}
+            for row in trainer.state.log_history
+        ],
+        "tool_calls": sum(e.n_turns for e in evals),
+        "eval_episodes": len(evals),
         "heldout_gold": sum(e.gold.success for e in held) / max(1, len(held)),
         "heldout_proxy": sum(e.proxy for e in held) / max(1, len(held)),
-    }  # fmt: skip
+    }
     print(json.dumps(result, indent=1))
     return result
 

@@ -76,8 +76,10 @@ def test_every_sampler_passes(name: str, scenario: IntakeScenario) -> None:
     pool = QuirkPool.from_acts(scenario.acts)
     ensemble = Ensemble.from_families(["cooperative", "chatty"], [], 2, pool, 0)
     fixed = get_family("standard").sample(1, pool)
-    args = {"must": {"warmup_episodes": 8, "every_episodes": 8},
-            "evolve": {"every_updates": 1}}.get(name)  # fmt: skip
+    args = {
+        "must": {"warmup_episodes": 8, "every_episodes": 8},
+        "evolve": {"every_updates": 1},
+    }.get(name)
 
     def make() -> object:
         return build_sampler(

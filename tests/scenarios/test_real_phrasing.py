@@ -22,22 +22,26 @@ S = IntakeScenario()
         ("i don't take anything", "medications", ()),
         ("no allergies that i know of", "allergies", ()),
         ("my blood sugar has been high, i'm a diabetic", "history", ("type 2 diabetes",)),
-        ("yeah, my blood pressure and cholesterol", "history",
-         ("high cholesterol", "hypertension")),
+        (
+            "yeah, my blood pressure and cholesterol",
+            "history",
+            ("high cholesterol", "hypertension"),
+        ),
         ("i take digoxin for afib", "history", ("atrial fibrillation",)),
         ("i haven't noticed any shortness of breath", "red_flag", False),
         ("i get a little short of breath when i walk", "red_flag", True),
         ("this happened yesterday morning", "onset", "1 day"),
         ("it started last week", "onset", "1 week"),
     ],
-)  # fmt: skip
+)
 def test_reads_real_phrasings(text: str, field: str, value: Value) -> None:
     assert S.extract(text, S.empty_record(), field)[field] == value
 
 
 def test_a_dosage_is_no_onset_and_no_rating() -> None:
-    heard = S.extract("lisinopril 20 mg once a day, tylenol every six hours", S.empty_record(),
-                      "medications")  # fmt: skip
+    heard = S.extract(
+        "lisinopril 20 mg once a day, tylenol every six hours", S.empty_record(), "medications"
+    )
     assert heard["onset"] is None and heard["severity"] is None
     assert heard["medications"] == ("acetaminophen", "lisinopril")
 

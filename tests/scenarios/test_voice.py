@@ -58,8 +58,9 @@ def test_persona_users_speak_the_scenario_s_lines() -> None:
     sim = build_simulator(spec, tiny)
     assert sim.start(tiny.sample_profile(np.random.default_rng(0)), np.random.default_rng(0)).text
     assert sim.reply("Thank you, goodbye!").text == PIZZA_VOICE.user.closing
-    hang = build_simulator(spec.model_copy(update={"traits": spec.traits.model_copy(
-        update={"patience": 0})}), tiny)  # fmt: skip
+    hang = build_simulator(
+        spec.model_copy(update={"traits": spec.traits.model_copy(update={"patience": 0})}), tiny
+    )
     hang.start(tiny.sample_profile(np.random.default_rng(0)), np.random.default_rng(0))
     assert hang.reply("What size would you like?").text == PIZZA_VOICE.user.hang_up
 

@@ -156,8 +156,9 @@ def test_satisfaction_kept_turn_by_turn_equals_the_rule_over_the_whole_call(
                 if t.speaker == "agent":
                     intent = scenario.interpret(t.text)
                     manner = manner.then(intent)
-                    expecting = intent.asks[0] if intent.asks else (
-                        None if intent.confirm else expecting)  # fmt: skip
+                    expecting = (
+                        intent.asks[0] if intent.asks else (None if intent.confirm else expecting)
+                    )
                 else:
                     record = scenario.extract(t.text, record, expecting)
             across = {f for f, v in record.items() if v is not None and v == profile[f]}

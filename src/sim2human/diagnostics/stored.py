@@ -64,9 +64,10 @@ def diagnose_run(
 def measure_diversity(run: RunDir) -> StoredDiversity:
     """The diversity of the simulators the run's sub-runs trained on and were judged by."""
     subs = [
-        (name, sub.trained_on, sub.heldout) for name, group in run.conditions.items()
+        (name, sub.trained_on, sub.heldout)
+        for name, group in run.conditions.items()
         for sub in group
-    ]  # fmt: skip
+    ]
     if not any(trained or held for _, trained, held in subs):
         return StoredDiversity(
             rows=[], note="No simulator specs recorded (members.json missing): not measured."

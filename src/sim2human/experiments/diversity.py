@@ -139,11 +139,23 @@ def simulator_diversity(
         texts = {s.id: turns[s.id] for s in members if turns[s.id]}
         if len(texts) == 1:
             ((sid, t),) = texts.items()
-            rows.append(DiversityRow(name=sid, kind="frozen", group=group,
-                                     summary=diversity_summary(t, embed_fn=cache)))  # fmt: skip
+            rows.append(
+                DiversityRow(
+                    name=sid,
+                    kind="frozen",
+                    group=group,
+                    summary=diversity_summary(t, embed_fn=cache),
+                )
+            )
         elif texts:
             for name, summary in ensemble_diversity(texts, embed_fn=cache).items():
                 kind = "ensemble" if name == "ensemble" else "member"
-                rows.append(DiversityRow(name=group if kind == "ensemble" else name, kind=kind,
-                                         group=group, summary=summary))  # fmt: skip
+                rows.append(
+                    DiversityRow(
+                        name=group if kind == "ensemble" else name,
+                        kind=kind,
+                        group=group,
+                        summary=summary,
+                    )
+                )
     return rows

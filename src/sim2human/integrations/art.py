@@ -66,13 +66,20 @@ async def rollout(
     traj = art.Trajectory(
         messages_and_choices=[*prompt, {"role": "user", "content": conv.turns[-1].text}],
         reward=0.0,
-        metadata={"member": spec.id, "family": spec.family, "seed": int(row["seed"]),
-                  "split": split},
-    )  # fmt: skip
+        metadata={
+            "member": spec.id,
+            "family": spec.family,
+            "seed": int(row["seed"]),
+            "split": split,
+        },
+    )
     while not conv.done:
         completion = await client.chat.completions.create(
-            model=name, messages=traj.messages(), max_tokens=max_tokens, temperature=temperature,
-        )  # fmt: skip
+            model=name,
+            messages=traj.messages(),
+            max_tokens=max_tokens,
+            temperature=temperature,
+        )
         choice = completion.choices[0]
         traj.messages_and_choices.append(choice)
         conv.step(AgentTurn(text=(choice.message.content or "").strip() or "..."))
@@ -81,7 +88,11 @@ async def rollout(
     if log is not None:
         log.write(episode)
     traj.reward = episode.proxy
-    traj.metrics = {"proxy": episode.proxy, "gold": float(episode.gold.success),
-                    "gold_fields": episode.gold.field_accuracy, "turns": episode.n_turns,
-                    "dropped": episode.gold.dropped}  # fmt: skip
+    traj.metrics = {
+        "proxy": episode.proxy,
+        "gold": float(episode.gold.success),
+        "gold_fields": episode.gold.field_accuracy,
+        "turns": episode.n_turns,
+        "dropped": episode.gold.dropped,
+    }
     return traj

@@ -31,19 +31,29 @@ def system_prompt(scenario: str) -> str:
 
 def messages(turns: Iterable[Turn], system: str | None) -> list[Message]:
     out = [] if system is None else [{"role": "system", "content": system}]
-    out += [{"role": "assistant" if t.speaker == "agent" else "user", "content": t.text}
-            for t in turns]  # fmt: skip
+    out += [
+        {"role": "assistant" if t.speaker == "agent" else "user", "content": t.text} for t in turns
+    ]
     return out
 
 
 def labels(e: Episode) -> dict[str, Any]:
     """Everything besides the messages a training pipeline may filter or weight on."""
     return {
-        "id": e.id, "scenario": e.scenario, "member": e.simulator_id, "family": e.family,
-        "kind": e.kind, "split": e.split, "seed": e.seed, "condition": e.condition,
-        "phase": e.phase, "proxy": e.proxy, "gold": float(e.gold.success),
-        "gold_fields": e.gold.field_accuracy, "termination": str(e.termination),
-    }  # fmt: skip
+        "id": e.id,
+        "scenario": e.scenario,
+        "member": e.simulator_id,
+        "family": e.family,
+        "kind": e.kind,
+        "split": e.split,
+        "seed": e.seed,
+        "condition": e.condition,
+        "phase": e.phase,
+        "proxy": e.proxy,
+        "gold": float(e.gold.success),
+        "gold_fields": e.gold.field_accuracy,
+        "termination": str(e.termination),
+    }
 
 
 def chat_row(e: Episode, system: str | None = None) -> dict[str, Any]:

@@ -33,8 +33,10 @@ class ChatAgent:
         out = []
         for obs in observations:
             msgs = [{"role": "system", "content": self.system}]
-            msgs += [{"role": "assistant" if s == "agent" else "user", "content": t}
-                     for s, t in obs.transcript]  # fmt: skip
+            msgs += [
+                {"role": "assistant" if s == "agent" else "user", "content": t}
+                for s, t in obs.transcript
+            ]
             out.append(AgentTurn(text=self.respond(msgs).strip() or "..."))
         return out
 
@@ -51,9 +53,15 @@ def evaluate_agent(
     """Every member of ``splits`` x ``per_member`` evaluation episodes; logged to ``out``."""
     episodes: list[Episode] = []
     for split in splits:
-        episodes += evaluate(agent, pop.members(split), pop.scenario, split=split,
-                             per_member=per_member, condition=pop.condition,
-                             max_turns=pop.max_turns)  # fmt: skip
+        episodes += evaluate(
+            agent,
+            pop.members(split),
+            pop.scenario,
+            split=split,
+            per_member=per_member,
+            condition=pop.condition,
+            max_turns=pop.max_turns,
+        )
     if out is not None:
         with RunLog(out, pop, trainer=trainer) as log:
             log.write_all(episodes)

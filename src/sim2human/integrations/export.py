@@ -63,20 +63,40 @@ def load_with_limits(
     if not files:
         raise RunDirError(f"{run_dir}: no {EPISODES} in it or below it")
     episodes = [(e, turn_limit(f.parent)) for f in files for e in read_episodes(f)]
-    return [(e, n) for e, n in episodes if split in ("all", e.split)
-            and (min_gold is None or float(e.gold.success) >= min_gold)]  # fmt: skip
+    return [
+        (e, n)
+        for e, n in episodes
+        if split in ("all", e.split) and (min_gold is None or float(e.gold.success) >= min_gold)
+    ]
 
 
 def art_row(e: Episode) -> dict[str, Any]:
     row = chat_row(e)
     info = labels(e)
     return {
-        "messages_and_choices": row["messages"], "reward": e.proxy,
-        "metrics": {"proxy": e.proxy, "gold": info["gold"], "gold_fields": info["gold_fields"],
-                    "turns": e.n_turns},
-        "metadata": {k: info[k] for k in ("id", "member", "family", "kind", "split", "seed",
-                                          "condition", "phase", "termination")},
-    }  # fmt: skip
+        "messages_and_choices": row["messages"],
+        "reward": e.proxy,
+        "metrics": {
+            "proxy": e.proxy,
+            "gold": info["gold"],
+            "gold_fields": info["gold_fields"],
+            "turns": e.n_turns,
+        },
+        "metadata": {
+            k: info[k]
+            for k in (
+                "id",
+                "member",
+                "family",
+                "kind",
+                "split",
+                "seed",
+                "condition",
+                "phase",
+                "termination",
+            )
+        },
+    }
 
 
 def write_jsonl(rows: Iterable[dict[str, Any]], out: Path) -> int:
@@ -103,11 +123,14 @@ def transitions(
     owner: list[int] = []
     for k, (e, limit) in enumerate(episodes):
         if not e.turns or any(t.act not in index for t in e.agent_turns):
-            raise UsageError(f"episode {e.id}: not act-level (sb3-buffer needs an act id per agent "
-                             "turn; export free-text agents as openai-chat)")  # fmt: skip
+            raise UsageError(
+                f"episode {e.id}: not act-level (sb3-buffer needs an act id per agent "
+                "turn; export free-text agents as openai-chat)"
+            )
         job = Job(cast(Any, None), e.seed, e.split, e.condition, e.phase, e.step)
-        conv = Conversation(job, scenario, cast(Any, None), e.profile, limit,
-                            record=scenario.empty_record())  # fmt: skip
+        conv = Conversation(
+            job, scenario, cast(Any, None), e.profile, limit, record=scenario.empty_record()
+        )
         turns, i, seen = e.turns, 0, 0
         while i < len(turns):
             t = turns[i]
@@ -128,16 +151,25 @@ def transitions(
             rewards.append(e.proxy if seen == e.n_turns else 0.0)
             dones.append(seen == e.n_turns)
             owner.append(k)
-    return {"observations": np.asarray(obs, np.float32), "actions": np.asarray(acts, np.int64),
-            "rewards": np.asarray(rewards, np.float32),
-            "next_observations": np.asarray(nxt, np.float32), "dones": np.asarray(dones),
-            "episode": np.asarray(owner, np.int64)}  # fmt: skip
+    return {
+        "observations": np.asarray(obs, np.float32),
+        "actions": np.asarray(acts, np.int64),
+        "rewards": np.asarray(rewards, np.float32),
+        "next_observations": np.asarray(nxt, np.float32),
+        "dones": np.asarray(dones),
+        "episode": np.asarray(owner, np.int64),
+    }
 
 
 def export(
-    run_dir: Path, fmt: str, out: Path | None = None, *, split: str = "all",
-    min_gold: float | None = None, system: str | None = None,
-) -> tuple[Path, int]:  # fmt: skip
+    run_dir: Path,
+    fmt: str,
+    out: Path | None = None,
+    *,
+    split: str = "all",
+    min_gold: float | None = None,
+    system: str | None = None,
+) -> tuple[Path, int]:
     """Write the run's episodes as ``fmt``; returns (file, records written)."""
     if fmt not in FORMATS:
         raise UsageError(f"--format must be one of {', '.join(FORMATS)}, not {fmt!r}")

@@ -133,9 +133,13 @@ class ConversationEnv(gymnasium.Env[Any, Any]):
         if not conv.done:
             return self._obs(), reward, False, False, info
         episode = conv.episode()
-        info.update(gold=float(episode.gold.success), outcome=episode.gold.model_dump(),
-                    proxy=episode.proxy, termination=str(episode.termination),
-                    sim2human_episode=episode)  # fmt: skip
+        info.update(
+            gold=float(episode.gold.success),
+            outcome=episode.gold.model_dump(),
+            proxy=episode.proxy,
+            termination=str(episode.termination),
+            sim2human_episode=episode,
+        )
         self._finish(episode)
         truncated = episode.termination == "max_turns"
         return self._obs(), reward, not truncated, truncated, info
@@ -180,8 +184,7 @@ def make_env(
     ``log_dir`` writes every finished episode there as a run directory (close the env's
     ``log`` to finish it).
     """
-    pop = population(source, condition=condition, sampler=sampler, seed=seed,
-                     max_turns=max_turns)  # fmt: skip
+    pop = population(source, condition=condition, sampler=sampler, seed=seed, max_turns=max_turns)
     log = RunLog(log_dir, pop, trainer="gymnasium") if log_dir is not None else None
     return ConversationEnv(pop, split=split, observation=observation, log=log)
 
@@ -199,5 +202,6 @@ class ActionAgent:
 
     def act(self, observations: Sequence[Observation]) -> list[AgentTurn]:
         actions = np.asarray(self.predict(self.featurise(observations))).reshape(-1)
-        return [render_act(self.scenario, int(a), o)
-                for a, o in zip(actions, observations, strict=True)]  # fmt: skip
+        return [
+            render_act(self.scenario, int(a), o) for a, o in zip(actions, observations, strict=True)
+        ]

@@ -20,8 +20,15 @@ from sim2human.integrations.chat import system_prompt
 from sim2human.integrations.rows import TOOL_HINT
 from sim2human.scenarios.base import Scenario
 
-SPECIAL = ["<|endoftext|>", "<|im_start|>", "<|im_end|>", "<tool_call>", "</tool_call>",
-           "<tool_response>", "</tool_response>"]  # fmt: skip
+SPECIAL = [
+    "<|endoftext|>",
+    "<|im_start|>",
+    "<|im_end|>",
+    "<tool_call>",
+    "</tool_call>",
+    "<tool_response>",
+    "</tool_response>",
+]
 
 
 def tool_chat_template() -> str:
@@ -67,20 +74,31 @@ def tiny_model(scenario: Scenario, *, seed: int = 0, vocab: int = 1024) -> tuple
     bpe.pre_tokenizer = tokenizers.pre_tokenizers.ByteLevel(add_prefix_space=False)
     bpe.decoder = tokenizers.decoders.ByteLevel()
     trainer = tokenizers.trainers.BpeTrainer(
-        vocab_size=vocab, special_tokens=SPECIAL,
+        vocab_size=vocab,
+        special_tokens=SPECIAL,
         initial_alphabet=tokenizers.pre_tokenizers.ByteLevel.alphabet(),
-    )  # fmt: skip
+    )
     bpe.train_from_iterator(_corpus(scenario), trainer=trainer)
     tok = transformers.PreTrainedTokenizerFast(
-        tokenizer_object=bpe, eos_token="<|im_end|>", pad_token="<|endoftext|>",
-        bos_token=None, unk_token=None,
-    )  # fmt: skip
+        tokenizer_object=bpe,
+        eos_token="<|im_end|>",
+        pad_token="<|endoftext|>",
+        bos_token=None,
+        unk_token=None,
+    )
     config = transformers.LlamaConfig(
-        vocab_size=len(tok), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-        num_attention_heads=2, num_key_value_heads=2, max_position_embeddings=4096,
-        eos_token_id=tok.eos_token_id, pad_token_id=tok.pad_token_id, bos_token_id=None,
+        vocab_size=len(tok),
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        num_key_value_heads=2,
+        max_position_embeddings=4096,
+        eos_token_id=tok.eos_token_id,
+        pad_token_id=tok.pad_token_id,
+        bos_token_id=None,
         tie_word_embeddings=True,
-    )  # fmt: skip
+    )
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         model = transformers.LlamaForCausalLM(config)
@@ -99,6 +117,13 @@ def _chat_ready(tok: Any) -> Any:
 
 def _corpus(scenario: Scenario) -> list[str]:
     words = [a.text for a in scenario.acts] + [system_prompt(scenario.name) + TOOL_HINT]
-    words += ['{"name": "reply", "arguments": {"message": "', '"}}', "system", "user",
-              "assistant", "tool", "(the call has ended)"]  # fmt: skip
+    words += [
+        '{"name": "reply", "arguments": {"message": "',
+        '"}}',
+        "system",
+        "user",
+        "assistant",
+        "tool",
+        "(the call has ended)",
+    ]
     return words * 4

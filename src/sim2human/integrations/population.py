@@ -152,14 +152,27 @@ def population(
     if cond is not None:
         name = cond.name
         built = build_sampler(
-            cond.sampler, ensemble, pool, _fixed(cond, pool), cond.perturb,
-            args=cond.sampler_args, scenario=scenario, oracle_gold=cond.oracle_gold, seed=seed,
+            cond.sampler,
+            ensemble,
+            pool,
+            _fixed(cond, pool),
+            cond.perturb,
+            args=cond.sampler_args,
+            scenario=scenario,
+            oracle_gold=cond.oracle_gold,
+            seed=seed,
             solvable=solvability(scenario, max_turns or MAX_TURNS),
-        )  # fmt: skip
+        )
     elif sampler is None or isinstance(sampler, str):
-        built = build_sampler(sampler or "uniform", ensemble, pool, args=sampler_args,
-                              scenario=scenario, seed=seed,
-                              solvable=solvability(scenario, max_turns or MAX_TURNS))  # fmt: skip
+        built = build_sampler(
+            sampler or "uniform",
+            ensemble,
+            pool,
+            args=sampler_args,
+            scenario=scenario,
+            seed=seed,
+            solvable=solvability(scenario, max_turns or MAX_TURNS),
+        )
         name = sampler or "uniform"
     else:
         built = sampler
@@ -200,8 +213,13 @@ def _fixed(cond: Condition, pool: QuirkPool) -> SimulatorSpec | None:
     if ref is None:
         return None
     if ref.llm is not None:
-        raise UsageError(f"condition {cond.name!r}: its simulator is an llm member (needs an "
-                         "endpoint); the integrations play persona members only")  # fmt: skip
-    over = {k: v for k, v in (("capacity", ref.capacity), ("temperature", ref.temperature))
-            if v is not None}  # fmt: skip
+        raise UsageError(
+            f"condition {cond.name!r}: its simulator is an llm member (needs an "
+            "endpoint); the integrations play persona members only"
+        )
+    over = {
+        k: v
+        for k, v in (("capacity", ref.capacity), ("temperature", ref.temperature))
+        if v is not None
+    }
     return get_family(ref.family).sample(ref.seed, pool, **over)

@@ -35,9 +35,12 @@ def row(
     prompt = system_prompt(pop.scenario.name) + (TOOL_HINT if tools else "")
     return {
         "prompt": [{"role": "system", "content": prompt}, {"role": "user", "content": ""}],
-        "member": spec.id, "family": spec.family, "seed": int(seed), "split": split,
+        "member": spec.id,
+        "family": spec.family,
+        "seed": int(seed),
+        "split": split,
         "spec": spec.model_dump_json(),
-    }  # fmt: skip
+    }
 
 
 def iter_rows(
@@ -65,5 +68,8 @@ def eval_rows(
     pop: Population, split: Split = "heldout", per_member: int = 4, *, tools: bool = True
 ) -> list[dict[str, Any]]:
     """Every member of ``split`` on the study's evaluation seeds (as ``sim2human study``)."""
-    return [row(pop, s, episode_seed(k), split, tools=tools)
-            for s in pop.members(split) for k in range(per_member)]  # fmt: skip
+    return [
+        row(pop, s, episode_seed(k), split, tools=tools)
+        for s in pop.members(split)
+        for k in range(per_member)
+    ]

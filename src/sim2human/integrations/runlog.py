@@ -38,10 +38,15 @@ class RunLog:
         self._ids: dict[str, int] = {}
         self._closed = False
         atexit.register(self.close)
-        write_json(self.path / CONFIG, {
-            "condition": {"name": pop.condition, "sampler": pop.sampler.name},
-            "trainer": trainer, "scenario": pop.scenario.name, "max_turns": pop.max_turns,
-        })  # fmt: skip
+        write_json(
+            self.path / CONFIG,
+            {
+                "condition": {"name": pop.condition, "sampler": pop.sampler.name},
+                "trainer": trainer,
+                "scenario": pop.scenario.name,
+                "max_turns": pop.max_turns,
+            },
+        )
 
     def write(self, episode: Episode) -> None:
         # the rollouts of one GRPO group play the same member and seed: number the repeats, so
@@ -67,14 +72,18 @@ class RunLog:
         self._writer.close()
         trained = {**{s.id: s for s in self.pop.ensemble.train}, **self.pop.trained_on}
         quirks = [s.traits.quirks for s in trained.values()]
-        phrasings = sorted({p for q in quirks for p in q.over_rewarded}
-                           | {q.trigger for q in quirks if q.trigger})  # fmt: skip
-        write_json(self.path / MEMBERS, {
-            "trained_on": [s.model_dump(mode="json") for s in trained.values()],
-            "heldout": [s.model_dump(mode="json") for s in self.pop.ensemble.heldout],
-            "sampled_members": len(self.pop.trained_on),
-            "trained_quirk_phrasings": phrasings,
-        })  # fmt: skip
+        phrasings = sorted(
+            {p for q in quirks for p in q.over_rewarded} | {q.trigger for q in quirks if q.trigger}
+        )
+        write_json(
+            self.path / MEMBERS,
+            {
+                "trained_on": [s.model_dump(mode="json") for s in trained.values()],
+                "heldout": [s.model_dump(mode="json") for s in self.pop.ensemble.heldout],
+                "sampled_members": len(self.pop.trained_on),
+                "trained_quirk_phrasings": phrasings,
+            },
+        )
         write_json(self.path / SUMMARY, summary(self._evals, self.trainer))
 
     def __enter__(self) -> RunLog:

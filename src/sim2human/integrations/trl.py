@@ -38,9 +38,13 @@ class SimulatedUser:
     """One conversation with one member of a sim2human population (one per TRL rollout)."""
 
     def __init__(
-        self, pop: Population, *, log: RunLog | None = None, feed_every: int = 8,
+        self,
+        pop: Population,
+        *,
+        log: RunLog | None = None,
+        feed_every: int = 8,
         phase: str = "train",
-    ) -> None:  # fmt: skip
+    ) -> None:
         self._pop = pop
         self._log = log
         self._feed_every = feed_every
@@ -50,9 +54,13 @@ class SimulatedUser:
         self._finished: list[Episode] = []
 
     def reset(
-        self, member: str | None = None, seed: int | None = None, split: Split = "train",
-        spec: str | None = None, **row: Any,
-    ) -> str:  # fmt: skip
+        self,
+        member: str | None = None,
+        seed: int | None = None,
+        split: Split = "train",
+        spec: str | None = None,
+        **row: Any,
+    ) -> str:
         """Opens the conversation the row names; returns the caller's opening line."""
         if seed is None:  # a row without a member: draw one
             drawn, ep_seed = self._pop.draw(np.random.default_rng(), split)
@@ -124,8 +132,11 @@ def env_factory(
 ) -> Callable[[], SimulatedUser]:
     """TRL's ``environment_factory``: fresh ``SimulatedUser`` objects over one population,
     all writing to one run directory (``log_dir``, or an open ``log``)."""
-    shared = log if log is not None else (
-        RunLog(log_dir, pop, trainer="trl") if log_dir is not None else None)  # fmt: skip
+    shared = (
+        log
+        if log is not None
+        else (RunLog(log_dir, pop, trainer="trl") if log_dir is not None else None)
+    )
 
     class Environment(SimulatedUser):
         __doc__ = SimulatedUser.__doc__
@@ -192,8 +203,10 @@ def play_rows(
     writes a run directory for ``sim2human report`` / ``diagnose``."""
     torch = require("torch", "trl")
     utils = require("trl.chat_template_utils", "trl")
-    if getattr(tokenizer, "response_template", None) is None and getattr(
-        tokenizer, "response_schema", None) is None:  # fmt: skip
+    if (
+        getattr(tokenizer, "response_template", None) is None
+        and getattr(tokenizer, "response_schema", None) is None
+    ):
         utils.add_response_schema(tokenizer)
     log = RunLog(out, pop, trainer="trl") if out is not None else None
     episodes: list[Episode] = []
@@ -203,23 +216,32 @@ def play_rows(
             messages = [*r["prompt"][:-1], {"role": "user", "content": env.reset(**r)}]
             for _ in range(pop.max_turns):
                 prompt = tokenizer.apply_chat_template(
-                    messages, tools=[env.reply], add_generation_prompt=True, return_dict=True,
+                    messages,
+                    tools=[env.reply],
+                    add_generation_prompt=True,
+                    return_dict=True,
                     return_tensors="pt",
-                )  # fmt: skip
+                )
                 n = prompt["input_ids"].shape[1]
                 with torch.no_grad():
                     ids = model.generate(**prompt, max_new_tokens=max_new_tokens, do_sample=False)
-                parsed = utils.parse_response(tokenizer, ids[0][n:].tolist(),
-                                              prefix=prompt["input_ids"][0].tolist())  # fmt: skip
-                calls = [c for c in parsed.get("tool_calls") or []
-                         if c.get("function", {}).get("name") == "reply"]  # fmt: skip
+                parsed = utils.parse_response(
+                    tokenizer, ids[0][n:].tolist(), prefix=prompt["input_ids"][0].tolist()
+                )
+                calls = [
+                    c
+                    for c in parsed.get("tool_calls") or []
+                    if c.get("function", {}).get("name") == "reply"
+                ]
                 if not calls:
                     break
                 said = calls[0]["function"].get("arguments", {})
                 text = said.get("message", "") if isinstance(said, dict) else str(said)
                 answer = env.reply(str(text))
-                messages += [{"role": "assistant", "content": "", "tool_calls": calls[:1]},
-                             {"role": "tool", "name": "reply", "content": answer}]  # fmt: skip
+                messages += [
+                    {"role": "assistant", "content": "", "tool_calls": calls[:1]},
+                    {"role": "tool", "name": "reply", "content": answer},
+                ]
                 if env.ended:
                     break
             episodes.append(env.episode)

@@ -46,9 +46,14 @@ class SimulatedUserAgentLoop(AgentLoopBase):  # type: ignore[misc]
     """One conversation with a simulated user per row; see the module docstring."""
 
     def __init__(
-        self, *args: Any, study: str | None = None, condition: str | None = None,
-        pop: Population | None = None, log_dir: str | None = None, **kwargs: Any,
-    ) -> None:  # fmt: skip
+        self,
+        *args: Any,
+        study: str | None = None,
+        condition: str | None = None,
+        pop: Population | None = None,
+        log_dir: str | None = None,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(*args, **kwargs)
         self.pop = pop if pop is not None else population(study, condition=condition)
         self.response_length = int(self.rollout_config.response_length)
@@ -68,11 +73,15 @@ class SimulatedUserAgentLoop(AgentLoopBase):  # type: ignore[misc]
         request = uuid4().hex
         while not conv.done and len(mask) < self.response_length:
             out = await self.server_manager.generate(
-                request_id=request, prompt_ids=ids, sampling_params=sampling_params)  # fmt: skip
+                request_id=request, prompt_ids=ids, sampling_params=sampling_params
+            )
             merged, mask, logprobs = await self.ct_merge_assistant_token(
-                ids, out.token_ids, mask, logprobs if (logprobs or out.log_probs) else None,
+                ids,
+                out.token_ids,
+                mask,
+                logprobs if (logprobs or out.log_probs) else None,
                 assistant_logprobs=out.log_probs or None,
-            )  # fmt: skip
+            )
             ids = merged.token_ids
             text = self.tokenizer.decode(out.token_ids, skip_special_tokens=True).strip()
             messages.append({"role": "assistant", "content": text})
@@ -82,7 +91,8 @@ class SimulatedUserAgentLoop(AgentLoopBase):  # type: ignore[misc]
             before = list(messages)
             messages.append({"role": "user", "content": conv.turns[-1].text})
             merged, mask, logprobs = await self.ct_merge_context_msg(
-                before, messages, ids, mask, logprobs or None)  # fmt: skip
+                before, messages, ids, mask, logprobs or None
+            )
             ids = merged.token_ids
         if not conv.done:  # out of response tokens: a call that ran out of turns
             conv.termination = Termination.MAX_TURNS
@@ -91,10 +101,19 @@ class SimulatedUserAgentLoop(AgentLoopBase):  # type: ignore[misc]
             self.log.write(episode)
         n, cap = len(mask), self.response_length
         return AgentLoopOutput(
-            prompt_ids=ids[: len(ids) - n], response_ids=ids[len(ids) - n :][:cap],
-            response_mask=mask[:cap], response_logprobs=logprobs[:cap] if logprobs else None,
-            reward_score=episode.proxy, num_turns=len(messages), metrics={},
-            extra_fields={"proxy": episode.proxy, "gold": float(episode.gold.success),
-                          "gold_fields": episode.gold.field_accuracy, "member": spec.id,
-                          "family": spec.family, "episode_id": episode.id},
-        )  # fmt: skip
+            prompt_ids=ids[: len(ids) - n],
+            response_ids=ids[len(ids) - n :][:cap],
+            response_mask=mask[:cap],
+            response_logprobs=logprobs[:cap] if logprobs else None,
+            reward_score=episode.proxy,
+            num_turns=len(messages),
+            metrics={},
+            extra_fields={
+                "proxy": episode.proxy,
+                "gold": float(episode.gold.success),
+                "gold_fields": episode.gold.field_accuracy,
+                "member": spec.id,
+                "family": spec.family,
+                "episode_id": episode.id,
+            },
+        )

@@ -54,9 +54,15 @@ def render_html(d: Diagnosis, diversity: list[DiversityRow], note: str) -> str:
     plots = {k: base64.b64encode(v).decode("ascii") for k, v in all_plots(d.conditions).items()}
     texts = {r.phrasing: r.text for c in d.conditions for r in c.exploits}
     return env.get_template("report.html.j2").render(
-        d=d, plots=plots, diversity=diversity, diversity_note=note, texts=texts,
-        pct=pct, num=num, est=est,
-    )  # fmt: skip
+        d=d,
+        plots=plots,
+        diversity=diversity,
+        diversity_note=note,
+        texts=texts,
+        pct=pct,
+        num=num,
+        est=est,
+    )
 
 
 def _finite(x: Any) -> Any:

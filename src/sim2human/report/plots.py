@@ -19,8 +19,18 @@ from sim2human.metrics.overoptimisation import overopt_curve
 
 WIDTH = 11.0
 """Inches at 100 dpi: 1100 px, which fits a 1280 px window with margins."""
-COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
-           "#7f7f7f", "#bcbd22", "#17becf")  # fmt: skip
+COLOURS = (
+    "#1f77b4",
+    "#ff7f0e",
+    "#2ca02c",
+    "#d62728",
+    "#9467bd",
+    "#8c564b",
+    "#e377c2",
+    "#7f7f7f",
+    "#bcbd22",
+    "#17becf",
+)
 """matplotlib's tab10."""
 
 
@@ -63,12 +73,28 @@ def learning_curves(conditions: Sequence[ConditionDiagnosis]) -> bytes | None:
     for ax, c in zip(axes, shown, strict=True):
         for i, (_run, pts) in enumerate(sorted(_by_run(c.curve).items())):
             label = i == 0
-            ax.plot(*_xy(pts, "train_proxy"), color=COLOURS[0], lw=1, alpha=0.8,
-                    label="train proxy" if label else None)  # fmt: skip
-            ax.plot(*_xy(pts, "train_gold"), color=COLOURS[2], lw=1, alpha=0.5,
-                    label="train gold" if label else None)  # fmt: skip
-            ax.plot(*_xy(pts, "heldout_gold"), "o-", ms=3, color=COLOURS[3], lw=1,
-                    label="held-out gold" if label else None)  # fmt: skip
+            ax.plot(
+                *_xy(pts, "train_proxy"),
+                color=COLOURS[0],
+                lw=1,
+                alpha=0.8,
+                label="train proxy" if label else None,
+            )
+            ax.plot(
+                *_xy(pts, "train_gold"),
+                color=COLOURS[2],
+                lw=1,
+                alpha=0.5,
+                label="train gold" if label else None,
+            )
+            ax.plot(
+                *_xy(pts, "heldout_gold"),
+                "o-",
+                ms=3,
+                color=COLOURS[3],
+                lw=1,
+                label="held-out gold" if label else None,
+            )
         ax.set_title(c.name, fontsize=10)
         ax.set_ylim(-0.03, 1.03)
         ax.set_xlabel("training episodes", fontsize=8)
@@ -86,21 +112,33 @@ def overoptimisation(conditions: Sequence[ConditionDiagnosis]) -> bytes | None:
     fig, axes = _grid(len(shown))
     for ax, c in zip(axes, shown, strict=True):
         d = np.asarray([p.d for p in c.eval_points])
-        ax.scatter(d, [p.gold for p in c.eval_points], s=10, color=COLOURS[3], alpha=0.7,
-                   label="held-out gold")  # fmt: skip
+        ax.scatter(
+            d,
+            [p.gold for p in c.eval_points],
+            s=10,
+            color=COLOURS[3],
+            alpha=0.7,
+            label="held-out gold",
+        )
         fit = c.overfit
         if fit is not None:
             xs = np.linspace(0, max(fit.d_max, fit.d_star or 0) * 1.05, 200)
-            ax.plot(xs, overopt_curve(fit, xs.tolist()), color="black", lw=1.2,
-                    label=f"fit a={fit.alpha:.2f} b={fit.beta:.2f}")  # fmt: skip
+            ax.plot(
+                xs,
+                overopt_curve(fit, xs.tolist()),
+                color="black",
+                lw=1.2,
+                label=f"fit a={fit.alpha:.2f} b={fit.beta:.2f}",
+            )
             if fit.d_star is not None and fit.d_star <= xs[-1]:
                 ax.axvline(fit.d_star, color="grey", ls="--", lw=1, label=f"d*={fit.d_star:.2f}")
         ax.set_title(c.name, fontsize=10)
         ax.set_xlabel("d = sqrt(KL(pi || pi_init))", fontsize=8)
         ax.tick_params(labelsize=8)
         ax.legend(fontsize=7, loc="best")
-    fig.suptitle("Overoptimisation: held-out gold (field accuracy) vs optimisation distance",
-                 fontsize=11)  # fmt: skip
+    fig.suptitle(
+        "Overoptimisation: held-out gold (field accuracy) vs optimisation distance", fontsize=11
+    )
     return _png(fig)
 
 
@@ -118,15 +156,23 @@ def family_bars(conditions: Sequence[ConditionDiagnosis]) -> bytes | None:
         means = [rows[f].gold if f in rows else np.nan for f in families]
         lo = [rows[f].gold - rows[f].gold_ci[0] if f in rows else 0 for f in families]
         hi = [rows[f].gold_ci[1] - rows[f].gold if f in rows else 0 for f in families]
-        ax.bar(x + i * width, means, width, yerr=[lo, hi], capsize=2, label=c.name,
-               color=COLOURS[i % len(COLOURS)])  # fmt: skip
+        ax.bar(
+            x + i * width,
+            means,
+            width,
+            yerr=[lo, hi],
+            capsize=2,
+            label=c.name,
+            color=COLOURS[i % len(COLOURS)],
+        )
     ax.set_xticks(x + width * (len(conditions) - 1) / 2)
     ax.set_xticklabels([f"{n}\n({s})" for s, n in families], fontsize=8)
     ax.set_ylabel("gold success", fontsize=9)
     ax.set_ylim(0, 1.05)
     ax.legend(fontsize=7, ncol=min(5, len(conditions)))
-    ax.set_title("Gold success by simulator family (training-member families marked 'train')",
-                 fontsize=11)  # fmt: skip
+    ax.set_title(
+        "Gold success by simulator family (training-member families marked 'train')", fontsize=11
+    )
     return _png(fig)
 
 
@@ -141,10 +187,18 @@ def behaviour_curves(conditions: Sequence[ConditionDiagnosis]) -> bytes | None:
         twin = ax.twinx()
         twins.append(twin)
         for i, (_run, pts) in enumerate(sorted(_by_run(c.curve).items())):
-            ax.plot(*_xy(pts, "entropy"), color=COLOURS[0], lw=1,
-                    label="policy entropy (nats)" if i == 0 else None)  # fmt: skip
-            twin.plot(*_xy(pts, "top_act_share"), color=COLOURS[1], lw=1,
-                      label="top phrasing share" if i == 0 else None)  # fmt: skip
+            ax.plot(
+                *_xy(pts, "entropy"),
+                color=COLOURS[0],
+                lw=1,
+                label="policy entropy (nats)" if i == 0 else None,
+            )
+            twin.plot(
+                *_xy(pts, "top_act_share"),
+                color=COLOURS[1],
+                lw=1,
+                label="top phrasing share" if i == 0 else None,
+            )
         twin.set_ylim(0, 1)
         ax.set_title(c.name, fontsize=10)
         ax.tick_params(labelsize=8)
@@ -152,8 +206,9 @@ def behaviour_curves(conditions: Sequence[ConditionDiagnosis]) -> bytes | None:
         ax.set_xlabel("training episodes", fontsize=8)
     handles = [h for a in (axes[0], twins[0]) for h in a.get_legend_handles_labels()[0]]
     axes[0].legend(handles=handles, fontsize=7, loc="center right")
-    fig.suptitle("Behaviour over training: entropy (left axis) and top phrasing share (right)",
-                 fontsize=11)  # fmt: skip
+    fig.suptitle(
+        "Behaviour over training: entropy (left axis) and top phrasing share (right)", fontsize=11
+    )
     return _png(fig)
 
 

@@ -149,8 +149,11 @@ def _collect_async(
     def simulator(spec: SimulatorSpec) -> AsyncSimulator:
         return build_async_simulator(spec, scenario, llm.clients)
 
-    played = llm.run(play_jobs(jobs, scenario, simulator, decide,
-                               concurrency=llm.conversations, max_turns=max_turns))  # fmt: skip
+    played = llm.run(
+        play_jobs(
+            jobs, scenario, simulator, decide, concurrency=llm.conversations, max_turns=max_turns
+        )
+    )
     steps = np.bincount(np.asarray(batch.owner, dtype=np.int64), minlength=len(jobs))
     # An episode cut short by an endpoint error has one step more than satisfactions: that step
     # earns nothing.

@@ -23,13 +23,23 @@ from sim2human.scenarios.vocab import Vocab
 from sim2human.types import Outcome, Profile, Record, Termination, Value
 
 FIELDS = (
-    "complaint", "onset", "severity", "medications", "allergies", "history", "red_flag", "dob",
-)  # fmt: skip
+    "complaint",
+    "onset",
+    "severity",
+    "medications",
+    "allergies",
+    "history",
+    "red_flag",
+    "dob",
+)
 LIST_FIELDS = {"medications": "medications", "allergies": "allergens", "history": "conditions"}
 """List-valued field -> the vocabulary file that names its items."""
 LIST_SIZES = {"medications": 3, "allergies": 2, "history": 2}
-HEARD = {"medications": "heard_medications", "allergies": "heard_allergens",
-         "history": "heard_conditions"}  # fmt: skip
+HEARD = {
+    "medications": "heard_medications",
+    "allergies": "heard_allergens",
+    "history": "heard_conditions",
+}
 """List-valued field -> the file of names the extractor reads but no programmatic caller says."""
 
 # Which words in an agent turn ask for which field. Plain and jargon wordings both count.
@@ -43,8 +53,19 @@ ASK_CUES: dict[str, tuple[str, ...]] = {
     "red_flag": ("chest", "breath", "angina", "dyspn"),
     "dob": ("date of birth", "birthday", "dob", "born"),
 }
-JARGON = ("chief complaint", "onset", "severity", "rating scale", "pharmacotherapy",
-          "hypersensitiv", "comorbid", "angina", "dyspn", "dob", "assessment")  # fmt: skip
+JARGON = (
+    "chief complaint",
+    "onset",
+    "severity",
+    "rating scale",
+    "pharmacotherapy",
+    "hypersensitiv",
+    "comorbid",
+    "angina",
+    "dyspn",
+    "dob",
+    "assessment",
+)
 CLOSE_CUES = ("goodbye", "bye", "all done", "that's everything")
 EMPATHY_CUES = ("sorry to hear", "must be", "i understand", "that sounds")
 CONFUSED = re.compile(r"what do you mean|don't understand|what's that|what is that|huh\?|sorry\?")
@@ -75,8 +96,13 @@ _DOSAGE = re.compile(
 )
 """How often and how much of a medicine ("twice a day", "every six hours", "500 milligrams"):
 masked before reading a duration or a rating, so "once a day" is no onset of one day."""
-_RELATIVE = {"yesterday": "1 day", "last night": "1 day", "last week": "1 week",
-             "last month": "1 month", "last year": "1 year"}  # fmt: skip
+_RELATIVE = {
+    "yesterday": "1 day",
+    "last night": "1 day",
+    "last week": "1 week",
+    "last month": "1 month",
+    "last year": "1 year",
+}
 _RELATIVE_ONSET = re.compile(r"\b(" + "|".join(_RELATIVE) + r")\b")
 _ONSET_CUE = re.compile(r"\b(start|started|starts|began|begun|since|ago)\b")
 
@@ -110,8 +136,11 @@ class IntakeScenario:
 
     @cached_property
     def plain_question(self) -> dict[str, str]:
-        return {a.field: a.text for a in reversed(self.acts) if a.kind == "ask" and a.field and (
-            a.style == "plain")}  # fmt: skip
+        return {
+            a.field: a.text
+            for a in reversed(self.acts)
+            if a.kind == "ask" and a.field and (a.style == "plain")
+        }
 
     # -- the hidden profile -------------------------------------------------------------------
 

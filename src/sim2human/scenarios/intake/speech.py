@@ -17,33 +17,53 @@ from sim2human.types import Value
 
 FORMS: dict[str, tuple[str, ...]] = {
     "complaint": (
-        "I've got {v}.", "It's {v}, mainly.", "I'm calling about {v}.",
-        "Well, I've been having {v}.", "My main problem is {v}.", "Mostly {v}, to be honest.",
+        "I've got {v}.",
+        "It's {v}, mainly.",
+        "I'm calling about {v}.",
+        "Well, I've been having {v}.",
+        "My main problem is {v}.",
+        "Mostly {v}, to be honest.",
     ),
     "onset": (
-        "It started {v} ago.", "For about {v} now.", "I'd say {v}, roughly.",
-        "It's been going on {v}.", "Hmm, {v} ago, maybe.",
+        "It started {v} ago.",
+        "For about {v} now.",
+        "I'd say {v}, roughly.",
+        "It's been going on {v}.",
+        "Hmm, {v} ago, maybe.",
     ),
     "severity": (
-        "I'd say {v} out of 10.", "About a {v} out of 10.", "It's a {v} out of ten.",
-        "Maybe {v} out of 10 today.", "Probably {v} out of 10.",
+        "I'd say {v} out of 10.",
+        "About a {v} out of 10.",
+        "It's a {v} out of ten.",
+        "Maybe {v} out of 10 today.",
+        "Probably {v} out of 10.",
     ),
     "medications": (
-        "I take {v}.", "I'm on {v}.", "Just {v}, I take those every day.",
-        "The doctor has me on {v}.", "I'm taking {v} at the moment.",
+        "I take {v}.",
+        "I'm on {v}.",
+        "Just {v}, I take those every day.",
+        "The doctor has me on {v}.",
+        "I'm taking {v} at the moment.",
     ),
     "allergies": (
-        "I'm allergic to {v}.", "Yes, {v}, I'm allergic.", "I react badly to {v}, I'm allergic.",
+        "I'm allergic to {v}.",
+        "Yes, {v}, I'm allergic.",
+        "I react badly to {v}, I'm allergic.",
         "Only {v}, I'm allergic to that.",
     ),
     "history": (
-        "I have {v}.", "I've had {v} for years.", "I was diagnosed with {v}.",
+        "I have {v}.",
+        "I've had {v} for years.",
+        "I was diagnosed with {v}.",
         "Well, there's {v}, I have that.",
     ),
     "dob": (
-        "I was born on {v}.", "It's {v}.", "My birthday is {v}.", "{v}.",
+        "I was born on {v}.",
+        "It's {v}.",
+        "My birthday is {v}.",
+        "{v}.",
     ),
-}  # fmt: skip
+}
 NONE_FORMS: dict[str, tuple[str, ...]] = {
     "medications": ("No, I'm not taking any medicines.", "No medications, none at all."),
     "allergies": ("No, no allergies.", "None that I know of, no allergies."),
