@@ -29,8 +29,11 @@ def real_section(study: StudyResult) -> list[str]:
             f"{est(r.heldout_gold_real, n=True)} | {est(r.heldout_fields_real, n=True)} | "
             f"{est(r.heldout_proxy_real, n=True)} |"
         )
-    shares = next((r.real_reply_shares for r in rows if r.real_reply_shares), None)
-    if shares:
-        said = ", ".join(f"{k} {100 * v:.0f}%" for k, v in shares.items())
-        lines += ["", f"Replayed replies (first row): {said}."]
+    # what a replayed patient could say verbatim depends on what the agent asked: per agent
+    shared = [(r.name, r.real_reply_shares) for r in rows if r.real_reply_shares]
+    if shared:
+        lines += ["", "Replayed replies, by agent:", ""]
+        for name, shares in shared:
+            said = ", ".join(f"{k} {100 * v:.0f}%" for k, v in shares.items())
+            lines.append(f"- {name}: {said}")
     return [*lines, ""]
