@@ -39,7 +39,11 @@ def test_study_runs_and_prints_the_report_path(
         ({"train": {"episodez": 5}}, "train.episodez: unknown key"),
         ({"train": {"episodes": -5}}, "train.episodes: Input should be greater than or equal to 1"),
         ({"ensemble": {"train": ["zombies"]}}, "unknown simulator family 'zombies'"),
-        ({"conditions": [{"name": "x", "sampler": "best"}]}, "conditions.0.sampler"),
+        (
+            {"conditions": [{"name": "x", "sampler": "best"}]},
+            "conditions.0.sampler: unknown sampler 'best' (known: fixed, uniform, randomized",
+        ),
+        ({"scenario": "pizza"}, "scenario: unknown scenario 'pizza' (known: intake)"),
         ({"conditions": [{"name": "x", "sampler": "fixed"}]}, "needs a 'simulator'"),
         ({"seeds": []}, "seeds"),
         ({"train": {"episodes": -5}, "seedz": 1}, "equal to 1 (and 1 more problem)"),

@@ -17,7 +17,8 @@ from sim2human.errors import ConfigError, UsageError, first_problem
 from sim2human.inputs import read_yaml
 from sim2human.judging import JudgingConfig
 from sim2human.llm.runtime import LLMSettings
-from sim2human.samplers.build import sampler_args
+from sim2human.samplers.build import known_sampler, sampler_args
+from sim2human.scenarios.catalog import SCENARIOS
 from sim2human.simulators.base import LLMParams
 from sim2human.simulators.families import FAMILIES
 from sim2human.simulators.human_replay import HumanReplayMembers
@@ -26,7 +27,6 @@ from sim2human.simulators.noise import validate_ranges
 from sim2human.train.config import PPOConfig
 from sim2human.types import Frozen
 
-SamplerName = Literal["fixed", "uniform", "randomized", "must", "plr", "evolve"]
 Role = Literal["frozen", "baseline", "candidate"]
 """What a condition is in the study's argument, read by the reports instead of its name:
 ``frozen`` trains on one fixed simulator (the practice under test), ``baseline`` is the plain
@@ -81,7 +81,8 @@ class SimulatorRef(Frozen):
 
 class Condition(Frozen):
     name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")
-    sampler: SamplerName
+    sampler: str
+    """A name in ``samplers.build.SAMPLERS``."""
     role: Role = "candidate"
     """When not given, its sampler's (``DEFAULT_ROLES``): configs written before roles load."""
     compare_to: str | None = None
@@ -126,6 +127,14 @@ class Condition(Frozen):
         if isinstance(data, dict) and data.get("role") is None:
             return {**data, "role": default_role(data.get("sampler"))}
         return data
+
+    @field_validator("sampler")
+    @classmethod
+    def _known_sampler(cls, name: str) -> str:
+        try:
+            return known_sampler(name)
+        except UsageError as err:
+            raise ValueError(str(err)) from None
 
     @model_validator(mode="after")
     def _fixed_needs_simulator(self) -> Condition:
@@ -205,7 +214,8 @@ class EvalConfig(Frozen):
 
 class StudyConfig(Frozen):
     name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
-    scenario: Literal["intake"] = "intake"
+    scenario: str = "intake"
+    """A name in ``scenarios.catalog.SCENARIOS``."""
     seeds: tuple[Seed, ...] = Field(min_length=1, max_length=1000)
     train: PPOConfig = PPOConfig()
     ensemble: EnsembleConfig = EnsembleConfig()
@@ -216,6 +226,14 @@ class StudyConfig(Frozen):
     """Named endpoints (``local`` = the embedded model), the response cache, concurrency."""
     quick: dict[str, Any] | None = None
     """Overrides applied by ``--quick`` (fewer seeds and episodes; same conditions)."""
+
+    @field_validator("scenario")
+    @classmethod
+    def _known_scenario(cls, name: str) -> str:
+        if name not in SCENARIOS:
+            known = ", ".join(sorted(SCENARIOS))
+            raise ValueError(f"unknown scenario {name!r} (known: {known})")
+        return name
 
     @field_validator("seeds")
     @classmethod

@@ -8,7 +8,8 @@ condition's ``sampler_args``, validated by the model named in ``SAMPLER_ARGS``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 import numpy as np
@@ -143,22 +144,75 @@ class NoArgs(Frozen):
     """Samplers without settings accept an empty ``sampler_args`` only."""
 
 
-SAMPLERS = ("fixed", "uniform", "randomized", "must", "plr", "evolve")
-SAMPLER_ARGS: dict[str, type[Frozen]] = {
-    "fixed": NoArgs,
-    "uniform": NoArgs,
-    "randomized": NoArgs,
-    "must": MustArgs,
-    "plr": PLRArgs,
-    "evolve": EvolveArgs,
+@dataclass(frozen=True)
+class _Context:
+    """What a sampler may be built from (each takes what it needs)."""
+
+    ensemble: Ensemble
+    pool: QuirkPool
+    fixed: SimulatorSpec | None
+    scenario: Scenario | None
+    solvable: Solvability | None
+    oracle_gold: bool
+    seed: int
+
+
+@dataclass(frozen=True)
+class SamplerEntry:
+    """One row of ``SAMPLERS``: its settings model and how to build it."""
+
+    args: type[Frozen]
+    build: Callable[[_Context, Any], Sampler]
+
+
+def _fixed(ctx: _Context, _: NoArgs) -> Sampler:
+    if ctx.fixed is None:
+        raise UsageError("sampler 'fixed' needs a 'simulator' in its condition")
+    return FixedSampler(ctx.fixed)
+
+
+def _evolve(ctx: _Context, settings: EvolveArgs) -> Sampler:
+    if ctx.scenario is None or ctx.solvable is None:
+        raise UsageError(
+            "sampler 'evolve' needs the scenario and a solvability check (to judge and "
+            "check members)"
+        )
+    return EvolveSampler(
+        ctx.ensemble.train,
+        ctx.scenario,
+        ctx.pool,
+        settings,
+        solvable=ctx.solvable,
+        oracle_gold=ctx.oracle_gold,
+        seed=ctx.seed,
+    )
+
+
+SAMPLERS: dict[str, SamplerEntry] = {
+    "fixed": SamplerEntry(NoArgs, _fixed),
+    "uniform": SamplerEntry(NoArgs, lambda ctx, _: UniformSampler(ctx.ensemble.train)),
+    "randomized": SamplerEntry(NoArgs, lambda ctx, _: RandomizedSampler(ctx.ensemble, ctx.pool)),
+    "must": SamplerEntry(
+        MustArgs, lambda ctx, s: MustSampler(ctx.ensemble.train, s, oracle_gold=ctx.oracle_gold)
+    ),
+    "plr": SamplerEntry(
+        PLRArgs, lambda ctx, s: PLRSampler(ctx.ensemble.train, s, oracle_gold=ctx.oracle_gold)
+    ),
+    "evolve": SamplerEntry(EvolveArgs, _evolve),
 }
+"""Every sampler by name: adding one is its module plus a row here."""
+
+
+def known_sampler(name: str) -> str:
+    """``name`` if it is a registered sampler; else a UsageError naming the known ones."""
+    if name not in SAMPLERS:
+        raise UsageError(f"unknown sampler {name!r} (known: {', '.join(SAMPLERS)})")
+    return name
 
 
 def sampler_args(name: str, raw: Mapping[str, Any] | None, where: str = "sampler_args") -> Frozen:
     """Validate a sampler's settings against its model; unknown keys are errors."""
-    model = SAMPLER_ARGS.get(name)
-    if model is None:
-        raise UsageError(f"unknown sampler {name!r} (known: {', '.join(SAMPLERS)})")
+    model = SAMPLERS[known_sampler(name)].args
     try:
         return model.model_validate(dict(raw or {}))
     except ValidationError as err:
@@ -185,47 +239,7 @@ def build_sampler(
     Samplers see gold outcomes only when ``oracle_gold`` is set (the default works without it).
     ``evolve`` also needs the scenario and ``solvable`` (``rollout.checks.solvability``).
     """
-    inner = _build(name, ensemble, pool, fixed, args, scenario, solvable, oracle_gold, seed)
-    return PerturbingSampler(inner, perturb) if perturb else inner
-
-
-def _build(
-    name: str,
-    ensemble: Ensemble,
-    pool: QuirkPool,
-    fixed: SimulatorSpec | None,
-    args: Mapping[str, Any] | None,
-    scenario: Scenario | None,
-    solvable: Solvability | None,
-    oracle_gold: bool,
-    seed: int,
-) -> Sampler:
     settings = sampler_args(name, args)
-    if name == "fixed":
-        if fixed is None:
-            raise UsageError("sampler 'fixed' needs a 'simulator' in its condition")
-        return FixedSampler(fixed)
-    if name == "uniform":
-        return UniformSampler(ensemble.train)
-    if name == "randomized":
-        return RandomizedSampler(ensemble, pool)
-    if isinstance(settings, MustArgs):
-        return MustSampler(ensemble.train, settings, oracle_gold=oracle_gold)
-    if isinstance(settings, PLRArgs):
-        return PLRSampler(ensemble.train, settings, oracle_gold=oracle_gold)
-    if isinstance(settings, EvolveArgs):
-        if scenario is None or solvable is None:
-            raise UsageError(
-                "sampler 'evolve' needs the scenario and a solvability check (to judge and "
-                "check members)"
-            )
-        return EvolveSampler(
-            ensemble.train,
-            scenario,
-            pool,
-            settings,
-            solvable=solvable,
-            oracle_gold=oracle_gold,
-            seed=seed,
-        )
-    raise UsageError(f"unknown sampler {name!r} (known: {', '.join(SAMPLERS)})")
+    ctx = _Context(ensemble, pool, fixed, scenario, solvable, oracle_gold, seed)
+    inner = SAMPLERS[name].build(ctx, settings)
+    return PerturbingSampler(inner, perturb) if perturb else inner

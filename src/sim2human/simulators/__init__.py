@@ -65,14 +65,23 @@ KINDS: dict[str, Kind] = {
 
 def needs_endpoint(spec: SimulatorSpec) -> bool:
     """Does this member play on an endpoint (so it needs clients, and an event loop)?"""
-    return KINDS[spec.kind].needs_endpoint
+    return kind_of(spec).needs_endpoint
+
+
+def kind_of(spec: SimulatorSpec) -> Kind:
+    """The ``KINDS`` row of ``spec``; an unknown kind is a UsageError naming the known ones."""
+    kind = KINDS.get(spec.kind)
+    if kind is None:
+        known = ", ".join(KINDS)
+        raise UsageError(f"simulator {spec.id!r}: unknown kind {spec.kind!r} (known: {known})")
+    return kind
 
 
 def build_simulator(spec: SimulatorSpec, scenario: Scenario) -> Simulator:
     """Instantiate the programmatic simulator a spec describes (looked up by its kind)."""
-    kind = KINDS.get(spec.kind)
-    if kind is None or kind.build is None:
-        raise UsageError(f"simulator {spec.id!r}: kind {spec.kind!r} is not available")
+    kind = kind_of(spec)
+    if kind.build is None:
+        raise UsageError(f"simulator {spec.id!r}: kind {spec.kind!r} plays on an endpoint")
     return kind.build(spec, scenario)
 
 
@@ -80,8 +89,8 @@ def build_async_simulator(
     spec: SimulatorSpec, scenario: Scenario, clients: Clients
 ) -> AsyncSimulator:
     """The member ``spec`` describes, behind the async interface whatever its kind."""
-    kind = KINDS.get(spec.kind)
-    if kind is not None and kind.build_async is not None:
+    kind = kind_of(spec)
+    if kind.build_async is not None:
         return kind.build_async(spec, scenario, clients)
     return SyncAsAsync(build_simulator(spec, scenario))
 

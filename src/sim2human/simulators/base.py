@@ -79,7 +79,9 @@ class LLMParams(Frozen):
 class SimulatorSpec(Frozen):
     id: str
     family: str
-    kind: Literal["persona", "llm", "replay", "human", "human-replay"] = "persona"
+    kind: str = "persona"
+    """A name in ``simulators.KINDS`` (checked where a member is built: this module is below
+    the table)."""
     traits: Traits
     seed: int
     llm: LLMParams | None = None

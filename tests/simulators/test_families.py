@@ -1,0 +1,37 @@
+"""The built-in families come from one YAML file; a bad entry is one error naming it."""
+
+from __future__ import annotations
+
+import pytest
+
+from sim2human.errors import UsageError
+from sim2human.simulators.families import FAMILIES, HELDOUT_FAMILIES, TRAIN_FAMILIES, load_families
+
+
+def test_every_named_family_is_defined() -> None:
+    for name in ("standard", *TRAIN_FAMILIES, *HELDOUT_FAMILIES, "aci-train", "aci-heldout"):
+        assert FAMILIES[name].name == name
+
+
+def test_a_family_is_one_yaml_entry() -> None:
+    text = "- name: shy\n  cooperativeness: [0.3, 0.5]\n  noise: {typos: [0.0, 0.1]}\n"
+    shy = load_families(text, "families.yaml")["shy"]
+    assert shy.cooperativeness == (0.3, 0.5) and shy.noise == {"typos": (0.0, 0.1)}
+    assert shy.patience == FAMILIES["cooperative"].patience  # unset fields take the defaults
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            "- name: shy\n  cooperativeness: [0.9, 0.3]\n",
+            "family 'shy': cooperativeness: low end 0.9 is above",
+        ),
+        ("- name: shy\n  patients: [3, 4]\n", "family 'shy': patients: unknown key"),
+        ("- name: a\n- name: a\n", "family 'a' is defined twice"),
+        ("name: a\n", "expected a list of families"),
+    ],
+)
+def test_bad_family_entries_are_one_clear_error(text: str, message: str) -> None:
+    with pytest.raises(UsageError, match=message):
+        load_families(text, "families.yaml")
