@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
+
+from sim2human.experiments.results import StudyResult
 
 TINY: dict[str, Any] = {
     "name": "tiny",
@@ -19,3 +22,10 @@ TINY: dict[str, Any] = {
         {"name": "ensemble-uniform", "sampler": "uniform"},
     ],
 }
+
+
+def study_numbers(study: StudyResult) -> str:
+    """A study's numbers as one string: everything but the wall time."""
+    return json.dumps(
+        {k: v for k, v in study.dump().items() if k != "wall_seconds"}, sort_keys=True
+    )

@@ -10,23 +10,17 @@ import pytest
 from sim2human.cli.report import finish_study
 from sim2human.experiments.condition import run_condition
 from sim2human.experiments.config import parse_study
-from sim2human.experiments.results import StudyResult, load_study_result
+from sim2human.experiments.results import load_study_result
 from sim2human.experiments.runner import run_study
 from sim2human.store import read_episodes
-from tiny_study import TINY
-
-
-def _numbers(study: StudyResult) -> str:
-    return json.dumps(
-        {k: v for k, v in study.dump().items() if k != "wall_seconds"}, sort_keys=True
-    )
+from tiny_study import TINY, study_numbers
 
 
 def test_tiny_study_end_to_end_is_deterministic(tmp_path: Path) -> None:
     cfg = parse_study(TINY)
     first = run_study(cfg, tmp_path / "a", workers=1, finish=finish_study)
     second = run_study(cfg, tmp_path / "b", workers=2)
-    assert _numbers(first) == _numbers(second)
+    assert study_numbers(first) == study_numbers(second)
 
     root = tmp_path / "a"
     assert (root / "study.json").exists() and (root / "report.md").exists()
@@ -36,7 +30,7 @@ def test_tiny_study_end_to_end_is_deterministic(tmp_path: Path) -> None:
     for row, diag in zip(first.conditions, report["conditions"], strict=True):
         assert diag["transfer"]["heldout_gold"]["ci"] == list(row.heldout_gold.ci)
         assert diag["transfer"]["train_proxy"]["ci"] == list(row.train_proxy.ci)
-    assert _numbers(load_study_result(root)) == _numbers(first)  # StudyResult round trip
+    assert study_numbers(load_study_result(root)) == study_numbers(first)  # StudyResult round trip
     names = [c.name for c in first.conditions]
     assert names == ["frozen-small", "ensemble-uniform"]
     assert [c.role for c in first.conditions] == ["frozen", "baseline"]

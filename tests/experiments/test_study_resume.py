@@ -14,8 +14,8 @@ from sim2human.cli.app import main
 from sim2human.cli.report import finish_study
 from sim2human.errors import UsageError
 from sim2human.experiments.config import parse_study
-from sim2human.experiments.results import StudyResult
 from sim2human.experiments.runner import run_study
+from tiny_study import study_numbers
 
 TINY: dict[str, Any] = {
     "name": "tiny-adaptive",
@@ -28,12 +28,6 @@ TINY: dict[str, Any] = {
         {"name": "ensemble-plr", "sampler": "plr", "sampler_args": {"min_levels": 4}},
     ],
 }
-
-
-def _numbers(study: StudyResult) -> str:
-    return json.dumps(
-        {k: v for k, v in study.dump().items() if k != "wall_seconds"}, sort_keys=True
-    )
 
 
 def test_resume_gives_the_numbers_of_a_straight_run(tmp_path: Path) -> None:
@@ -61,7 +55,7 @@ def test_resume_gives_the_numbers_of_a_straight_run(tmp_path: Path) -> None:
     stored.write_text(yaml.safe_dump(old, sort_keys=False))
 
     resumed = run_study(cfg, tmp_path / "b", workers=1, resume=True)
-    assert _numbers(resumed) == _numbers(straight)
+    assert study_numbers(resumed) == study_numbers(straight)
     assert kept.stat().st_mtime_ns == before  # the finished sub-run was not rerun
 
 

@@ -18,7 +18,7 @@ from sim2human.inputs import read_yaml
 from sim2human.judging import JudgingConfig
 from sim2human.llm.runtime import LLMSettings
 from sim2human.samplers.build import known_sampler, sampler_args
-from sim2human.scenarios.catalog import SCENARIOS
+from sim2human.scenarios.catalog import known_scenario
 from sim2human.simulators.base import LLMParams
 from sim2human.simulators.families import FAMILIES
 from sim2human.simulators.human_replay import HumanReplayMembers
@@ -230,10 +230,10 @@ class StudyConfig(Frozen):
     @field_validator("scenario")
     @classmethod
     def _known_scenario(cls, name: str) -> str:
-        if name not in SCENARIOS:
-            known = ", ".join(sorted(SCENARIOS))
-            raise ValueError(f"unknown scenario {name!r} (known: {known})")
-        return name
+        try:
+            return known_scenario(name)
+        except UsageError as err:
+            raise ValueError(str(err)) from None
 
     @field_validator("seeds")
     @classmethod

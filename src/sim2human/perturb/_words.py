@@ -55,11 +55,6 @@ def invents_value(old: str, new: str) -> bool:
     return new.lower() != old.lower() and is_value(new) and not is_value(old)
 
 
-def map_words(text: str, fn: Callable[[str], str]) -> str:
-    """Replace each word by ``fn(word)``, left to right, keeping punctuation and spacing."""
-    return WORD_RE.sub(lambda m: fn(m.group(0)), text)
-
-
 def replace_some(text: str, rate: float, rng: np.random.Generator, fn: Callable[[str], str]) -> str:
     """Replace each word, with probability ``rate``, by ``fn(word)``: one draw for the whole
     turn, then ``fn`` only on the chosen words (a draw and a callback per word was most of the

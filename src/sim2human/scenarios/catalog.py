@@ -16,12 +16,13 @@ SCENARIOS: dict[str, Callable[[], Scenario]] = {
 }
 
 
+def known_scenario(name: str) -> str:
+    """``name`` if it is a registered scenario; else a UsageError naming the known ones."""
+    if name not in SCENARIOS:
+        raise UsageError(f"unknown scenario {name!r} (known: {', '.join(sorted(SCENARIOS))})")
+    return name
+
+
 def get_scenario(name: str) -> Scenario:
     """A fresh instance of the scenario called ``name``."""
-    try:
-        factory = SCENARIOS[name]
-    except KeyError:
-        raise UsageError(
-            f"unknown scenario {name!r} (known: {', '.join(sorted(SCENARIOS))})"
-        ) from None
-    return factory()
+    return SCENARIOS[known_scenario(name)]()
