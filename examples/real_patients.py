@@ -24,7 +24,7 @@ from sim2human.agents.scripted import ScriptedAgent
 from sim2human.ensemble import Ensemble
 from sim2human.experiments.config import load_study
 from sim2human.experiments.world import StudyWorld
-from sim2human.metrics.outcomes import cluster_bootstrap
+from sim2human.metrics.outcomes import cluster_bootstrap, fmt_estimate
 from sim2human.rollout.evaluate import evaluate
 from sim2human.simulators.replay import encounter_ids
 
@@ -78,9 +78,7 @@ def main() -> None:
 
 
 def _pct(pairs: list[tuple[float, str]]) -> str:
-    est = cluster_bootstrap([g for g, _ in pairs], [v for _, v in pairs])
-    lo, hi = est.ci
-    return f"{100 * est.mean:.0f} [{100 * lo:.0f}, {100 * hi:.0f}]"
+    return fmt_estimate(cluster_bootstrap([g for g, _ in pairs], [v for _, v in pairs]))
 
 
 if __name__ == "__main__":

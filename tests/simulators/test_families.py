@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from sim2human.errors import UsageError
@@ -15,7 +17,7 @@ def test_every_named_family_is_defined() -> None:
 
 def test_a_family_is_one_yaml_entry() -> None:
     text = "- name: shy\n  cooperativeness: [0.3, 0.5]\n  noise: {typos: [0.0, 0.1]}\n"
-    shy = load_families(text, "families.yaml")["shy"]
+    shy = load_families(text, Path("families.yaml"))["shy"]
     assert shy.cooperativeness == (0.3, 0.5) and shy.noise == {"typos": (0.0, 0.1)}
     assert shy.patience == FAMILIES["cooperative"].patience  # unset fields take the defaults
 
@@ -34,4 +36,4 @@ def test_a_family_is_one_yaml_entry() -> None:
 )
 def test_bad_family_entries_are_one_clear_error(text: str, message: str) -> None:
     with pytest.raises(UsageError, match=message):
-        load_families(text, "families.yaml")
+        load_families(text, Path("families.yaml"))

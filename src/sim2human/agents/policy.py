@@ -63,8 +63,12 @@ def sample_each(logits: torch.Tensor, rngs: Sequence[np.random.Generator]) -> np
     """One index per row of categorical ``logits``, row i by inverse CDF on a uniform from
     ``rngs[i]``: no row's draw depends on the others."""
     cdf = torch.softmax(logits.double(), -1).cumsum(-1).numpy()
-    u = np.fromiter((r.random() for r in rngs), float, len(rngs)) * cdf[:, -1]
-    picked: np.ndarray = np.minimum((cdf <= u[:, None]).sum(-1), cdf.shape[1] - 1)
+    return _pick(cdf, np.fromiter((r.random() for r in rngs), float, len(rngs)))
+
+
+def _pick(cdf: np.ndarray, u: np.ndarray) -> np.ndarray:
+    """Row-wise inverse CDF: the index each uniform ``u`` (scaled to the row's total) falls at."""
+    picked: np.ndarray = np.minimum((cdf <= (u * cdf[:, -1])[:, None]).sum(-1), cdf.shape[1] - 1)
     return picked
 
 
@@ -93,9 +97,7 @@ class PolicyAgent:
         cheaper than torch's per-call dispatch for a batch this small)."""
         with torch.inference_mode():
             logp = torch.log_softmax(self.net.logits(torch.from_numpy(x)), -1).numpy()
-        cdf = np.exp(logp).cumsum(-1)
-        u = self.rng.random((len(x), 1)) * cdf[:, -1:]
-        actions = np.minimum((cdf < u).sum(-1), logp.shape[-1] - 1)
+        actions = _pick(np.exp(logp).cumsum(-1), self.rng.random(len(x)))
         return actions, logp[np.arange(len(x)), actions]
 
     def value(self, x: np.ndarray) -> np.ndarray:

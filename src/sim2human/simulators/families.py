@@ -8,19 +8,19 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import ValidationError
 
 from sim2human.errors import ConfigError, UsageError, first_problem
+from sim2human.inputs import parse_yaml
 from sim2human.simulators.base import Family
 from sim2human.simulators.replay import REPLAY_FAMILIES
 
 FAMILIES_FILE = "data/families.yaml"
 
 
-def load_families(text: str, where: str) -> dict[str, Family]:
+def load_families(text: str, where: Path) -> dict[str, Family]:
     """Families from a YAML list of ``Family`` fields; a bad entry is one error naming it."""
-    entries: Any = yaml.safe_load(text)
+    entries: Any = parse_yaml(text, where)
     if not isinstance(entries, list):
         raise ConfigError(f"{where}: expected a list of families")
     out: dict[str, Family] = {}
@@ -39,7 +39,7 @@ def load_families(text: str, where: str) -> dict[str, Family]:
 
 def _builtin() -> dict[str, Family]:
     source = resources.files("sim2human.simulators").joinpath(FAMILIES_FILE)
-    return load_families(source.read_text(encoding="utf-8"), str(Path(str(source))))
+    return load_families(source.read_text(encoding="utf-8"), Path(str(source)))
 
 
 FAMILIES: dict[str, Family] = _builtin()
