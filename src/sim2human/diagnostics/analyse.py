@@ -30,7 +30,6 @@ from sim2human.metrics.collapse import (
 )
 from sim2human.metrics.overoptimisation import EvalPoint, OverFit, fit_overoptimisation
 from sim2human.scenarios.base import Scenario
-from sim2human.scenarios.intake.scenario import IntakeScenario
 from sim2human.simulators.base import SimulatorSpec
 from sim2human.types import Episode, Frozen
 
@@ -245,7 +244,7 @@ def diagnose(
     on_condition: Callable[[str], None] | None = None,
 ) -> Diagnosis:
     limits = limits or Thresholds()
-    scenario = IntakeScenario()
+    scenario = run.scenario
     conditions = []
     for name, subs in run.conditions.items():
         if on_condition is not None:

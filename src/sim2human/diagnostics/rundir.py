@@ -20,6 +20,8 @@ from sim2human.errors import RunDirError, UsageError
 from sim2human.experiments.config import EvalConfig
 from sim2human.experiments.results import CONFIG_YAML, STUDY_JSON, StudyResult, load_study_result
 from sim2human.inputs import MAX_JSON_BYTES, existing_dir, read_bytes, read_json_object, read_yaml
+from sim2human.scenarios.base import Scenario
+from sim2human.scenarios.catalog import get_scenario
 from sim2human.simulators.base import SimulatorSpec
 from sim2human.store import CONFIG, EPISODES, MEMBERS, METRICS, SUMMARY, check_unique
 from sim2human.train.config import PPOConfig
@@ -73,6 +75,12 @@ class RunDir:
     problems: list[str] = field(default_factory=list)
     n_boot: int = EvalConfig().bootstrap
     """Bootstrap replicates: the study's ``eval.bootstrap`` (its config.yaml), as study.json's."""
+
+    @property
+    def scenario(self) -> Scenario:
+        """The study's scenario from the catalog (a lone sub-run, or a study.json from before
+        scenarios had names: ``intake``, the only one there was)."""
+        return get_scenario(self.study.scenario if self.study is not None else "intake")
 
     @property
     def max_turns(self) -> int:

@@ -29,7 +29,6 @@ from sim2human.experiments.diversity import (
 )
 from sim2human.inputs import existing_dir, read_json_object
 from sim2human.lock import run_lock
-from sim2human.scenarios.intake.scenario import IntakeScenario
 from sim2human.store import write_json
 
 DIAGNOSIS_JSON = "diagnosis.json"
@@ -72,7 +71,7 @@ def measure_diversity(run: RunDir) -> StoredDiversity:
         return StoredDiversity(
             rows=[], note="No simulator specs recorded (members.json missing): not measured."
         )
-    return measure_groups(diversity_groups(subs), IntakeScenario(), run.max_turns)
+    return measure_groups(diversity_groups(subs), run.scenario, run.max_turns)
 
 
 def load_diagnosis(run_dir: Path, condition: str | None = None) -> Diagnosis:

@@ -27,6 +27,7 @@ from sim2human.errors import RunDirError, UsageError
 from sim2human.integrations.chat import chat_row, labels
 from sim2human.rollout.conversation import MAX_TURNS, Conversation, Job
 from sim2human.scenarios.base import Scenario
+from sim2human.scenarios.catalog import get_scenario
 from sim2human.simulators.base import UserTurn
 from sim2human.store import CONFIG, EPISODES, read_episodes
 from sim2human.types import Episode
@@ -180,11 +181,10 @@ def export(
         return target, write_jsonl((chat_row(e, system) for e in episodes), target)
     if fmt == "art":
         return target, write_jsonl((art_row(e) for e in episodes), target)
-    from sim2human.scenarios.intake.scenario import IntakeScenario
-
-    scenario = IntakeScenario()
-    if any(e.scenario != scenario.name for e in episodes):
-        raise UsageError(f"sb3-buffer replays {scenario.name!r} episodes only")
+    names = sorted({e.scenario for e in episodes})
+    if len(names) > 1:
+        raise UsageError(f"sb3-buffer replays one scenario's episodes, not {', '.join(names)}")
+    scenario = get_scenario(names[0] if names else "intake")
     data = transitions(limited, scenario)
     target.parent.mkdir(parents=True, exist_ok=True)
     cast(Any, np.savez_compressed)(target, **data)

@@ -24,7 +24,7 @@ from sim2human.rollout.conversation import MAX_TURNS, Conversation, Job
 from sim2human.samplers.build import FixedSampler, Sampler, build_sampler
 from sim2human.samplers.feedback import draw_level
 from sim2human.scenarios.base import Scenario
-from sim2human.scenarios.intake.scenario import IntakeScenario
+from sim2human.scenarios.catalog import get_scenario
 from sim2human.simulators.base import QuirkPool, SimulatorSpec
 from sim2human.simulators.families import get_family
 from sim2human.simulators.replay import REPLAY_FAMILIES
@@ -129,9 +129,9 @@ def population(
     ``sampler`` names one (default ``uniform``) or is a ``Sampler`` object. Without ``source``,
     the default ensemble of ``sim2human.experiments.config.EnsembleConfig``.
     """
-    scenario = IntakeScenario()
-    pool = QuirkPool.from_acts(scenario.acts)
     cfg = _study(source)
+    scenario = get_scenario(cfg.scenario if cfg is not None else "intake")
+    pool = QuirkPool.from_acts(scenario.acts)
     if isinstance(source, Ensemble):
         ensemble = source
     else:
