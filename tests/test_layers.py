@@ -21,6 +21,7 @@ LAYERS: dict[str, int] = {
     "sim2human.types": 0,
     "sim2human.errors": 0,
     "sim2human.seeding": 0,
+    "sim2human.gc_tuning": 0,
     "sim2human.store": 0,
     "sim2human.lock": 0,
     "sim2human.inputs": 0,

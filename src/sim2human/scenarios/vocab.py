@@ -77,12 +77,14 @@ def _longest_first(vocab: Vocab) -> tuple[str, ...]:
 
 
 @lru_cache(maxsize=64)
-def _by_first_word(vocab: Vocab) -> dict[str, tuple[tuple[int, str], ...]]:
-    """Aliases by their first word, each with its rank in ``_longest_first``: a text looks only
-    at the aliases its words can start (scanning every alias was most of ``find``)."""
-    out: dict[str, list[tuple[int, str]]] = {}
+def _by_first_word(vocab: Vocab) -> dict[str, tuple[tuple[int, str, tuple[str, ...]], ...]]:
+    """Aliases by their first word, each with its rank in ``_longest_first`` and its words: a
+    text looks only at the aliases its words can start (scanning every alias was most of
+    ``find``)."""
+    out: dict[str, list[tuple[int, str, tuple[str, ...]]]] = {}
     for rank, alias in enumerate(_longest_first(vocab)):
-        out.setdefault(alias.split()[0], []).append((rank, alias))
+        parts = tuple(alias.split())
+        out.setdefault(parts[0], []).append((rank, alias, parts))
     return {w: tuple(v) for w, v in out.items()}
 
 
@@ -101,15 +103,18 @@ def _close_words(vocab: Vocab, word: str) -> frozenset[str]:
 def _find(vocab: Vocab, tokens: tuple[str, ...]) -> tuple[str, ...]:
     """Longest aliases first; a shorter alias may not reuse words a longer one matched."""
     close = [_close_words(vocab, t) for t in tokens]
-    present = frozenset().union(*close)
+    at: dict[str, list[int]] = {}  # vocabulary word -> the positions it may stand at
+    for i, near in enumerate(close):
+        for w in near:
+            at.setdefault(w, []).append(i)
+    if not at:
+        return ()
+    index = _by_first_word(vocab)
     used: set[int] = set()
     found: dict[str, int] = {}
-    index = _by_first_word(vocab)
-    candidates = sorted(c for w in present for c in index.get(w, ()))
-    for _, alias in candidates:
-        parts = alias.split()
-        for start, near in enumerate(close):
-            if parts[0] not in near or start in used:
+    for _, alias, parts in sorted(c for w in at for c in index.get(w, ())):
+        for start in at[parts[0]]:
+            if start in used:
                 continue
             span = _span(close, parts, start, len(parts) + 3, used)
             if span is not None:
@@ -120,7 +125,7 @@ def _find(vocab: Vocab, tokens: tuple[str, ...]) -> tuple[str, ...]:
 
 
 def _span(
-    close: list[frozenset[str]], parts: list[str], start: int, window: int, used: set[int]
+    close: list[frozenset[str]], parts: tuple[str, ...], start: int, window: int, used: set[int]
 ) -> list[int] | None:
     """Positions of every alias word near ``start`` (each word once), or None if one is missing."""
     span = [start]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from datetime import date
+from functools import lru_cache
 
 NUMBER_WORDS = {
     "zero": 0,
@@ -64,8 +65,14 @@ _NO = re.compile(
 """Plain noes, and the way real callers often say one: "i don't take anything", "i haven't any"."""
 
 
+_SPACES = re.compile(r"\s+")
+
+
+@lru_cache(maxsize=65_536)
 def normalise(text: str) -> str:
-    return re.sub(r"\s+", " ", text.lower().replace("-", " ")).strip()
+    """Lower case, hyphens as spaces, runs of white space as one (memoised: one reading of a
+    line normalises the same clause for the onset, the rating, the date and yes/no)."""
+    return _SPACES.sub(" ", text.lower().replace("-", " ")).strip()
 
 
 def number(token: str) -> int:
