@@ -31,6 +31,12 @@ class Vocab:
     aliases: dict[str, str] = field(hash=False, compare=False)
     """alias (lower-case, one space between words) -> canonical name; includes the canonical."""
 
+    def __hash__(self) -> int:
+        # by name only: every memo below is keyed on the vocabulary, and hashing its whole
+        # canonical tuple on each lookup was a tenth of reading a line (equal vocabularies
+        # have equal names, so this agrees with ==)
+        return hash(self.name)
+
     @classmethod
     def load(cls, scenario: str, name: str) -> Vocab:
         text = resources.files("sim2human.scenarios.data").joinpath(scenario, f"{name}.txt")

@@ -213,39 +213,44 @@ class IntakeScenario:
             out["severity"] = r
         if (d := parsing.birth_date(text)) is not None:
             out["dob"] = d
-        flagged = [c for c in _CLAUSES.split(text) if _RED_FLAG.search(c)]
+        clauses = _CLAUSES.split(text)
+        flagged = [c for c in clauses if _RED_FLAG.search(c)]
         if flagged:
             out["red_flag"] = _flag_said(flagged[0])
         elif expecting == "red_flag" and (yn := parsing.yes_no(text)) is not None:
             out["red_flag"] = yn
-        out.update(self._list_fields(text, expecting))
+        found: dict[str, list[str]] = {}
+        for clause in clauses:
+            if (heard := _clause_items(self, clause, expecting)) is not None:
+                found.setdefault(heard[0], []).extend(heard[1])
+        out.update({f: tuple(sorted(set(v))[: LIST_SIZES[f]]) for f, v in found.items()})
         return out
 
-    def _list_fields(self, text: str, expecting: str | None) -> dict[str, Value]:
-        found: dict[str, list[str]] = {}
-        for clause in _CLAUSES.split(text):
-            cued = [f for f, cue in LIST_CUES.items() if cue.search(clause)]
-            target = cued[0] if cued else expecting
-            if target not in LIST_FIELDS:
-                continue
-            items = self.reading[target].find(clause)
-            # "i take digoxin for afib", answering a history question: "take" cues
-            # medications, but the items it names are the field asked for
-            if (
-                not items
-                and cued
-                and expecting in LIST_FIELDS
-                and expecting != target
-                and (asked := self.reading[expecting].find(clause))
-            ):
-                target, items = expecting, asked
-            if items:
-                found.setdefault(target, []).extend(items)
-            elif (target == expecting or (cued and not _RED_FLAG.search(clause))) and (
-                parsing.yes_no(clause) is False
-            ):  # "i've never had chest pain" denies the red flag, not every condition
-                found.setdefault(target, [])
-        return {f: tuple(sorted(set(v))[: LIST_SIZES[f]]) for f, v in found.items()}
+    def clause_items(self, clause: str, expecting: str | None) -> tuple[str, list[str]] | None:
+        """The list field one clause speaks of and the items it names (none: a denial), or
+        None when it names no list field."""
+        cued = [f for f, cue in LIST_CUES.items() if cue.search(clause)]
+        target = cued[0] if cued else expecting
+        if target not in LIST_FIELDS:
+            return None
+        items = self.reading[target].find(clause)
+        # "i take digoxin for afib", answering a history question: "take" cues
+        # medications, but the items it names are the field asked for
+        if (
+            not items
+            and cued
+            and expecting in LIST_FIELDS
+            and expecting != target
+            and (asked := self.reading[expecting].find(clause))
+        ):
+            target, items = expecting, asked
+        if items:
+            return target, items
+        if (target == expecting or (cued and not _RED_FLAG.search(clause))) and (
+            parsing.yes_no(clause) is False
+        ):  # "i've never had chest pain" denies the red flag, not every condition
+            return target, []
+        return None
 
     def signals(self, user_text: str, before: Record, after: Record) -> UserSignals:
         text = user_text.strip().lower()
@@ -287,6 +292,16 @@ def _flag_said(clause: str) -> bool:
     if parsing.yes_no(clause) is False or m is None:
         return m is None
     return not _DENIED.search(" ".join(clause[: m.start()].split()[-5:]))
+
+
+@lru_cache(maxsize=200_000)
+def _clause_items(
+    scenario: IntakeScenario, clause: str, expecting: str | None
+) -> tuple[str, tuple[str, ...]] | None:
+    """``IntakeScenario.clause_items`` memoised: a noisy line garbles a clause or two, and the
+    others recur in line after line."""
+    heard = scenario.clause_items(clause, expecting)
+    return None if heard is None else (heard[0], tuple(heard[1]))
 
 
 @lru_cache(maxsize=200_000)
