@@ -7,7 +7,11 @@ git worktree and measured in a subprocess with the same script, so both sides ru
 workload on the same machine in one run: the training families' members played by the scripted
 agent and by an untrained policy agent (the mix a study's training runs), one thread each.
 Rounds alternate between the two sides; the best round of each is reported (noise on a shared
-machine only ever slows a round down).
+machine only ever slows a round down). The current side is measured twice: as a library call
+plays (the interpreter's default garbage collector) and as a study's worker process plays, after
+``gc_tuning.for_batch_work()`` (rows marked "worker gc"); both are set against the baseline's
+plain rows, since its workers ran with the default collector. Each measurement plays fresh
+episode seeds, so no round replays conversations an earlier one left in the extractor's memo.
 """
 
 from __future__ import annotations
@@ -45,14 +49,32 @@ def measure(episodes: int) -> dict[str, float]:
     ensemble = Ensemble.from_families(["cooperative", "chatty", "anxious"], [], 4, pool, 0)
     members = ensemble.train
     jobs = [Job(members[k % len(members)], 50_000 + k) for k in range(episodes)]
-    play(ScriptedAgent(scenario), jobs[:64], scenario, max_turns=20)  # warm caches and imports
+    warm = [Job(j.spec, 10_000 + k) for k, j in enumerate(jobs[:64])]
+    play(ScriptedAgent(scenario), warm, scenario, max_turns=20)  # imports, tables, word caches
     out: dict[str, float] = {}
-    for name, agent in (("scripted", ScriptedAgent(scenario)), ("policy", PolicyAgent(scenario))):
-        started = time.perf_counter()
-        played = play(agent, jobs, scenario, batch_size=32, max_turns=20)
-        wall = time.perf_counter() - started
-        out[name] = sum(len(e.turns) for e in played) / wall
+
+    def rounds(label: str, seed_base: int) -> None:
+        fresh = [Job(j.spec, seed_base + k) for k, j in enumerate(jobs)]
+        agents = (("scripted", ScriptedAgent(scenario)), ("policy", PolicyAgent(scenario)))
+        for name, agent in agents:
+            started = time.perf_counter()
+            played = play(agent, fresh, scenario, batch_size=32, max_turns=20)
+            wall = time.perf_counter() - started
+            out[name + label] = sum(len(e.turns) for e in played) / wall
+
+    rounds("", 50_000)
+    try:  # a study's worker process tunes the garbage collector before it plays (gc_tuning)
+        from sim2human import gc_tuning
+    except ImportError:  # the baseline has no such step: its workers ran with the defaults
+        return out
+    gc_tuning.for_batch_work()
+    rounds(WORKER, 150_000)  # fresh conversations of the same members, as a worker plays them
     return out
+
+
+WORKER = " (worker gc)"
+"""Rows measured after ``gc_tuning.for_batch_work()``, as a study's workers play; compared with
+the baseline's plain rows, since its workers ran with the default collector."""
 
 
 def main() -> None:
@@ -71,10 +93,10 @@ def main() -> None:
         lambda src: run_child(__file__, src, ["--episodes", str(args.episodes)], 900),
     )
     print(f"persona turns/s on one core, best of {args.rounds} rounds, {args.episodes} episodes")
-    print(f"{'agent':<10}{'baseline ' + args.baseline:>20}{'current':>12}{'ratio':>8}")
+    print(f"{'agent':<22}{'baseline ' + args.baseline:>20}{'current':>12}{'ratio':>8}")
     for agent in best["current"]:
-        b, c = best["baseline"][agent], best["current"][agent]
-        print(f"{agent:<10}{b:>20,.0f}{c:>12,.0f}{c / b:>7.2f}x")
+        b, c = best["baseline"][agent.removesuffix(WORKER)], best["current"][agent]
+        print(f"{agent:<22}{b:>20,.0f}{c:>12,.0f}{c / b:>7.2f}x")
 
 
 if __name__ == "__main__":

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from sim2human import gc_tuning, seeding
+from sim2human import seeding
 from sim2human.agents.policy import PolicyAgent
 from sim2human.agents.scripted import ScriptedAgent
 from sim2human.experiments.config import Condition, StudyConfig
@@ -114,7 +114,6 @@ def run_condition(
     torch.set_num_threads(1)
     started = time.perf_counter()
     world = StudyWorld.build(cfg)
-    gc_tuning.for_batch_work()  # a sub-run owns its worker process
     run_seed = sub_run_seed(condition.name, seed)
     sampler = _Recording(world.sampler(condition, run_seed))
     judge = None
@@ -274,7 +273,6 @@ def summarise_sub_run(evals: Sequence[Episode], phrasings: set[str]) -> dict[str
 def reference_scripted(cfg: StudyConfig, out: Path) -> dict[str, Any]:
     """The scripted baseline on the same members and profiles, one evaluation per seed."""
     world = StudyWorld.build(cfg)
-    gc_tuning.for_batch_work()
     agent = ScriptedAgent(world.scenario)
     per = cfg.eval.episodes_per_member
     needed = {s.llm.endpoint for s in world.ensemble.heldout if s.llm is not None}

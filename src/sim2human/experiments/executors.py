@@ -26,6 +26,8 @@ from typing import Any, TypeVar
 
 from rich.progress import Progress, TaskID
 
+from sim2human import gc_tuning
+
 T = TypeVar("T")
 PR_SET_PDEATHSIG = 1
 _NOT_STARTED, _STARTED, _DONE = 0, 1, 2
@@ -78,6 +80,7 @@ def _init_worker(parent: int, queue: Any, state: Any) -> None:
 
 def _call(index: int, fn: Callable[..., T], args: tuple[Any, ...]) -> T:
     _state[index] = _STARTED
+    gc_tuning.for_batch_work()  # the worker is ours: collect rarely while it plays
     try:
         return fn(*args)
     finally:

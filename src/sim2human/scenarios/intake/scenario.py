@@ -219,12 +219,15 @@ class IntakeScenario:
             out["red_flag"] = _flag_said(flagged[0])
         elif expecting == "red_flag" and (yn := parsing.yes_no(text)) is not None:
             out["red_flag"] = yn
-        found: dict[str, list[str]] = {}
+        out.update(self._list_fields(clauses, expecting))
+        return out
+
+    def _list_fields(self, clauses: list[str], expecting: str | None) -> dict[str, Value]:
+        items: dict[str, list[str]] = {}
         for clause in clauses:
             if (heard := _clause_items(self, clause, expecting)) is not None:
-                found.setdefault(heard[0], []).extend(heard[1])
-        out.update({f: tuple(sorted(set(v))[: LIST_SIZES[f]]) for f, v in found.items()})
-        return out
+                items.setdefault(heard[0], []).extend(heard[1])
+        return {f: tuple(sorted(set(v))[: LIST_SIZES[f]]) for f, v in items.items()}
 
     def clause_items(self, clause: str, expecting: str | None) -> tuple[str, list[str]] | None:
         """The list field one clause speaks of and the items it names (none: a denial), or
