@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import gc
+
 import pytest
 
+from sim2human import gc_tuning
 from sim2human.experiments.executors import in_processes
 
 
@@ -14,3 +17,18 @@ def test_results_come_back_in_call_order() -> None:
 def test_a_failing_call_is_raised() -> None:
     with pytest.raises(ZeroDivisionError):
         in_processes(divmod, [(1, 1), (1, 0)], workers=2)
+
+
+def _collector_settings() -> tuple[tuple[int, int, int], int]:
+    return gc.get_threshold(), gc.get_freeze_count()
+
+
+def test_workers_collect_garbage_rarely() -> None:
+    """A study's jobs run with the batch collector settings (gc_tuning), the caller's are left
+    alone: the default collector walked the extractor's memo tables every few hundred
+    allocations, a tenth of a sub-run."""
+    before = gc.get_threshold()
+    [(threshold, frozen)] = in_processes(_collector_settings, [()], workers=1)
+    assert threshold == gc_tuning.BATCH_THRESHOLDS
+    assert frozen > 0  # what the worker had built (its imports) is never walked again
+    assert gc.get_threshold() == before
