@@ -8,8 +8,9 @@ ensemble, the slowest condition) trains for ``--episodes`` episodes: rollouts, P
 the held-out curve, as ``sim2human study`` runs them, minus the final evaluation. The baseline is
 checked out into a temporary git worktree and run in a subprocess with the same script; rounds
 alternate between the sides and the best round of each is reported (noise on a shared machine
-only ever slows a round down). Wall time per sub-run is what the demo's 90 s target is made of:
-the demo runs 10 sub-runs on 2 cores.
+only ever slows a round down). Each side trains as its own study workers did: the current one
+after ``gc_tuning.for_batch_work()``. Wall time per sub-run is what the demo's 90 s target is
+made of: the demo runs 10 sub-runs on 2 cores.
 """
 
 from __future__ import annotations
@@ -54,6 +55,12 @@ def measure(config: Path, condition: str, episodes: int) -> dict[str, float]:
         nonlocal turns
         turns += sum(len(e.turns) for e in played)
 
+    try:  # as a study's worker process runs it (the baseline's workers had no such step)
+        from sim2human import gc_tuning
+
+        gc_tuning.for_batch_work()
+    except ImportError:
+        pass
     started = time.perf_counter()
     train(
         agent, world.sampler(cond, 0), world.scenario, ppo, 0, condition=condition, on_update=count
