@@ -8,8 +8,10 @@ never holds one episode id twice: ``EpisodeLog`` refuses to write a duplicate an
 
 from __future__ import annotations
 
+import gc
 import json
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -128,16 +130,35 @@ def check_unique(ids: Iterable[tuple[int, str]], path: Path) -> None:
         seen[eid] = number
 
 
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector off for the block (and back on after, if it was on).
+
+    For reading an episode log: its parse builds ~30 small objects per turn, all of them kept,
+    and every collection they trigger re-walks what was built before, which made reading a
+    demo run's 10,000 episodes 2.4x slower. The records are plain trees (no reference cycles),
+    so the collector would find nothing to free in them anyway.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 def read_episodes(path: Path) -> list[Episode]:
     episodes, lines = [], []
-    for number, row in iter_jsonl(path):
-        try:
-            episodes.append(Episode.model_validate(row))
-        except ValidationError as err:
-            where = ".".join(str(p) for p in err.errors()[0]["loc"])
-            raise RunDirError(
-                f"{path}:{number}: not an episode ({where}: {err.errors()[0]['msg']})"
-            ) from None
-        lines.append(number)
+    with collector_paused():
+        for number, row in iter_jsonl(path):
+            try:
+                episodes.append(Episode.model_validate(row))
+            except ValidationError as err:
+                where = ".".join(str(p) for p in err.errors()[0]["loc"])
+                raise RunDirError(
+                    f"{path}:{number}: not an episode ({where}: {err.errors()[0]['msg']})"
+                ) from None
+            lines.append(number)
     check_unique(zip(lines, (e.id for e in episodes), strict=True), path)
     return episodes

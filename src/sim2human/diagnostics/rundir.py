@@ -23,7 +23,15 @@ from sim2human.inputs import MAX_JSON_BYTES, existing_dir, read_bytes, read_json
 from sim2human.scenarios.base import Scenario
 from sim2human.scenarios.catalog import get_scenario
 from sim2human.simulators.base import SimulatorSpec
-from sim2human.store import CONFIG, EPISODES, MEMBERS, METRICS, SUMMARY, check_unique
+from sim2human.store import (
+    CONFIG,
+    EPISODES,
+    MEMBERS,
+    METRICS,
+    SUMMARY,
+    check_unique,
+    collector_paused,
+)
 from sim2human.train.config import PPOConfig
 from sim2human.types import Episode
 
@@ -133,14 +141,15 @@ def _jsonl(path: Path, problems: list[str]) -> list[tuple[int, Any]]:
 
 def _episodes(path: Path, problems: list[str]) -> list[Episode]:
     episodes, bad, lines = [], [], []
-    for number, row in _jsonl(path, problems):
-        try:
-            episodes.append(Episode.model_validate(row))
-            lines.append(number)
-        except ValidationError as err:
-            first = err.errors()[0]
-            where = ".".join(str(p) for p in first["loc"])
-            bad.append(f"line {number}: {where}: {first['msg']}")
+    with collector_paused():
+        for number, row in _jsonl(path, problems):
+            try:
+                episodes.append(Episode.model_validate(row))
+                lines.append(number)
+            except ValidationError as err:
+                first = err.errors()[0]
+                where = ".".join(str(p) for p in first["loc"])
+                bad.append(f"line {number}: {where}: {first['msg']}")
     if bad:
         problems.append(f"{path}: {len(bad)} line(s) are not episodes (first: {bad[0]})")
     check_unique(zip(lines, (e.id for e in episodes), strict=True), path)  # never count twice
