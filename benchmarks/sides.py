@@ -33,7 +33,7 @@ def best_of(
     baseline: str, rounds: int, measure: Callable[[Path], dict[str, float]]
 ) -> dict[str, dict[str, float]]:
     """``measure(src)`` for the baseline and this checkout, alternating for ``rounds`` rounds;
-    the best value of each key per side."""
+    the largest value of each key per side (a time is measured as its negative)."""
     best: dict[str, dict[str, float]] = {"baseline": {}, "current": {}}
     with tempfile.TemporaryDirectory() as tmp:
         base = Path(tmp) / "baseline"
@@ -45,7 +45,7 @@ def best_of(
             for _ in range(rounds):
                 for side, src in (("baseline", base / "src"), ("current", ROOT / "src")):
                     for key, value in measure(src).items():
-                        best[side][key] = max(best[side].get(key, 0.0), value)
+                        best[side][key] = max(best[side].get(key, value), value)
         finally:
             subprocess.run(
                 ["git", "-C", str(ROOT), "worktree", "remove", "--force", str(base)], check=False

@@ -8,8 +8,10 @@ never holds one episode id twice: ``EpisodeLog`` refuses to write a duplicate an
 
 from __future__ import annotations
 
+import gc
 import json
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -94,26 +96,47 @@ class EpisodeLog(JsonlWriter):
         self.ids[eid] = self._lines
 
 
-def iter_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    """(line number, object) for each complete line; a torn last line is skipped, not fatal."""
+class _Torn(Exception):
+    """The last line of a log was cut short: an interrupted write, to skip, not to report."""
+
+
+def _text_lines(path: Path) -> list[str]:
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        return path.read_text(encoding="utf-8").splitlines()
     except FileNotFoundError:
         raise RunDirError(f"{path}: missing") from None
     except UnicodeDecodeError as err:
         raise RunDirError(f"{path}: not UTF-8 text (byte offset {err.start})") from None
     except OSError as err:
         raise RunDirError(f"{path}: cannot read ({err.strerror})") from None
+
+
+def _decode(path: Path, number: int, line: str, last: bool) -> Any:
+    """The JSON object on a line; ``_Torn`` if it is the last one and does not parse."""
+    try:
+        return json.loads(line)
+    except (json.JSONDecodeError, RecursionError) as err:
+        if last:  # an interrupted write: keep everything before it
+            raise _Torn from None
+        msg = getattr(err, "msg", "nested too deeply")
+        raise RunDirError(f"{path}:{number}: not valid JSON ({msg})") from None
+
+
+def _numbered(path: Path) -> Iterator[tuple[int, str, bool]]:
+    """(line number, line, whether it is the last) for each line that is not blank."""
+    lines = _text_lines(path)
     for number, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
+        if line.strip():
+            yield number, line, number == len(lines)
+
+
+def iter_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line number, object) for each complete line; a torn last line is skipped, not fatal."""
+    for number, line, last in _numbered(path):
         try:
-            yield number, json.loads(line)
-        except (json.JSONDecodeError, RecursionError) as err:
-            if number == len(lines):  # an interrupted write: keep everything before it
-                return
-            msg = getattr(err, "msg", "nested too deeply")
-            raise RunDirError(f"{path}:{number}: not valid JSON ({msg})") from None
+            yield number, _decode(path, number, line, last)
+        except _Torn:
+            return
 
 
 def check_unique(ids: Iterable[tuple[int, str]], path: Path) -> None:
@@ -128,16 +151,56 @@ def check_unique(ids: Iterable[tuple[int, str]], path: Path) -> None:
         seen[eid] = number
 
 
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector off for the block (and back on after, if it was on).
+
+    For reading an episode log: its parse builds ~30 small objects per turn, all of them kept,
+    and every collection they trigger re-walks what was built before, which made reading a
+    demo run's 10,000 episodes 2.4x slower. The records are plain trees (no reference cycles),
+    so the collector would find nothing to free in them anyway.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def parse_episode(line: str) -> Episode | None:
+    """The episode on one log line, parsed and validated in one pass (pydantic's JSON mode,
+    about 1.6x faster than ``json.loads`` then ``model_validate``); None when that fails, for
+    the caller to read the line the slow way, which says what is wrong in the readers' words."""
+    try:
+        return Episode.model_validate_json(line)
+    except ValidationError:
+        return None
+
+
 def read_episodes(path: Path) -> list[Episode]:
     episodes, lines = [], []
-    for number, row in iter_jsonl(path):
-        try:
-            episodes.append(Episode.model_validate(row))
-        except ValidationError as err:
-            where = ".".join(str(p) for p in err.errors()[0]["loc"])
-            raise RunDirError(
-                f"{path}:{number}: not an episode ({where}: {err.errors()[0]['msg']})"
-            ) from None
-        lines.append(number)
+    with collector_paused():
+        for number, line, last in _numbered(path):
+            episode = parse_episode(line)
+            if episode is None:
+                try:
+                    row = _decode(path, number, line, last)
+                except _Torn:
+                    break
+                episode = _validate(path, number, row)
+            episodes.append(episode)
+            lines.append(number)
     check_unique(zip(lines, (e.id for e in episodes), strict=True), path)
     return episodes
+
+
+def _validate(path: Path, number: int, row: Any) -> Episode:
+    try:
+        return Episode.model_validate(row)
+    except ValidationError as err:
+        where = ".".join(str(p) for p in err.errors()[0]["loc"])
+        raise RunDirError(
+            f"{path}:{number}: not an episode ({where}: {err.errors()[0]['msg']})"
+        ) from None

@@ -8,9 +8,9 @@ name the broken line of a corrupted run instead of failing somewhere downstream.
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Any, Literal
+from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field
 
 # A field value in canonical form: text, a number, yes/no, or a set of names (kept sorted).
 Value = str | int | bool | tuple[str, ...]
@@ -62,9 +62,12 @@ class Episode(Frozen):
     scenario: str
     simulator_id: str
     family: str
-    kind: str = "persona"
+    kind: str = Field(default_factory=lambda data: legacy_kind(str(data.get("family", ""))))
     """Which simulator kind played the user: a row of ``simulators.KINDS`` (``persona``,
-    ``llm``, ``replay``, ``human`` ...)."""
+    ``llm``, ``replay``, ``human`` ...). Episodes stored before it existed get the kind their
+    family names (``legacy_kind``). A default that reads the validated ``family`` rather than a
+    ``mode="before"`` model validator: such a validator makes pydantic build the whole episode as
+    Python objects before validating it, which costs ``model_validate_json`` its speed."""
     split: Literal["train", "heldout"]
     seed: int
     turns: tuple[Turn, ...]
@@ -84,15 +87,6 @@ class Episode(Frozen):
     """Counters from the simulator (an ``llm`` member's role-guard retries and failures, judge
     parse failures, tokens), for analysis; empty for ``persona`` members."""
 
-    @model_validator(mode="before")
-    @classmethod
-    def _kind_of_older_episodes(cls, data: Any) -> Any:
-        """Episodes stored before ``kind`` existed: the kind their family names (the families
-        there were then: ``llm:*``, ``aci-*`` replays, ``human``, ``human-replay``, persona)."""
-        if isinstance(data, dict) and "kind" not in data and "family" in data:
-            return {**data, "kind": legacy_kind(str(data["family"]))}
-        return data
-
     @property
     def agent_turns(self) -> list[Turn]:
         return [t for t in self.turns if t.speaker == "agent"]
@@ -103,7 +97,8 @@ class Episode(Frozen):
 
 
 def legacy_kind(family: str) -> str:
-    """The simulator kind of an episode stored without one, from its family."""
+    """The simulator kind of an episode stored without one, from its family (the families there
+    were then: ``llm:*``, ``aci-*`` replays, ``human``, ``human-replay``, persona)."""
     if family.startswith("llm:"):
         return "llm"
     if family in ("human", "human-replay"):

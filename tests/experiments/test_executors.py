@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import gc
+import multiprocessing as mp
+import time
 
 import pytest
 
@@ -32,3 +34,13 @@ def test_workers_collect_garbage_rarely() -> None:
     assert threshold == gc_tuning.BATCH_THRESHOLDS
     assert frozen > 0  # what the worker had built (its imports) is never walked again
     assert gc.get_threshold() == before
+
+
+def test_the_workers_exit_once_every_call_is_done() -> None:
+    """``in_processes`` returns without waiting for them to exit, but none is left behind."""
+    before = set(mp.active_children())
+    assert in_processes(pow, [(2, 3), (3, 3)], workers=2) == [8, 27]
+    deadline = time.monotonic() + 60
+    while set(mp.active_children()) - before:
+        assert time.monotonic() < deadline, "a worker did not exit"
+        time.sleep(0.05)

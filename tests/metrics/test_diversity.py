@@ -70,6 +70,14 @@ def test_distinct_n_hand_counted() -> None:
     assert distinct_n(texts, 3) == 1.0
 
 
+def test_distinct_n_counts_every_repeat_of_a_text() -> None:
+    texts = ["the cat sat", "the cat sat", "a dog", "the cat sat"]
+    # unigrams: 3 x (the cat sat) + (a dog) -> 11 total, 5 unique
+    assert distinct_n(texts, 1) == 5 / 11
+    # bigrams: 3 x 2 + 1 -> 7 total, 3 unique
+    assert distinct_n(texts, 2) == 3 / 7
+
+
 def test_distinct_n_case_punctuation_and_text_boundaries() -> None:
     assert distinct_n(["Hello, hello HELLO."], 1) == pytest.approx(1 / 3)
     # n-grams never cross texts: no "b c" bigram here, so 2 bigrams, both unique

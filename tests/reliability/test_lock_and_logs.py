@@ -3,6 +3,7 @@ logs that cannot hold one id twice."""
 
 from __future__ import annotations
 
+import gc
 import json
 import subprocess
 import sys
@@ -16,7 +17,7 @@ from reliability_helpers import TINY, assert_one_clear_error, run_cli
 from planted_runs import write_sub_run
 from sim2human.errors import RunDirError, UsageError
 from sim2human.lock import LOCK_FILE, LockedError, holder_of, run_lock
-from sim2human.store import EPISODES, EpisodeLog, read_episodes
+from sim2human.store import EPISODES, EpisodeLog, collector_paused, read_episodes
 
 HOLD = """
 import sys, time
@@ -142,6 +143,24 @@ def test_readers_refuse_a_log_with_a_duplicate_id(
         read_episodes(log)
     code, err = run_cli(capsys, "diagnose", str(sub))
     assert_one_clear_error(code, err, "stored twice", str(log))
+
+
+def test_reading_a_log_gives_the_garbage_collector_back_as_it_found_it(tmp_path: Path) -> None:
+    sub = write_sub_run(tmp_path / "sub", exploit=False, per_member=2)
+    assert gc.isenabled()
+    read_episodes(sub / EPISODES)
+    assert gc.isenabled()
+    (tmp_path / "bad.jsonl").write_text('{"id": 1}\n{}\n')
+    with pytest.raises(RunDirError, match="not an episode"):
+        read_episodes(tmp_path / "bad.jsonl")
+    assert gc.isenabled()  # after a failed read too
+    gc.disable()
+    try:
+        with collector_paused():
+            pass
+        assert not gc.isenabled()  # one that was off stays off
+    finally:
+        gc.enable()
 
 
 def test_resume_of_a_missing_directory_is_a_usage_error(tmp_path: Path) -> None:

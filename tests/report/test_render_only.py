@@ -4,19 +4,23 @@ writing a report replays and plays nothing, and writes ``report.md`` once."""
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
+from rich.console import Console
 
-from planted_runs import write_sub_run
+from planted_runs import study_result, study_row, write_sub_run
 from sim2human.cli.app import main
-from sim2human.diagnostics import analyse, replay, stored
+from sim2human.cli.report import finish_study
+from sim2human.diagnostics import analyse, replay, rundir, stored
 from sim2human.diagnostics.stored import DIAGNOSIS_JSON, diagnose_run
 from sim2human.errors import RunDirError
 from sim2human.experiments import diversity
 from sim2human.metrics import embeddings
 from sim2human.metrics.outcomes import Estimate
+from sim2human.report import html
 from sim2human.report.format import est
 from sim2human.report.html import write_report
 from sim2human.rollout import conversation, evaluate
@@ -86,3 +90,29 @@ def test_one_estimate_formatter_reads_both_forms() -> None:
     assert est(Estimate(mean=float("nan"), ci=(0, 0), n=0), missing="-") == "-"
     assert est({"mean": None, "ci": [None, None]}, missing="undefined") == "undefined"
     assert est({"mean": 0.4, "ci": [None, None]}) == "40"  # no interval: the mean alone
+
+
+def test_a_study_s_finish_reads_the_run_once_and_writes_what_the_commands_write(
+    run: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    one_by_one, at_once = tmp_path / "a" / "run", tmp_path / "b" / "run"  # one name: no study.json
+    for copy in (one_by_one, at_once):
+        shutil.copytree(run, copy)
+    diagnose_run(one_by_one)
+    write_report(one_by_one)
+
+    reads: list[Path] = []
+    real_load = rundir.load_run_dir
+
+    def counting(path: Path, condition: str | None = None) -> rundir.RunDir:
+        reads.append(path)
+        return real_load(path, condition)
+
+    for module in (rundir, stored, html):
+        monkeypatch.setattr(module, "load_run_dir", counting)
+    study = study_result(study_row("clean"), study_row("frozen-trigger"))
+    finish_study(study, at_once, Console(quiet=True))
+    assert reads == [at_once]
+    for name in ("diagnosis.json", "report.json", "report.md", "report.html"):
+        a = (one_by_one / name).read_text().replace(str(one_by_one), "RUN")
+        assert a == (at_once / name).read_text().replace(str(at_once), "RUN"), name

@@ -21,14 +21,18 @@ ConditionOpt = Annotated[
 def finish_study(study: StudyResult, out: Path, console: Console) -> None:
     """Diagnose the finished study once (``diagnosis.json``, replaying conversations for the
     exploit finder), then render its reports from the stored files (``runner.run_study``'s
-    ``finish``: the run is still locked)."""
+    ``finish``: the run is still locked, so the run directory is read once for both)."""
+    from sim2human.diagnostics.rundir import load_run_dir
     from sim2human.diagnostics.stored import diagnose_run
+    from sim2human.lock import run_lock
     from sim2human.report.html import write_report
 
-    with console.status("diagnosing") as status:
-        diagnose_run(out, on_step=lambda what: status.update(what))
+    with run_lock(out, "study"), console.status("reading the run") as status:
+        run = load_run_dir(out)
+        status.update("diagnosing")
+        diagnose_run(out, on_step=lambda what: status.update(what), run=run)
         status.update("writing the report")
-        write_report(out, console=console)
+        write_report(out, console=console, run=run)
 
 
 def report(run_dir: RunDirArg, condition: ConditionOpt = None) -> None:

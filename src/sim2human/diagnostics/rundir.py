@@ -23,7 +23,16 @@ from sim2human.inputs import MAX_JSON_BYTES, existing_dir, read_bytes, read_json
 from sim2human.scenarios.base import Scenario
 from sim2human.scenarios.catalog import get_scenario
 from sim2human.simulators.base import SimulatorSpec
-from sim2human.store import CONFIG, EPISODES, MEMBERS, METRICS, SUMMARY, check_unique
+from sim2human.store import (
+    CONFIG,
+    EPISODES,
+    MEMBERS,
+    METRICS,
+    SUMMARY,
+    check_unique,
+    collector_paused,
+    parse_episode,
+)
 from sim2human.train.config import PPOConfig
 from sim2human.types import Episode
 
@@ -107,43 +116,78 @@ def _json(path: Path, problems: list[str], required: bool = True) -> dict[str, A
     return None
 
 
-def _jsonl(path: Path, problems: list[str]) -> list[tuple[int, Any]]:
-    """(line number, object) of every readable line; unreadable lines are counted, not fatal."""
+def _lines(path: Path, problems: list[str]) -> list[str]:
+    """The lines of a log; none (and a line in ``problems``) when it cannot be read."""
     if not path.exists() and not path.is_symlink():
         problems.append(f"{path}: missing")
         return []
     try:  # stat-ed first: a directory, FIFO or device here is a problem, never a hang
-        lines = read_bytes(path, "log", MAX_JSON_BYTES).decode("utf-8", "replace").splitlines()
+        return read_bytes(path, "log", MAX_JSON_BYTES).decode("utf-8", "replace").splitlines()
     except UsageError as err:
         problems.append(str(err))
         return []
-    out, bad = [], []
-    for number, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            out.append((number, json.loads(line)))
-        except (json.JSONDecodeError, RecursionError) as err:
-            if number < len(lines):  # a torn last line is an interrupted write, not damage
-                bad.append(f"line {number}: {getattr(err, 'msg', 'nested too deeply')}")
+
+
+def _decode(number: int, lines: list[str], bad: list[str]) -> tuple[bool, Any]:
+    """(True, object) for a JSON line; (False, None) for one that is not, noted in ``bad``
+    unless it is a torn last line (an interrupted write, not damage)."""
+    try:
+        return True, json.loads(lines[number - 1])
+    except (json.JSONDecodeError, RecursionError) as err:
+        if number < len(lines):
+            bad.append(f"line {number}: {getattr(err, 'msg', 'nested too deeply')}")
+        return False, None
+
+
+def _corrupted(path: Path, bad: list[str], problems: list[str]) -> None:
     if bad:
         problems.append(f"{path}: {len(bad)} corrupted line(s) skipped (first: {bad[0]})")
+
+
+def _jsonl(path: Path, problems: list[str]) -> list[tuple[int, Any]]:
+    """(line number, object) of every readable line; unreadable lines are counted, not fatal."""
+    lines = _lines(path, problems)
+    out: list[tuple[int, Any]] = []
+    bad: list[str] = []
+    for number, line in enumerate(lines, 1):
+        if line.strip():
+            ok, row = _decode(number, lines, bad)
+            if ok:
+                out.append((number, row))
+    _corrupted(path, bad, problems)
     return out
 
 
 def _episodes(path: Path, problems: list[str]) -> list[Episode]:
-    episodes, bad, lines = [], [], []
-    for number, row in _jsonl(path, problems):
-        try:
-            episodes.append(Episode.model_validate(row))
-            lines.append(number)
-        except ValidationError as err:
-            first = err.errors()[0]
-            where = ".".join(str(p) for p in first["loc"])
-            bad.append(f"line {number}: {where}: {first['msg']}")
+    """Every episode of a log (each line parsed the fast way first, ``store.parse_episode``;
+    a line that fails it is read again the slow way, to say what is wrong with it)."""
+    lines = _lines(path, problems)
+    episodes: list[Episode] = []
+    numbers: list[int] = []
+    corrupted: list[str] = []
+    bad: list[str] = []
+    with collector_paused():
+        for number, line in enumerate(lines, 1):
+            if not line.strip():
+                continue
+            episode = parse_episode(line)
+            if episode is None:
+                ok, row = _decode(number, lines, corrupted)
+                if not ok:
+                    continue
+                try:
+                    episode = Episode.model_validate(row)
+                except ValidationError as err:
+                    first = err.errors()[0]
+                    where = ".".join(str(p) for p in first["loc"])
+                    bad.append(f"line {number}: {where}: {first['msg']}")
+                    continue
+            episodes.append(episode)
+            numbers.append(number)
+    _corrupted(path, corrupted, problems)
     if bad:
         problems.append(f"{path}: {len(bad)} line(s) are not episodes (first: {bad[0]})")
-    check_unique(zip(lines, (e.id for e in episodes), strict=True), path)  # never count twice
+    check_unique(zip(numbers, (e.id for e in episodes), strict=True), path)  # never count twice
     return episodes
 
 

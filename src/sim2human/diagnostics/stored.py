@@ -44,12 +44,17 @@ def diagnose_run(
     thresholds: Thresholds | None = None,
     *,
     on_step: Callable[[str], None] | None = None,
+    run: RunDir | None = None,
 ) -> Diagnosis:
     """Diagnose ``run_dir`` (one ``condition``, or all) and store the result, under the run's
-    lock; measure the simulators' diversity first when the run has no stored measurement."""
+    lock; measure the simulators' diversity first when the run has no stored measurement.
+
+    ``run``: ``run_dir`` as ``load_run_dir(run_dir, condition)`` read it, by a caller that holds
+    the lock and reuses it (a study's finish hands the same one to the report: reading a run's
+    episodes is most of what diagnosing it costs)."""
     step = on_step or (lambda _: None)
     with run_lock(existing_dir(run_dir, "run directory"), "diagnose"):
-        run = load_run_dir(run_dir, condition)
+        run = run or load_run_dir(run_dir, condition)
         if not (run_dir / DIVERSITY_JSON).exists():
             step("measuring simulator diversity")
             write_json(run_dir / DIVERSITY_JSON, measure_diversity(run))

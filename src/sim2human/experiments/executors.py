@@ -110,17 +110,22 @@ def in_processes(
         initargs=(os.getpid(), queue, state),
     )
     futures: list[Future[T]] = []
+    done = False
     try:
         futures = [pool.submit(_call, i, fn, args) for i, args in enumerate(calls)]
         for fut in as_completed(futures):
             fut.result()
+        done = True
     except KeyboardInterrupt:
         _stop_now(pool)
         started = [names[i] for i in range(len(calls)) if state[i] == _STARTED]
         waiting = sum(state[i] == _NOT_STARTED for i in range(len(calls)))
         raise Interrupted(started, waiting) from None
     finally:
-        pool.shutdown(wait=True, cancel_futures=True)
+        # Every call done: the caller goes on while the workers exit (a trained sub-run's
+        # worker takes about a second to tear down torch); the pool's own thread joins them,
+        # at the latest when this process exits. Otherwise wait for the running calls.
+        pool.shutdown(wait=not done, cancel_futures=True)
     return [f.result() for f in futures]
 
 

@@ -17,7 +17,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from sim2human.errors import UsageError
 from sim2human.experiments.aggregate import aggregate
-from sim2human.experiments.condition import reference_scripted, run_condition
+from sim2human.experiments.condition import reference_scripted, run_condition, train_config
 from sim2human.experiments.config import StudyConfig, parse_study
 from sim2human.experiments.diversity import DIVERSITY_JSON, diversity_groups, measure_groups
 from sim2human.experiments.executors import in_processes, queue_progress, report_progress
@@ -28,6 +28,9 @@ from sim2human.llm.runtime import Embedded, serve_embedded
 from sim2human.lock import run_lock
 from sim2human.store import SUMMARY, write_json
 
+Call = tuple[str, str, int, str]
+"""One job of a study for ``_work``: kind (``condition``, ``reference``, ``diversity``), name,
+seed and output path."""
 Finish = Callable[[StudyResult, Path, Console], None]
 """What runs after ``study.json`` is written, under the run's lock: the command diagnoses the
 run once (``diagnosis.json``) and renders the reports from the stored files."""
@@ -55,9 +58,9 @@ def _work(cfg_json: str, kind: str, name: str, seed: int, out: str) -> dict[str,
     return run_condition(cfg, cond, seed, Path(out), progress=report_progress)
 
 
-def _side_jobs(cfg: StudyConfig, out: Path) -> list[tuple[str, str, int, str]]:
+def _side_jobs(cfg: StudyConfig, out: Path) -> list[Call]:
     """The reference agents' evaluations and the diversity measurement not yet stored."""
-    jobs: list[tuple[str, str, int, str]] = []
+    jobs: list[Call] = []
     for name in cfg.reference_agents:
         ref = out / "reference" / name
         if name == "scripted" and not (ref / SUMMARY).exists():
@@ -191,18 +194,49 @@ def _run_jobs(
     cfg: StudyConfig,
     out: Path,
     jobs: list[tuple[str, int]],
-    side: list[tuple[str, str, int, str]],
+    side: list[Call],
     workers: int,
     queue: Any,
 ) -> None:
     config = cfg.model_dump_json()
-    calls = [
-        ("condition", name, seed, str(out / "conditions" / name / f"seed-{seed}"))
-        for name, seed in jobs
-    ]
-    calls += side
+    calls = longest_first(
+        cfg,
+        [
+            ("condition", name, seed, str(out / "conditions" / name / f"seed-{seed}"))
+            for name, seed in jobs
+        ]
+        + side,
+    )
     labels = [
         f"{name} seed {seed}" if kind == "condition" else f"{kind} {name}".strip()
         for kind, name, seed, _ in calls
     ]
     in_processes(_work, [(config, *c) for c in calls], workers, queue=queue, labels=labels)
+
+
+def longest_first(cfg: StudyConfig, calls: list[Call]) -> list[Call]:
+    """``calls`` in the order to submit them: longest expected first, so that the workers run
+    out of work together instead of one of them training the slowest sub-run alone at the end.
+    Order changes nothing else: each sub-run is seeded by its own condition and seed."""
+    return sorted(calls, key=lambda call: expected_cost(cfg, call), reverse=True)
+
+
+def expected_cost(cfg: StudyConfig, call: Call) -> tuple[int, int]:
+    """A rank of how long a job takes, from the config alone (higher: longer).
+
+    Measured on the quick demo: a sub-run with perturbations takes longest (46 s; one with LLM
+    members is slower still), then one on an ensemble (25 s), then one on a frozen simulator
+    (11 s); within a rank, more training episodes take longer. The side jobs (the diversity
+    measurement, 8 s, and the scripted reference, 1 s) rank just above the frozen sub-runs:
+    never last, where the diversity measurement alone would keep one worker busy, and behind
+    the ensembles, so that the short frozen sub-runs fill in the end.
+    """
+    kind, name, _, _ = call
+    if kind != "condition":
+        return (1, int(kind == "diversity"))
+    condition = next(c for c in cfg.conditions if c.name == name)
+    if condition.perturb or condition.llm_share > 0:
+        rank = 3
+    else:
+        rank = 2 if condition.sampler != "fixed" else 0
+    return (rank, train_config(cfg, condition).episodes)

@@ -76,15 +76,17 @@ def distinct_n(texts: Sequence[str], n: int) -> float:
     """Unique ``n``-grams / total ``n``-grams over all ``texts`` (n-grams never cross texts).
 
     NaN when no text has ``n`` tokens (the ratio is undefined, and 0 or 1 would both be a claim).
+    Each distinct text is tokenised once: an agent's turns repeat a few phrasings thousands of
+    times.
     """
     _check_texts(texts, "distinct_n")
     if n < 1:
         raise UsageError(f"distinct_n needs n >= 1, got {n}")
     seen: set[tuple[str, ...]] = set()
     total = 0
-    for text in texts:
+    for text, times in Counter(texts).items():
         grams = list(ngrams(tokenize(text), n))
-        total += len(grams)
+        total += times * len(grams)
         seen.update(grams)
     return len(seen) / total if total else math.nan
 

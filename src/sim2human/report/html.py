@@ -20,7 +20,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescap
 from rich.console import Console
 
 from sim2human.diagnostics.analyse import Diagnosis
-from sim2human.diagnostics.rundir import load_run_dir
+from sim2human.diagnostics.rundir import RunDir, load_run_dir
 from sim2human.diagnostics.stored import load_diagnosis, load_diversity
 from sim2human.experiments.diversity import DiversityRow
 from sim2human.inputs import existing_dir
@@ -77,22 +77,28 @@ def _finite(x: Any) -> Any:
 
 
 def write_report(
-    run_dir: Path, *, condition: str | None = None, console: Console | None = None
+    run_dir: Path,
+    *,
+    condition: str | None = None,
+    console: Console | None = None,
+    run: RunDir | None = None,
 ) -> Written:
     """Render ``run_dir``'s stored results as report.html, report.md and report.json; for one
     ``condition``, ``report.<condition>.html`` (.md, .json) beside them, never over them.
-    Holds the run directory's lock while it reads and writes."""
+    Holds the run directory's lock while it reads and writes. ``run``: ``run_dir`` as
+    ``load_run_dir(run_dir, condition)`` read it, from a caller that holds the lock (a study's
+    finish, which read it to diagnose it)."""
     console = console or Console(stderr=True)
     stem = "report" if condition is None else f"report.{condition}"
     note = lambda msg: console.print(f"note: {run_dir}: {msg}", soft_wrap=True)  # noqa: E731
     with run_lock(existing_dir(run_dir), "report", note=note):
-        return _write_report(run_dir, condition, stem)
+        return _write_report(run_dir, condition, stem, run or load_run_dir(run_dir, condition))
 
 
-def _write_report(run_dir: Path, condition: str | None, stem: str) -> Written:
+def _write_report(run_dir: Path, condition: str | None, stem: str, run: RunDir) -> Written:
     d = load_diagnosis(run_dir, condition)
     diversity = load_diversity(run_dir)
-    fid = fidelity.for_report(run_dir, load_run_dir(run_dir, condition))
+    fid = fidelity.for_report(run_dir, run)
     html = run_dir / f"{stem}.html"
     page = render_html(d, diversity.rows, diversity.note)
     html.write_text(page.replace("</body>", fidelity.html(fid) + "</body>", 1), encoding="utf-8")
