@@ -15,6 +15,8 @@ when unreachable cycles are reclaimed moves.
 from __future__ import annotations
 
 import gc
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 BATCH_THRESHOLDS = (50_000, 50, 1_000)
 """Collections after 50,000 net allocations (young), then every 50th and 1,000th of those."""
@@ -27,3 +29,21 @@ def for_batch_work() -> None:
     gc.collect()
     gc.freeze()
     gc.set_threshold(*BATCH_THRESHOLDS)
+
+
+@contextmanager
+def paused() -> Iterator[None]:
+    """The cyclic collector off for the block (and back on after, if it was on).
+
+    For reading an episode log: its parse builds ~30 small objects per turn, all of them kept,
+    and every collection they trigger re-walks what was built before, which made reading a
+    demo run's 10,000 episodes 2.4x slower. The records are plain trees (no reference cycles),
+    so the collector would find nothing to free in them anyway.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()

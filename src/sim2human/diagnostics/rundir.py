@@ -16,6 +16,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from sim2human import gc_tuning
 from sim2human.errors import RunDirError, UsageError
 from sim2human.experiments.config import EvalConfig
 from sim2human.experiments.results import CONFIG_YAML, STUDY_JSON, StudyResult, load_study_result
@@ -30,7 +31,6 @@ from sim2human.store import (
     METRICS,
     SUMMARY,
     check_unique,
-    collector_paused,
     parse_episode,
 )
 from sim2human.train.config import PPOConfig
@@ -166,7 +166,7 @@ def _episodes(path: Path, problems: list[str]) -> list[Episode]:
     numbers: list[int] = []
     corrupted: list[str] = []
     bad: list[str] = []
-    with collector_paused():
+    with gc_tuning.paused():
         for number, line in enumerate(lines, 1):
             if not line.strip():
                 continue
