@@ -77,6 +77,7 @@ def test_stress_writes_json_html_and_plots(run_dir: Path, tmp_path: Path) -> Non
     assert "`ens+perturb`" in html and "overall absolute AUC" in html  # findings, by role
     assert "stress-plots/silence.png" in html and "scripted" in html
     assert (tmp_path / "stress-plots" / "typos.png").stat().st_size > 1000
+    assert "| ens+perturb | 2 |" in (tmp_path / "stress.md").read_text()
     assert not (run_dir / "stress.json").exists()  # --out respected
 
 

@@ -7,6 +7,7 @@ from typing import Any
 
 from sim2human.report.stress import write_stress_html
 from sim2human.report.stress_findings import findings
+from sim2human.report.stress_markdown import write_stress_markdown
 
 
 def est(mean: float | None, lo: float | None = None, hi: float | None = None) -> dict[str, Any]:
@@ -141,6 +142,27 @@ def test_html_escapes_transcripts(tmp_path: Path) -> None:
     html = write_stress_html(s, tmp_path).read_text()
     assert "<script>x" not in html and "&lt;script&gt;x" in html
     assert "typos 0.3" in html and (tmp_path / "stress-plots" / "typos.png").exists()
+
+
+def test_markdown_has_every_agent_row_the_findings_and_the_search(tmp_path: Path) -> None:
+    s = stress(
+        {
+            "frozen-small": agent(est(None), est(0.0, 0.0, 0.0), clean=(0.0, 0.0, 0.0)),
+            "ens|perturb": agent(est(0.9, 0.8, 1.0), est(0.3, 0.2, 0.4), clean=(0.7, 0.6, 0.8)),
+        },
+        {"ens|perturb": broken(0.35)},
+        roles={},
+    )
+    s["heldout_families"] = ["noisy-line", "aci-heldout"]
+    text = write_stress_markdown(s, tmp_path).read_text()
+    assert (tmp_path / "stress.md").exists()
+    assert "the `noisy-line`, `aci-heldout` members" in text
+    assert "| frozen-small | 1 | 0 [0, 0] | undefined | 0 [0, 0] | undefined |" in text
+    # a pipe in a name is escaped, so the row keeps its columns
+    assert "| ens\\|perturb | 1 | 70 [60, 80] | 90 [80, 100] | 30 [20, 40] | 90 [80, 100] |" in text
+    assert "records no condition roles" in text  # the findings, word for word
+    assert "| ens\\|perturb | broken | 80 | < 40 | 0.35 | 10 | 10 [0, 30] |" in text
+    assert "<script>" not in text  # transcripts stay in stress.html
 
 
 def test_agents_are_found_by_role_not_by_name() -> None:

@@ -42,7 +42,7 @@ def parse_names(text: str | None) -> list[str] | None:
 def stress(
     run_dir: Annotated[Path, typer.Argument(help="A study run directory (from `study`/`demo`).")],
     out: Annotated[
-        Path | None, typer.Option("--out", help="Where stress.json/html go (default: RUN_DIR).")
+        Path | None, typer.Option("--out", help="Where stress.json/html/md go (default: RUN_DIR).")
     ] = None,
     grid: Annotated[
         str, typer.Option("--grid", help="Severities to sweep, comma-separated (0 is added).")
@@ -76,7 +76,7 @@ def stress(
 ) -> None:
     """Stress every condition's agents (and the scripted reference) on the held-out ensemble."""
     from sim2human.experiments.stress import stress_run
-    from sim2human.report.stress import write_stress_html
+    from sim2human.report.stress import write_stress_reports
 
     if not run_dir.is_dir():
         raise UsageError(f"{run_dir}: no such run directory")
@@ -98,7 +98,7 @@ def stress(
             conditions=parse_names(conditions),
             workers=workers,
             console=err_console,
-            finish=write_stress_html,
+            finish=write_stress_reports,
         )
     except KeyboardInterrupt as stop:
         for name in getattr(stop, "started", ()):
@@ -111,7 +111,10 @@ def stress(
     for line in findings(result):
         out_console.print(line, highlight=False)
     target = out or run_dir
-    out_console.print(f"stress: {target / 'stress.json'}, report: {target / 'stress.html'}")
+    out_console.print(
+        f"stress: {target / 'stress.json'}, "
+        f"report: {target / 'stress.html'}, {target / 'stress.md'}"
+    )
 
 
 def robustness_table(result: dict[str, Any]) -> Table:

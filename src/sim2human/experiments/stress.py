@@ -1,6 +1,6 @@
 """Stressing a finished study run: every condition's agents (each seed) and the scripted
 reference, swept over the perturbation grid on the study's held-out ensemble, plus an
-adversarial search per condition; results in ``stress.json`` and ``stress.html``.
+adversarial search per condition; results in ``stress.json``, ``stress.html`` and ``stress.md``.
 
 Agents are stressed in worker processes (one per core, like the study's sub-runs) that report
 finished episodes to one progress bar. Nothing is written into the sub-run directories.
@@ -174,7 +174,7 @@ def stress_run(
 ) -> dict[str, Any]:
     """Stress every agent of the study run in ``run_dir``; write stress.json into ``out``
     (default: the run directory), then ``finish`` (the command passes
-    ``report.stress.write_stress_html``) under the same lock; ``search_cfg`` None skips the
+    ``report.stress.write_stress_reports``) under the same lock; ``search_cfg`` None skips the
     adversarial search. Returns what stress.json holds."""
     console = console or Console(stderr=True)
     target = out or run_dir

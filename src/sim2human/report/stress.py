@@ -1,5 +1,6 @@
 """The stress report: ``stress.html`` plus one PNG per perturbation (agents overlaid, 95% CI
-bands) and the findings (``stress_findings.py``), from ``stress.json`` alone.
+bands) and the findings (``stress_findings.py``), from ``stress.json`` alone; ``stress.md``
+beside it (``stress_markdown.py``).
 ``stress_section`` returns the same content as an HTML fragment, for the main study report to
 embed.
 
@@ -17,6 +18,7 @@ from markupsafe import Markup
 
 from sim2human.report.format import pct
 from sim2human.report.stress_findings import findings, fmt
+from sim2human.report.stress_markdown import write_stress_markdown
 
 STRESS_HTML = "stress.html"
 PLOTS = "stress-plots"
@@ -156,3 +158,8 @@ def write_stress_html(stress: dict[str, Any], out: Path) -> Path:
     )
     path.write_text(page, encoding="utf-8")
     return path
+
+
+def write_stress_reports(stress: dict[str, Any], out: Path) -> tuple[Path, Path]:
+    """``out/stress.html`` (with its plots) and ``out/stress.md``."""
+    return write_stress_html(stress, out), write_stress_markdown(stress, out)
