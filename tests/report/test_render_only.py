@@ -116,3 +116,23 @@ def test_a_study_s_finish_reads_the_run_once_and_writes_what_the_commands_write(
     for name in ("diagnosis.json", "report.json", "report.md", "report.html"):
         a = (one_by_one / name).read_text().replace(str(one_by_one), "RUN")
         assert a == (at_once / name).read_text().replace(str(at_once), "RUN"), name
+
+
+def test_report_on_a_never_diagnosed_run_reads_it_once(
+    run: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fresh = tmp_path / "run"
+    shutil.copytree(run, fresh)
+    (fresh / DIAGNOSIS_JSON).unlink()
+    reads: list[Path] = []
+    real_load = rundir.load_run_dir
+
+    def counting(path: Path, condition: str | None = None) -> rundir.RunDir:
+        reads.append(path)
+        return real_load(path, condition)
+
+    for module in (rundir, stored, html):
+        monkeypatch.setattr(module, "load_run_dir", counting)
+    assert main(["report", str(fresh)]) == 0
+    assert reads == [fresh]  # the diagnosis and the report share one read
+    assert (fresh / DIAGNOSIS_JSON).exists() and (fresh / "report.html").exists()

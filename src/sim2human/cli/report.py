@@ -40,16 +40,22 @@ def report(run_dir: RunDirArg, condition: ConditionOpt = None) -> None:
 
     A run that was never diagnosed (no diagnosis.json) is diagnosed once first and the result
     stored; `sim2human diagnose RUN_DIR` diagnoses again (say, with other thresholds)."""
+    from sim2human.diagnostics.rundir import RunDir, load_run_dir
     from sim2human.diagnostics.stored import diagnose_run, diagnosis_path
     from sim2human.inputs import existing_dir
+    from sim2human.lock import run_lock
     from sim2human.report.html import write_report
 
     out, err = Console(), Console(stderr=True)
     existing_dir(run_dir, "run directory")
-    if not any(diagnosis_path(run_dir, c).exists() for c in {None, condition}):
-        with err.status(f"{run_dir}: not diagnosed yet; diagnosing once") as status:
-            diagnose_run(run_dir, condition, on_step=lambda what: status.update(what))
-    written = write_report(run_dir, condition=condition, console=err)
+    note = lambda msg: err.print(f"note: {run_dir}: {msg}", soft_wrap=True)  # noqa: E731
+    with run_lock(run_dir, "report", note=note):  # one read serves the diagnosis and the report
+        run: RunDir | None = None
+        if not any(diagnosis_path(run_dir, c).exists() for c in {None, condition}):
+            with err.status(f"{run_dir}: not diagnosed yet; diagnosing once") as status:
+                run = load_run_dir(run_dir, condition)
+                diagnose_run(run_dir, condition, on_step=lambda what: status.update(what), run=run)
+        written = write_report(run_dir, condition=condition, console=err, run=run)
     d = written.diagnosis
     for c in [*d.conditions, *d.reference]:
         colour = "red" if c.verdict.collapse else ("green" if c.verdict.checked else "yellow")
