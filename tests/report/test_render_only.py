@@ -92,15 +92,8 @@ def test_one_estimate_formatter_reads_both_forms() -> None:
     assert est({"mean": 0.4, "ci": [None, None]}) == "40"  # no interval: the mean alone
 
 
-def test_a_study_s_finish_reads_the_run_once_and_writes_what_the_commands_write(
-    run: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    one_by_one, at_once = tmp_path / "a" / "run", tmp_path / "b" / "run"  # one name: no study.json
-    for copy in (one_by_one, at_once):
-        shutil.copytree(run, copy)
-    diagnose_run(one_by_one)
-    write_report(one_by_one)
-
+def count_reads(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
+    """The run directories ``load_run_dir`` reads from now on, wherever it is called from."""
     reads: list[Path] = []
     real_load = rundir.load_run_dir
 
@@ -110,6 +103,19 @@ def test_a_study_s_finish_reads_the_run_once_and_writes_what_the_commands_write(
 
     for module in (rundir, stored, html):
         monkeypatch.setattr(module, "load_run_dir", counting)
+    return reads
+
+
+def test_a_study_s_finish_reads_the_run_once_and_writes_what_the_commands_write(
+    run: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    one_by_one, at_once = tmp_path / "a" / "run", tmp_path / "b" / "run"  # one name: no study.json
+    for copy in (one_by_one, at_once):
+        shutil.copytree(run, copy)
+    diagnose_run(one_by_one)
+    write_report(one_by_one)
+
+    reads = count_reads(monkeypatch)
     study = study_result(study_row("clean"), study_row("frozen-trigger"))
     finish_study(study, at_once, Console(quiet=True))
     assert reads == [at_once]
@@ -124,15 +130,7 @@ def test_report_on_a_never_diagnosed_run_reads_it_once(
     fresh = tmp_path / "run"
     shutil.copytree(run, fresh)
     (fresh / DIAGNOSIS_JSON).unlink()
-    reads: list[Path] = []
-    real_load = rundir.load_run_dir
-
-    def counting(path: Path, condition: str | None = None) -> rundir.RunDir:
-        reads.append(path)
-        return real_load(path, condition)
-
-    for module in (rundir, stored, html):
-        monkeypatch.setattr(module, "load_run_dir", counting)
+    reads = count_reads(monkeypatch)
     assert main(["report", str(fresh)]) == 0
     assert reads == [fresh]  # the diagnosis and the report share one read
     assert (fresh / DIAGNOSIS_JSON).exists() and (fresh / "report.html").exists()
