@@ -4,7 +4,8 @@
         [--condition NAME]
 
 One sub-run of the quick demo (``examples/collapse.yaml``: by default the perturbation-trained
-ensemble, the slowest condition) trains for ``--episodes`` episodes: rollouts, PPO updates and
+ensemble, with its full ranges from the first episode on both sides, the baseline having no
+``perturb_ramp``) trains for ``--episodes`` episodes: rollouts, PPO updates and
 the held-out curve, as ``sim2human study`` runs them, minus the final evaluation. The baseline is
 checked out into a temporary git worktree and run in a subprocess with the same script; rounds
 alternate between the sides and the best round of each is reported (noise on a shared machine
@@ -46,6 +47,8 @@ def measure(config: Path, condition: str, episodes: int) -> dict[str, float]:
 
     cfg = load_study(config, quick=True)
     cond = next(c for c in cfg.conditions if c.name == condition)
+    if getattr(cond, "perturb_ramp", 0.0):  # the same work on both sides: full ranges throughout
+        cond = cond.model_copy(update={"perturb_ramp": 0.0})
     world = StudyWorld.build(cfg)
     ppo = train_config(cfg, cond).model_copy(update={"episodes": episodes})
     agent = PolicyAgent(world.scenario, seed=0)

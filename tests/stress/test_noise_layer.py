@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+from typing import Any
 
 import numpy as np
 import pytest
@@ -10,7 +11,9 @@ import pytest
 from sim2human.ensemble import Ensemble
 from sim2human.errors import ConfigError, UsageError
 from sim2human.experiments.config import parse_study
+from sim2human.experiments.world import StudyWorld
 from sim2human.samplers.build import PerturbingSampler, build_sampler
+from sim2human.samplers.feedback import BatchInfo
 from sim2human.scenarios.intake.scenario import IntakeScenario
 from sim2human.simulators.base import QuirkPool
 from sim2human.simulators.families import get_family
@@ -101,3 +104,50 @@ def test_collapse_study_has_the_perturbation_condition() -> None:
         cfg = load_study(p, quick=True)
     cond = {c.name: c for c in cfg.conditions}["ensemble-randomized+perturb"]
     assert cond.sampler == "randomized" and cond.perturb
+    assert cond.perturb_ramp == 1.0  # the curriculum the demo trains with
+
+
+def test_a_perturb_ramp_opens_the_ranges_as_training_runs() -> None:
+    ens = Ensemble.from_families(["cooperative"], ["noisy-line"], 2, POOL)
+    ranges = {"asr": (0.1, 0.6), "typos": (0.0, 0.4)}
+    s = build_sampler("uniform", ens, POOL, perturb=ranges, perturb_ramp_episodes=100)
+    assert isinstance(s, PerturbingSampler) and s.level == 0.0
+    rng = np.random.default_rng(0)
+    members = {m.id: m for m in ens.train}
+    closed = [s.next(rng) for _ in range(10)]  # every range at its low end
+    assert all(sp == with_noise(members[sp.id], {"asr": 0.1, "typos": 0.0}) for sp in closed)
+    s.update([], BatchInfo(update=0, episodes_seen=50, abs_advantage=()))
+    assert s.level == 0.5
+    half = [s.next(rng).traits.noise["asr"] for _ in range(50)]
+    assert max(half) <= 0.35 + 1e-9 and min(half) >= 0.1  # [0.1, 0.1 + 0.5 * 0.5]
+    s.update([], BatchInfo(update=1, episodes_seen=150, abs_advantage=()))
+    assert s.level == 1.0
+    full = [s.next(rng).traits.noise["asr"] for _ in range(50)]
+    assert max(full) > 0.35  # the whole range again
+    # the ramp changes severities only: the same members, in the same order, as without it
+    plain = build_sampler("uniform", ens, POOL, perturb=ranges)
+    assert isinstance(plain, PerturbingSampler) and plain.level == 1.0
+    rng_a, rng_b = np.random.default_rng(3), np.random.default_rng(3)
+    ramped = build_sampler("uniform", ens, POOL, perturb=ranges, perturb_ramp_episodes=100)
+    assert [ramped.next(rng_a).id for _ in range(20)] == [plain.next(rng_b).id for _ in range(20)]
+
+
+def test_perturb_ramp_is_validated_and_needs_a_budget() -> None:
+    base: dict[str, Any] = {
+        "name": "t",
+        "seeds": [0],
+        "conditions": [{"name": "c", "sampler": "uniform", "perturb_ramp": 0.5}],
+    }
+    with pytest.raises(ConfigError, match="condition 'c': perturb_ramp needs a perturb block"):
+        parse_study(base)
+    base["conditions"][0]["perturb"] = {"typos": [0, 0.5]}
+    base["conditions"][0]["perturb_ramp"] = 1.5
+    with pytest.raises(ConfigError, match=r"conditions\.0\.perturb_ramp"):
+        parse_study(base)
+    base["conditions"][0]["perturb_ramp"] = 0.5
+    cfg = parse_study(base)
+    world = StudyWorld.build(cfg)
+    with pytest.raises(ValueError, match="needs the budget"):
+        world.sampler(cfg.conditions[0], 0)
+    sampler = world.sampler(cfg.conditions[0], 0, episodes=400)
+    assert isinstance(sampler, PerturbingSampler) and sampler.ramp_episodes == 200

@@ -23,7 +23,7 @@ from sim2human.experiments.world import StudyWorld, evaluate_members, llm_runtim
 from sim2human.judging import EnsembleJudge, JudgePanel
 from sim2human.llm.runtime import LLMRuntime
 from sim2human.metrics.outcomes import by, member_std, summarise
-from sim2human.samplers.build import Sampler
+from sim2human.samplers.build import PerturbingSampler, Sampler
 from sim2human.samplers.feedback import BatchInfo, Reporting, draw_level
 from sim2human.simulators.base import SimulatorSpec
 from sim2human.store import (
@@ -98,13 +98,16 @@ class _Recording:
         """This update's line of ``sampler.jsonl``."""
         inner = self.inner
         reporting = inner if isinstance(inner, Reporting) else None
-        return {
+        row: dict[str, Any] = {
             "update": stats.update,
             "episodes_seen": stats.episodes_seen,
             "shares": reporting.shares() if reporting else None,
             "counts": {m: v[2] for m, v in stats.per_member.items()},
             "events": reporting.drain_events() if reporting else [],
         }
+        if isinstance(inner, PerturbingSampler):  # how far its ranges are open (perturb_ramp)
+            row["perturb_level"] = inner.level
+        return row
 
 
 def run_condition(
@@ -115,7 +118,8 @@ def run_condition(
     started = time.perf_counter()
     world = StudyWorld.build(cfg)
     run_seed = sub_run_seed(condition.name, seed)
-    sampler = _Recording(world.sampler(condition, run_seed))
+    ppo = train_config(cfg, condition)
+    sampler = _Recording(world.sampler(condition, run_seed, episodes=ppo.episodes))
     judge = None
     if condition.judging is not None:
         panel = JudgePanel(world.ensemble.train, world.scenario, condition.judging.k, run_seed)
@@ -134,7 +138,6 @@ def run_condition(
     agent = PolicyAgent(world.scenario, seed=run_seed)
     # One held-out probe serves the learning curve (heldout_curve.jsonl) and the diagnostics
     # (d, field accuracy and a checkpoint at each point, in metrics.jsonl).
-    ppo = train_config(cfg, condition)
     probe = HeldoutProbe(
         agent,
         [s for s in world.ensemble.heldout if s.kind == "persona"],
@@ -180,7 +183,7 @@ def run_condition(
             agent,
             sampler,
             world.scenario,
-            train_config(cfg, condition),
+            ppo,
             run_seed,
             condition=condition.name,
             on_update=on_update,

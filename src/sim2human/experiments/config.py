@@ -101,6 +101,9 @@ class Condition(Frozen):
     perturb: dict[str, tuple[float, float]] | None = None
     """Domain randomisation of noise: perturbation name -> [low, high] severity, drawn per
     training episode and layered onto the member's own noise (evaluation stays unperturbed)."""
+    perturb_ramp: float = Field(0.0, ge=0, le=1)
+    """A curriculum for ``perturb``: over this share of the training episodes every range opens
+    from its low end to its full width, linearly (0: the full ranges from the first episode)."""
 
     @field_validator("perturb")
     @classmethod
@@ -261,6 +264,8 @@ class StudyConfig(Frozen):
                 )
             if c.llm_share > 0 and llm_train is None:
                 raise ValueError(f"condition {c.name!r}: llm_share needs ensemble.llm.train")
+            if c.perturb_ramp > 0 and not c.perturb:
+                raise ValueError(f"condition {c.name!r}: perturb_ramp needs a perturb block")
         return self
 
 

@@ -87,13 +87,18 @@ class StudyWorld:
             return (fixed,)
         return self.ensemble.train + (self.llm_train if condition.llm_share > 0 else ())
 
-    def sampler(self, condition: Condition, seed: int = 0) -> Sampler:
+    def sampler(self, condition: Condition, seed: int = 0, *, episodes: int = 0) -> Sampler:
+        """``condition``'s training sampler; ``episodes``, its training budget, is needed by a
+        ``perturb_ramp`` (the ranges open over that share of it)."""
+        if condition.perturb_ramp > 0 and episodes <= 0:
+            raise ValueError(f"condition {condition.name!r}: a perturb_ramp needs the budget")
         inner = build_sampler(
             condition.sampler,
             self.ensemble,
             self.pool,
             self.fixed_spec(condition),
             condition.perturb,
+            perturb_ramp_episodes=round(condition.perturb_ramp * episodes),
             args=condition.sampler_args,
             scenario=self.scenario,
             solvable=solvability(self.scenario, self.max_turns),

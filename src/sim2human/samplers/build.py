@@ -91,17 +91,35 @@ class RandomizedSampler:
 
 class PerturbingSampler:
     """Domain randomisation of noise: wraps any sampler and layers a fresh perturbation mix
-    (one severity per name, uniform in its range) onto every member it hands out."""
+    (one severity per name, uniform in its range) onto every member it hands out.
 
-    def __init__(self, inner: Sampler, ranges: Ranges) -> None:
+    With ``ramp_episodes`` the ranges open as training runs (a curriculum): after ``seen``
+    training episodes each range is ``[low, low + level * (high - low)]``, ``level`` growing
+    linearly from 0 to 1 over the first ``ramp_episodes``. Measured on fresh draws of the
+    training families (never held-out ones), the full ranges from the first episode left the
+    agent below the unperturbed ensemble even on perturbed calls; the ramp did not.
+    """
+
+    def __init__(self, inner: Sampler, ranges: Ranges, ramp_episodes: int = 0) -> None:
         self.inner = inner
         self.name = inner.name
         self.ranges = dict(ranges)
+        self.ramp_episodes = ramp_episodes
+        self.seen = 0
+        """Training episodes finished, as the trainer reports them (``BatchInfo``)."""
+
+    @property
+    def level(self) -> float:
+        """How far the ranges are open: 0 at their low ends, 1 at full width."""
+        return 1.0 if self.ramp_episodes <= 0 else min(1.0, self.seen / self.ramp_episodes)
 
     def next(self, rng: np.random.Generator) -> SimulatorSpec:
-        return with_noise(self.inner.next(rng), draw_mix(self.ranges, rng))
+        level = self.level
+        ranges = {n: (lo, lo + level * (hi - lo)) for n, (lo, hi) in self.ranges.items()}
+        return with_noise(self.inner.next(rng), draw_mix(ranges, rng))
 
     def update(self, episodes: Sequence[Episode], info: BatchInfo | None = None) -> None:
+        self.seen = info.episodes_seen if info is not None else self.seen + len(episodes)
         self.inner.update(episodes, info)
 
 
@@ -227,6 +245,7 @@ def build_sampler(
     fixed: SimulatorSpec | None = None,
     perturb: Ranges | None = None,
     *,
+    perturb_ramp_episodes: int = 0,
     args: Mapping[str, Any] | None = None,
     scenario: Scenario | None = None,
     solvable: Solvability | None = None,
@@ -234,7 +253,8 @@ def build_sampler(
     seed: int = 0,
 ) -> Sampler:
     """The named sampler over the ensemble's training members; ``seed`` seeds its own choices.
-    With ``perturb`` ranges its members also get per-episode noise.
+    With ``perturb`` ranges its members also get per-episode noise, opening over the first
+    ``perturb_ramp_episodes`` training episodes (``PerturbingSampler``).
 
     Samplers see gold outcomes only when ``oracle_gold`` is set (the default works without it).
     ``evolve`` also needs the scenario and ``solvable`` (``rollout.checks.solvability``).
@@ -242,4 +262,4 @@ def build_sampler(
     settings = sampler_args(name, args)
     ctx = _Context(ensemble, pool, fixed, scenario, solvable, oracle_gold, seed)
     inner = SAMPLERS[name].build(ctx, settings)
-    return PerturbingSampler(inner, perturb) if perturb else inner
+    return PerturbingSampler(inner, perturb, perturb_ramp_episodes) if perturb else inner
