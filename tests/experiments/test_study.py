@@ -64,3 +64,25 @@ def test_interrupting_keeps_every_finished_episode(tmp_path: Path) -> None:
     episodes = read_episodes(tmp_path / "episodes.jsonl")
     assert len(episodes) == 32  # the first update's batch is logged, and is whole
     assert len((tmp_path / "metrics.jsonl").read_text().splitlines()) == 3
+
+
+def test_a_perturb_ramp_opens_over_the_sub_run_and_is_logged(tmp_path: Path) -> None:
+    ramped = {
+        "name": "ens+ramp",
+        "sampler": "uniform",
+        "perturb": {"typos": [0, 0.5]},
+        "perturb_ramp": 0.5,
+    }
+    cfg = parse_study(
+        {
+            **TINY,
+            "train": {"episodes": 128, "batch_episodes": 32, "epochs": 1},
+            "conditions": [ramped],
+        }
+    )
+    run_condition(cfg, cfg.conditions[0], 0, tmp_path)
+    rows = [json.loads(x) for x in (tmp_path / "sampler.jsonl").read_text().splitlines()]
+    # the level for the next batch, after 32, 64, 96, 128 of 128 episodes (open after 64)
+    assert [r["perturb_level"] for r in rows] == [0.5, 1.0, 1.0, 1.0]
+    config = json.loads((tmp_path / "config.json").read_text())
+    assert config["condition"]["perturb_ramp"] == 0.5
