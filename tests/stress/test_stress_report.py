@@ -92,6 +92,22 @@ def test_separated_cis_are_a_finding_overlapping_ones_are_not() -> None:
     assert any("`ens`" in x and "overlap: not a supported difference" in x for x in lines)
 
 
+def test_robustness_comes_with_the_absolute_level() -> None:
+    """A weak start keeps a large share of little: the findings say both."""
+    s = stress(
+        {
+            "ens": agent(est(0.8, 0.75, 0.85), est(0.6, 0.55, 0.65), clean=(0.75, 0.7, 0.8)),
+            "ens+perturb": agent(est(0.95, 0.9, 1.0), est(0.3, 0.25, 0.35), clean=(0.3, 0.2, 0.4)),
+        },
+        roles={n: ROLES[n] for n in ("ens", "ens+perturb")},
+    )
+    lines = findings(s)
+    assert any(
+        "overall robustness" in x and "higher, the 95% CIs do not overlap" in x for x in lines
+    )
+    assert any("absolute AUC" in x and "LOWER, the 95% CIs do not overlap" in x for x in lines)
+
+
 def test_undefined_robustness_falls_back_to_absolute_auc() -> None:
     s = stress(
         {
