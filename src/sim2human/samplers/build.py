@@ -114,8 +114,9 @@ class PerturbingSampler:
         return 1.0 if self.ramp_episodes <= 0 else min(1.0, self.seen / self.ramp_episodes)
 
     def next(self, rng: np.random.Generator) -> SimulatorSpec:
-        level = self.level
-        ranges = {n: (lo, lo + level * (hi - lo)) for n, (lo, hi) in self.ranges.items()}
+        level, ranges = self.level, self.ranges
+        if level < 1.0:  # open ranges stay exactly as configured (lo + (hi - lo) may not be hi)
+            ranges = {n: (lo, lo + level * (hi - lo)) for n, (lo, hi) in ranges.items()}
         return with_noise(self.inner.next(rng), draw_mix(ranges, rng))
 
     def update(self, episodes: Sequence[Episode], info: BatchInfo | None = None) -> None:
