@@ -9,7 +9,8 @@ never holds one episode id twice: ``EpisodeLog`` refuses to write a duplicate an
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -95,8 +96,22 @@ class EpisodeLog(JsonlWriter):
         self.ids[eid] = self._lines
 
 
-class _Torn(Exception):
-    """The last line of a log was cut short: an interrupted write, to skip, not to report."""
+@dataclass(frozen=True)
+class BadLine:
+    """A log line that could not be read: what it is not, and why. Each reader decides what to
+    do with it (``read_episodes`` refuses the log, the diagnostics count and skip it)."""
+
+    number: int
+    what: str
+    """``not valid JSON`` or ``not an episode``."""
+    detail: str
+
+    def error(self, path: Path) -> RunDirError:
+        return RunDirError(f"{path}:{self.number}: {self.what} ({self.detail})")
+
+
+_TORN = object()
+"""The last line of a log cut short: an interrupted write, to skip, not to report."""
 
 
 def _text_lines(path: Path) -> list[str]:
@@ -110,32 +125,58 @@ def _text_lines(path: Path) -> list[str]:
         raise RunDirError(f"{path}: cannot read ({err.strerror})") from None
 
 
-def _decode(path: Path, number: int, line: str, last: bool) -> Any:
-    """The JSON object on a line; ``_Torn`` if it is the last one and does not parse."""
+def _json_line(number: int, line: str, count: int) -> Any:
+    """The object on line ``number`` of ``count``: a ``BadLine`` when it is not JSON, or
+    ``_TORN`` when that line is the last one."""
     try:
         return json.loads(line)
     except (json.JSONDecodeError, RecursionError) as err:
-        if last:  # an interrupted write: keep everything before it
-            raise _Torn from None
-        msg = getattr(err, "msg", "nested too deeply")
-        raise RunDirError(f"{path}:{number}: not valid JSON ({msg})") from None
+        if number == count:
+            return _TORN
+        return BadLine(number, "not valid JSON", getattr(err, "msg", "nested too deeply"))
 
 
-def _numbered(path: Path) -> Iterator[tuple[int, str, bool]]:
-    """(line number, line, whether it is the last) for each line that is not blank."""
-    lines = _text_lines(path)
+def json_lines(lines: Sequence[str]) -> Iterator[tuple[int, Any]]:
+    """(line number, object or ``BadLine``) for each line that is not blank; a torn last line
+    ends it."""
     for number, line in enumerate(lines, 1):
         if line.strip():
-            yield number, line, number == len(lines)
+            row = _json_line(number, line, len(lines))
+            if row is _TORN:
+                return
+            yield number, row
+
+
+def episode_lines(lines: Sequence[str]) -> Iterator[tuple[int, Episode | BadLine]]:
+    """``json_lines`` as episodes: each line parsed and validated in one pass first
+    (``parse_episode``); one that fails it is read again the slow way, to say what is wrong."""
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        episode: Episode | BadLine | None = parse_episode(line)
+        if episode is None:
+            row = _json_line(number, line, len(lines))
+            if row is _TORN:
+                return
+            episode = row if isinstance(row, BadLine) else _episode(number, row)
+        yield number, episode
+
+
+def _episode(number: int, row: Any) -> Episode | BadLine:
+    try:
+        return Episode.model_validate(row)
+    except ValidationError as err:
+        first = err.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        return BadLine(number, "not an episode", f"{where}: {first['msg']}")
 
 
 def iter_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     """(line number, object) for each complete line; a torn last line is skipped, not fatal."""
-    for number, line, last in _numbered(path):
-        try:
-            yield number, _decode(path, number, line, last)
-        except _Torn:
-            return
+    for number, row in json_lines(_text_lines(path)):
+        if isinstance(row, BadLine):
+            raise row.error(path)
+        yield number, row
 
 
 def check_unique(ids: Iterable[tuple[int, str]], path: Path) -> None:
@@ -161,27 +202,13 @@ def parse_episode(line: str) -> Episode | None:
 
 
 def read_episodes(path: Path) -> list[Episode]:
+    """Every episode of a log; the first line that is not one is an error naming it."""
     episodes, lines = [], []
     with gc_tuning.paused():
-        for number, line, last in _numbered(path):
-            episode = parse_episode(line)
-            if episode is None:
-                try:
-                    row = _decode(path, number, line, last)
-                except _Torn:
-                    break
-                episode = _validate(path, number, row)
+        for number, episode in episode_lines(_text_lines(path)):
+            if isinstance(episode, BadLine):
+                raise episode.error(path)
             episodes.append(episode)
             lines.append(number)
     check_unique(zip(lines, (e.id for e in episodes), strict=True), path)
     return episodes
-
-
-def _validate(path: Path, number: int, row: Any) -> Episode:
-    try:
-        return Episode.model_validate(row)
-    except ValidationError as err:
-        where = ".".join(str(p) for p in err.errors()[0]["loc"])
-        raise RunDirError(
-            f"{path}:{number}: not an episode ({where}: {err.errors()[0]['msg']})"
-        ) from None

@@ -9,7 +9,6 @@ partial instead of absent. Only a directory with nothing usable in it is an erro
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,8 +29,10 @@ from sim2human.store import (
     MEMBERS,
     METRICS,
     SUMMARY,
+    BadLine,
     check_unique,
-    parse_episode,
+    episode_lines,
+    json_lines,
 )
 from sim2human.train.config import PPOConfig
 from sim2human.types import Episode
@@ -128,17 +129,6 @@ def _lines(path: Path, problems: list[str]) -> list[str]:
         return []
 
 
-def _decode(number: int, lines: list[str], bad: list[str]) -> tuple[bool, Any]:
-    """(True, object) for a JSON line; (False, None) for one that is not, noted in ``bad``
-    unless it is a torn last line (an interrupted write, not damage)."""
-    try:
-        return True, json.loads(lines[number - 1])
-    except (json.JSONDecodeError, RecursionError) as err:
-        if number < len(lines):
-            bad.append(f"line {number}: {getattr(err, 'msg', 'nested too deeply')}")
-        return False, None
-
-
 def _corrupted(path: Path, bad: list[str], problems: list[str]) -> None:
     if bad:
         problems.append(f"{path}: {len(bad)} corrupted line(s) skipped (first: {bad[0]})")
@@ -146,42 +136,30 @@ def _corrupted(path: Path, bad: list[str], problems: list[str]) -> None:
 
 def _jsonl(path: Path, problems: list[str]) -> list[tuple[int, Any]]:
     """(line number, object) of every readable line; unreadable lines are counted, not fatal."""
-    lines = _lines(path, problems)
     out: list[tuple[int, Any]] = []
     bad: list[str] = []
-    for number, line in enumerate(lines, 1):
-        if line.strip():
-            ok, row = _decode(number, lines, bad)
-            if ok:
-                out.append((number, row))
+    for number, row in json_lines(_lines(path, problems)):
+        if isinstance(row, BadLine):
+            bad.append(f"line {number}: {row.detail}")
+        else:
+            out.append((number, row))
     _corrupted(path, bad, problems)
     return out
 
 
 def _episodes(path: Path, problems: list[str]) -> list[Episode]:
-    """Every episode of a log (each line parsed the fast way first, ``store.parse_episode``;
-    a line that fails it is read again the slow way, to say what is wrong with it)."""
-    lines = _lines(path, problems)
+    """Every episode of a log (``store.episode_lines``); lines that are not JSON, or not
+    episodes, are counted in ``problems`` and skipped."""
     episodes: list[Episode] = []
     numbers: list[int] = []
     corrupted: list[str] = []
     bad: list[str] = []
     with gc_tuning.paused():
-        for number, line in enumerate(lines, 1):
-            if not line.strip():
+        for number, episode in episode_lines(_lines(path, problems)):
+            if isinstance(episode, BadLine):
+                not_json = episode.what == "not valid JSON"
+                (corrupted if not_json else bad).append(f"line {number}: {episode.detail}")
                 continue
-            episode = parse_episode(line)
-            if episode is None:
-                ok, row = _decode(number, lines, corrupted)
-                if not ok:
-                    continue
-                try:
-                    episode = Episode.model_validate(row)
-                except ValidationError as err:
-                    first = err.errors()[0]
-                    where = ".".join(str(p) for p in first["loc"])
-                    bad.append(f"line {number}: {where}: {first['msg']}")
-                    continue
             episodes.append(episode)
             numbers.append(number)
     _corrupted(path, corrupted, problems)
