@@ -10,7 +10,10 @@ import typer
 from rich.console import Console
 
 if TYPE_CHECKING:
+    from rich.status import Status
+
     from sim2human.experiments.results import StudyResult
+    from sim2human.report.html import Written
 
 RunDirArg = Annotated[Path, typer.Argument(help="A study directory or one sub-run directory.")]
 ConditionOpt = Annotated[
@@ -21,18 +24,11 @@ ConditionOpt = Annotated[
 def finish_study(study: StudyResult, out: Path, console: Console) -> None:
     """Diagnose the finished study once (``diagnosis.json``, replaying conversations for the
     exploit finder), then render its reports from the stored files (``runner.run_study``'s
-    ``finish``: the run is still locked, so the run directory is read once for both)."""
-    from sim2human.diagnostics.rundir import load_run_dir
-    from sim2human.diagnostics.stored import diagnose_run
+    ``finish``: the run is still locked)."""
     from sim2human.lock import run_lock
-    from sim2human.report.html import write_report
 
     with run_lock(out, "study"), console.status("reading the run") as status:
-        run = load_run_dir(out)
-        status.update("diagnosing")
-        diagnose_run(out, on_step=lambda what: status.update(what), run=run)
-        status.update("writing the report")
-        write_report(out, console=console, run=run)
+        _diagnose_and_write(out, None, console, status, diagnose=True)
 
 
 def report(run_dir: RunDirArg, condition: ConditionOpt = None) -> None:
@@ -40,22 +36,18 @@ def report(run_dir: RunDirArg, condition: ConditionOpt = None) -> None:
 
     A run that was never diagnosed (no diagnosis.json) is diagnosed once first and the result
     stored; `sim2human diagnose RUN_DIR` diagnoses again (say, with other thresholds)."""
-    from sim2human.diagnostics.rundir import RunDir, load_run_dir
-    from sim2human.diagnostics.stored import diagnose_run, diagnosis_path
+    from sim2human.diagnostics.stored import diagnosis_path
     from sim2human.inputs import existing_dir
     from sim2human.lock import run_lock
-    from sim2human.report.html import write_report
 
     out, err = Console(), Console(stderr=True)
     existing_dir(run_dir, "run directory")
     note = lambda msg: err.print(f"note: {run_dir}: {msg}", soft_wrap=True)  # noqa: E731
-    with run_lock(run_dir, "report", note=note):  # one read serves the diagnosis and the report
-        run: RunDir | None = None
-        if not any(diagnosis_path(run_dir, c).exists() for c in {None, condition}):
-            with err.status(f"{run_dir}: not diagnosed yet; diagnosing once") as status:
-                run = load_run_dir(run_dir, condition)
-                diagnose_run(run_dir, condition, on_step=lambda what: status.update(what), run=run)
-        written = write_report(run_dir, condition=condition, console=err, run=run)
+    with run_lock(run_dir, "report", note=note):
+        undiagnosed = not any(diagnosis_path(run_dir, c).exists() for c in {None, condition})
+        first = f"{run_dir}: not diagnosed yet; diagnosing once" if undiagnosed else "reporting"
+        with err.status(first) as status:
+            written = _diagnose_and_write(run_dir, condition, err, status, diagnose=undiagnosed)
     d = written.diagnosis
     for c in [*d.conditions, *d.reference]:
         colour = "red" if c.verdict.collapse else ("green" if c.verdict.checked else "yellow")
@@ -66,3 +58,21 @@ def report(run_dir: RunDirArg, condition: ConditionOpt = None) -> None:
             "listed in the report"
         )
     out.print(f"report: {written.html}", highlight=False)
+
+
+def _diagnose_and_write(
+    run_dir: Path, condition: str | None, console: Console, status: Status, *, diagnose: bool
+) -> Written:
+    """Diagnose (when asked) and write the reports, from one read of the run directory: reading
+    its episodes is most of what either costs. The caller holds the run's lock."""
+    from sim2human.diagnostics.rundir import load_run_dir
+    from sim2human.diagnostics.stored import diagnose_run
+    from sim2human.report.html import write_report
+
+    run = None
+    if diagnose:
+        run = load_run_dir(run_dir, condition)
+        status.update("diagnosing")
+        diagnose_run(run_dir, condition, on_step=status.update, run=run)
+    status.update("writing the report")
+    return write_report(run_dir, condition=condition, console=console, run=run)
