@@ -224,12 +224,12 @@ def longest_first(cfg: StudyConfig, calls: list[Call]) -> list[Call]:
 def expected_cost(cfg: StudyConfig, call: Call) -> tuple[int, int]:
     """A rank of how long a job takes, from the config alone (higher: longer).
 
-    Measured on the quick demo: a sub-run with perturbations takes longest (46 s; one with LLM
-    members is slower still), then one on an ensemble (25 s), then one on a frozen simulator
-    (11 s); within a rank, more training episodes take longer. The side jobs (the diversity
-    measurement, 8 s, and the scripted reference, 1 s) rank just above the frozen sub-runs:
-    never last, where the diversity measurement alone would keep one worker busy, and behind
-    the ensembles, so that the short frozen sub-runs fill in the end.
+    Measured on the quick demo: a sub-run with perturbations takes longest (37-41 s; one with
+    LLM members is slower still), then one on an ensemble (26-30 s), then one on a frozen
+    simulator (10-12 s); within a rank, more training episodes take longer. The side jobs (the
+    diversity measurement, 8 s, and the scripted reference, 1 s) rank just above the frozen
+    sub-runs: never last, where the diversity measurement alone would keep one worker busy, and
+    behind the ensembles, so that the short frozen sub-runs fill in the end.
     """
     kind, name, _, _ = call
     if kind != "condition":
