@@ -16,7 +16,7 @@ from typing import Any, TextIO
 
 from pydantic import BaseModel, ValidationError
 
-from sim2human import gc_tuning
+from sim2human import gc_tuning, outputs
 from sim2human.errors import RunDirError
 from sim2human.types import Episode
 
@@ -28,13 +28,10 @@ SUMMARY = "summary.json"
 CHECKPOINT = "checkpoint.pt"
 
 
-def write_json(path: Path, data: Any) -> None:
-    """Write atomically: a reader never sees half a file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(path.suffix + ".tmp")
+def write_json(path: Path, data: Any, *, inside: Path | None = None) -> None:
+    """Write atomically (``outputs.write_text``): a reader never sees half a file."""
     payload = data.model_dump(mode="json") if isinstance(data, BaseModel) else data
-    tmp.write_text(json.dumps(payload, indent=2, sort_keys=False) + "\n", encoding="utf-8")
-    tmp.replace(path)
+    outputs.write_text(path, json.dumps(payload, indent=2, sort_keys=False) + "\n", inside=inside)
 
 
 def read_json(path: Path) -> Any:
