@@ -133,7 +133,7 @@ def test_out_is_a_file(tmp_path: Path, capsys: Cap) -> None:
     code, err = run_cli(
         capsys, "study", str(_study(tmp_path, TINY)), "--out", str(tmp_path / "taken")
     )
-    assert_one_clear_error(code, err, "not a directory")
+    assert_one_clear_error(code, err, "expected a run directory")
     assert (tmp_path / "taken").read_text() == "mine"
 
 
