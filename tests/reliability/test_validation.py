@@ -229,7 +229,6 @@ FLAGS = [
     ("diagnose", "--max-gap"),
     ("diagnose", "--max-drop"),
     ("export", "--min-gold"),
-    ("stress", "--threshold"),
 ]
 
 
@@ -263,3 +262,12 @@ def test_size_flags_have_an_upper_bound(tmp_path: Path, capsys: Cap, argv: list[
     argv = [str(tmp_path) if a == "RUN" else str(cfg) if a == "CFG" else a for a in argv]
     code, err = run_cli(capsys, *argv)
     _one_flag_error(code, err, argv[-2])
+
+
+@pytest.mark.parametrize("value", ["inf", "nan", "-inf", "1e30"])
+def test_stress_threshold_refuses_non_finite_values(
+    tmp_path: Path, capsys: Cap, value: str
+) -> None:
+    """Checked by ``SearchConfig`` before any work (``0 < threshold <= 1``, false for NaN)."""
+    code, err = run_cli(capsys, "stress", str(tmp_path), "--threshold", value)
+    assert_one_clear_error(code, err, "threshold must be in (0, 1]")

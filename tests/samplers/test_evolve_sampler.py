@@ -7,6 +7,7 @@ from collections.abc import Sequence
 import numpy as np
 import pytest
 from adaptive_helpers import with_traits
+from pydantic import ValidationError
 
 from sim2human.agents.policy import PolicyAgent
 from sim2human.errors import UsageError
@@ -132,9 +133,7 @@ def test_trait_box_round_trip_and_plausibility(scenario: IntakeScenario, pool: Q
 def test_bad_settings(scenario: IntakeScenario, pool: QuirkPool) -> None:
     members = population(pool, planted=False)
     check = solvability(scenario, MAX_TURNS)
-    with pytest.raises(UsageError, match="min_members"):
-        EvolveSampler(
-            members, scenario, pool, EvolveArgs(min_members=9, max_members=8), solvable=check
-        )
+    with pytest.raises(ValidationError, match="min_members 9 is above max_members 8"):
+        EvolveArgs(min_members=9, max_members=8)  # refused as the study loads
     with pytest.raises(UsageError, match="two"):
         EvolveSampler(members[:1], scenario, pool, EvolveArgs(), solvable=check)
