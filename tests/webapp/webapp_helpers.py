@@ -21,6 +21,19 @@ from sim2human.store import CHECKPOINT
 ADMIN = "test-admin-token-7f3a9c"
 
 
+class FakeClock:
+    """A monotonic clock the test moves by hand (rate limits and back-off read it)."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+
 def make_run(root: Path, conditions: int = 2) -> Path:
     """A study run directory as `study` leaves it: config.yaml and one checkpoint per
     condition and seed (untrained policies: these tests are about the page, not the agents)."""

@@ -189,8 +189,13 @@ def study(
     data: DataOption = None,
 ) -> None:
     """Run a study: every condition x seed trained, evaluated on held-out simulators, tabulated."""
-    if human is not None and not human.is_file():
-        raise UsageError(f"--human {human}: no such call database")
+    if human is not None:
+        from sim2human.human_store import check_existing
+
+        try:
+            check_existing(human)  # a bad database is refused before the study trains
+        except UsageError as err:
+            raise UsageError(f"--human {err}") from None
     target = _run(config, quick, out, workers, resume, check, data)
     if human is not None and target is not None:
         from sim2human.experiments.human_eval import HUMAN_MD, fold_in, human_table
