@@ -67,16 +67,14 @@ def opening(profile: dict[str, object]) -> str:
 
 
 def _serve(run: str, db: str, agents: str, port: int) -> None:
-    import uvicorn
-
     from sim2human.human_store import HumanStore
+    from sim2human.webapp import serving
     from sim2human.webapp.agents import AgentPool
     from sim2human.webapp.app import create_app
     from sim2human.webapp.calls import Calls
 
     calls = Calls(HumanStore(Path(db)), AgentPool.from_run(Path(run), agents.split(",")))
-    app = create_app(calls, admin_token=ADMIN)
-    uvicorn.run(app, host="127.0.0.1", port=port, access_log=False, log_level="warning")
+    serving.serve(create_app(calls, admin_token=ADMIN), "127.0.0.1", port)
 
 
 class Server:
