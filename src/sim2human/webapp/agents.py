@@ -27,10 +27,15 @@ LLM = "llm"
 
 @dataclass(frozen=True)
 class LLMAgentSettings:
+    """The call page's LLM agent endpoint. A participant waits for each answer, so one message
+    is bounded by ``deadline_s`` over all attempts (an endpoint that hangs costs 25 s, not the
+    156 s of five 30-second attempts); then the participant is asked to send again."""
+
     base_url: str
     model: str
     api_key_env: str | None = None
-    timeout_s: float = 30.0
+    timeout_s: float = 20.0
+    deadline_s: float = 25.0
 
 
 @dataclass
@@ -123,6 +128,7 @@ class AgentPool:
                     model=s.model,
                     api_key_env=s.api_key_env,
                     timeout_s=s.timeout_s,
+                    deadline_s=s.deadline_s,
                 )
             )
             self._llm_agent = LLMAgent(self.scenario, client)
