@@ -494,7 +494,7 @@ def _parse_completion(response: object, secrets: Sequence[str]) -> tuple[str, in
         pt = int(usage.prompt_tokens) if usage is not None else 0
         ct = int(usage.completion_tokens) if usage is not None else 0
         finish = str(choice.finish_reason or "")
-    except (AttributeError, IndexError, TypeError, ValueError) as exc:
+    except (AttributeError, IndexError, KeyError, TypeError, ValueError, OverflowError) as exc:
         raise _Retryable(f"response is not a chat completion ({exc!r})") from None
     if not isinstance(text, str):
         raise _Retryable("response has no message content")
