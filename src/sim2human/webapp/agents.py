@@ -96,10 +96,13 @@ class AgentPool:
         return name, seeds[secrets.randbelow(len(seeds))][0]
 
     def warm(self) -> None:
-        """Load every checkpoint now, so no participant waits on a load mid-call."""
+        """Load every checkpoint (and the LLM client) now, so no participant waits on a load
+        mid-call: the first message's deadline is spent on the endpoint, not on imports."""
         for name, seeds in self.checkpoints.items():
             for seed, _ in seeds:
                 self.agent(name, seed)
+        if self.llm is not None:
+            self._llm()
 
     def agent(self, name: str, seed: int) -> Agent:
         if name == SCRIPTED:
