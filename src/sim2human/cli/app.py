@@ -28,6 +28,7 @@ from sim2human.corpora import aci_bench
 from sim2human.errors import Sim2HumanError, UsageError
 from sim2human.experiments.config import load_study
 from sim2human.metrics.outcomes import Estimate
+from sim2human.redact import redact
 from sim2human.report.format import est, pct
 
 if TYPE_CHECKING:
@@ -233,7 +234,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             err_console.print(f"[red]error:[/] {err}")
         return int(getattr(err, "exit_code", 2))
     except Sim2HumanError as err:
-        err_console.print(f"[red]error:[/] {escape(str(err))}", highlight=False, soft_wrap=True)
+        shown = escape(redact(str(err)))  # an endpoint's error may quote its key
+        err_console.print(f"[red]error:[/] {shown}", highlight=False, soft_wrap=True)
         return err.exit_code
     return 0
 
