@@ -84,9 +84,9 @@ def serve(
     if llm_base_url is not None and llm_model is not None:
         llm = LLMAgentSettings(llm_base_url, llm_model, llm_api_key_env)
     names = [n.strip() for n in agents.split(",") if n.strip()] if agents else None
+    path = db or _default_db(_run_dir(run_dir))
     pool = AgentPool.from_run(_run_dir(run_dir), names, llm)
     pool.warm()
-    path = db or run_dir / "human.sqlite"
     calls = Calls(HumanStore(path), pool)
     app = create_app(calls, Limits(per_minute=per_minute))
     err_console.print(f"agents (blinded to participants): {', '.join(pool.names)}")
@@ -95,6 +95,19 @@ def serve(
         err_console.print(f"[yellow]admin page off[/]: set {ADMIN_TOKEN_ENV} to turn it on")
     out_console.print(f"call page: http://{host}:{port}/  (admin: /admin)", soft_wrap=True)
     uvicorn.run(app, host=host, port=port, access_log=False, log_level="warning")
+
+
+def _default_db(run_dir: Path) -> Path:
+    """``RUN_DIR/human.sqlite``, unless the run is read-only to this user or another process is
+    writing it (only a run's writer writes into it): then ``--db`` must say where."""
+    from sim2human.lock import live_writer
+
+    writer = live_writer(run_dir)
+    if writer is not None:
+        raise UsageError(f"{run_dir}: {writer}: give --db PATH to store the calls outside it")
+    if not os.access(run_dir, os.W_OK | os.X_OK):
+        raise UsageError(f"{run_dir} is read-only: give --db PATH to store the calls elsewhere")
+    return run_dir / "human.sqlite"
 
 
 @human_app.command()
