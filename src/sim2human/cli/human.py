@@ -103,10 +103,10 @@ def serve(
     if llm_base_url is not None and llm_model is not None:
         llm = LLMAgentSettings(llm_base_url, llm_model, llm_api_key_env)
     names = [n.strip() for n in agents.split(",") if n.strip()] if agents else None
+    path = db or _default_db(_run_dir(run_dir))
     pool = AgentPool.from_run(_run_dir(run_dir), names, llm)
     _check_checkpoints(pool.checkpoints)
     pool.warm()
-    path = db or run_dir / "human.sqlite"
     calls = Calls(HumanStore(path), pool)
     ceiling = max(Limits.starts_per_minute, 5 * starts_per_client)  # above any one client
     limits = Limits(
@@ -139,6 +139,19 @@ def _check_checkpoints(checkpoints: dict[str, list[tuple[int, Path]]]) -> None:
     for seeds in checkpoints.values():
         for _, path in seeds:
             load_checkpoint(path)
+
+
+def _default_db(run_dir: Path) -> Path:
+    """``RUN_DIR/human.sqlite``, unless the run is read-only to this user or another process is
+    writing it (only a run's writer writes into it): then ``--db`` must say where."""
+    from sim2human.lock import live_writer
+
+    writer = live_writer(run_dir)
+    if writer is not None:
+        raise UsageError(f"{run_dir}: {writer}: give --db PATH to store the calls outside it")
+    if not os.access(run_dir, os.W_OK | os.X_OK):
+        raise UsageError(f"{run_dir} is read-only: give --db PATH to store the calls elsewhere")
+    return run_dir / "human.sqlite"
 
 
 @human_app.command()

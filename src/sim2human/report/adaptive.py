@@ -187,9 +187,11 @@ def _save(fig: Any, path: Path) -> Path:
     return path
 
 
-def fragment(study: StudyResult, root: Path) -> list[str]:
-    """Write the plots; return the markdown lines of the section (links relative to ``root``)."""
-    d = root / DIR
+def fragment(study: StudyResult, root: Path, out: Path | None = None) -> list[str]:
+    """Write the plots (into ``out``, default ``root``: the run read); return the markdown lines
+    of the section (links relative to ``out``)."""
+    out = out or root
+    d = out / DIR
     seed = study.seeds[0]
     images = [
         plot_curves(study, d / "heldout_gold_vs_episodes.png"),
@@ -244,7 +246,7 @@ def fragment(study: StudyResult, root: Path) -> list[str]:
             for e in events
         ]
         lines.append("")
-    lines += [f"![{p.stem}]({p.relative_to(root).as_posix()})" for p in images if p is not None]
+    lines += [f"![{p.stem}]({p.relative_to(out).as_posix()})" for p in images if p is not None]
     return [*lines, ""]
 
 
@@ -263,15 +265,16 @@ HTML = jinja2.Template(
 )
 
 
-def adaptive_section(study: StudyResult, root: Path) -> list[str]:
-    """Write the section's plots and ``adaptive/adaptive.html``; return its markdown lines for
-    report.md. Empty when the study has no worst-decile columns or no ``baseline`` condition
-    (the section is the comparison with one)."""
+def adaptive_section(study: StudyResult, root: Path, out: Path | None = None) -> list[str]:
+    """Write the section's plots and ``adaptive/adaptive.html`` (into ``out``, default the run
+    ``root``); return its markdown lines for report.md. Empty when the study has no
+    worst-decile columns or no ``baseline`` condition (the section is the comparison with one)."""
     if study.baseline is None or not _with_worst(study):
         return []
-    lines = fragment(study, root)
-    d = root / DIR
-    images = sorted(p.relative_to(root).as_posix() for p in d.glob("*.png"))
+    out = out or root
+    lines = fragment(study, root, out)
+    d = out / DIR
+    images = sorted(p.relative_to(out).as_posix() for p in d.glob("*.png"))
     html = HTML.render(
         rows=[r for r, _ in _with_worst(study)],
         fmt=fmt,
