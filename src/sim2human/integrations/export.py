@@ -129,9 +129,7 @@ def transitions(
                 "turn; export free-text agents as openai-chat)"
             )
         job = Job(cast(Any, None), e.seed, e.split, e.condition, e.phase, e.step)
-        conv = Conversation(
-            job, scenario, cast(Any, None), e.profile, limit, record=scenario.empty_record()
-        )
+        conv = Conversation(job, scenario, cast(Any, None), e.profile, limit)
         turns, i, seen = e.turns, 0, 0
         while i < len(turns):
             t = turns[i]
@@ -141,7 +139,7 @@ def transitions(
                 continue
             obs.append(featurise([conv.observe()])[0])
             act = scenario.acts[index[str(t.act)]]
-            field = act.field or (conv.last_field if act.kind == "clarify" else None)
+            field = act.field or (conv.state.last_field if act.kind == "clarify" else None)
             conv.say(AgentTurn(text=t.text, act=act.id, field=field))
             while i < len(turns) and turns[i].speaker == "user":  # the answer to this turn
                 conv.hear(UserTurn(text=turns[i].text, tags=turns[i].tags))

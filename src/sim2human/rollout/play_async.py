@@ -77,15 +77,14 @@ async def play_one(
 ) -> Played:
     """One conversation to its end, or to an ``ERROR`` episode if its endpoint gives up."""
     profile = job_profile(job, scenario)
-    conv = Conversation(
-        job, scenario, simulator, profile, max_turns, record=scenario.empty_record()
-    )
+    conv = Conversation(job, scenario, simulator, profile, max_turns)
     try:
         conv.hear(await simulator.astart(profile, user_rng(job)))
         while not conv.done:
             turn = await decide(index, conv.observe())
             conv.say(turn)
-            conv.answer(turn, await simulator.areply(turn.text), simulator.satisfaction)
+            if not conv.done:  # the agent's own turn may end the call
+                conv.answer(turn, await simulator.areply(turn.text), simulator.satisfaction)
         ended = conv.episode()
         final = await simulator.finish(ended)
     except EndpointError as err:

@@ -97,7 +97,6 @@ class Calls:
             sim,
             s.profile or {},
             s.max_turns,
-            record=self.scenario.empty_record(),
         )
         last: AgentTurn | None = None
         for i, t in enumerate(s.turns):
