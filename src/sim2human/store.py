@@ -85,6 +85,10 @@ class JsonlWriter:
             fd, self._fd = self._fd, None
             os.close(fd)
 
+    def __del__(self) -> None:  # a writer nobody closed, like the file object it replaces
+        if getattr(self, "_fd", None) is not None:
+            self.close()
+
     def __enter__(self) -> JsonlWriter:
         return self
 
