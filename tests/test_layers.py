@@ -20,6 +20,7 @@ LAYERS: dict[str, int] = {
     "sim2human": 0,  # __init__: the curated public API is the one exception, checked below
     "sim2human.types": 0,
     "sim2human.errors": 0,
+    "sim2human.redact": 0,
     "sim2human.seeding": 0,
     "sim2human.gc_tuning": 0,
     "sim2human.store": 0,

@@ -206,14 +206,3 @@ def test_remove_refuses_a_path_whose_folder_leads_outside(tmp_path: Path) -> Non
         with pytest.raises(OutputError, match="leads outside"):
             outputs.remove(run / "conditions" / "c" / name, inside=run)
     assert (outside / "seed-0").is_dir()
-
-
-def test_stream_open_refuses_a_fifo_nobody_reads_at_once(tmp_path: Path) -> None:
-    fifo = tmp_path / "fifo"
-    os.mkfifo(fifo)
-    assert outputs.is_stream(fifo) and outputs.is_stream(Path("/dev/null"))
-    assert not outputs.is_stream(tmp_path) and not outputs.is_stream(tmp_path / "missing")
-    with pytest.raises(OutputError, match="nobody reads"), outputs.stream_open(fifo):
-        pass
-    with outputs.stream_open(Path("/dev/null")) as f:
-        f.write("gone\n")

@@ -17,8 +17,8 @@ exports, checkpoints, plots) goes through here:
   ``ENOSPC`` each become one :class:`OutputError` naming the path (exit 2 for a usage error,
   1 for a full disk), never a traceback. A FIFO or a device (``/dev/null`` included) is refused
   before anything is opened, so a write never blocks on a pipe with no reader: every output is
-  a file that a rename can replace. The one exception is a stream the user names for a
-  streamed export (``stream_open``: ``--out /dev/stdout``, a pipe), opened without waiting.
+  a file that a rename can replace. A stream (``--out /dev/stdout``) is not an output
+  file: it can hold half a file and cannot keep the old one, so it is refused too.
 
 The standard library has the pieces (``tempfile.mkstemp``, ``os.replace``); no well-kept
 package adds the ``inside=`` check and the error mapping, so this small module does.
@@ -124,40 +124,6 @@ def atomic_open(
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
-
-
-def is_stream(path: Path) -> bool:
-    """Whether ``path`` leads (symlinks followed, as ``/dev/stdout`` is one) to a FIFO or a
-    character device: somewhere to stream to, not a file to replace."""
-    try:
-        mode = path.stat().st_mode
-    except (OSError, RuntimeError):
-        return False
-    return stat.S_ISFIFO(mode) or stat.S_ISCHR(mode)
-
-
-@contextlib.contextmanager
-def stream_open(path: Path) -> Iterator[IO[str]]:
-    """Open a FIFO or a character device the user named (``/dev/stdout``, ``/dev/null``, a
-    pipe) for writing text, without waiting: a FIFO that nobody reads is refused at once
-    (``ENXIO``) rather than blocking forever. Nothing here is atomic: a stream has no old
-    content to keep."""
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
-    except OSError as err:
-        if err.errno == errno.ENXIO:
-            raise OutputError(
-                f"{path}: a FIFO that nobody reads; refusing to wait for a reader"
-            ) from None
-        raise describe_os_error(path, err) from None
-    os.set_blocking(fd, True)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            yield f
-    except BrokenPipeError:
-        raise OutputError(f"{path}: the reader went away before the end", exit_code=1) from None
-    except OSError as err:
-        raise describe_os_error(path, err) from None
 
 
 def write_text(path: Path, text: str, *, inside: Path | None = None) -> None:

@@ -107,22 +107,6 @@ def test_sb3_buffer_replays_exactly_what_the_env_observed(played: tuple, tmp_pat
     np.testing.assert_allclose(returns, [e.proxy for e in episodes], rtol=1e-6)
 
 
-def test_jsonl_streams_to_a_pipe_with_a_reader(played: tuple, tmp_path: Path) -> None:
-    import os
-    import threading
-
-    run, _ = played
-    fifo = tmp_path / "pipe"
-    os.mkfifo(fifo)
-    got: list[bytes] = []
-    reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()), daemon=True)
-    reader.start()
-    assert main(["export", str(run), "--out", str(fifo)]) == 0
-    reader.join(10)
-    rows = [json.loads(x) for x in got[0].decode().splitlines()]
-    assert len(rows) == 6 and fifo.exists()  # streamed into the pipe, not renamed over it
-
-
 def test_sb3_buffer_is_written_where_asked(played: tuple, tmp_path: Path) -> None:
     run, _ = played
     out = tmp_path / "buffer"  # no .npz: numpy used to add one behind the caller's back

@@ -33,6 +33,7 @@ from sim2human.experiments import runner
 from sim2human.experiments.config import parse_study
 from sim2human.experiments.human_eval import export_run
 from sim2human.human_store import HumanStore
+from sim2human.integrations.export import export
 from sim2human.metrics import embeddings
 from sim2human.outputs import OutputError
 from sim2human.report.html import write_report
@@ -274,11 +275,20 @@ def test_export_to_a_fifo_nobody_reads_returns_at_once(
     os.mkfifo(tmp_path / "fifo")
     started = time.monotonic()
     code, err = run_cli(capsys, "export", str(run), "--out", str(tmp_path / "fifo"))
-    assert_one_clear_error(code, err, "nobody reads")
+    assert_one_clear_error(code, err, "is not a regular file")
     assert time.monotonic() - started < 5
 
 
-def test_export_replaces_a_link_in_the_run_and_streams_to_dev_null(
+def test_the_export_library_refuses_a_fifo_before_reading(
+    run: Path, tmp_path: Path, deadline: None
+) -> None:
+    os.mkfifo(tmp_path / "fifo")
+    with pytest.raises(OutputError, match="is not a regular file") as caught:
+        export(run, "art", tmp_path / "fifo")
+    assert caught.value.exit_code == 2
+
+
+def test_export_replaces_a_link_in_the_run_and_refuses_dev_null(
     run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     (tmp_path / "victim").write_text("precious")
@@ -286,9 +296,9 @@ def test_export_replaces_a_link_in_the_run_and_streams_to_dev_null(
     assert run_cli(capsys, "export", str(run))[0] == 0
     assert (tmp_path / "victim").read_text() == "precious"
     assert not (run / "export-openai-chat.jsonl").is_symlink()
-    assert run_cli(capsys, "export", str(run), "--out", "/dev/null")[0] == 0
-    code, err = run_cli(capsys, "export", str(run), "--format", "sb3-buffer", "--out", "/dev/null")
-    assert_one_clear_error(code, err, "/dev/null: is not a regular file")
+    for fmt in ("openai-chat", "sb3-buffer"):  # a device: no atomic file can replace it
+        code, err = run_cli(capsys, "export", str(run), "--format", fmt, "--out", "/dev/null")
+        assert_one_clear_error(code, err, "/dev/null: is not a regular file")
 
 
 @pytest.mark.parametrize("kind", ["file", "/dev/null"])

@@ -28,6 +28,7 @@ from sim2human.corpora import aci_bench
 from sim2human.errors import Sim2HumanError, UsageError
 from sim2human.experiments.config import load_study
 from sim2human.metrics.outcomes import Estimate
+from sim2human.redact import redact
 from sim2human.report.format import est, pct
 
 if TYPE_CHECKING:
@@ -189,8 +190,13 @@ def study(
     data: DataOption = None,
 ) -> None:
     """Run a study: every condition x seed trained, evaluated on held-out simulators, tabulated."""
-    if human is not None and not human.is_file():
-        raise UsageError(f"--human {human}: no such call database")
+    if human is not None:
+        from sim2human.human_store import check_existing
+
+        try:
+            check_existing(human)  # a bad database is refused before the study trains
+        except UsageError as err:
+            raise UsageError(f"--human {err}") from None
     target = _run(config, quick, out, workers, resume, check, data)
     if human is not None and target is not None:
         from sim2human.experiments.human_eval import HUMAN_MD, fold_in, human_table
@@ -228,7 +234,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             err_console.print(f"[red]error:[/] {err}")
         return int(getattr(err, "exit_code", 2))
     except Sim2HumanError as err:
-        err_console.print(f"[red]error:[/] {escape(str(err))}", highlight=False, soft_wrap=True)
+        shown = escape(redact(str(err)))  # an endpoint's error may quote its key
+        err_console.print(f"[red]error:[/] {shown}", highlight=False, soft_wrap=True)
         return err.exit_code
     return 0
 

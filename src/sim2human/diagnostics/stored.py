@@ -1,7 +1,8 @@
 """The diagnosis, taken once and stored: ``diagnosis.json`` (and ``diversity.json``) in the run.
 
 ``sim2human study`` diagnoses its run once, after ``study.json``; ``sim2human diagnose RUN_DIR``
-does it again on demand (say, with other thresholds) and rewrites the file. Everything that
+does it again on demand (say, with other thresholds) and rewrites the file, or writes it to
+``--out DIR`` for a run it may not write (read-only, or still running). Everything that
 replays or plays conversations happens here: the exploit finder's counterfactual replays and,
 for a run without a stored diversity measurement, the simulators' sample conversations. The
 reports only read these files (``report/``).
@@ -13,6 +14,7 @@ whole run's, never over it.
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -28,7 +30,7 @@ from sim2human.experiments.diversity import (
     measure_groups,
 )
 from sim2human.inputs import existing_dir, read_json_object
-from sim2human.lock import run_lock
+from sim2human.lock import read_lock, run_lock
 from sim2human.store import write_json
 
 DIAGNOSIS_JSON = "diagnosis.json"
@@ -45,24 +47,52 @@ def diagnose_run(
     *,
     on_step: Callable[[str], None] | None = None,
     run: RunDir | None = None,
+    out_dir: Path | None = None,
+    store: bool = True,
 ) -> Diagnosis:
-    """Diagnose ``run_dir`` (one ``condition``, or all) and store the result, under the run's
-    lock; measure the simulators' diversity first when the run has no stored measurement.
+    """Diagnose ``run_dir`` (one ``condition``, or all) and store the result; measure the
+    simulators' diversity first when the run has no stored measurement.
 
-    ``run``: ``run_dir`` as ``load_run_dir(run_dir, condition)`` read it, by a caller that holds
-    the lock and reuses it (a study's finish hands the same one to the report: reading a run's
-    episodes is most of what diagnosing it costs)."""
+    Stored in the run directory, under its lock; in ``out_dir`` instead when given (``--out``:
+    the run is only read, ``lock.read_lock``); nowhere with ``store=False`` (a read-only or
+    running run whose reader prints the diagnosis). ``run``: ``run_dir`` as
+    ``load_run_dir(run_dir, condition)`` read it, by a caller that holds the lock and reuses it
+    (a study's finish hands the same one to the report: reading a run's episodes is most of
+    what diagnosing it costs)."""
     step = on_step or (lambda _: None)
-    with run_lock(existing_dir(run_dir, "run directory"), "diagnose"):
+    existing_dir(run_dir, "run directory")
+    folder, inside = (run_dir, run_dir) if out_dir is None else (out_dir, None)
+    lock: AbstractContextManager[object] = (
+        run_lock(run_dir, "diagnose") if store and out_dir is None else read_lock(run_dir)
+    )
+    with lock:
         run = run or load_run_dir(run_dir, condition)
-        if not (run_dir / DIVERSITY_JSON).exists():
+        if store and not any((f / DIVERSITY_JSON).exists() for f in (run_dir, folder)):
             step("measuring simulator diversity")
-            write_json(run_dir / DIVERSITY_JSON, measure_diversity(run))
+            write_json(folder / DIVERSITY_JSON, measure_diversity(run), inside=inside)
         d = diagnose(
             run, thresholds, on_condition=lambda n: step(f"diagnosing {n} (replaying calls)")
         )
-        write_json(diagnosis_path(run_dir, condition), d.model_dump())
+        if store:
+            write_json(diagnosis_path(folder, condition), d.model_dump(), inside=inside)
     return d
+
+
+def derived_dir(run_dir: Path, out_dir: Path | None, *names: str) -> Path:
+    """The folder to read a file derived from the run (``names``: a diagnosis, diversity.json,
+    fidelity.json) from: ``out_dir`` (``--out``) when it holds one at least as new as the run's
+    own, else the run directory. So ``report --out DIR`` renders what ``diagnose --out DIR``
+    stored there (other thresholds, a read-only run), and a diagnosis the finished study wrote
+    later wins over one taken while it ran."""
+
+    def newest(folder: Path) -> float | None:
+        times = [(folder / n).stat().st_mtime for n in names if (folder / n).is_file()]
+        return max(times, default=None)
+
+    if out_dir is None:
+        return run_dir
+    mine, theirs = newest(out_dir), newest(run_dir)
+    return out_dir if mine is not None and (theirs is None or mine >= theirs) else run_dir
 
 
 def measure_diversity(run: RunDir) -> StoredDiversity:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import IO, Any, Literal, cast
+from typing import Any, Literal, cast
 
 import numpy as np
 
@@ -104,15 +104,11 @@ def art_row(e: Episode) -> dict[str, Any]:
 def write_jsonl(rows: Iterable[dict[str, Any]], out: Path, *, inside: Path | None = None) -> int:
     """Stream ``rows`` into ``out`` as JSONL, atomically (``outputs.atomic_open``): the file
     appears whole when the last row is written, and an error half-way leaves the old one."""
-    with outputs.atomic_open(out, inside=inside) as f:
-        return _write_rows(rows, f)
-
-
-def _write_rows(rows: Iterable[dict[str, Any]], f: IO[str]) -> int:
     n = 0
-    for r in rows:
-        f.write(json.dumps(r, ensure_ascii=False) + "\n")
-        n += 1
+    with outputs.atomic_open(out, inside=inside) as f:
+        for r in rows:
+            f.write(json.dumps(r, ensure_ascii=False) + "\n")
+            n += 1
     return n
 
 
@@ -185,20 +181,15 @@ def export(
 ) -> tuple[Path, int]:
     """Write the run's episodes as ``fmt``; returns (file, records written).
 
-    ``out`` (default ``RUN_DIR/export-<fmt>.<ext>``) is a file, replaced atomically; a directory
-    there is refused before any episode is read. The JSONL formats may also stream to a pipe
-    or a character device the user names (``--out /dev/stdout``, ``/dev/null``); a FIFO that
-    nobody reads is refused at once instead of blocking forever, and ``sb3-buffer`` (a zip)
-    needs a file. The default file inside the run must not lead outside it through a link."""
+    ``out`` (default ``RUN_DIR/export-<fmt>.<ext>``) is a file, replaced atomically (a symlink
+    there is replaced, never written through). A directory, a FIFO or a device there
+    (``/dev/null``, ``/dev/stdout``: a rename cannot replace them, and a FIFO with no reader
+    would block the write forever) is refused before any episode is read. The default file
+    inside the run must not lead outside it through a symlinked folder."""
     if fmt not in FORMATS:
         raise UsageError(f"--format must be one of {', '.join(FORMATS)}, not {fmt!r}")
     target = out or run_dir / f"export-{fmt}{SUFFIX[fmt]}"
     inside = None if out is not None else run_dir
-    if fmt != "sb3-buffer" and inside is None and outputs.is_stream(target):
-        with outputs.stream_open(target) as pipe:  # first: a FIFO nobody reads is refused now
-            return target, _write_rows(
-                _rows(fmt, load_with_limits(run_dir, split, min_gold), system), pipe
-            )
     outputs.check_target(target, inside=inside)  # a directory or a FIFO: before any reading
     limited = load_with_limits(run_dir, split, min_gold)
     if fmt != "sb3-buffer":

@@ -194,8 +194,8 @@ def _save(fig: Any, path: Path, inside: Path | None) -> Path:
 
 
 def fragment(study: StudyResult, root: Path, out: Path | None = None) -> list[str]:
-    """Write the plots into ``out`` (default ``root``, the run directory it reads); return the
-    markdown lines of the section (links relative to ``out``)."""
+    """Write the plots (into ``out``, default ``root``: the run read); return the markdown lines
+    of the section (links relative to ``out``)."""
     out = out or root
     d = out / DIR
     seed = study.seeds[0]
@@ -273,10 +273,9 @@ HTML = jinja2.Template(
 
 
 def adaptive_section(study: StudyResult, root: Path, out: Path | None = None) -> list[str]:
-    """Write the section's plots and ``adaptive/adaptive.html`` into ``out`` (default ``root``,
-    the run directory it reads); return its markdown lines for report.md. Empty when the study
-    has no worst-decile columns or no ``baseline`` condition (the section is the comparison
-    with one)."""
+    """Write the section's plots and ``adaptive/adaptive.html`` (into ``out``, default the run
+    ``root``); return its markdown lines for report.md. Empty when the study has no
+    worst-decile columns or no ``baseline`` condition (the section is the comparison with one)."""
     if study.baseline is None or not _with_worst(study):
         return []
     out = out or root

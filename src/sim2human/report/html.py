@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import json
 import math
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,10 +23,15 @@ from rich.console import Console
 from sim2human import outputs
 from sim2human.diagnostics.analyse import Diagnosis
 from sim2human.diagnostics.rundir import RunDir, load_run_dir
-from sim2human.diagnostics.stored import load_diagnosis, load_diversity
-from sim2human.experiments.diversity import DiversityRow
+from sim2human.diagnostics.stored import (
+    derived_dir,
+    diagnosis_path,
+    load_diagnosis,
+    load_diversity,
+)
+from sim2human.experiments.diversity import DIVERSITY_JSON, DiversityRow
 from sim2human.inputs import existing_dir
-from sim2human.lock import run_lock
+from sim2human.lock import read_lock, run_lock
 from sim2human.report import fidelity
 from sim2human.report.adaptive import adaptive_section
 from sim2human.report.format import est, md_code, num, pct
@@ -83,20 +89,25 @@ def write_report(
     condition: str | None = None,
     console: Console | None = None,
     run: RunDir | None = None,
-    out: Path | None = None,
+    out_dir: Path | None = None,
 ) -> Written:
     """Render ``run_dir``'s stored results as report.html, report.md and report.json; for one
     ``condition``, ``report.<condition>.html`` (.md, .json) beside them, never over them.
     Holds the run directory's lock while it reads and writes. ``run``: ``run_dir`` as
     ``load_run_dir(run_dir, condition)`` read it, from a caller that holds the lock (a study's
-    finish, which read it to diagnose it). ``out``: the folder to write into (default
-    ``run_dir``); nothing is written outside it, through a symlink or not (``outputs``)."""
+    finish, which read it to diagnose it). ``out_dir`` (``report --out``): the files go there
+    and the run is only read (``lock.read_lock``); a diagnosis, diversity or fidelity
+    measurement stored there by an earlier ``--out`` is used when newer than the run's."""
     console = console or Console(stderr=True)
     stem = "report" if condition is None else f"report.{condition}"
     note = lambda msg: console.print(f"note: {run_dir}: {msg}", soft_wrap=True)  # noqa: E731
-    with run_lock(existing_dir(run_dir), "report", note=note):
+    existing_dir(run_dir)
+    lock: AbstractContextManager[object] = (
+        run_lock(run_dir, "report", note=note) if out_dir is None else read_lock(run_dir)
+    )
+    with lock:
         run = run or load_run_dir(run_dir, condition)
-        return _write_report(run_dir, condition, stem, run, out or run_dir)
+        return _write_report(run_dir, condition, stem, run, out_dir or run_dir)
 
 
 def _write_report(
@@ -107,9 +118,10 @@ def _write_report(
     html, md, js = (out / f"{stem}.{ext}" for ext in ("html", "md", "json"))
     for target in (html, md, js):  # a directory or a FIFO there: refused before any work
         outputs.check_target(target, inside=out)
-    d = load_diagnosis(run_dir, condition)
-    diversity = load_diversity(run_dir)
-    fid = fidelity.for_report(run_dir, run)
+    src = None if out == run_dir else out
+    d = load_diagnosis(derived_dir(run_dir, src, *_diagnoses(condition)), condition)
+    diversity = load_diversity(derived_dir(run_dir, src, DIVERSITY_JSON))
+    fid = fidelity.for_report(derived_dir(run_dir, src, fidelity.FIDELITY_JSON), run)
     page = render_html(d, diversity.rows, diversity.note)
     if d.study is not None:
         head = [*study_lines(d.study), *adaptive_section(d.study, run_dir, out)]
@@ -130,3 +142,8 @@ def _write_report(
         inside=out,
     )
     return Written(html=html, markdown=md, json=js, diagnosis=d)
+
+
+def _diagnoses(condition: str | None) -> list[str]:
+    """The diagnosis files a report of ``condition`` reads (its own, else the whole run's)."""
+    return [p.name for p in {diagnosis_path(Path(), condition), diagnosis_path(Path())}]

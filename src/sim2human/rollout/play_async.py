@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from sim2human.agents.base import Agent, AgentTurn, AsyncAgent, Observation, SamplingAgent
 from sim2human.errors import EndpointError
+from sim2human.redact import redact
 from sim2human.rollout.conversation import Conversation, Job, agent_rng, job_profile, user_rng
 from sim2human.scenarios.base import Scenario
 from sim2human.simulators import build_async_simulator, needs_endpoint
@@ -88,7 +89,9 @@ async def play_one(
         ended = conv.episode()
         final = await simulator.finish(ended)
     except EndpointError as err:
-        return Played(conv.fail(str(err), simulator.diagnostics()), list(conv.satisfaction))
+        # Redacted again here: the reason is stored in episodes.jsonl, whoever raised it.
+        reason = redact(str(err))
+        return Played(conv.fail(reason, simulator.diagnostics()), list(conv.satisfaction))
     if conv.satisfaction:
         conv.satisfaction[-1] = final
     episode = ended.model_copy(update={"proxy": final, "diagnostics": simulator.diagnostics()})
