@@ -25,6 +25,7 @@ LAYERS: dict[str, int] = {
     "sim2human.gc_tuning": 0,
     "sim2human.store": 0,
     "sim2human.outputs": 0,
+    "sim2human.escape": 0,
     "sim2human.lock": 0,
     "sim2human.inputs": 0,
     "sim2human.human_store": 0,

@@ -221,13 +221,21 @@ def play(
 @human_app.command()
 def export(
     db: Annotated[Path, typer.Argument(help="A call database (from `human serve`).")],
-    out: Annotated[Path, typer.Option("--out", help="Directory to write.")],
+    out: Annotated[Path, typer.Option("--out", help="Directory to write (created if missing).")],
 ) -> None:
-    """Write the finished calls as a run directory (``report`` and ``diagnose`` read it)."""
+    """Write the finished calls as a run directory (``report`` and ``diagnose`` read it).
+
+    Exporting again into the same directory replaces what the last export wrote. A path that
+    exists and is not a directory (a file, ``/dev/null``) is refused, never overwritten."""
     from sim2human.experiments.human_eval import export_run
     from sim2human.human_store import HumanStore
 
-    n = export_run(HumanStore.open_existing(db).episodes(), out)
+    store = HumanStore.open_existing(db)
+    try:
+        episodes = store.episodes()
+    finally:
+        store.close()
+    n = export_run(episodes, out)
     out_console.print(f"{n} finished calls -> {out}", soft_wrap=True)
 
 

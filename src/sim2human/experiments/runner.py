@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import shutil
 import time
 from collections.abc import Callable
 from datetime import datetime
@@ -15,6 +14,7 @@ import yaml
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from sim2human import outputs
 from sim2human.errors import UsageError
 from sim2human.experiments.aggregate import aggregate
 from sim2human.experiments.condition import reference_scripted, run_condition, train_config
@@ -64,7 +64,7 @@ def _side_jobs(cfg: StudyConfig, out: Path) -> list[Call]:
     for name in cfg.reference_agents:
         ref = out / "reference" / name
         if name == "scripted" and not (ref / SUMMARY).exists():
-            shutil.rmtree(ref, ignore_errors=True)
+            outputs.remove(ref, inside=out)  # a linked one as a link, never followed
             jobs.append(("reference", name, 0, str(ref)))
     if not (out / DIVERSITY_JSON).exists():
         jobs.append(("diversity", "", 0, str(out / DIVERSITY_JSON)))
@@ -100,14 +100,14 @@ def _prepare(cfg: StudyConfig, out: Path, resume: bool) -> list[tuple[str, int]]
         raise UsageError(
             f"{out}: already holds sub-runs; pass --resume to continue it, or choose another --out"
         )
-    stored.write_text(config_text)
+    outputs.write_text(stored, config_text, inside=out)
     todo = []
     for c in cfg.conditions:
         for seed in cfg.seeds:
             sub = out / "conditions" / c.name / f"seed-{seed}"
             if (sub / SUMMARY).exists():
                 continue
-            shutil.rmtree(sub, ignore_errors=True)
+            outputs.remove(sub, inside=out)  # a linked one as a link, never followed
             todo.append((c.name, seed))
     return todo
 

@@ -20,6 +20,7 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 from rich.console import Console
 
+from sim2human import outputs
 from sim2human.diagnostics.analyse import Diagnosis
 from sim2human.diagnostics.rundir import RunDir, load_run_dir
 from sim2human.diagnostics.stored import (
@@ -33,8 +34,8 @@ from sim2human.inputs import existing_dir
 from sim2human.lock import read_lock, run_lock
 from sim2human.report import fidelity
 from sim2human.report.adaptive import adaptive_section
-from sim2human.report.format import est, num, pct
-from sim2human.report.markdown import diagnosis_lines, study_lines, write_markdown
+from sim2human.report.format import est, md_code, num, pct
+from sim2human.report.markdown import diagnosis_lines, markdown_text, study_lines
 from sim2human.report.plots import all_plots
 
 REPORT_HTML = "report.html"
@@ -112,30 +113,34 @@ def write_report(
 def _write_report(
     run_dir: Path, condition: str | None, stem: str, run: RunDir, out: Path
 ) -> Written:
+    """Compose the three files in memory, then write them together (``outputs.write_all``): a
+    full disk or a bad target leaves the old report whole, all three files of it."""
+    html, md, js = (out / f"{stem}.{ext}" for ext in ("html", "md", "json"))
+    for target in (html, md, js):  # a directory or a FIFO there: refused before any work
+        outputs.check_target(target, inside=out)
     src = None if out == run_dir else out
     d = load_diagnosis(derived_dir(run_dir, src, *_diagnoses(condition)), condition)
     diversity = load_diversity(derived_dir(run_dir, src, DIVERSITY_JSON))
     fid = fidelity.for_report(derived_dir(run_dir, src, fidelity.FIDELITY_JSON), run)
-    html = out / f"{stem}.html"
     page = render_html(d, diversity.rows, diversity.note)
-    html.write_text(page.replace("</body>", fidelity.html(fid) + "</body>", 1), encoding="utf-8")
     if d.study is not None:
         head = [*study_lines(d.study), *adaptive_section(d.study, run_dir, out)]
     else:
-        head = [f"# {d.kind} `{d.name}`", ""]
-    md = write_markdown(
-        out / f"{stem}.md",
-        head,
-        diagnosis_lines(d, diversity.rows),
-        ["", *fidelity.markdown(fid)],
-    )
-    js = out / f"{stem}.json"
+        head = [f"# {d.kind} {md_code(d.name)}", ""]
+    text = markdown_text(head, diagnosis_lines(d, diversity.rows), ["", *fidelity.markdown(fid)])
     payload: dict[str, Any] = {
         **d.model_dump(mode="json"),
         "diversity": [r.model_dump(mode="json") for r in diversity.rows],
         "fidelity": fid.model_dump(mode="json"),
     }
-    js.write_text(json.dumps(_finite(payload), indent=1) + "\n", encoding="utf-8")
+    outputs.write_all(
+        [
+            (html, page.replace("</body>", fidelity.html(fid) + "</body>", 1)),
+            (md, text),
+            (js, json.dumps(_finite(payload), indent=1) + "\n"),
+        ],
+        inside=out,
+    )
     return Written(html=html, markdown=md, json=js, diagnosis=d)
 
 
