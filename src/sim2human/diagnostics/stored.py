@@ -8,12 +8,21 @@ reports only read these files (``report/``).
 
 A diagnosis of one condition (``--condition``) goes to ``diagnosis.<condition>.json``, beside the
 whole run's, never over it.
+
+A stored diagnosis records what it was taken from (``inputs``: the size and modification time of
+every file ``load_run_dir`` reads); one whose run has changed since (episodes cut, added, edited)
+is taken again when it is loaded, with the thresholds it was taken with, instead of being
+rendered as if it still held. ``inputs`` is kept out of the ``Diagnosis`` itself, so reports do
+not show it.
 """
 
 from __future__ import annotations
 
+import os
+import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -27,11 +36,17 @@ from sim2human.experiments.diversity import (
     diversity_groups,
     measure_groups,
 )
+from sim2human.experiments.results import CONFIG_YAML, STUDY_JSON
 from sim2human.inputs import existing_dir, read_json_object
 from sim2human.lock import run_lock
-from sim2human.store import write_json
+from sim2human.outputs import OutputError
+from sim2human.store import CONFIG, EPISODES, MEMBERS, METRICS, SUMMARY, write_json
 
 DIAGNOSIS_JSON = "diagnosis.json"
+INPUTS = "inputs"
+"""The key of ``diagnosis.json`` that records what the diagnosis was taken from."""
+_READ = {EPISODES, METRICS, SUMMARY, MEMBERS, CONFIG}
+"""The files of a sub-run that ``load_run_dir`` reads."""
 
 
 def diagnosis_path(run_dir: Path, condition: str | None = None) -> Path:
@@ -54,6 +69,7 @@ def diagnose_run(
     episodes is most of what diagnosing it costs)."""
     step = on_step or (lambda _: None)
     with run_lock(existing_dir(run_dir, "run directory"), "diagnose"):
+        taken_from = inputs_of(run_dir)  # before reading: a change while it reads shows later
         run = run or load_run_dir(run_dir, condition)
         if not (run_dir / DIVERSITY_JSON).exists():
             step("measuring simulator diversity")
@@ -61,8 +77,41 @@ def diagnose_run(
         d = diagnose(
             run, thresholds, on_condition=lambda n: step(f"diagnosing {n} (replaying calls)")
         )
-        write_json(diagnosis_path(run_dir, condition), d.model_dump())
+        write_json(diagnosis_path(run_dir, condition), {**d.model_dump(), INPUTS: taken_from})
     return d
+
+
+def inputs_of(run_dir: Path) -> dict[str, list[int]]:
+    """[size, modification time in ns] of every file a diagnosis of ``run_dir`` reads, by its
+    path in the run: a study's ``study.json`` and ``config.yaml``, and each sub-run's logs,
+    summaries and configs (or those of the run itself, when it is one sub-run)."""
+    top = [run_dir / STUDY_JSON, run_dir / CONFIG_YAML, *(run_dir / n for n in sorted(_READ))]
+    subs = [*run_dir.glob("conditions/*/*/*"), *run_dir.glob("reference/*/*")]
+    out: dict[str, list[int]] = {}
+    for path in [*top, *sorted(p for p in subs if p.name in _READ)]:
+        try:
+            st = os.stat(path)
+        except OSError:
+            continue
+        out[str(path.relative_to(run_dir))] = [st.st_size, st.st_mtime_ns]
+    return out
+
+
+def _changed(run_dir: Path, stored: Any) -> bool:
+    """Whether the run changed since the diagnosis recording ``stored`` inputs was taken (one
+    stored before inputs were recorded is taken as current)."""
+    return isinstance(stored, dict) and stored != inputs_of(run_dir)
+
+
+def _again(run_dir: Path, condition: str | None, stale: Diagnosis) -> Diagnosis:
+    """``stale`` taken again from the run as it is now, stored when the run can be written."""
+    say = f"note: {diagnosis_path(run_dir, condition)}: the run changed since it was taken"
+    print(f"{say}; diagnosing it again", file=sys.stderr)
+    try:
+        return diagnose_run(run_dir, condition, stale.thresholds)
+    except (UsageError, OutputError):  # a run this user cannot write (lock or file): not stored
+        print(f"{say}; diagnosed again, not stored", file=sys.stderr)
+        return diagnose(load_run_dir(run_dir, condition), stale.thresholds)
 
 
 def measure_diversity(run: RunDir) -> StoredDiversity:
@@ -96,7 +145,9 @@ def load_diagnosis(run_dir: Path, condition: str | None = None) -> Diagnosis:
             f"{run_dir}` first (it replays conversations once and stores the result)"
         )
     try:
-        return Diagnosis.model_validate(read_json_object(path, "diagnosis"))
+        raw = read_json_object(path, "diagnosis")
+        taken_from = raw.pop(INPUTS, None)
+        d = Diagnosis.model_validate(raw)
     except UsageError as err:
         raise RunDirError(str(err)) from None
     except ValidationError as err:
@@ -106,6 +157,7 @@ def load_diagnosis(run_dir: Path, condition: str | None = None) -> Diagnosis:
             f"{path}: not a diagnosis ({loc}: {first['msg']}); rewrite it with "
             f"`sim2human diagnose {run_dir}`"
         ) from None
+    return _again(run_dir, condition, d) if _changed(run_dir, taken_from) else d
 
 
 def load_diversity(run_dir: Path) -> StoredDiversity:
