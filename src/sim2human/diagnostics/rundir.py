@@ -4,7 +4,13 @@ A run directory is either a study (``conditions/<name>/seed-<k>/`` sub-runs, may
 ``reference/<agent>/`` and ``study.json``) or one sub-run (``episodes.jsonl``, ``metrics.jsonl``,
 ``config.json``, ``members.json``, ``summary.json``). Whatever can be read is read; whatever is
 missing or broken becomes a line in ``problems`` (file and line named), so the report can be
-partial instead of absent. Only a directory with nothing usable in it is an error.
+partial instead of absent. Only a directory with nothing usable in it is an error, and one
+that mixes in another scenario's episodes (named by file: judging them as this scenario's would
+be wrong, not partial).
+
+A finished sub-run whose log falls short of what its ``summary.json`` counts (cut, or edited
+after it finished: ``experiments.wholeness``) reads as unfinished: a problem names it and the
+counts, and its evaluation is left out rather than judged as a smaller one.
 """
 
 from __future__ import annotations
