@@ -9,13 +9,22 @@ reports only read these files (``report/``).
 
 A diagnosis of one condition (``--condition``) goes to ``diagnosis.<condition>.json``, beside the
 whole run's, never over it.
+
+A stored diagnosis records what it was taken from (``inputs``: the size and modification time of
+every file ``load_run_dir`` reads); one whose run has changed since (episodes cut, added, edited)
+is taken again when it is loaded, with the thresholds it was taken with, instead of being
+rendered as if it still held. ``inputs`` is kept out of the ``Diagnosis`` itself, so reports do
+not show it.
 """
 
 from __future__ import annotations
 
+import os
+import sys
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from pathlib import Path
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -29,11 +38,17 @@ from sim2human.experiments.diversity import (
     diversity_groups,
     measure_groups,
 )
+from sim2human.experiments.results import CONFIG_YAML, STUDY_JSON
 from sim2human.inputs import existing_dir, read_json_object
 from sim2human.lock import read_lock, run_lock
-from sim2human.store import write_json
+from sim2human.outputs import OutputError
+from sim2human.store import CONFIG, EPISODES, MEMBERS, METRICS, SUMMARY, write_json
 
 DIAGNOSIS_JSON = "diagnosis.json"
+INPUTS = "inputs"
+"""The key of ``diagnosis.json`` that records what the diagnosis was taken from."""
+_READ = {EPISODES, METRICS, SUMMARY, MEMBERS, CONFIG}
+"""The files of a sub-run that ``load_run_dir`` reads."""
 
 
 def diagnosis_path(run_dir: Path, condition: str | None = None) -> Path:
@@ -66,6 +81,7 @@ def diagnose_run(
         run_lock(run_dir, "diagnose") if store and out_dir is None else read_lock(run_dir)
     )
     with lock:
+        taken_from = inputs_of(run_dir)  # before reading: a change while it reads shows later
         run = run or load_run_dir(run_dir, condition)
         if store and not any((f / DIVERSITY_JSON).exists() for f in (run_dir, folder)):
             step("measuring simulator diversity")
@@ -74,7 +90,11 @@ def diagnose_run(
             run, thresholds, on_condition=lambda n: step(f"diagnosing {n} (replaying calls)")
         )
         if store:
-            write_json(diagnosis_path(folder, condition), d.model_dump(), inside=inside)
+            write_json(
+                diagnosis_path(folder, condition),
+                {**d.model_dump(), INPUTS: taken_from},
+                inside=inside,
+            )
     return d
 
 
@@ -95,6 +115,41 @@ def derived_dir(run_dir: Path, out_dir: Path | None, *names: str) -> Path:
     return out_dir if mine is not None and (theirs is None or mine >= theirs) else run_dir
 
 
+def inputs_of(run_dir: Path) -> dict[str, list[int]]:
+    """[size, modification time in ns] of every file a diagnosis of ``run_dir`` reads, by its
+    path in the run: a study's ``study.json`` and ``config.yaml``, and each sub-run's logs,
+    summaries and configs (or those of the run itself, when it is one sub-run)."""
+    top = [run_dir / STUDY_JSON, run_dir / CONFIG_YAML, *(run_dir / n for n in sorted(_READ))]
+    subs = [*run_dir.glob("conditions/*/*/*"), *run_dir.glob("reference/*/*")]
+    out: dict[str, list[int]] = {}
+    for path in [*top, *sorted(p for p in subs if p.name in _READ)]:
+        try:
+            st = os.stat(path)
+        except OSError:
+            continue
+        out[str(path.relative_to(run_dir))] = [st.st_size, st.st_mtime_ns]
+    return out
+
+
+def _changed(run_dir: Path, stored: Any) -> bool:
+    """Whether the run changed since the diagnosis recording ``stored`` inputs was taken (one
+    stored before inputs were recorded is taken as current)."""
+    return isinstance(stored, dict) and stored != inputs_of(run_dir)
+
+
+def _again(run_dir: Path, condition: str | None, stale: Diagnosis, folder: Path) -> Diagnosis:
+    """``stale`` (stored in ``folder``: the run, or a reader's ``--out``) taken again from the
+    run as it is now, stored back in ``folder`` when it can be written."""
+    say = f"note: {diagnosis_path(folder, condition)}: the run changed since it was taken"
+    print(f"{say}; diagnosing it again", file=sys.stderr)
+    out_dir = None if folder == run_dir else folder
+    try:
+        return diagnose_run(run_dir, condition, stale.thresholds, out_dir=out_dir)
+    except (UsageError, OutputError):  # a run this user cannot write (lock or file): not stored
+        print(f"{say}; diagnosed again, not stored", file=sys.stderr)
+        return diagnose(load_run_dir(run_dir, condition), stale.thresholds)
+
+
 def measure_diversity(run: RunDir) -> StoredDiversity:
     """The diversity of the simulators the run's sub-runs trained on and were judged by."""
     subs = [
@@ -109,12 +164,16 @@ def measure_diversity(run: RunDir) -> StoredDiversity:
     return measure_groups(diversity_groups(subs), run.scenario, run.max_turns)
 
 
-def load_diagnosis(run_dir: Path, condition: str | None = None) -> Diagnosis:
-    """The stored diagnosis of ``run_dir``; for one ``condition``, its own file if
-    ``sim2human diagnose --condition`` wrote one, else that condition of the whole run's."""
-    path = diagnosis_path(run_dir, condition)
+def load_diagnosis(
+    run_dir: Path, condition: str | None = None, *, folder: Path | None = None
+) -> Diagnosis:
+    """The stored diagnosis of ``run_dir``, read from ``folder`` (default the run; a reader's
+    ``--out`` otherwise); for one ``condition``, its own file if ``sim2human diagnose
+    --condition`` wrote one, else that condition of the whole run's."""
+    folder = folder or run_dir
+    path = diagnosis_path(folder, condition)
     if condition is not None and not path.exists():
-        whole = load_diagnosis(run_dir)
+        whole = load_diagnosis(run_dir, folder=folder)
         picked = [c for c in whole.conditions if c.name == condition]
         if not picked:
             known = ", ".join(c.name for c in whole.conditions) or "none"
@@ -126,7 +185,9 @@ def load_diagnosis(run_dir: Path, condition: str | None = None) -> Diagnosis:
             f"{run_dir}` first (it replays conversations once and stores the result)"
         )
     try:
-        return Diagnosis.model_validate(read_json_object(path, "diagnosis"))
+        raw = read_json_object(path, "diagnosis")
+        taken_from = raw.pop(INPUTS, None)
+        d = Diagnosis.model_validate(raw)
     except UsageError as err:
         raise RunDirError(str(err)) from None
     except ValidationError as err:
@@ -136,6 +197,7 @@ def load_diagnosis(run_dir: Path, condition: str | None = None) -> Diagnosis:
             f"{path}: not a diagnosis ({loc}: {first['msg']}); rewrite it with "
             f"`sim2human diagnose {run_dir}`"
         ) from None
+    return _again(run_dir, condition, d, folder) if _changed(run_dir, taken_from) else d
 
 
 def load_diversity(run_dir: Path) -> StoredDiversity:
