@@ -142,9 +142,19 @@ _TORN = object()
 """The last line of a log cut short: an interrupted write, to skip, not to report."""
 
 
+def log_lines(text: str) -> list[str]:
+    """The lines of a JSONL log, split at ``\\n`` only. ``str.splitlines`` also breaks at
+    U+2028, U+0085 and other separators that JSON strings may hold raw (pydantic writes them
+    so; an LLM can say them), which would cut one episode in two."""
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    return lines
+
+
 def _text_lines(path: Path) -> list[str]:
     try:
-        return path.read_text(encoding="utf-8").splitlines()
+        return log_lines(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise RunDirError(f"{path}: missing") from None
     except UnicodeDecodeError as err:

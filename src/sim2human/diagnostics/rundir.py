@@ -40,6 +40,7 @@ from sim2human.store import (
     check_unique,
     episode_lines,
     json_lines,
+    log_lines,
 )
 from sim2human.train.config import PPOConfig
 from sim2human.types import Episode
@@ -145,7 +146,7 @@ def _lines(path: Path, problems: list[str]) -> tuple[list[str], list[str]]:
         problems.append(str(err))
         return [], []
     try:
-        return data.decode("utf-8").splitlines(), []
+        return log_lines(data.decode("utf-8")), []
     except UnicodeDecodeError:
         return _undecodable(data)
 
@@ -154,7 +155,7 @@ def _undecodable(data: bytes) -> tuple[list[str], list[str]]:
     """``_lines`` of a log with bytes that are not UTF-8: decoded with ``surrogateescape`` (bad
     bytes become lone surrogates, never line breaks, so lines split as the text's would)."""
     text = data.decode("utf-8", "surrogateescape")
-    lines = text.splitlines()
+    lines = log_lines(text)
     bad: list[str] = []
     for i, line in enumerate(lines):
         try:
