@@ -27,17 +27,17 @@ from sim2human.errors import UsageError
 from sim2human.scenarios.base import Scenario
 from sim2human.simulators import build_simulator
 from sim2human.simulators.base import Simulator, SimulatorSpec
-from sim2human.types import Episode, Frozen
+from sim2human.types import Episode, FrozenConfig
 
 Aggregate = Literal["mean", "min", "mean-std"]
 
 
-class JudgingConfig(Frozen):
+class JudgingConfig(FrozenConfig):
     """How a condition judges its training episodes (absent: its own simulator alone)."""
 
-    k: int = Field(4, ge=1, description="other members judging each episode")
+    k: int = Field(4, ge=1, le=1_000, description="other members judging each episode (<= 1000)")
     aggregate: Aggregate = "mean-std"
-    lam: float = Field(1.0, ge=0.0, description="lambda of mean - lambda * std")
+    lam: float = Field(1.0, ge=0.0, le=100.0, description="lambda of mean - lambda * std (<= 100)")
 
 
 def combine(scores: Sequence[float], how: Aggregate, lam: float = 1.0) -> float:

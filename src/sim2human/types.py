@@ -24,6 +24,18 @@ class Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
 
+class FrozenConfig(Frozen):
+    """A model read from a user's config: no NaN and no infinity in any float field.
+
+    Not on ``Frozen`` itself: stored results legitimately hold NaN (the mean of no episodes,
+    ``metrics.collapse``). In a config a non-finite number is always a mistake, and one that
+    surfaces late: ``model_dump_json`` writes inf and NaN as ``null``, which the worker's
+    ``model_validate_json`` then refuses with a traceback.
+    """
+
+    model_config = ConfigDict(allow_inf_nan=False)
+
+
 class Termination(StrEnum):
     """How a conversation ended, whichever side ended it (the scenario decides which, in
     ``Scenario.ending``; the turn limit and errors are the conversation core's). The stored

@@ -28,6 +28,7 @@ from sim2human.cli.stress import stress as stress_command
 from sim2human.corpora import aci_bench
 from sim2human.errors import Sim2HumanError, UsageError
 from sim2human.experiments.config import load_study
+from sim2human.inputs import existing_dir
 from sim2human.metrics.outcomes import Estimate
 from sim2human.redact import redact
 from sim2human.report.format import est, pct
@@ -119,8 +120,8 @@ def _run(
     if resume and out is None:
         raise UsageError("--resume needs --out: the run directory to continue")
     target = out or default_out(cfg)
-    if target.exists() and not target.is_dir():
-        raise UsageError(f"{target}: exists and is not a directory; choose another --out")
+    if target.exists() or target.is_symlink():  # a file, a FIFO, a symlink loop: as the run would
+        existing_dir(target, "run directory (--out)")
     if check:
         err_console.print(
             f"{config}: valid ({len(cfg.conditions)} conditions x "

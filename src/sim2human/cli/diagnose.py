@@ -17,6 +17,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from sim2human.cli.options import finite
 from sim2human.diagnostics.verdict import Thresholds
 from sim2human.errors import RunDirError
 
@@ -33,8 +34,8 @@ GapOpt = Annotated[
     float,
     typer.Option(
         "--max-gap",
-        min=0.0,
-        max=1.0,
+        parser=finite(0.0, 1.0),
+        metavar="FLOAT",
         help="Largest allowed (satisfaction - success) on training members, 0-1.",
     ),
 ]
@@ -49,8 +50,8 @@ DropOpt = Annotated[
     float,
     typer.Option(
         "--max-drop",
-        min=0.0,
-        max=1.0,
+        parser=finite(0.0, 1.0),
+        metavar="FLOAT",
         help="Largest allowed drop in success from training to held-out members, 0-1.",
     ),
 ]

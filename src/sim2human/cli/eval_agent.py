@@ -19,6 +19,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from sim2human.agents.llm import LLMAgent
+from sim2human.cli.options import finite
 from sim2human.errors import UsageError
 from sim2human.experiments.config import StudyConfig, load_study
 from sim2human.inputs import output_dir, read_text
@@ -53,9 +54,16 @@ def eval_agent(
         int | None,
         typer.Option(min=1, max=10_000, help="Episodes per member (default: the study's eval)."),
     ] = None,
-    temperature: Annotated[float, typer.Option(min=0.0)] = 0.0,
-    max_tokens: Annotated[int, typer.Option(min=1)] = 64,
-    timeout_s: Annotated[float, typer.Option(min=0.1, help="Per-request timeout.")] = 60.0,
+    temperature: Annotated[
+        float, typer.Option(parser=finite(0.0, 2.0), metavar="FLOAT", help="0 to 2.")
+    ] = 0.0,
+    max_tokens: Annotated[int, typer.Option(min=1, max=32_768)] = 64,
+    timeout_s: Annotated[
+        float,
+        typer.Option(
+            parser=finite(0.1, 3600.0), metavar="FLOAT", help="Per-request timeout (s), <= 3600."
+        ),
+    ] = 60.0,
     out: Annotated[Path | None, typer.Option(help="Run directory.")] = None,
 ) -> None:
     """Evaluate an LLM agent on a study's simulators (persona and llm members)."""

@@ -14,6 +14,8 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from sim2human.cli.options import finite
+
 
 def export(
     run_dir: Annotated[Path, typer.Argument(help="A study directory or one sub-run directory.")],
@@ -23,7 +25,12 @@ def export(
     split: Annotated[str, typer.Option(help="all, train or heldout members.")] = "all",
     min_gold: Annotated[
         float | None,
-        typer.Option("--min-gold", min=0.0, max=1.0, help="Keep episodes with gold >= this."),
+        typer.Option(
+            "--min-gold",
+            parser=finite(0.0, 1.0),
+            metavar="FLOAT",
+            help="Keep episodes with gold >= this.",
+        ),
     ] = None,
     out: Annotated[Path | None, typer.Option(help="Output file (default: in RUN_DIR).")] = None,
 ) -> None:

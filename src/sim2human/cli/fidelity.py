@@ -28,7 +28,9 @@ DataOpt = Annotated[
 EmbedderOpt = Annotated[
     str, typer.Option("--embedder", help="auto | minilm | lexical (auto: MiniLM if installed).")
 ]
-CapOpt = Annotated[int, typer.Option("--cap", min=20, help="User turns sampled per family.")]
+CapOpt = Annotated[
+    int, typer.Option("--cap", min=20, max=1_000_000, help="User turns sampled per family.")
+]
 OutOpt = Annotated[
     Path | None,
     typer.Option(

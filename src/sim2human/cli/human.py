@@ -65,7 +65,10 @@ def serve(
         str | None, typer.Option("--llm-api-key-env", help="NAME of the env var with the key.")
     ] = None,
     per_minute: Annotated[
-        int, typer.Option("--per-minute", min=1, help="Messages one call may send a minute.")
+        int,
+        typer.Option(
+            "--per-minute", min=1, max=10_000, help="Messages one call may send a minute."
+        ),
     ] = 30,
     starts_per_client: Annotated[
         int,
@@ -158,7 +161,9 @@ def _default_db(run_dir: Path) -> Path:
 def play(
     run_dir: RunArg,
     agent: Annotated[str, typer.Option("--agent", help="Which agent to call (or 'scripted').")],
-    seed: Annotated[int | None, typer.Option("--seed", help="Patient card seed.")] = None,
+    seed: Annotated[
+        int | None, typer.Option("--seed", min=0, max=2**32 - 1, help="Patient card seed.")
+    ] = None,
 ) -> None:
     """Call one agent in the terminal, as the patient on a card; type /hangup to hang up."""
     from sim2human.rollout.conversation import Job, job_profile

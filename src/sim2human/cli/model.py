@@ -53,8 +53,10 @@ def serve(
     port: int | None = typer.Option(
         None, "--port", min=1, max=65535, help="port on 127.0.0.1 (default: a free one)"
     ),
-    parallel: int = typer.Option(4, "--parallel", min=1, help="requests decoded together"),
-    threads: int | None = typer.Option(None, "--threads", min=1, help="llama.cpp threads"),
+    parallel: int = typer.Option(4, "--parallel", min=1, max=64, help="requests decoded together"),
+    threads: int | None = typer.Option(
+        None, "--threads", min=1, max=1024, help="llama.cpp threads"
+    ),
     verbose: bool = typer.Option(False, "--verbose", help="show llama.cpp's own log"),
 ) -> None:
     """Serve the embedded model as an OpenAI-compatible endpoint until Ctrl-C."""
@@ -83,9 +85,11 @@ def serve(
 
 @model_app.command()
 def bench(
-    parallel: int = typer.Option(4, "--parallel", min=1, help="slots and concurrent streams"),
-    threads: int | None = typer.Option(None, "--threads", min=1, help="llama.cpp threads"),
-    max_tokens: int = typer.Option(128, "--max-tokens", min=1),
+    parallel: int = typer.Option(4, "--parallel", min=1, max=64, help="slots and streams"),
+    threads: int | None = typer.Option(
+        None, "--threads", min=1, max=1024, help="llama.cpp threads"
+    ),
+    max_tokens: int = typer.Option(128, "--max-tokens", min=1, max=8192),
 ) -> None:
     """Measure decode tokens/s of the embedded model: one stream, then PARALLEL at once."""
     with _clean_errors(), local_model(n_parallel=parallel, n_threads=threads) as ep:

@@ -10,6 +10,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from sim2human.cli.options import finite
 from sim2human.cli.signals import interrupt_code
 from sim2human.errors import UsageError
 from sim2human.stress.adversarial import SearchConfig
@@ -61,7 +62,13 @@ def stress(
         bool, typer.Option("--search/--no-search", help="Adversarial search per condition.")
     ] = True,
     threshold: Annotated[
-        float, typer.Option("--threshold", help="Search: broken = gold < threshold x clean.")
+        float,
+        typer.Option(
+            "--threshold",
+            parser=finite(0.0, 1.0),
+            metavar="FLOAT",
+            help="Search: broken = gold < threshold x clean (0-1).",
+        ),
     ] = 0.5,
     search_on: Annotated[
         str,

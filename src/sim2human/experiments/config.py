@@ -1,13 +1,17 @@
 """Study configs: YAML validated by pydantic. Unknown keys are errors, named with their path.
 
 Everything is checked before anything is built or trained: the file itself (``inputs.py``: a
-regular UTF-8 file, no duplicate keys, bounded nesting and alias expansion), every size knob
-against a stated limit (``LIMITS`` and the ``le=`` bounds below), seeds distinct and
-non-negative.
+regular UTF-8 file, no duplicate keys, bounded nesting and alias expansion), every number finite
+(``FrozenConfig``) and every knob that can hang or exhaust under a stated bound (the ``le=``
+bounds here and in the models of lower layers, ``MAX_FREE_INT`` for free-form integers), names
+short enough to be file names, seeds distinct and non-negative, and what a worker would refuse
+only later (held-out families that are also trained on, ``must``'s floor above what its members
+can share, a response cache that is not a file): ``--check`` then catches all of it.
 """
 
 from __future__ import annotations
 
+import stat
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -19,13 +23,13 @@ from sim2human.judging import JudgingConfig
 from sim2human.llm.runtime import LLMSettings
 from sim2human.samplers.build import known_sampler, sampler_args
 from sim2human.scenarios.catalog import known_scenario
-from sim2human.simulators.base import LLMParams
+from sim2human.simulators.base import MAX_TEMPERATURE, LLMParams
 from sim2human.simulators.families import FAMILIES
 from sim2human.simulators.human_replay import HumanReplayMembers
 from sim2human.simulators.llm import LLMMembers
 from sim2human.simulators.noise import validate_ranges
-from sim2human.train.config import PPOConfig
-from sim2human.types import Frozen
+from sim2human.train.config import MAX_BATCH, MAX_EPISODES, PPOConfig
+from sim2human.types import FrozenConfig
 
 Role = Literal["frozen", "baseline", "candidate"]
 """What a condition is in the study's argument, read by the reports instead of its name:
@@ -44,30 +48,23 @@ MAX_SEED = 2**32 - 1
 Seed = Annotated[int, Field(ge=0, le=MAX_SEED)]
 MAX_MEMBERS_PER_FAMILY = 10_000
 """A bound on work only: member seeds are named streams (``seeding``), which do not collide."""
-MAX_EPISODES = 10_000_000
-MAX_BATCH = 100_000
 MAX_PER_MEMBER = 10_000
 MAX_BOOTSTRAP = 100_000
-LIMITS: dict[str, int] = {
-    "train.episodes": MAX_EPISODES,
-    "train.batch_episodes": MAX_BATCH,
-    "train.epochs": 1_000,
-    "train.minibatch": 1_000_000,
-    "train.max_turns": 1_000,
-    "train.eval_every": 1_000_000,
-}
-"""Bounds on size knobs whose models live in lower layers (checked after validation)."""
+MAX_NAME = 100
+"""Characters in a study or condition name: each is part of a file name (``runs/<time>-<name>``,
+``conditions/<name>``), and most file systems stop at 255 bytes."""
+Name = Annotated[str, Field(min_length=1, max_length=MAX_NAME)]
 MAX_FREE_INT = 10_000_000
 """Any integer in ``sampler_args``, ``judging`` or ``ensemble.llm`` (sizes, windows, counts)."""
 
 
-class SimulatorRef(Frozen):
+class SimulatorRef(FrozenConfig):
     """One fixed simulator: a family draw with a seed; capacity/temperature may be overridden."""
 
     family: str
     seed: Seed = 0
     capacity: float | None = Field(None, ge=0, le=1)
-    temperature: float | None = Field(None, ge=0)
+    temperature: float | None = Field(None, ge=0, le=MAX_TEMPERATURE)
     llm: LLMParams | None = None
     """Set to make this an ``llm`` member: a chat model plays the family's traits."""
 
@@ -79,8 +76,8 @@ class SimulatorRef(Frozen):
         return name
 
 
-class Condition(Frozen):
-    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")
+class Condition(FrozenConfig):
+    name: Name = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")
     sampler: str
     """A name in ``samplers.build.SAMPLERS``."""
     role: Role = "candidate"
@@ -152,7 +149,7 @@ class Condition(Frozen):
         return self
 
 
-class LLMEnsemble(Frozen):
+class LLMEnsemble(FrozenConfig):
     """``llm`` members: training ones (for mixed ensembles) and held-out ones (for evaluation)."""
 
     train: LLMMembers | None = None
@@ -169,7 +166,7 @@ class LLMEnsemble(Frozen):
         return self
 
 
-class EnsembleConfig(Frozen):
+class EnsembleConfig(FrozenConfig):
     train: tuple[str, ...] = ("cooperative", "chatty", "anxious")
     heldout: tuple[str, ...] = ("elderly-confused", "noisy-line", "terse-guarded")
     members_per_family: int = Field(4, ge=1, le=MAX_MEMBERS_PER_FAMILY)
@@ -199,13 +196,23 @@ class EnsembleConfig(Frozen):
 
     @model_validator(mode="after")
     def _members_named(self) -> EnsembleConfig:
+        shared = [name for name in self.train if name in self.heldout]
+        if shared:
+            raise ValueError(
+                f"families {shared} are both train and held-out: held-out families measure "
+                "transfer to users never trained on"
+            )
         unknown = sorted(set(self.members) - {*self.train, *self.heldout})
         if unknown:
             raise ValueError(f"members: {unknown} not in ensemble.train or ensemble.heldout")
         return self
 
+    def train_members(self) -> int:
+        """How many persona and replay members the families give to training."""
+        return sum(self.members.get(name, self.members_per_family) for name in self.train)
 
-class EvalConfig(Frozen):
+
+class EvalConfig(FrozenConfig):
     episodes_per_member: int = Field(10, ge=1, le=MAX_PER_MEMBER)
     llm_episodes_per_member: int | None = Field(None, ge=1, le=MAX_PER_MEMBER)
     """Per ``llm`` member (default: ``episodes_per_member``): LLM episodes cost seconds each."""
@@ -215,8 +222,8 @@ class EvalConfig(Frozen):
     the final evaluation's)."""
 
 
-class StudyConfig(Frozen):
-    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+class StudyConfig(FrozenConfig):
+    name: Name = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
     scenario: str = "intake"
     """A name in ``scenarios.catalog.SCENARIOS``."""
     seeds: tuple[Seed, ...] = Field(min_length=1, max_length=1000)
@@ -266,22 +273,69 @@ class StudyConfig(Frozen):
                 raise ValueError(f"condition {c.name!r}: llm_share needs ensemble.llm.train")
             if c.perturb_ramp > 0 and not c.perturb:
                 raise ValueError(f"condition {c.name!r}: perturb_ramp needs a perturb block")
+            _fits_members(c, self.ensemble)
         return self
 
 
+def _fits_members(c: Condition, ensemble: EnsembleConfig) -> None:
+    """What a sampler or judging panel would refuse only once built, from the member count."""
+    if ensemble.human_replay is not None and ensemble.human_replay.split == "train":
+        return  # recorded calls add members whose number only the database knows
+    n = ensemble.train_members()
+    share = float(c.sampler_args.get("min_share", 0.0)) if c.sampler == "must" else 0.0
+    if share * n >= 1.0:
+        raise ValueError(
+            f"condition {c.name!r}: sampler_args.min_share {share} x {n} training members "
+            "is 1 or more (the floors alone would take every episode)"
+        )
+    if c.sampler == "evolve" and n < 2:
+        raise ValueError(f"condition {c.name!r}: sampler 'evolve' needs two training members")
+    if c.judging is not None and n < 2:
+        raise ValueError(f"condition {c.name!r}: judging needs two training members")
+
+
 def load_study(path: Path, *, quick: bool = False) -> StudyConfig:
-    """Read and validate a study file; ``quick`` applies its ``quick:`` overrides."""
+    """Read and validate a study file; ``quick`` applies its ``quick:`` overrides.
+
+    The overrides are validated either way: a run without ``--quick`` stores them, and one that
+    does not survive the worker's JSON round trip (NaN reads back as null) would make the stored
+    config differ from the file's, which ``--resume`` then refuses.
+    """
     raw = read_yaml(path, "study file")
     if not isinstance(raw, dict):
         raise ConfigError(
             f"{path}: a study file must be a mapping of keys, got {type(raw).__name__}"
         )
+    overrides = raw.get("quick") or {}
+    if not isinstance(overrides, dict):
+        raise ConfigError(f"{path}: 'quick' must be a mapping of overrides")
     if quick:
-        overrides = raw.get("quick") or {}
-        if not isinstance(overrides, dict):
-            raise ConfigError(f"{path}: 'quick' must be a mapping of overrides")
-        raw = _merge(raw, overrides)
-    return parse_study(raw, str(path))
+        cfg = parse_study(_merge(raw, overrides), str(path))
+    else:
+        cfg = parse_study(raw, str(path))
+        if overrides:
+            parse_study(_merge(raw, overrides), f"{path}: with its quick overrides")
+    check_cache(cfg, str(path))
+    return cfg
+
+
+def check_cache(cfg: StudyConfig, where: str = "study") -> None:
+    """``llm.cache`` must be a regular file or not exist yet: SQLite would fail on anything
+    else only once the first LLM request is cached, deep in a worker."""
+    cache = cfg.llm.cache
+    if cache is None:
+        return
+    try:
+        st = cache.stat()
+    except FileNotFoundError:
+        return
+    except OSError as err:
+        raise ConfigError(f"{where}: llm.cache: {cache}: {err.strerror or err}") from None
+    if not stat.S_ISREG(st.st_mode):
+        kind = "a directory" if stat.S_ISDIR(st.st_mode) else "not a regular file"
+        raise ConfigError(
+            f"{where}: llm.cache: {cache} is {kind}; name a SQLite file (or null for no cache)"
+        )
 
 
 def parse_study(raw: dict[str, Any], where: str = "study") -> StudyConfig:
@@ -295,10 +349,8 @@ def parse_study(raw: dict[str, Any], where: str = "study") -> StudyConfig:
 
 
 def check_limits(cfg: StudyConfig, where: str = "study") -> None:
-    """The size bounds pydantic does not already hold (``LIMITS``, free-form integers)."""
-    values: list[tuple[str, Any, int]] = [
-        (name, getattr(cfg.train, name.split(".")[1]), limit) for name, limit in LIMITS.items()
-    ]
+    """The size bounds pydantic does not already hold (free-form integers)."""
+    values: list[tuple[str, Any, int]] = []
     for i, c in enumerate(cfg.conditions):
         values += _ints(f"conditions.{i}.sampler_args", c.sampler_args)
         if c.judging is not None:

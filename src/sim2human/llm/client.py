@@ -59,21 +59,31 @@ _QUOTE_CHARS = 200
 """How much of an upstream error body an error message quotes (after redaction)."""
 
 
+MAX_TIMEOUT_S = 3600.0
+"""Longest wait for one attempt or one backoff: every wait is bounded, however configured."""
+
+
 class EndpointConfig(BaseModel):
     """Where and how to reach one chat model. Holds the *name* of the key's env var, never a key."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
     base_url: str = Field(description="e.g. http://127.0.0.1:8080/v1")
     model: str
     api_key_env: str | None = Field(
         default=None, description="name of the environment variable that holds the API key"
     )
-    timeout_s: float = Field(default=60.0, gt=0, description="hard limit on one attempt")
+    timeout_s: float = Field(
+        default=60.0, gt=0, le=MAX_TIMEOUT_S, description="hard limit on one attempt (<= 1 h)"
+    )
     max_retries: int = Field(default=4, ge=0, le=20)
-    max_concurrency: int = Field(default=8, ge=1)
-    backoff_s: float = Field(default=0.5, ge=0, description="first backoff; doubles per retry")
-    backoff_max_s: float = Field(default=8.0, ge=0)
+    max_concurrency: int = Field(default=8, ge=1, le=1024, description="requests in flight")
+    backoff_s: float = Field(
+        default=0.5, ge=0, le=600, description="first backoff; doubles per retry (<= 10 min)"
+    )
+    backoff_max_s: float = Field(
+        default=8.0, ge=0, le=MAX_TIMEOUT_S, description="longest backoff (<= 1 h)"
+    )
     deadline_s: float | None = Field(
         default=None,
         gt=0,

@@ -15,9 +15,16 @@ import threading
 from collections.abc import Coroutine, Iterator, Mapping
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Annotated, Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidatorFunctionWrapHandler,
+    WrapValidator,
+    field_validator,
+)
 
 from sim2human.errors import EndpointError, UsageError
 from sim2human.llm.client import ChatClient, ClientStats, EndpointConfig
@@ -31,15 +38,29 @@ PROBE = [{"role": "user", "content": "Say OK."}]
 class Embedded(BaseModel):
     """An endpoint served by the embedded SmolLM2 model, started when a run needs it."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
     embedded: Literal[True] = True
     parallel: int = Field(4, ge=1, le=64, description="requests decoded together (slots)")
-    threads: int | None = Field(None, ge=1, description="llama.cpp threads (default: cores/2)")
-    ctx_per_slot: int = Field(2048, ge=256)
+    threads: int | None = Field(
+        None, ge=1, le=1024, description="llama.cpp threads (default: cores/2; at most 1024)"
+    )
+    ctx_per_slot: int = Field(
+        2048, ge=256, le=8192, description="tokens of context per slot (SmolLM2's 8192 at most)"
+    )
 
 
-EndpointEntry = EndpointConfig | Embedded
+def _entry(value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+    """An entry validated as the model its keys name (``embedded:`` or not), so that an error
+    names that model's field rather than pydantic's union of the two."""
+    if isinstance(value, dict):
+        return (Embedded if "embedded" in value else EndpointConfig).model_validate(value)
+    if isinstance(value, EndpointConfig | Embedded):
+        return handler(value)
+    raise ValueError("an endpoint is a mapping: base_url and model, or embedded: true")
+
+
+EndpointEntry = Annotated[EndpointConfig | Embedded, WrapValidator(_entry)]
 
 
 def default_cache() -> Path:
@@ -50,7 +71,7 @@ def default_cache() -> Path:
 class LLMSettings(BaseModel):
     """A study's ``llm:`` section: named endpoints, the cache, conversations in flight."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
     endpoints: dict[str, EndpointEntry] = Field(default_factory=dict)
     cache: Path | None = Field(

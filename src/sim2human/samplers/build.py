@@ -25,7 +25,7 @@ from sim2human.samplers.trait_box import Solvability
 from sim2human.scenarios.base import Scenario
 from sim2human.simulators.base import QuirkPool, SimulatorSpec
 from sim2human.simulators.noise import Ranges, draw_mix, with_noise
-from sim2human.types import Episode, Frozen
+from sim2human.types import Episode, FrozenConfig
 
 
 class Sampler(Protocol):
@@ -159,7 +159,7 @@ class MixedSampler:
         self.inner.update(episodes, info)
 
 
-class NoArgs(Frozen):
+class NoArgs(FrozenConfig):
     """Samplers without settings accept an empty ``sampler_args`` only."""
 
 
@@ -180,7 +180,7 @@ class _Context:
 class SamplerEntry:
     """One row of ``SAMPLERS``: its settings model and how to build it."""
 
-    args: type[Frozen]
+    args: type[FrozenConfig]
     build: Callable[[_Context, Any], Sampler]
 
 
@@ -229,7 +229,9 @@ def known_sampler(name: str) -> str:
     return name
 
 
-def sampler_args(name: str, raw: Mapping[str, Any] | None, where: str = "sampler_args") -> Frozen:
+def sampler_args(
+    name: str, raw: Mapping[str, Any] | None, where: str = "sampler_args"
+) -> FrozenConfig:
     """Validate a sampler's settings against its model; unknown keys are errors."""
     model = SAMPLERS[known_sampler(name)].args
     try:

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from sim2human import seeding
 from sim2human.errors import UsageError
@@ -40,31 +40,52 @@ from sim2human.samplers.trait_box import (
 )
 from sim2human.scenarios.base import Scenario
 from sim2human.simulators.base import QuirkPool, SimulatorSpec
-from sim2human.types import Episode, Frozen
+from sim2human.types import Episode, FrozenConfig
 
 EVOLVED_FAMILY = "evolved"
 HISTORY = 256
 """The cross-entropy search refits to the latest this many (traits, difficulty) observations."""
 
 
-class EvolveArgs(Frozen):
-    every_updates: int = Field(10, ge=1, description="trainer updates between rounds")
-    window: int = Field(64, ge=4, description="recent episodes per member behind its scores")
-    min_episodes: int = Field(12, ge=2, description="episodes before a member is scored")
-    judges: int = Field(2, ge=1, description="k: panel members judging each episode")
-    exploit_threshold: float = Field(0.15, ge=0.0)
-    narrowing_weight: float = Field(0.25, ge=0.0)
+class EvolveArgs(FrozenConfig):
+    """Bounded so that a round stays affordable: a round may cost up to ``spawn_per_round x
+    tries x solvable_episodes`` solvability episodes and every episode ``judges`` judgements."""
+
+    every_updates: int = Field(
+        10, ge=1, le=1_000_000, description="trainer updates between rounds (<= 10^6)"
+    )
+    window: int = Field(
+        64, ge=4, le=100_000, description="recent episodes per member behind its scores (<= 10^5)"
+    )
+    min_episodes: int = Field(
+        12, ge=2, le=100_000, description="episodes before a member is scored (<= 10^5)"
+    )
+    judges: int = Field(2, ge=1, le=100, description="k: panel members judging each episode")
+    exploit_threshold: float = Field(0.15, ge=0.0, le=1.0, description="own - panel score gap")
+    narrowing_weight: float = Field(0.25, ge=0.0, le=100.0, description="(<= 100)")
     mastered_threshold: float = Field(0.2, ge=0.0, le=1.0, description="difficulty below this")
-    max_members: int = Field(16, ge=2, description="active members at most")
-    min_members: int = Field(6, ge=2, description="active members at least")
-    spawn_per_round: int = Field(2, ge=0)
-    retire_per_round: int = Field(1, ge=0)
-    mutation_scale: float = Field(0.12, gt=0.0)
+    max_members: int = Field(16, ge=2, le=1_000, description="active members at most (<= 1000)")
+    min_members: int = Field(6, ge=2, le=1_000, description="active members at least")
+    spawn_per_round: int = Field(2, ge=0, le=100, description="(<= 100)")
+    retire_per_round: int = Field(1, ge=0, le=100, description="(<= 100)")
+    mutation_scale: float = Field(
+        0.12, gt=0.0, le=10.0, description="std of a mutation step in the unit trait box (<= 10)"
+    )
     snapshot_share: float = Field(0.2, ge=0.0, lt=1.0, description="0 disables snapshots")
-    max_snapshots: int = Field(6, ge=0)
-    solvable_episodes: int = Field(12, ge=1)
+    max_snapshots: int = Field(6, ge=0, le=1_000, description="(<= 1000)")
+    solvable_episodes: int = Field(12, ge=1, le=1_000, description="(<= 1000)")
     min_solvable: float = Field(0.25, ge=0.0, le=1.0)
-    tries: int = Field(6, ge=1, description="candidates tried per spawn before giving up")
+    tries: int = Field(
+        6, ge=1, le=100, description="candidates tried per spawn before giving up (<= 100)"
+    )
+
+    @model_validator(mode="after")
+    def _ordered(self) -> EvolveArgs:
+        if self.min_members > self.max_members:
+            raise ValueError(
+                f"min_members {self.min_members} is above max_members {self.max_members}"
+            )
+        return self
 
 
 @dataclass
@@ -126,8 +147,6 @@ class EvolveSampler:
     ) -> None:
         if len(members) < 2:
             raise UsageError("sampler 'evolve' needs at least two training members")
-        if args.min_members > args.max_members:
-            raise UsageError("sampler 'evolve': min_members is above max_members")
         self.args, self.scenario, self.pool, self.oracle_gold = args, scenario, pool, oracle_gold
         self.solvable = solvable
         self.rng = seeding.stream(seed, "evolve")

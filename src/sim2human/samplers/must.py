@@ -22,18 +22,30 @@ from pydantic import Field
 from sim2human.errors import UsageError
 from sim2human.samplers.feedback import BatchInfo
 from sim2human.simulators.base import SimulatorSpec
-from sim2human.types import Episode, Frozen
+from sim2human.types import Episode, FrozenConfig
 
 EPS = 1e-3
 """Keeps z finite when every member's success estimate is the same as tau * min."""
 
 
-class MustArgs(Frozen):
-    warmup_episodes: int = Field(640, ge=0, description="uniform sampling before adapting")
-    every_episodes: int = Field(256, ge=1, description="e: episodes between re-estimates")
-    window: int = Field(64, ge=1, description="recent episodes per member behind x_j")
+MAX_EPISODES = 10_000_000
+"""A study's training budget at most (``train.config.MAX_EPISODES``)."""
+
+
+class MustArgs(FrozenConfig):
+    warmup_episodes: int = Field(
+        640, ge=0, le=MAX_EPISODES, description="uniform sampling before adapting (<= 10^7)"
+    )
+    every_episodes: int = Field(
+        256, ge=1, le=MAX_EPISODES, description="e: episodes between re-estimates (<= 10^7)"
+    )
+    window: int = Field(
+        64, ge=1, le=100_000, description="recent episodes per member behind x_j (<= 10^5)"
+    )
     tau: float = Field(0.75, ge=0.0, le=1.0, description="weight of min_k x_k in z_j")
-    min_share: float = Field(0.0, ge=0.0, description="floor on any member's share (0: none)")
+    min_share: float = Field(
+        0.0, ge=0.0, lt=1.0, description="floor on any member's share (0: none; below 1)"
+    )
 
 
 class MustSampler:

@@ -22,19 +22,23 @@ from pydantic import Field
 from sim2human.errors import UsageError
 from sim2human.samplers.feedback import BatchInfo
 from sim2human.simulators.base import SimulatorSpec
-from sim2human.types import Episode, Frozen
+from sim2human.types import Episode, FrozenConfig
 
 Level = tuple[str, int]
 """(member id, profile seed)."""
 
 
-class PLRArgs(Frozen):
+class PLRArgs(FrozenConfig):
     score: Literal["gae", "gap"] = "gae"
-    beta: float = Field(0.1, gt=0.0, description="temperature of rank prioritisation")
+    beta: float = Field(
+        0.1, gt=0.0, le=100.0, description="temperature of rank prioritisation (<= 100)"
+    )
     rho: float = Field(0.1, ge=0.0, le=1.0, description="weight of the staleness term")
     replay_prob: float = Field(0.5, ge=0.0, le=1.0)
-    buffer: int = Field(256, ge=1, description="levels kept")
-    min_levels: int = Field(32, ge=1, description="scored levels before replay starts")
+    buffer: int = Field(256, ge=1, le=100_000, description="levels kept (<= 10^5)")
+    min_levels: int = Field(
+        32, ge=1, le=100_000, description="scored levels before replay starts (<= 10^5)"
+    )
 
 
 def plr_distribution(

@@ -9,14 +9,19 @@ import numpy as np
 from pydantic import Field, model_validator
 
 from sim2human.scenarios.base import Act
-from sim2human.types import Episode, Frozen, Profile
+from sim2human.types import Episode, Frozen, FrozenConfig, Profile
 
 Emotion = Literal["calm", "anxious", "irritated"]
 Judge = Literal["llm", "llm-turn", "persona"]
 """How an ``llm`` member's satisfaction is scored (``LLMParams.judge``)."""
+MAX_PATIENCE = 10_000
+"""Turns or annoyances a user tolerates at most (calls end at ``train.max_turns`` <= 1000)."""
+MAX_TEMPERATURE = 100.0
+"""Generous: a persona or replay member reads only whether it is 0; an ``llm`` member's goes
+to its model, which the endpoint bounds further."""
 
 
-class Quirks(Frozen):
+class Quirks(FrozenConfig):
     """Idiosyncratic blind spots drawn per simulator seed: what an optimiser will find."""
 
     over_rewarded: tuple[str, ...] = ()
@@ -32,13 +37,13 @@ class Quirks(Frozen):
     """How little missing fields cost in this simulator's satisfaction (1 = not at all)."""
 
 
-class Traits(Frozen):
+class Traits(FrozenConfig):
     cooperativeness: float = Field(0.9, ge=0.0, le=1.0)
     verbosity: float = Field(0.2, ge=0.0, le=1.0)
     """Probability of volunteering one more, unasked field in a reply."""
-    patience: int = Field(20, ge=1)
+    patience: int = Field(20, ge=1, le=MAX_PATIENCE)
     """Agent turns this user tolerates before hanging up (annoyances use it up faster)."""
-    tolerance: int = Field(4, ge=0)
+    tolerance: int = Field(4, ge=0, le=MAX_PATIENCE)
     """Annoyances (jargon, repeated questions, ignored confusion) before hanging up."""
     jargon_confusion: float = Field(0.1, ge=0.0, le=1.0)
     tangent_rate: float = Field(0.05, ge=0.0, le=1.0)
@@ -48,12 +53,13 @@ class Traits(Frozen):
     """Perturbation name -> severity, applied to every user turn (typos, ASR confusions...)."""
     capacity: float = Field(0.5, ge=0.0, le=1.0)
     """How many distinct surface forms and behaviours the simulator can produce."""
-    temperature: float = Field(1.0, ge=0.0)
-    """0 makes the simulator deterministic: the same agent turns get the same replies."""
+    temperature: float = Field(1.0, ge=0.0, le=MAX_TEMPERATURE)
+    """0 makes the simulator deterministic: the same agent turns get the same replies (at most
+    ``MAX_TEMPERATURE``)."""
     quirks: Quirks = Quirks()
 
 
-class LLMParams(Frozen):
+class LLMParams(FrozenConfig):
     """What an ``llm`` member adds to its traits (its temperature is ``traits.temperature``).
 
     Holds the *name* of an endpoint, resolved at run time: never a URL or a key.
@@ -76,7 +82,7 @@ class LLMParams(Frozen):
     given) instead of a fresh patient every call; at temperature 0 repeats then cost nothing."""
 
 
-class SimulatorSpec(Frozen):
+class SimulatorSpec(FrozenConfig):
     id: str
     family: str
     kind: str = "persona"
@@ -144,7 +150,7 @@ class AsyncSimulator(Protocol):
 Range = tuple[float, float]
 
 
-class QuirkPool(Frozen):
+class QuirkPool(FrozenConfig):
     """The agent phrasings quirks are drawn from: liked ones, and candidate triggers."""
 
     liked: tuple[str, ...]
@@ -157,7 +163,7 @@ class QuirkPool(Frozen):
         return cls(liked=liked, triggers=tuple(a.text for a in acts if a.kind == "style"))
 
 
-class Family(Frozen):
+class Family(FrozenConfig):
     """A distribution over traits; ``sample`` draws one simulator spec."""
 
     name: str

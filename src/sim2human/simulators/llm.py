@@ -35,7 +35,14 @@ from sim2human.errors import UsageError
 from sim2human.llm.client import ChatClient, ChatResult
 from sim2human.perturb import compose
 from sim2human.scenarios.base import Scenario
-from sim2human.simulators.base import Judge, LLMParams, QuirkPool, SimulatorSpec, UserTurn
+from sim2human.simulators.base import (
+    MAX_TEMPERATURE,
+    Judge,
+    LLMParams,
+    QuirkPool,
+    SimulatorSpec,
+    UserTurn,
+)
 from sim2human.simulators.families import FAMILIES, get_family
 from sim2human.simulators.llm_guard import (
     judge_prompt,
@@ -52,7 +59,7 @@ from sim2human.simulators.llm_prompts import (
     turn_message,
 )
 from sim2human.simulators.persona import PersonaSimulator
-from sim2human.types import Episode, Frozen, Profile, Record
+from sim2human.types import Episode, FrozenConfig, Profile, Record
 
 RETRY_TEMPERATURE = 0.7
 """Out-of-role retries sample at least this hot: at temperature 0 a retry repeats the failure."""
@@ -269,12 +276,14 @@ def build_llm_simulator(
     return LLMSimulator(spec, scenario, client)
 
 
-class LLMMembers(Frozen):
+class LLMMembers(FrozenConfig):
     """How to draw ``llm`` members: persona traits from families, LLM parameters from ranges."""
 
     families: tuple[str, ...] = Field(min_length=1)
     """Persona families the traits (verbosity, mood, patience, quirks, noise) are drawn from."""
-    members: int = Field(2, ge=1, description="members in total, spread over the families")
+    members: int = Field(
+        2, ge=1, le=10_000, description="members in total, spread over the families (<= 10^4)"
+    )
     prompts: tuple[str, ...] = Field(("plain",), min_length=1)
     temperature: tuple[float, float] = (0.0, 0.0)
     top_p: tuple[float, float] = (1.0, 1.0)
@@ -308,6 +317,8 @@ class LLMMembers(Frozen):
             lo, hi = getattr(self, name)
             if lo > hi or lo < 0:
                 raise ValueError(f"{name}: range [{lo}, {hi}] is empty or negative")
+        if self.temperature[1] > MAX_TEMPERATURE:
+            raise ValueError(f"temperature: {self.temperature[1]} is above {MAX_TEMPERATURE}")
         if not 0 < self.top_p[0] <= self.top_p[1] <= 1:
             raise ValueError("top_p must lie in (0, 1]")
         return self

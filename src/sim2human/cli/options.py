@@ -1,0 +1,30 @@
+"""Number options that are finite and inside stated bounds, or one clear usage error (exit 2).
+
+Hand-written because click's ``FloatRange`` lets ``inf`` through any open upper end (``--timeout-s
+inf`` then waits forever) and refuses NaN with a misleading "should be greater than the minimum".
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import typer
+
+
+def finite(low: float, high: float, *, low_open: bool = False) -> Callable[[str], float]:
+    """A typer ``parser``: the text as a float in ``[low, high]`` (``(low, high]`` if open)."""
+    span = f"{'(' if low_open else '['}{low:g}, {high:g}]"
+
+    def parse(text: str | float) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise typer.BadParameter(f"{text!r} is not a number in {span}") from None
+        if not math.isfinite(value):
+            raise typer.BadParameter(f"{text} is not a finite number; give one in {span}")
+        if value < low or (low_open and value == low) or value > high:
+            raise typer.BadParameter(f"{text} is outside {span}")
+        return value
+
+    return parse
