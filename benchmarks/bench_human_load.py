@@ -169,6 +169,8 @@ def main() -> None:
             str(port),
             "--db",
             str(db),
+            "--starts-per-client",  # every participant comes from 127.0.0.1 here
+            str(args.participants + 1),
         ]
         server = subprocess.Popen(
             cmd,

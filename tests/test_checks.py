@@ -152,7 +152,10 @@ class DeafScenario(TinyScenario):
 
 
 def test_each_scenario_fault_is_caught() -> None:
-    assert failed(check_scenario(ForgetfulScenario())) == ["extract: a new record, input untouched"]
+    assert failed(check_scenario(ForgetfulScenario())) == [
+        "hear_user, hear_agent: a new state, the given one untouched",
+        "extract: a new record, input untouched",
+    ]
     assert failed(check_scenario(DeafScenario())) == [
         "say then extract: the scenario hears its own users"
     ]

@@ -64,3 +64,17 @@ def test_a_broken_log_is_reported_as_before(tmp_path: Path) -> None:
         read_episodes(log)
     log.write_text("\n".join(lines[:1] + lines[3:]))  # the torn last line is skipped
     assert [e.id for e in read_episodes(log)] == [e.id for e in run.episodes]
+
+
+def test_a_line_separator_inside_a_turn_does_not_split_the_episode(tmp_path: Path) -> None:
+    sub = write_sub_run(tmp_path / "sub", exploit=False, per_member=2)
+    log = sub / EPISODES
+    rows = [json.loads(line) for line in log.read_text().split("\n") if line]
+    rows[0]["turns"][0]["text"] = "one\u2028two\u0085three\x1cfour"
+    # ensure_ascii=False writes the separators raw, as pydantic's model_dump_json does
+    log.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
+    assert "\u2028" in log.read_text()
+    episodes = read_episodes(log)
+    assert len(episodes) == len(rows)
+    assert episodes[0].turns[0].text == "one\u2028two\u0085three\x1cfour"
+    assert len(load_sub_run(sub).episodes) == len(rows)

@@ -20,10 +20,12 @@ LAYERS: dict[str, int] = {
     "sim2human": 0,  # __init__: the curated public API is the one exception, checked below
     "sim2human.types": 0,
     "sim2human.errors": 0,
+    "sim2human.redact": 0,
     "sim2human.seeding": 0,
     "sim2human.gc_tuning": 0,
     "sim2human.store": 0,
     "sim2human.outputs": 0,
+    "sim2human.escape": 0,
     "sim2human.lock": 0,
     "sim2human.inputs": 0,
     "sim2human.human_store": 0,

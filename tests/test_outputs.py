@@ -103,3 +103,106 @@ def test_files_respect_the_umask(tmp_path: Path) -> None:
     finally:
         os.umask(old)
     assert (tmp_path / "a").stat().st_mode & 0o777 == 0o600
+
+
+def test_write_all_replaces_every_file_or_none(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    files = [tmp_path / "report.html", tmp_path / "report.md", tmp_path / "report.json"]
+    for f in files:
+        f.write_text("old " + f.name)
+    real_fsync, calls = os.fsync, []
+
+    def full_on_the_second(fd: int) -> None:
+        calls.append(fd)
+        if len(calls) == 2:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", full_on_the_second)
+    with pytest.raises(OutputError, match=r"report\.md: no space left"):
+        outputs.write_all([(f, "new") for f in files])
+    assert [f.read_text() for f in files] == ["old " + f.name for f in files]
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(f.name for f in files)
+    monkeypatch.setattr(os, "fsync", real_fsync)
+    outputs.write_all([(files[0], "new"), (files[1], b"bytes")])
+    assert files[0].read_text() == "new" and files[1].read_bytes() == b"bytes"
+
+
+def test_a_full_disk_names_its_mount_point(tmp_path: Path) -> None:
+    err = outputs.describe_os_error(tmp_path / "a" / "b.json", OSError(errno.ENOSPC, "full"))
+    assert str(tmp_path / "a" / "b.json") in str(err)
+    assert f"({outputs._mount_point(tmp_path)})" in str(err)
+    assert outputs._mount_point(tmp_path).is_mount()
+
+
+def test_write_with_finds_the_full_disk_a_library_error_hides(tmp_path: Path) -> None:
+    def torch_like(f: object) -> None:
+        try:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        except OSError:  # torch raises its own error while handling the write's
+            raise RuntimeError("[enforce fail at inline_container.cc:672] unexpected pos") from None
+
+    def hides_it(f: object) -> None:
+        try:
+            torch_like(f)
+        except RuntimeError as err:
+            raise RuntimeError("outer") from err.__context__
+
+    for save in (torch_like, hides_it):
+        with pytest.raises(OutputError, match="no space left") as caught:
+            outputs.write_with(tmp_path / "checkpoint.pt", save)
+        assert caught.value.exit_code == 1
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_open_append_refuses_a_link_and_a_fifo_without_blocking(tmp_path: Path) -> None:
+    victim = tmp_path / "victim"
+    victim.write_text("precious")
+    (tmp_path / "log.jsonl").symlink_to(victim)
+    with pytest.raises(OutputError, match="is a symlink") as caught:
+        outputs.open_append(tmp_path / "log.jsonl")
+    assert caught.value.exit_code == 2
+    os.mkfifo(tmp_path / "fifo.jsonl")
+    with pytest.raises(OutputError, match="not a regular file"):
+        outputs.open_append(tmp_path / "fifo.jsonl")
+    assert victim.read_text() == "precious"
+
+
+def test_open_append_refuses_a_folder_that_leads_outside(tmp_path: Path) -> None:
+    outside, run = tmp_path / "outside", tmp_path / "run"
+    outside.mkdir()
+    run.mkdir()
+    (run / "sub").symlink_to(outside, target_is_directory=True)
+    with pytest.raises(OutputError, match="leads outside"):
+        outputs.open_append(run / "sub" / "metrics.jsonl", inside=run)
+    assert list(outside.iterdir()) == []
+    fd = outputs.open_append(run / "real" / "metrics.jsonl", inside=run)
+    os.close(fd)
+    assert (run / "real" / "metrics.jsonl").is_file()
+
+
+def test_remove_deletes_a_link_as_a_link(tmp_path: Path) -> None:
+    outside, run = tmp_path / "outside", tmp_path / "run"
+    (outside / "seed-0").mkdir(parents=True)
+    (outside / "seed-0" / "metrics.jsonl").write_text("keep\n")
+    (run / "conditions" / "c").mkdir(parents=True)
+    (run / "conditions" / "c" / "seed-0").symlink_to(outside / "seed-0")
+    outputs.remove(run / "conditions" / "c" / "seed-0", inside=run)
+    assert not (run / "conditions" / "c" / "seed-0").is_symlink()
+    assert (outside / "seed-0" / "metrics.jsonl").read_text() == "keep\n"
+    (run / "conditions" / "c" / "seed-1" / "x").mkdir(parents=True)
+    outputs.remove(run / "conditions" / "c" / "seed-1", inside=run)  # a real folder: gone
+    assert not (run / "conditions" / "c" / "seed-1").exists()
+    outputs.remove(run / "conditions" / "c" / "missing", inside=run)  # nothing there: fine
+
+
+def test_remove_refuses_a_path_whose_folder_leads_outside(tmp_path: Path) -> None:
+    outside, run = tmp_path / "outside", tmp_path / "run"
+    (outside / "seed-0").mkdir(parents=True)
+    (run / "conditions").mkdir(parents=True)
+    (run / "conditions" / "c").symlink_to(outside, target_is_directory=True)
+    for name in ("seed-0", "seed-1"):  # present or not: the writes after it would go outside
+        with pytest.raises(OutputError, match="leads outside"):
+            outputs.remove(run / "conditions" / "c" / name, inside=run)
+    assert (outside / "seed-0").is_dir()

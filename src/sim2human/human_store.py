@@ -12,13 +12,20 @@ power cut could lose the last few commits, and ``FULL`` would cost an fsync per 
 (measured: 7 ms against 0.3 ms per commit on this machine).
 
 Participants are known only by an unguessable token; the file stores its SHA-256, never the
-token, so a copied database cannot be used to open someone's call page.
+token, so a copied database cannot be used to open someone's call page. The file is created
+owner-only (0600; SQLite gives its -wal and -shm files the same mode): it holds transcripts and
+the details people typed about themselves.
+
+Several servers may share one file (on one host: WAL needs shared memory, so no network
+filesystem). A status change is a conditional update (``WHERE status IN`` the states it may
+follow), so when two servers race, the first rating stands and the second is told so.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
 import secrets
 import sqlite3
 import threading
@@ -29,7 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from sim2human.errors import UsageError
+from sim2human.errors import Sim2HumanError, UsageError
 from sim2human.types import Episode, Profile, Record, Termination, Turn, Value
 
 Mode = Literal["card", "self"]
@@ -69,7 +76,23 @@ CREATE TABLE IF NOT EXISTS turns (
     at REAL NOT NULL,
     PRIMARY KEY (session_id, idx)
 );
+CREATE TABLE IF NOT EXISTS admin_sessions (
+    key TEXT PRIMARY KEY,
+    expires REAL NOT NULL
+);
 """
+AFTER: dict[Status, tuple[Status, ...]] = {
+    "card": (),
+    "calling": ("card",),
+    "confirm": ("calling",),
+    "rating": ("calling", "confirm"),
+    "done": ("rating",),
+}
+"""The states each status may follow; any other change of status is refused."""
+
+
+class StaleSession(Sim2HumanError):
+    """A status change lost a race: another request (or server) moved the session first."""
 
 
 def hash_token(token: str) -> str:
@@ -131,6 +154,10 @@ class HumanStore:
         self.path = path
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
+            _create_private(path)
+        except OSError as err:
+            raise UsageError(f"{path}: cannot create the call database ({err.strerror})") from None
+        try:
             self._db = sqlite3.connect(
                 path, check_same_thread=False, isolation_level=None, timeout=10.0
             )
@@ -143,8 +170,7 @@ class HumanStore:
 
     @classmethod
     def open_existing(cls, path: Path) -> HumanStore:
-        if not path.is_file():
-            raise UsageError(f"{path}: no such human-call database")
+        check_existing(path)
         return cls(path)
 
     def close(self) -> None:
@@ -157,10 +183,11 @@ class HumanStore:
             self._db.execute("BEGIN IMMEDIATE")
             try:
                 yield self._db
+                self._db.execute("COMMIT")
             except BaseException:
-                self._db.execute("ROLLBACK")
+                if self._db.in_transaction:  # SQLite rolls back by itself on a full disk
+                    self._db.execute("ROLLBACK")
                 raise
-            self._db.execute("COMMIT")
 
     # -- writing ------------------------------------------------------------------------------
 
@@ -235,8 +262,36 @@ class HumanStore:
             raise ValueError(f"cannot update {sorted(set(values) - allowed)}")
         encoded = {k: _encode(v) for k, v in values.items()}
         cols = ", ".join(f"{k}=?" for k in encoded)
+        after: tuple[str, ...] = AFTER[values["status"]] if "status" in values else ()
+        where = f" AND status IN ({','.join('?' * len(after))})" if "status" in values else ""
         with self._tx() as db:
-            db.execute(f"UPDATE sessions SET {cols} WHERE id=?", (*encoded.values(), sid))
+            cur = db.execute(
+                f"UPDATE sessions SET {cols} WHERE id=?{where}", (*encoded.values(), sid, *after)
+            )
+            if where and cur.rowcount == 0:
+                row = db.execute("SELECT status FROM sessions WHERE id=?", (sid,)).fetchone()
+                now = "gone" if row is None else f"already {row[0]!r}"
+                raise StaleSession(f"session {sid}: cannot become {values['status']!r}, {now}")
+
+    # -- admin sign-ins -----------------------------------------------------------------------
+
+    def add_admin_session(self, key: str, expires: float) -> None:
+        """Remember a signed-in admin by ``key`` (a keyed hash of the cookie, never the
+        cookie) until ``expires`` (epoch seconds); expired ones are dropped on the way."""
+        with self._tx() as db:
+            db.execute("DELETE FROM admin_sessions WHERE expires <= ?", (time.time(),))
+            db.execute("INSERT OR REPLACE INTO admin_sessions VALUES (?, ?)", (key, expires))
+
+    def admin_session(self, key: str) -> bool:
+        with self._lock:
+            row = self._db.execute(
+                "SELECT expires FROM admin_sessions WHERE key=?", (key,)
+            ).fetchone()
+        return row is not None and float(row[0]) > time.time()
+
+    def drop_admin_session(self, key: str) -> None:
+        with self._tx() as db:
+            db.execute("DELETE FROM admin_sessions WHERE key=?", (key,))
 
     # -- reading ------------------------------------------------------------------------------
 
@@ -281,6 +336,31 @@ class HumanStore:
     def episodes(self) -> list[Episode]:
         """Every finished (rated) session as an episode, oldest first."""
         return [s.episode for s in self.sessions() if s.status == "done" and s.episode]
+
+
+def _create_private(path: Path) -> None:
+    """Create ``path`` empty and owner-only unless it exists (then its mode is the owner's)."""
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        return
+    os.close(fd)
+
+
+def check_existing(path: Path) -> None:
+    """A UsageError unless ``path`` is a call database; opened read-only, nothing written."""
+    if not path.is_file():
+        raise UsageError(f"{path}: no such human-call database")
+    try:
+        con = sqlite3.connect(path.resolve().as_uri() + "?mode=ro", uri=True)
+        try:
+            cols = {row[1] for row in con.execute("PRAGMA table_info(sessions)")}
+        finally:
+            con.close()
+    except sqlite3.DatabaseError as err:
+        raise UsageError(f"{path}: not a sim2human human-call database ({err})") from None
+    if not {"id", "token_hash", "status", "episode"} <= cols:
+        raise UsageError(f"{path}: not a sim2human human-call database (no calls table)")
 
 
 def _encode(v: Any) -> Any:

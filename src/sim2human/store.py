@@ -8,11 +8,13 @@ never holds one episode id twice: ``EpisodeLog`` refuses to write a duplicate an
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
@@ -28,10 +30,15 @@ SUMMARY = "summary.json"
 CHECKPOINT = "checkpoint.pt"
 
 
+def json_text(data: Any) -> str:
+    """``data`` (a pydantic model or plain data) as the JSON text ``write_json`` writes."""
+    payload = data.model_dump(mode="json") if isinstance(data, BaseModel) else data
+    return json.dumps(payload, indent=2, sort_keys=False) + "\n"
+
+
 def write_json(path: Path, data: Any, *, inside: Path | None = None) -> None:
     """Write atomically (``outputs.write_text``): a reader never sees half a file."""
-    payload = data.model_dump(mode="json") if isinstance(data, BaseModel) else data
-    outputs.write_text(path, json.dumps(payload, indent=2, sort_keys=False) + "\n", inside=inside)
+    outputs.write_text(path, json_text(data), inside=inside)
 
 
 def read_json(path: Path) -> Any:
@@ -46,20 +53,41 @@ def read_json(path: Path) -> Any:
 
 
 class JsonlWriter:
-    """Appends one JSON object per line, flushed at once."""
+    """Appends one JSON object per line, each line written whole at once (one ``write``).
 
-    def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
+    The log is opened by ``outputs.open_append``: never through a symlink, never a FIFO, and
+    with ``inside`` (the run directory) never in a folder that leads outside it. A write that
+    fails (a full disk) is cut back to the last whole line and raised as one ``OutputError``
+    naming the file and the disk, so the log never keeps half a line."""
+
+    def __init__(self, path: Path, *, inside: Path | None = None) -> None:
         self.path = path
-        self._file: TextIO = path.open("a", encoding="utf-8")
+        self._fd: int | None = outputs.open_append(path, inside=inside)
+        self._size = os.fstat(self._fd).st_size
 
     def write(self, row: BaseModel | dict[str, Any]) -> None:
         line = row.model_dump_json() if isinstance(row, BaseModel) else json.dumps(row)
-        self._file.write(line + "\n")
-        self._file.flush()
+        encoded = (line + "\n").encode("utf-8")
+        if self._fd is None:
+            raise ValueError(f"{self.path}: the log is closed")
+        try:
+            data = memoryview(encoded)
+            while data:
+                data = data[os.write(self._fd, data) :]
+        except OSError as err:
+            with contextlib.suppress(OSError):
+                os.ftruncate(self._fd, self._size)
+            raise outputs.describe_os_error(self.path, err) from None
+        self._size += len(encoded)
 
     def close(self) -> None:
-        self._file.close()
+        if self._fd is not None:
+            fd, self._fd = self._fd, None
+            os.close(fd)
+
+    def __del__(self) -> None:  # a writer nobody closed, like the file object it replaces
+        if getattr(self, "_fd", None) is not None:
+            self.close()
 
     def __enter__(self) -> JsonlWriter:
         return self
@@ -72,14 +100,17 @@ class EpisodeLog(JsonlWriter):
     """``episodes.jsonl``: refuses an episode whose id is already in the log (earlier lines of an
     existing file included)."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, inside: Path | None = None) -> None:
+        super().__init__(path, inside=inside)  # first: a linked log is refused before it is read
         self.ids: dict[str, int] = {}
-        if path.exists():
-            for number, row in iter_jsonl(path):
+        try:
+            for number, row in iter_jsonl(path) if self._size else ():
                 if isinstance(row, dict):
                     self.ids.setdefault(str(row.get("id")), number)
-        super().__init__(path)
-        self._lines = sum(1 for _ in path.open("rb")) if path.stat().st_size else 0
+            self._lines = sum(1 for _ in path.open("rb")) if self._size else 0
+        except BaseException:
+            self.close()
+            raise
 
     def write(self, row: BaseModel | dict[str, Any]) -> None:
         eid = str(row.id if isinstance(row, Episode) else dict(row).get("id"))
@@ -111,9 +142,19 @@ _TORN = object()
 """The last line of a log cut short: an interrupted write, to skip, not to report."""
 
 
+def log_lines(text: str) -> list[str]:
+    """The lines of a JSONL log, split at ``\\n`` only. ``str.splitlines`` also breaks at
+    U+2028, U+0085 and other separators that JSON strings may hold raw (pydantic writes them
+    so; an LLM can say them), which would cut one episode in two."""
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    return lines
+
+
 def _text_lines(path: Path) -> list[str]:
     try:
-        return path.read_text(encoding="utf-8").splitlines()
+        return log_lines(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise RunDirError(f"{path}: missing") from None
     except UnicodeDecodeError as err:

@@ -20,10 +20,11 @@ from typing import Any
 
 import numpy as np
 
-from sim2human.scenarios.base import Act, AgentIntent, UserSignals, grade_record
+from sim2human.scenarios.base import Act, AgentIntent, UserSignals
+from sim2human.scenarios.slots import SlotFilling
 from sim2human.scenarios.voice import AgentVoice, UserLines, Voice
 from sim2human.simulators.base import SimulatorSpec, Traits, UserTurn
-from sim2human.types import Episode, Outcome, Profile, Record, Termination, Value
+from sim2human.types import Episode, Profile, Record, Value
 
 
 @dataclass
@@ -178,7 +179,7 @@ PIZZA_VOICE = Voice(
 """The pizza order's words for persona users and an LLM agent (no ``role_play``: no LLM users)."""
 
 
-class TinyScenario:
+class TinyScenario(SlotFilling):
     """A pizza order: size, topping, delivery or pickup. Gold: all three right, call closed."""
 
     name = "pizza"
@@ -195,9 +196,6 @@ class TinyScenario:
 
     def sample_profile(self, rng: np.random.Generator) -> Profile:
         return {f: values[int(rng.integers(len(values)))] for f, values in PIZZA.items()}
-
-    def empty_record(self) -> Record:
-        return dict.fromkeys(self.fields)
 
     def extract(self, user_text: str, record: Record, expecting: str | None) -> Record:
         words = set(user_text.lower().replace(",", " ").replace(".", " ").split())
@@ -234,9 +232,6 @@ class TinyScenario:
         forms = ("{v}.", "{v}, please.", "I'd like {v}.", "Make it {v}, thanks.")
         n = 1 + round(capacity * (len(forms) - 1))
         return forms[int(rng.integers(n))].format(v=value).capitalize()
-
-    def grade(self, profile: Profile, record: Record, termination: Termination) -> Outcome:
-        return grade_record(self.fields, profile, record, termination)
 
 
 # ---------------------------------------------------------------------------- scripted user

@@ -37,12 +37,16 @@ class FrozenConfig(Frozen):
 
 
 class Termination(StrEnum):
-    """Why a conversation ended."""
+    """How a conversation ended, whichever side ended it (the scenario decides which, in
+    ``Scenario.ending``; the turn limit and errors are the conversation core's). The stored
+    values of the first four are those of runs made before the others existed."""
 
-    COMPLETED = "completed"  # the agent closed the call
-    HUNG_UP = "hung_up"  # the user lost patience: a dropped call
-    MAX_TURNS = "max_turns"  # ran out of turns without a close
+    COMPLETED = "completed"  # the task done, the call closed (slot filling: by the agent)
+    HUNG_UP = "hung_up"  # the user left without the task done: a dropped call
+    MAX_TURNS = "max_turns"  # ran out of turns without an end
     ERROR = "error"  # an endpoint or component failed; the reason is stored
+    AGREED = "agreed"  # both sides accepted the same deal (negotiation)
+    WALKED_AWAY = "walked_away"  # a side chose to leave without a deal
 
 
 class Turn(Frozen):
@@ -58,9 +62,19 @@ class Outcome(Frozen):
     """The gold result of one episode, from ``Scenario.grade`` on the hidden profile."""
 
     success: bool
+    """Whether the task was achieved (slot filling: every field right and the call closed)."""
     fields: dict[str, bool]
+    """Slot filling: which fields were recorded right (empty where a task has no fields)."""
     completed: bool
     dropped: bool
+    score: float = Field(
+        default_factory=lambda data: float(data.get("success", False)), ge=0.0, le=1.0
+    )
+    """The gold as a number in [0, 1] (slot filling: 1 for success, else 0; negotiation: the
+    agent's normalised points). Outcomes stored before it existed score their success."""
+    detail: dict[str, float] = Field(default_factory=dict)
+    """The score's breakdown, by name (slot filling: the share of fields right and whether the
+    call closed; negotiation: each side's points)."""
 
     @property
     def field_accuracy(self) -> float:

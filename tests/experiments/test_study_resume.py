@@ -1,7 +1,9 @@
-"""Resuming a study: finished sub-runs are kept, broken ones rerun, numbers as straight through."""
+"""Resuming a study: finished sub-runs are kept, broken and torn ones rerun, numbers as straight
+through; another study's sub-run is refused."""
 
 from __future__ import annotations
 
+import io
 import json
 import shutil
 from pathlib import Path
@@ -9,12 +11,15 @@ from typing import Any
 
 import pytest
 import yaml
+from rich.console import Console
 
 from sim2human.cli.app import main
 from sim2human.cli.report import finish_study
-from sim2human.errors import UsageError
+from sim2human.errors import RunDirError, UsageError
 from sim2human.experiments.config import parse_study
+from sim2human.experiments.results import StudyResult
 from sim2human.experiments.runner import run_study
+from sim2human.store import EPISODES, SUMMARY
 from tiny_study import study_numbers
 
 TINY: dict[str, Any] = {
@@ -30,16 +35,25 @@ TINY: dict[str, Any] = {
 }
 
 
-def test_resume_gives_the_numbers_of_a_straight_run(tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def straight_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[StudyResult, Path]:
+    """The study run straight through (and reported), once for this module."""
+    out = tmp_path_factory.mktemp("straight") / "a"
+    return run_study(parse_study(TINY), out, workers=1, finish=finish_study), out
+
+
+def test_resume_gives_the_numbers_of_a_straight_run(
+    straight_run: tuple[StudyResult, Path], tmp_path: Path
+) -> None:
     cfg = parse_study(TINY)
-    straight = run_study(cfg, tmp_path / "a", workers=1, finish=finish_study)
+    straight, a = straight_run
     row = straight.row("ensemble-plr")
     assert row is not None and row.heldout_worst_decile is not None and row.heldout_curve
-    assert "## Adaptive ensembles" in (tmp_path / "a" / "report.md").read_text()
-    assert (tmp_path / "a" / "adaptive" / "adaptive.html").exists()
+    assert "## Adaptive ensembles" in (a / "report.md").read_text()
+    assert (a / "adaptive" / "adaptive.html").exists()
 
     # a copy interrupted mid-way: one sub-run unfinished (no summary, a torn episode log)
-    shutil.copytree(tmp_path / "a", tmp_path / "b")
+    shutil.copytree(a, tmp_path / "b")
     broken = tmp_path / "b" / "conditions" / "ensemble-plr" / "seed-0"
     (broken / "summary.json").unlink()
     (broken / "episodes.jsonl").write_text('{"id": "torn')
@@ -57,6 +71,47 @@ def test_resume_gives_the_numbers_of_a_straight_run(tmp_path: Path) -> None:
     resumed = run_study(cfg, tmp_path / "b", workers=1, resume=True)
     assert study_numbers(resumed) == study_numbers(straight)
     assert kept.stat().st_mtime_ns == before  # the finished sub-run was not rerun
+
+
+def test_resume_runs_a_finished_sub_run_with_a_torn_log_again(
+    straight_run: tuple[StudyResult, Path], tmp_path: Path
+) -> None:
+    """Finding 8: half of a finished sub-run's log gone; its summary says what it logged."""
+    straight, a = straight_run
+    copy = tmp_path / "c"
+    shutil.copytree(a, copy)
+    log = copy / "conditions" / "ensemble-uniform" / "seed-0" / EPISODES
+    data = log.read_bytes()
+    log.write_bytes(data[: len(data) // 2])
+    kept = copy / "conditions" / "ensemble-plr" / "seed-0" / SUMMARY
+    before = kept.stat().st_mtime_ns
+
+    notes = io.StringIO()
+    console = Console(file=notes, width=400)
+    resumed = run_study(parse_study(TINY), copy, workers=1, resume=True, console=console)
+    said = notes.getvalue()
+    assert (
+        f"note: {copy}: conditions/ensemble-uniform/seed-0: torn: its episodes.jsonl holds" in said
+    )
+    assert "that summary.json records; running it again" in said
+    assert study_numbers(resumed) == study_numbers(straight)
+    assert log.read_bytes() == (a / log.relative_to(copy)).read_bytes()
+    assert kept.stat().st_mtime_ns == before  # the whole one was kept
+
+
+def test_resume_refuses_a_sub_run_of_another_scenario(
+    straight_run: tuple[StudyResult, Path], tmp_path: Path
+) -> None:
+    _, a = straight_run
+    copy = tmp_path / "d"
+    shutil.copytree(a, copy)
+    log = copy / "conditions" / "ensemble-plr" / "seed-0" / EPISODES
+    log.write_text(log.read_text().replace('"scenario":"intake"', '"scenario":"pizza"'))
+    study_json = (copy / "study.json").read_bytes()
+    with pytest.raises(RunDirError, match="is of scenario 'pizza', but the study's scenario is"):
+        run_study(parse_study(TINY), copy, workers=1, resume=True)
+    assert "pizza" in log.read_text()  # refused before anything was cleared or rewritten
+    assert (copy / "study.json").read_bytes() == study_json
 
 
 def test_resume_guards(tmp_path: Path) -> None:

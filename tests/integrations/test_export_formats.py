@@ -105,3 +105,10 @@ def test_sb3_buffer_replays_exactly_what_the_env_observed(played: tuple, tmp_pat
     episodes = read_episodes(run / EPISODES)
     returns = np.bincount(data["episode"], weights=data["rewards"])
     np.testing.assert_allclose(returns, [e.proxy for e in episodes], rtol=1e-6)
+
+
+def test_sb3_buffer_is_written_where_asked(played: tuple, tmp_path: Path) -> None:
+    run, _ = played
+    out = tmp_path / "buffer"  # no .npz: numpy used to add one behind the caller's back
+    assert main(["export", str(run), "--format", "sb3-buffer", "--out", str(out)]) == 0
+    assert np.load(out)["actions"].size > 0 and not (tmp_path / "buffer.npz").exists()

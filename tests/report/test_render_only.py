@@ -12,6 +12,7 @@ import pytest
 from rich.console import Console
 
 from planted_runs import study_result, study_row, write_sub_run
+from sim2human import outputs
 from sim2human.cli.app import main
 from sim2human.cli.report import finish_study
 from sim2human.diagnostics import analyse, replay, rundir, stored
@@ -61,13 +62,13 @@ def test_a_report_renders_a_stored_run_without_playing(
 ) -> None:
     _no_playing(monkeypatch)
     writes: list[str] = []
-    real_write = Path.write_text
+    real_temporary = outputs._temporary
 
-    def counting(self: Path, *args: Any, **kwargs: Any) -> int:
-        writes.append(self.name)
-        return real_write(self, *args, **kwargs)
+    def counting(path: Path, file_mode: int) -> tuple[int, Path]:
+        writes.append(path.name)  # every output file is written through a temporary file
+        return real_temporary(path, file_mode)
 
-    monkeypatch.setattr(Path, "write_text", counting)
+    monkeypatch.setattr(outputs, "_temporary", counting)
     written = write_report(run)
     assert writes.count("report.md") == 1  # composed, then written once
     assert "## Exploit finder" in written.markdown.read_text()

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from sim2human.report.stress import write_stress_html
 from sim2human.report.stress_findings import findings
@@ -204,3 +207,34 @@ def test_agents_are_found_by_role_not_by_name() -> None:
 def test_a_stress_json_without_roles_says_so() -> None:
     s = stress({"x": agent(est(0.3, 0.2, 0.4), est(0.1, 0.0, 0.2))}, roles={})
     assert "records no condition roles" in findings(s)[0]
+
+
+def test_markdown_escapes_markup_in_names(tmp_path: Path) -> None:
+    bad = "<script>x|y&"
+    s = stress({bad: agent(est(0.5, 0.4, 0.6), est(0.3, 0.2, 0.4))}, {bad: broken(0.3)}, {})
+    s["study"], s["heldout_families"] = "<b>study", ["<i>family"]
+    text = write_stress_markdown(s, tmp_path).read_text()
+    assert "<script" not in text and "<b>" not in text and "<i>" not in text
+    assert "| &lt;script&gt;x\\|y&amp; | 1 | 50 [40, 60] |" in text  # one cell, escaped
+    assert "# Stress test of study &lt;b&gt;study" in text
+
+
+def test_stress_reports_replace_links_and_refuse_a_linked_plot_folder(tmp_path: Path) -> None:
+    from sim2human.outputs import OutputError
+    from sim2human.report.stress import write_stress_reports
+
+    s = stress({"a": agent(est(0.5, 0.4, 0.6), est(0.3, 0.2, 0.4))})
+    out, outside = tmp_path / "run", tmp_path / "outside"
+    out.mkdir()
+    outside.mkdir()
+    (tmp_path / "victim").write_text("precious")
+    for name in ("stress.html", "stress.md"):
+        (out / name).symlink_to(tmp_path / "victim")
+    write_stress_reports(s, out)
+    assert (tmp_path / "victim").read_text() == "precious"
+    assert not (out / "stress.html").is_symlink() and not (out / "stress.md").is_symlink()
+    shutil.rmtree(out / "stress-plots")
+    (out / "stress-plots").symlink_to(outside, target_is_directory=True)
+    with pytest.raises(OutputError, match="leads outside"):
+        write_stress_reports(s, out)
+    assert list(outside.iterdir()) == []

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
-from webapp_helpers import ADMIN, answer, opening
+from webapp_helpers import ADMIN, FakeClock, answer, opening
 
 from sim2human.human_store import HumanStore
 from sim2human.types import Episode, Termination
@@ -19,11 +19,16 @@ from sim2human.webapp.calls import Calls
 
 
 def client_for(
-    run_dir: Path, db: Path, agents: list[str] | None = None, limits: Limits | None = None
+    run_dir: Path,
+    db: Path,
+    agents: list[str] | None = None,
+    limits: Limits | None = None,
+    clock: FakeClock | None = None,
 ) -> tuple[TestClient, Calls]:
     limits = limits or Limits()
     calls = Calls(HumanStore(db), AgentPool.from_run(run_dir, agents))
-    return TestClient(create_app(calls, limits, admin_token=ADMIN)), calls
+    app = create_app(calls, limits, admin_token=ADMIN, clock=clock or FakeClock())
+    return TestClient(app), calls
 
 
 def start(client: TestClient, mode: str = "card") -> str:
@@ -194,8 +199,10 @@ def test_a_participant_sees_only_their_own_call(run_dir: Path, db: Path) -> None
 
 
 def test_admin_token_is_never_shown(run_dir: Path, db: Path) -> None:
-    client, _ = client_for(run_dir, db)
+    clock = FakeClock()
+    client, _ = client_for(run_dir, db, clock=clock)
     assert client.post("/admin/login", data={"token": "wrong"}).status_code == 403
+    clock.advance(1.0)  # the back-off after one wrong token
     r = client.post("/admin/login", data={"token": ADMIN}, follow_redirects=False)
     cookie = r.headers["set-cookie"]
     assert ADMIN not in cookie and "HttpOnly" in cookie

@@ -21,6 +21,19 @@ from sim2human.store import CHECKPOINT
 ADMIN = "test-admin-token-7f3a9c"
 
 
+class FakeClock:
+    """A monotonic clock the test moves by hand (rate limits and back-off read it)."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+
 def make_run(root: Path, conditions: int = 2) -> Path:
     """A study run directory as `study` leaves it: config.yaml and one checkpoint per
     condition and seed (untrained policies: these tests are about the page, not the agents)."""
@@ -54,16 +67,14 @@ def opening(profile: dict[str, object]) -> str:
 
 
 def _serve(run: str, db: str, agents: str, port: int) -> None:
-    import uvicorn
-
     from sim2human.human_store import HumanStore
+    from sim2human.webapp import serving
     from sim2human.webapp.agents import AgentPool
     from sim2human.webapp.app import create_app
     from sim2human.webapp.calls import Calls
 
     calls = Calls(HumanStore(Path(db)), AgentPool.from_run(Path(run), agents.split(",")))
-    app = create_app(calls, admin_token=ADMIN)
-    uvicorn.run(app, host="127.0.0.1", port=port, access_log=False, log_level="warning")
+    serving.serve(create_app(calls, admin_token=ADMIN), "127.0.0.1", port)
 
 
 class Server:

@@ -8,35 +8,72 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-from sim2human.scenarios.base import UserSignals
+from sim2human.scenarios.core import View
+from sim2human.scenarios.slots import SlotState, UserSignals
 from sim2human.types import Record
 
 
 @dataclass(frozen=True)
 class Observation:
-    """Everything an agent may see: text and the extractor's reading of it, never the simulator.
+    """Everything an agent may see: text and the scenario's view of the state, never the
+    simulator.
 
     The same for every simulator family (fair observation), so an agent trained on personas can
-    be evaluated on LLM, replay and human users without changing the task.
+    be evaluated on LLM, replay and human users without changing the task. ``record``,
+    ``signals``, ``last_field``, ``asked``, ``greeted`` and ``read_back`` read the view of a
+    slot-filling scenario (``scenarios.slots.SlotState``).
     """
 
     user_text: str
-    record: Record
-    signals: UserSignals
     turn: int
     max_turns: int
     history: tuple[str, ...]
     """Act ids (or texts, for free-text agents) of the agent's earlier turns, oldest first."""
-    last_field: str | None
-    """The field the agent itself asked about last."""
-    asked: tuple[tuple[str, int], ...] = ()
-    """How often the agent asked each field so far."""
+    view: View
+    """What the scenario shows of the state (``Scenario.observe``)."""
     transcript: tuple[tuple[str, str], ...] = ()
     """(speaker, text) of every turn so far, oldest first: what a free-text (LLM) agent reads."""
-    greeted: bool = False
-    """The agent has greeted the caller."""
-    read_back: bool = False
-    """The agent has read the record back since it last changed."""
+
+    @property
+    def brief(self) -> str:
+        """The agent's own private brief for this call (empty for intake)."""
+        return self.view.brief
+
+    @property
+    def slots(self) -> SlotState:
+        """The view of a slot-filling scenario; a TypeError for any other."""
+        if not isinstance(self.view, SlotState):
+            raise TypeError(f"not a slot-filling scenario's view: {type(self.view).__name__}")
+        return self.view
+
+    @property
+    def record(self) -> Record:
+        """What the agent has collected so far (do not mutate)."""
+        return self.slots.record
+
+    @property
+    def signals(self) -> UserSignals:
+        return self.slots.signals
+
+    @property
+    def last_field(self) -> str | None:
+        """The field the agent itself asked about last."""
+        return self.slots.last_field
+
+    @property
+    def asked(self) -> tuple[tuple[str, int], ...]:
+        """How often the agent asked each field so far."""
+        return self.slots.asked
+
+    @property
+    def greeted(self) -> bool:
+        """The agent has greeted the caller."""
+        return self.slots.greeted
+
+    @property
+    def read_back(self) -> bool:
+        """The agent has read the record back since it last changed."""
+        return self.slots.read_back
 
 
 @dataclass(frozen=True)

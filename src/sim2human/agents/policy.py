@@ -9,6 +9,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from sim2human import outputs
 from sim2human.agents.base import AgentTurn, Observation
 from sim2human.agents.features import Featuriser
 from sim2human.scenarios.base import Scenario
@@ -125,8 +126,11 @@ class PolicyAgent:
         field = act.field or (obs.last_field if act.kind == "clarify" else None)
         return AgentTurn(text=text, act=act.id, field=field)
 
-    def save(self, path: Path) -> None:
-        torch.save({"state": self.net.state_dict(), "acts": [a.id for a in self.acts]}, path)
+    def save(self, path: Path, *, inside: Path | None = None) -> None:
+        """Write the checkpoint atomically (``outputs.write_with``): a full disk is one line
+        naming it, not torch's ``unexpected pos``, and an interrupted save leaves no torn file."""
+        blob = {"state": self.net.state_dict(), "acts": [a.id for a in self.acts]}
+        outputs.write_with(path, lambda f: torch.save(blob, f), inside=inside)
 
     @classmethod
     def load(cls, path: Path, scenario: Scenario, seed: int = 0) -> PolicyAgent:

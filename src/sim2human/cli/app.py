@@ -23,16 +23,19 @@ from sim2human.cli.fidelity import fidelity
 from sim2human.cli.human import human_app
 from sim2human.cli.model import model_app
 from sim2human.cli.report import report
+from sim2human.cli.signals import interrupt_code, sigterm_as_interrupt
 from sim2human.cli.stress import stress as stress_command
 from sim2human.corpora import aci_bench
 from sim2human.errors import Sim2HumanError, UsageError
 from sim2human.experiments.config import load_study
 from sim2human.inputs import existing_dir
 from sim2human.metrics.outcomes import Estimate
+from sim2human.redact import redact
 from sim2human.report.format import est, pct
 
 if TYPE_CHECKING:
     from sim2human.experiments.results import StudyResult
+    from sim2human.experiments.runner import StudyFailed
 
 app = typer.Typer(
     add_completion=False, no_args_is_help=True, help=__doc__, pretty_exceptions_enable=False
@@ -57,6 +60,16 @@ OutOption = Annotated[
 WorkersOption = Annotated[
     int | None,
     typer.Option("--workers", min=1, max=256, help="Processes to train in (default: all cores)."),
+]
+RetriesOption = Annotated[
+    int | None,
+    typer.Option(
+        "--retries",
+        min=0,
+        max=10,
+        help="Times a sub-run whose worker died (say, out of memory) is run again before it "
+        "is marked failed and the study goes on without it (default: 1).",
+    ),
 ]
 DataOption = Annotated[
     Path | None,
@@ -91,13 +104,14 @@ def _run(
     resume: bool = False,
     check: bool = False,
     data: Path | None = None,
+    retries: int | None = None,
 ) -> Path | None:
     if data is not None:  # sub-runs (and worker processes) find the corpus through the env
         if why := aci_bench.missing(data):
             raise UsageError(f"--data {data}: {why}")
         os.environ[aci_bench.ENV] = str(data.resolve())
     from sim2human.cli.report import finish_study
-    from sim2human.experiments.runner import default_out, run_study
+    from sim2human.experiments.runner import RETRIES, StudyFailed, default_out, run_study
     from sim2human.experiments.world import without_missing_corpus
 
     cfg, left_out = without_missing_corpus(load_study(config, quick=quick))
@@ -127,7 +141,11 @@ def _run(
             console=err_console,
             resume=resume,
             finish=finish_study,
+            retries=RETRIES if retries is None else retries,
         )
+    except StudyFailed as failed:
+        _failed(failed, config)
+        raise typer.Exit(failed.exit_code) from None
     except KeyboardInterrupt as stop:
         for name in getattr(stop, "started", ()):
             err_console.print(f"[yellow]interrupted[/]: {name} (unfinished; reruns on --resume)")
@@ -138,11 +156,28 @@ def _run(
             f"continue with --resume --out {target}",
             soft_wrap=True,
         )
-        raise typer.Exit(130) from None
+        raise typer.Exit(interrupt_code()) from None
     out_console.print(study_table(study))
     out_console.print(f"report: {target / 'report.html'}", soft_wrap=True)
     out_console.print(f"markdown: {target / 'report.md'}", soft_wrap=True)
     return target
+
+
+def _failed(failed: StudyFailed, config: Path) -> None:
+    """The end of a study whose workers died: the table of what finished, each failed job and
+    why, and how to finish it."""
+    study, out = failed.study, failed.out
+    if study.all_rows:
+        out_console.print(study_table(study))
+    for f in study.failed:
+        err_console.print(f"[red]failed[/]: {escape(f.job)}: {escape(f.reason)}", highlight=False)
+    err_console.print(
+        f"[red]error:[/] {len(study.failed)} job(s) failed; {out / 'study.json'} holds what "
+        f"finished and names them; run them again with "
+        f"`sim2human study {escape(str(config))} --resume --out {escape(str(out))}`",
+        highlight=False,
+        soft_wrap=True,
+    )
 
 
 def study_table(study: StudyResult) -> Table:
@@ -188,11 +223,17 @@ def study(
         typer.Option("--human", help="Call database: add its human calls as held-out evaluation."),
     ] = None,
     data: DataOption = None,
+    retries: RetriesOption = None,
 ) -> None:
     """Run a study: every condition x seed trained, evaluated on held-out simulators, tabulated."""
-    if human is not None and not human.is_file():
-        raise UsageError(f"--human {human}: no such call database")
-    target = _run(config, quick, out, workers, resume, check, data)
+    if human is not None:
+        from sim2human.human_store import check_existing
+
+        try:
+            check_existing(human)  # a bad database is refused before the study trains
+        except UsageError as err:
+            raise UsageError(f"--human {err}") from None
+    target = _run(config, quick, out, workers, resume, check, data, retries)
     if human is not None and target is not None:
         from sim2human.experiments.human_eval import HUMAN_MD, fold_in, human_table
 
@@ -213,14 +254,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = list(argv) if argv is not None else sys.argv[1:]
     try:
         # In non-standalone mode click returns a raised Exit's code instead of raising it.
-        code = app(args=args, standalone_mode=False, prog_name="sim2human")
+        with sigterm_as_interrupt():  # SIGTERM stops a command as Ctrl-C does (cli/signals)
+            code = app(args=args, standalone_mode=False, prog_name="sim2human")
         if isinstance(code, int):
             return code
     except typer.Exit as done:
         return done.exit_code
     except typer.Abort:
         err_console.print("[yellow]aborted[/]")
-        return 130
+        return interrupt_code()
     except typer.TyperException as err:  # usage errors: typer's own message, exit code 2
         show = getattr(err, "show", None)
         if show is not None:
@@ -229,7 +271,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             err_console.print(f"[red]error:[/] {err}")
         return int(getattr(err, "exit_code", 2))
     except Sim2HumanError as err:
-        err_console.print(f"[red]error:[/] {escape(str(err))}", highlight=False, soft_wrap=True)
+        shown = escape(redact(str(err)))  # an endpoint's error may quote its key
+        err_console.print(f"[red]error:[/] {shown}", highlight=False, soft_wrap=True)
         return err.exit_code
     return 0
 

@@ -1,6 +1,10 @@
 """``sim2human diagnose RUN_DIR``: judge a run, store the result (``diagnosis.json``, which the
 reports render) and print the collapse findings; a gate for a user's CI.
 
+A run it may not write (read-only to this user, or a study still running) is judged all the
+same: the findings are printed and the diagnosis stored only with ``--out DIR``
+(``cli/reading.py``).
+
 Exit codes: 0 clean (or findings printed without ``--fail-on-collapse``), 1 collapse detected
 with ``--fail-on-collapse``, 2 bad usage or a run directory with nothing to judge.
 """
@@ -35,6 +39,13 @@ GapOpt = Annotated[
         help="Largest allowed (satisfaction - success) on training members, 0-1.",
     ),
 ]
+OutOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--out",
+        help="Store the diagnosis in this folder, not in the run (a read-only or running run).",
+    ),
+]
 DropOpt = Annotated[
     float,
     typer.Option(
@@ -52,21 +63,35 @@ def diagnose(
     fail_on_collapse: FailOpt = False,
     max_gap: GapOpt = DEFAULTS.max_gap,
     max_drop: DropOpt = DEFAULTS.max_drop,
+    out_dir: OutOpt = None,
 ) -> None:
     """Judge a run: did the agent learn the task, or its simulator?
 
     Stores the diagnosis in the run (diagnosis.json, or diagnosis.CONDITION.json with
-    --condition) for `sim2human report` to render.
+    --condition) for `sim2human report` to render; in --out DIR instead when given. A run this
+    user cannot write, or a study still running, is judged all the same: without --out the
+    verdicts are printed and nothing is stored.
 
     Exit code: 1 when collapse is detected and --fail-on-collapse is given; 0 otherwise; 2 on
     bad usage or a run directory with nothing to judge.
     """
+    from sim2human.cli.reading import noter, reading
     from sim2human.diagnostics.stored import diagnose_run
 
     out, err = Console(), Console(stderr=True)
     limits = Thresholds(max_gap=max_gap, max_drop=max_drop)
-    with err.status("replaying conversations to find exploited phrasings") as status:
-        d = diagnose_run(run_dir, condition, limits, on_step=lambda what: status.update(what))
+    with reading(run_dir, out_dir, "diagnose", noter(err, run_dir)) as r:
+        if r.store is None:
+            err.print(f"note: {r.unstored('the diagnosis')}", highlight=False, soft_wrap=True)
+        with err.status("replaying conversations to find exploited phrasings") as status:
+            d = diagnose_run(
+                run_dir,
+                condition,
+                limits,
+                on_step=lambda what: status.update(what),
+                out_dir=None if r.store in (None, run_dir) else r.store,
+                store=r.store is not None,
+            )
     for p in d.problems:
         err.print(f"[yellow]warning[/]: {p}", highlight=False)
     judged = [c for c in d.conditions if c.verdict.checked]

@@ -1,19 +1,24 @@
 """``sim2human fidelity RUN_DIR``: every simulator family of a run against real patients' speech.
 
 Writes ``fidelity.json`` and ``fidelity.md`` into the run (``sim2human report`` then includes
-this measurement instead of its cheaper lexical one) and prints the table.
+this measurement instead of its cheaper lexical one) and prints the table. A run it may not
+write (read-only to this user, or a study still running) is measured all the same: the table
+is printed and stored only with ``--out DIR`` (``cli/reading.py``).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
 from sim2human.errors import RunDirError
+
+if TYPE_CHECKING:
+    from sim2human.report.fidelity import Fidelity
 
 RunDirArg = Annotated[Path, typer.Argument(help="A study directory or one sub-run directory.")]
 DataOpt = Annotated[
@@ -26,32 +31,76 @@ EmbedderOpt = Annotated[
 CapOpt = Annotated[
     int, typer.Option("--cap", min=20, max=1_000_000, help="User turns sampled per family.")
 ]
+OutOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--out", help="Store the measurement in this folder, not the run (read-only or running)."
+    ),
+]
 
 
 def fidelity(
-    run_dir: RunDirArg, data: DataOpt = None, embedder: EmbedderOpt = "auto", cap: CapOpt = 300
+    run_dir: RunDirArg,
+    data: DataOpt = None,
+    embedder: EmbedderOpt = "auto",
+    cap: CapOpt = 300,
+    out_dir: OutOpt = None,
 ) -> None:
-    """Measure how far each simulator family's user turns are from human patients' turns."""
-    from sim2human.diagnostics.rundir import load_run_dir
+    """Measure how far each simulator family's user turns are from human patients' turns.
+
+    Stores fidelity.json and fidelity.md in the run (in --out DIR instead when given); a run
+    this user cannot write, or a study still running, is measured and printed, not stored."""
+    from sim2human.cli.reading import noter, reading
     from sim2human.errors import UsageError
-    from sim2human.report import fidelity as fid
 
     if embedder not in ("auto", "minilm", "lexical"):
         raise UsageError(f"--embedder {embedder!r}: use auto, minilm or lexical")
-    run = load_run_dir(run_dir, None)
-    episodes = fid.run_episodes(run)
+    err = Console(stderr=True)
+    with reading(run_dir, out_dir, "fidelity", noter(err, run_dir)) as r:
+        if r.store is None:
+            err.print(f"note: {r.unstored('the table')}", highlight=False, soft_wrap=True)
+        result = _measure(run_dir, err, cap=cap, embedder=embedder, data=data)
+        stored = _store(result, r.store, run_dir if r.into_run else None)
+    _print(result, stored)
+
+
+def _measure(
+    run_dir: Path, err: Console, *, cap: int, embedder: str, data: Path | None
+) -> Fidelity:
+    from sim2human.diagnostics.rundir import load_run_dir
+    from sim2human.report import fidelity as fid
+
+    episodes = fid.run_episodes(load_run_dir(run_dir, None))
     if not episodes:
         raise RunDirError(f"{run_dir}: no evaluation episodes to measure")
-    err = Console(stderr=True)
     with err.status(f"embedding up to {cap} user turns per family"):
-        result = fid.measure(
+        return fid.measure(
             episodes,
             cap=cap,
             embedder=embedder,  # type: ignore[arg-type]
             data=str(data) if data is not None else None,
         )
-    (run_dir / fid.FIDELITY_JSON).write_text(result.model_dump_json(indent=1), encoding="utf-8")
-    (run_dir / "fidelity.md").write_text("\n".join(fid.markdown(result)), encoding="utf-8")
+
+
+def _store(result: Fidelity, folder: Path | None, run: Path | None) -> Path | None:
+    """fidelity.json and fidelity.md in ``folder`` (none: nothing stored); ``run`` when the
+    folder lies in the run directory."""
+    from sim2human.outputs import check_target, write_text
+    from sim2human.report import fidelity as fid
+
+    if folder is None:
+        return None
+    js, md = folder / fid.FIDELITY_JSON, folder / "fidelity.md"
+    for target in (js, md):  # both checked before either is written
+        check_target(target, inside=run)
+    write_text(js, result.model_dump_json(indent=1), inside=run)
+    write_text(md, "\n".join(fid.markdown(result)), inside=run)
+    return js
+
+
+def _print(result: Fidelity, stored: Path | None) -> None:
+    from sim2human.report import fidelity as fid
+
     table = Table(title=f"fidelity to human speech ({result.embedder})", title_justify="left")
     for name, _ in fid.COLUMNS:
         table.add_column(name, justify="left" if name == "family" else "right")
@@ -63,4 +112,5 @@ def fidelity(
         out.print(
             f"{family} replies: " + ", ".join(f"{k} {100 * v:.0f}%" for k, v in shares.items())
         )
-    out.print(f"written: {run_dir / fid.FIDELITY_JSON} (sim2human report includes it)")
+    if stored is not None:
+        out.print(f"written: {stored} (sim2human report includes it)", highlight=False)

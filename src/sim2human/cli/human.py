@@ -70,34 +70,91 @@ def serve(
             "--per-minute", min=1, max=10_000, help="Messages one call may send a minute."
         ),
     ] = 30,
+    starts_per_client: Annotated[
+        int,
+        typer.Option(
+            "--starts-per-client",
+            min=1,
+            max=10_000,
+            help="Calls one client address may start a minute (a lab behind one address: raise).",
+        ),
+    ] = 20,
+    trusted_proxy: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--trusted-proxy",
+            metavar="ADDR",
+            help="Address (or network) of a reverse proxy whose X-Forwarded-For names the "
+            "client; repeatable. Default: none, the connection's address is the client.",
+        ),
+    ] = None,
 ) -> None:
     """Serve the call page: consent, patient card, a blinded call with a random agent, rating."""
     _need_web()
-    import uvicorn
-
     from sim2human.human_store import HumanStore
-    from sim2human.webapp.admin import ADMIN_TOKEN_ENV
+    from sim2human.webapp import serving
+    from sim2human.webapp.admin import ADMIN_TOKEN_ENV, check_token
     from sim2human.webapp.agents import AgentPool, LLMAgentSettings
     from sim2human.webapp.app import Limits, create_app
     from sim2human.webapp.calls import Calls
 
+    check_token(os.environ.get(ADMIN_TOKEN_ENV))
+    proxies = _networks(trusted_proxy or [])
     if (llm_base_url is None) != (llm_model is None):
         raise UsageError("--llm-base-url and --llm-model go together")
     llm = None
     if llm_base_url is not None and llm_model is not None:
         llm = LLMAgentSettings(llm_base_url, llm_model, llm_api_key_env)
     names = [n.strip() for n in agents.split(",") if n.strip()] if agents else None
+    path = db or _default_db(_run_dir(run_dir))
     pool = AgentPool.from_run(_run_dir(run_dir), names, llm)
+    _check_checkpoints(pool.checkpoints)
     pool.warm()
-    path = db or run_dir / "human.sqlite"
     calls = Calls(HumanStore(path), pool)
-    app = create_app(calls, Limits(per_minute=per_minute))
+    ceiling = max(Limits.starts_per_minute, 5 * starts_per_client)  # above any one client
+    limits = Limits(
+        per_minute=per_minute, starts_per_client=starts_per_client, starts_per_minute=ceiling
+    )
+    app = create_app(calls, limits)
     err_console.print(f"agents (blinded to participants): {', '.join(pool.names)}")
     err_console.print(f"calls are stored in {path}")
     if not os.environ.get(ADMIN_TOKEN_ENV):
         err_console.print(f"[yellow]admin page off[/]: set {ADMIN_TOKEN_ENV} to turn it on")
     out_console.print(f"call page: http://{host}:{port}/  (admin: /admin)", soft_wrap=True)
-    uvicorn.run(app, host=host, port=port, access_log=False, log_level="warning")
+    serving.serve(app, host, port, proxies)
+
+
+def _networks(values: list[str]) -> list[str]:
+    import ipaddress
+
+    for v in values:
+        try:
+            ipaddress.ip_network(v, strict=False)
+        except ValueError:
+            raise UsageError(f"--trusted-proxy {v!r}: not an IP address or network") from None
+    return values
+
+
+def _check_checkpoints(checkpoints: dict[str, list[tuple[int, Path]]]) -> None:
+    """Every checkpoint read as the other commands read them, so a damaged one is one line."""
+    from sim2human.inputs import load_checkpoint
+
+    for seeds in checkpoints.values():
+        for _, path in seeds:
+            load_checkpoint(path)
+
+
+def _default_db(run_dir: Path) -> Path:
+    """``RUN_DIR/human.sqlite``, unless the run is read-only to this user or another process is
+    writing it (only a run's writer writes into it): then ``--db`` must say where."""
+    from sim2human.lock import live_writer
+
+    writer = live_writer(run_dir)
+    if writer is not None:
+        raise UsageError(f"{run_dir}: {writer}: give --db PATH to store the calls outside it")
+    if not os.access(run_dir, os.W_OK | os.X_OK):
+        raise UsageError(f"{run_dir} is read-only: give --db PATH to store the calls elsewhere")
+    return run_dir / "human.sqlite"
 
 
 @human_app.command()
@@ -169,13 +226,21 @@ def play(
 @human_app.command()
 def export(
     db: Annotated[Path, typer.Argument(help="A call database (from `human serve`).")],
-    out: Annotated[Path, typer.Option("--out", help="Directory to write.")],
+    out: Annotated[Path, typer.Option("--out", help="Directory to write (created if missing).")],
 ) -> None:
-    """Write the finished calls as a run directory (``report`` and ``diagnose`` read it)."""
+    """Write the finished calls as a run directory (``report`` and ``diagnose`` read it).
+
+    Exporting again into the same directory replaces what the last export wrote. A path that
+    exists and is not a directory (a file, ``/dev/null``) is refused, never overwritten."""
     from sim2human.experiments.human_eval import export_run
     from sim2human.human_store import HumanStore
 
-    n = export_run(HumanStore.open_existing(db).episodes(), out)
+    store = HumanStore.open_existing(db)
+    try:
+        episodes = store.episodes()
+    finally:
+        store.close()
+    n = export_run(episodes, out)
     out_console.print(f"{n} finished calls -> {out}", soft_wrap=True)
 
 

@@ -1,5 +1,10 @@
 """``sim2human report RUN_DIR``: write report.html, report.md and report.json into a run, from
-what it stores; and what ``sim2human study`` does once ``study.json`` is written."""
+what it stores; and what ``sim2human study`` does once ``study.json`` is written.
+
+``--out DIR`` writes them (and a diagnosis it had to take) into DIR and only reads the run: an
+archived run this user cannot write, or a study still running, which is diagnosed afresh from
+the sub-runs that have finished (``cli/reading.py``). Without ``--out`` such a run is refused in
+one line that says to give it."""
 
 from __future__ import annotations
 
@@ -19,6 +24,12 @@ RunDirArg = Annotated[Path, typer.Argument(help="A study directory or one sub-ru
 ConditionOpt = Annotated[
     str | None, typer.Option("--condition", help="Only this condition (all its seeds).")
 ]
+OutOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--out", help="Write the report into this folder, not the run (read-only or running)."
+    ),
+]
 
 
 def finish_study(study: StudyResult, out: Path, console: Console) -> None:
@@ -31,23 +42,34 @@ def finish_study(study: StudyResult, out: Path, console: Console) -> None:
         _diagnose_and_write(out, None, console, status, diagnose=True)
 
 
-def report(run_dir: RunDirArg, condition: ConditionOpt = None) -> None:
+def report(run_dir: RunDirArg, condition: ConditionOpt = None, out_dir: OutOpt = None) -> None:
     """Write a run's self-contained HTML report (plus markdown and JSON) from its stored files.
 
     A run that was never diagnosed (no diagnosis.json) is diagnosed once first and the result
-    stored; `sim2human diagnose RUN_DIR` diagnoses again (say, with other thresholds)."""
+    stored; `sim2human diagnose RUN_DIR` diagnoses again (say, with other thresholds). With
+    --out DIR the files go into DIR and the run is only read: a read-only run, or a study still
+    running (diagnosed afresh from what has finished)."""
+    from sim2human.cli.reading import noter, reading
     from sim2human.diagnostics.stored import diagnosis_path
-    from sim2human.inputs import existing_dir
-    from sim2human.lock import run_lock
 
     out, err = Console(), Console(stderr=True)
-    existing_dir(run_dir, "run directory")
-    note = lambda msg: err.print(f"note: {run_dir}: {msg}", soft_wrap=True)  # noqa: E731
-    with run_lock(run_dir, "report", note=note):
-        undiagnosed = not any(diagnosis_path(run_dir, c).exists() for c in {None, condition})
-        first = f"{run_dir}: not diagnosed yet; diagnosing once" if undiagnosed else "reporting"
+    with reading(run_dir, out_dir, "report", noter(err, run_dir)) as r:
+        if r.store is None:
+            raise r.refusal("--out DIR")
+        folders = {run_dir, r.store}
+        stored = any(diagnosis_path(f, c).exists() for f in folders for c in {None, condition})
+        fresh = not stored or r.access.writer is not None
+        first = "reporting"
+        if fresh:
+            first = (
+                "diagnosing what has finished" if stored else "not diagnosed yet; diagnosing once"
+            )
+            first = f"{run_dir}: {first}"
         with err.status(first) as status:
-            written = _diagnose_and_write(run_dir, condition, err, status, diagnose=undiagnosed)
+            into = None if r.store == run_dir else r.store
+            written = _diagnose_and_write(
+                run_dir, condition, err, status, diagnose=fresh, out_dir=into
+            )
     d = written.diagnosis
     for c in [*d.conditions, *d.reference]:
         colour = "red" if c.verdict.collapse else ("green" if c.verdict.checked else "yellow")
@@ -61,10 +83,17 @@ def report(run_dir: RunDirArg, condition: ConditionOpt = None) -> None:
 
 
 def _diagnose_and_write(
-    run_dir: Path, condition: str | None, console: Console, status: Status, *, diagnose: bool
+    run_dir: Path,
+    condition: str | None,
+    console: Console,
+    status: Status,
+    *,
+    diagnose: bool,
+    out_dir: Path | None = None,
 ) -> Written:
-    """Diagnose (when asked) and write the reports, from one read of the run directory: reading
-    its episodes is most of what either costs. The caller holds the run's lock."""
+    """Diagnose (when asked) and write the reports (into ``out_dir``, default the run), from one
+    read of the run directory: reading its episodes is most of what either costs. The caller
+    holds the run's lock (its read lock, with ``out_dir``)."""
     from sim2human.diagnostics.rundir import load_run_dir
     from sim2human.diagnostics.stored import diagnose_run
     from sim2human.report.html import write_report
@@ -73,6 +102,6 @@ def _diagnose_and_write(
     if diagnose:
         run = load_run_dir(run_dir, condition)
         status.update("diagnosing")
-        diagnose_run(run_dir, condition, on_step=status.update, run=run)
+        diagnose_run(run_dir, condition, on_step=status.update, run=run, out_dir=out_dir)
     status.update("writing the report")
-    return write_report(run_dir, condition=condition, console=console, run=run)
+    return write_report(run_dir, condition=condition, console=console, run=run, out_dir=out_dir)

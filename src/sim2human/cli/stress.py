@@ -10,6 +10,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from sim2human.cli.signals import interrupt_code
 from sim2human.errors import UsageError
 from sim2human.stress.adversarial import SearchConfig
 from sim2human.stress.sweep import DEFAULT_GRID, StressPlan
@@ -104,7 +105,7 @@ def stress(
         for name in getattr(stop, "started", ()):
             err_console.print(f"[yellow]interrupted[/]: {name}")
         err_console.print("[yellow]interrupted[/]: no stress results written")
-        raise typer.Exit(130) from None
+        raise typer.Exit(interrupt_code()) from None
     out_console.print(robustness_table(result))
     from sim2human.report.stress_findings import findings
 

@@ -4,7 +4,13 @@ A run directory is either a study (``conditions/<name>/seed-<k>/`` sub-runs, may
 ``reference/<agent>/`` and ``study.json``) or one sub-run (``episodes.jsonl``, ``metrics.jsonl``,
 ``config.json``, ``members.json``, ``summary.json``). Whatever can be read is read; whatever is
 missing or broken becomes a line in ``problems`` (file and line named), so the report can be
-partial instead of absent. Only a directory with nothing usable in it is an error.
+partial instead of absent. Only a directory with nothing usable in it is an error, and one
+that mixes in another scenario's episodes (named by file: judging them as this scenario's would
+be wrong, not partial).
+
+A finished sub-run whose log falls short of what its ``summary.json`` counts (cut, or edited
+after it finished: ``experiments.wholeness``) reads as unfinished: a problem names it and the
+counts, and its evaluation is left out rather than judged as a smaller one.
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ from sim2human import gc_tuning
 from sim2human.errors import RunDirError, UsageError
 from sim2human.experiments.config import EvalConfig
 from sim2human.experiments.results import CONFIG_YAML, STUDY_JSON, StudyResult, load_study_result
+from sim2human.experiments.wholeness import foreign, shortfall
 from sim2human.inputs import MAX_JSON_BYTES, existing_dir, read_bytes, read_json_object, read_yaml
 from sim2human.scenarios.base import Scenario
 from sim2human.scenarios.catalog import get_scenario
@@ -33,6 +40,7 @@ from sim2human.store import (
     check_unique,
     episode_lines,
     json_lines,
+    log_lines,
 )
 from sim2human.train.config import PPOConfig
 from sim2human.types import Episode
@@ -52,6 +60,9 @@ class SubRun:
     metrics: list[dict[str, Any]] = field(default_factory=list)
     episodes: list[Episode] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+    torn: str = ""
+    """How its log falls short of what its summary records (``experiments.wholeness``); a
+    torn sub-run reads as unfinished, its evaluation left out."""
 
     @property
     def evals(self) -> list[Episode]:
@@ -70,7 +81,7 @@ class SubRun:
 
     @property
     def finished(self) -> bool:
-        return self.summary is not None
+        return self.summary is not None and not self.torn
 
 
 @dataclass
@@ -85,12 +96,18 @@ class RunDir:
     problems: list[str] = field(default_factory=list)
     n_boot: int = EvalConfig().bootstrap
     """Bootstrap replicates: the study's ``eval.bootstrap`` (its config.yaml), as study.json's."""
+    scenario_name: str = "intake"
+    """The study's scenario (``_scenario_name``); every episode read is of it."""
 
     @property
     def scenario(self) -> Scenario:
-        """The study's scenario from the catalog (a lone sub-run, or a study.json from before
-        scenarios had names: ``intake``, the only one there was)."""
-        return get_scenario(self.study.scenario if self.study is not None else "intake")
+        """The study's scenario from the catalog."""
+        return get_scenario(self.scenario_name)
+
+    @property
+    def sub_runs(self) -> list[SubRun]:
+        """Every sub-run read: each condition's, then the reference agents'."""
+        return [*(s for runs in self.conditions.values() for s in runs), *self.reference.values()]
 
     @property
     def max_turns(self) -> int:
@@ -99,8 +116,7 @@ class RunDir:
         return subs[0].max_turns if subs else int(PPOConfig().max_turns)
 
     def all_problems(self) -> list[str]:
-        subs = [s for runs in self.conditions.values() for s in runs]
-        return [*self.problems, *(p for s in [*subs, *self.reference.values()] for p in s.problems)]
+        return [*self.problems, *(p for s in self.sub_runs for p in s.problems)]
 
 
 def _json(path: Path, problems: list[str], required: bool = True) -> dict[str, Any] | None:
@@ -117,16 +133,38 @@ def _json(path: Path, problems: list[str], required: bool = True) -> dict[str, A
     return None
 
 
-def _lines(path: Path, problems: list[str]) -> list[str]:
-    """The lines of a log; none (and a line in ``problems``) when it cannot be read."""
+def _lines(path: Path, problems: list[str]) -> tuple[list[str], list[str]]:
+    """The lines of a log, and what is wrong with those that are not UTF-8 text (each is blank
+    in the lines, so the others keep their numbers; a torn last line is skipped silently, as
+    one of JSON is); no lines (and a line in ``problems``) when the file cannot be read."""
     if not path.exists() and not path.is_symlink():
         problems.append(f"{path}: missing")
-        return []
+        return [], []
     try:  # stat-ed first: a directory, FIFO or device here is a problem, never a hang
-        return read_bytes(path, "log", MAX_JSON_BYTES).decode("utf-8", "replace").splitlines()
+        data = read_bytes(path, "log", MAX_JSON_BYTES)
     except UsageError as err:
         problems.append(str(err))
-        return []
+        return [], []
+    try:
+        return log_lines(data.decode("utf-8")), []
+    except UnicodeDecodeError:
+        return _undecodable(data)
+
+
+def _undecodable(data: bytes) -> tuple[list[str], list[str]]:
+    """``_lines`` of a log with bytes that are not UTF-8: decoded with ``surrogateescape`` (bad
+    bytes become lone surrogates, never line breaks, so lines split as the text's would)."""
+    text = data.decode("utf-8", "surrogateescape")
+    lines = log_lines(text)
+    bad: list[str] = []
+    for i, line in enumerate(lines):
+        try:
+            line.encode("utf-8")
+        except UnicodeEncodeError as err:
+            lines[i] = ""
+            if i < len(lines) - 1 or text.endswith(("\n", "\r")):
+                bad.append(f"line {i + 1}: not UTF-8 text (at character {err.start + 1})")
+    return lines, bad
 
 
 def _corrupted(path: Path, bad: list[str], problems: list[str]) -> None:
@@ -137,36 +175,40 @@ def _corrupted(path: Path, bad: list[str], problems: list[str]) -> None:
 def _jsonl(path: Path, problems: list[str]) -> list[tuple[int, Any]]:
     """(line number, object) of every readable line; unreadable lines are counted, not fatal."""
     out: list[tuple[int, Any]] = []
-    bad: list[str] = []
-    for number, row in json_lines(_lines(path, problems)):
+    lines, bad = _lines(path, problems)
+    for number, row in json_lines(lines):
         if isinstance(row, BadLine):
             bad.append(f"line {number}: {row.detail}")
         else:
             out.append((number, row))
-    _corrupted(path, bad, problems)
+    _corrupted(path, sorted(bad, key=_line_number), problems)
     return out
 
 
-def _episodes(path: Path, problems: list[str]) -> list[Episode]:
-    """Every episode of a log (``store.episode_lines``); lines that are not JSON, or not
-    episodes, are counted in ``problems`` and skipped."""
+def _line_number(described: str) -> int:
+    return int(described.split(":", 1)[0].removeprefix("line "))
+
+
+def _episodes(path: Path, problems: list[str]) -> tuple[list[Episode], int]:
+    """Every episode of a log (``store.episode_lines``), and how many lines were skipped: those
+    that are not UTF-8, not JSON, or not episodes, counted in ``problems``."""
     episodes: list[Episode] = []
     numbers: list[int] = []
-    corrupted: list[str] = []
+    lines, corrupted = _lines(path, problems)
     bad: list[str] = []
     with gc_tuning.paused():
-        for number, episode in episode_lines(_lines(path, problems)):
+        for number, episode in episode_lines(lines):
             if isinstance(episode, BadLine):
                 not_json = episode.what == "not valid JSON"
                 (corrupted if not_json else bad).append(f"line {number}: {episode.detail}")
                 continue
             episodes.append(episode)
             numbers.append(number)
-    _corrupted(path, corrupted, problems)
+    _corrupted(path, sorted(corrupted, key=_line_number), problems)
     if bad:
         problems.append(f"{path}: {len(bad)} line(s) are not episodes (first: {bad[0]})")
     check_unique(zip(numbers, (e.id for e in episodes), strict=True), path)  # never count twice
-    return episodes
+    return episodes, len(corrupted) + len(bad)
 
 
 def _specs(rows: Any, where: str, problems: list[str]) -> list[SimulatorSpec]:
@@ -202,7 +244,14 @@ def load_sub_run(
         sub.quirk_phrasings = [str(p) for p in members.get("trained_quirk_phrasings", [])]
     if not reference:
         sub.metrics = [r for _, r in _jsonl(path / METRICS, problems) if isinstance(r, dict)]
-    sub.episodes = _episodes(path / EPISODES, problems)
+    sub.episodes, skipped = _episodes(path / EPISODES, problems)
+    if sub.summary is not None and (torn := shortfall(sub.summary, sub.episodes, skipped)):
+        sub.torn = torn
+        sub.episodes = [e for e in sub.episodes if e.phase != "eval"]
+        problems.append(
+            f"{path}: torn: its {torn}; its evaluation is left out (`sim2human study CONFIG "
+            "--resume --out RUN_DIR` runs it again)"
+        )
     return sub
 
 
@@ -221,6 +270,10 @@ def load_run_dir(path: Path, condition: str | None = None) -> RunDir:
             f"{path}: not a run directory (expected a study with conditions/ or study.json, "
             f"or a sub-run with {EPISODES}, {METRICS} and {CONFIG})"
         )
+    run.scenario_name, whose = _scenario_name(run)
+    for sub in run.sub_runs:  # another study's episodes are refused, not judged as this one's
+        if wrong := foreign(sub.episodes, run.scenario_name, sub.path / EPISODES, whose):
+            raise wrong
     if condition is not None:
         if condition not in run.conditions:
             known = ", ".join(run.conditions) or "none"
@@ -270,6 +323,25 @@ def _load_study(path: Path) -> RunDir:
         problems=problems,
         n_boot=_n_boot(path / CONFIG_YAML),
     )
+
+
+def _scenario_name(run: RunDir) -> tuple[str, str]:
+    """The run's scenario and where it comes from: its study.json, else its stored config, else
+    (a lone sub-run, a directory of human calls) its first episode; ``intake`` by default, the
+    scenario of every study.json from before scenarios had names."""
+    if run.study is not None:
+        return run.study.scenario, "the study's scenario"
+    config = run.root / CONFIG_YAML
+    try:
+        raw = read_yaml(config, "stored study config") if config.is_file() else {}
+    except UsageError:
+        raw = {}
+    if isinstance(raw, dict) and isinstance(raw.get("scenario"), str):
+        return raw["scenario"], f"the scenario of {config}"
+    first = next((s for s in run.sub_runs if s.episodes), None)
+    if first is not None:
+        return first.episodes[0].scenario, f"that of the first log read ({first.path / EPISODES})"
+    return "intake", "the default scenario"
 
 
 def _n_boot(config: Path) -> int:

@@ -1,19 +1,30 @@
 """The diagnosis, taken once and stored: ``diagnosis.json`` (and ``diversity.json``) in the run.
 
 ``sim2human study`` diagnoses its run once, after ``study.json``; ``sim2human diagnose RUN_DIR``
-does it again on demand (say, with other thresholds) and rewrites the file. Everything that
+does it again on demand (say, with other thresholds) and rewrites the file, or writes it to
+``--out DIR`` for a run it may not write (read-only, or still running). Everything that
 replays or plays conversations happens here: the exploit finder's counterfactual replays and,
 for a run without a stored diversity measurement, the simulators' sample conversations. The
 reports only read these files (``report/``).
 
 A diagnosis of one condition (``--condition``) goes to ``diagnosis.<condition>.json``, beside the
 whole run's, never over it.
+
+A stored diagnosis records what it was taken from (``inputs``: the size and modification time of
+every file ``load_run_dir`` reads); one whose run has changed since (episodes cut, added, edited)
+is taken again when it is loaded, with the thresholds it was taken with, instead of being
+rendered as if it still held. ``inputs`` is kept out of the ``Diagnosis`` itself, so reports do
+not show it.
 """
 
 from __future__ import annotations
 
+import os
+import sys
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from pathlib import Path
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -27,11 +38,17 @@ from sim2human.experiments.diversity import (
     diversity_groups,
     measure_groups,
 )
+from sim2human.experiments.results import CONFIG_YAML, STUDY_JSON
 from sim2human.inputs import existing_dir, read_json_object
-from sim2human.lock import run_lock
-from sim2human.store import write_json
+from sim2human.lock import read_lock, run_lock
+from sim2human.outputs import OutputError
+from sim2human.store import CONFIG, EPISODES, MEMBERS, METRICS, SUMMARY, write_json
 
 DIAGNOSIS_JSON = "diagnosis.json"
+INPUTS = "inputs"
+"""The key of ``diagnosis.json`` that records what the diagnosis was taken from."""
+_READ = {EPISODES, METRICS, SUMMARY, MEMBERS, CONFIG}
+"""The files of a sub-run that ``load_run_dir`` reads."""
 
 
 def diagnosis_path(run_dir: Path, condition: str | None = None) -> Path:
@@ -45,24 +62,92 @@ def diagnose_run(
     *,
     on_step: Callable[[str], None] | None = None,
     run: RunDir | None = None,
+    out_dir: Path | None = None,
+    store: bool = True,
 ) -> Diagnosis:
-    """Diagnose ``run_dir`` (one ``condition``, or all) and store the result, under the run's
-    lock; measure the simulators' diversity first when the run has no stored measurement.
+    """Diagnose ``run_dir`` (one ``condition``, or all) and store the result; measure the
+    simulators' diversity first when the run has no stored measurement.
 
-    ``run``: ``run_dir`` as ``load_run_dir(run_dir, condition)`` read it, by a caller that holds
-    the lock and reuses it (a study's finish hands the same one to the report: reading a run's
-    episodes is most of what diagnosing it costs)."""
+    Stored in the run directory, under its lock; in ``out_dir`` instead when given (``--out``:
+    the run is only read, ``lock.read_lock``); nowhere with ``store=False`` (a read-only or
+    running run whose reader prints the diagnosis). ``run``: ``run_dir`` as
+    ``load_run_dir(run_dir, condition)`` read it, by a caller that holds the lock and reuses it
+    (a study's finish hands the same one to the report: reading a run's episodes is most of
+    what diagnosing it costs)."""
     step = on_step or (lambda _: None)
-    with run_lock(existing_dir(run_dir, "run directory"), "diagnose"):
+    existing_dir(run_dir, "run directory")
+    folder, inside = (run_dir, run_dir) if out_dir is None else (out_dir, None)
+    lock: AbstractContextManager[object] = (
+        run_lock(run_dir, "diagnose") if store and out_dir is None else read_lock(run_dir)
+    )
+    with lock:
+        taken_from = inputs_of(run_dir)  # before reading: a change while it reads shows later
         run = run or load_run_dir(run_dir, condition)
-        if not (run_dir / DIVERSITY_JSON).exists():
+        if store and not any((f / DIVERSITY_JSON).exists() for f in (run_dir, folder)):
             step("measuring simulator diversity")
-            write_json(run_dir / DIVERSITY_JSON, measure_diversity(run))
+            write_json(folder / DIVERSITY_JSON, measure_diversity(run), inside=inside)
         d = diagnose(
             run, thresholds, on_condition=lambda n: step(f"diagnosing {n} (replaying calls)")
         )
-        write_json(diagnosis_path(run_dir, condition), d.model_dump())
+        if store:
+            write_json(
+                diagnosis_path(folder, condition),
+                {**d.model_dump(), INPUTS: taken_from},
+                inside=inside,
+            )
     return d
+
+
+def derived_dir(run_dir: Path, out_dir: Path | None, *names: str) -> Path:
+    """The folder to read a file derived from the run (``names``: a diagnosis, diversity.json,
+    fidelity.json) from: ``out_dir`` (``--out``) when it holds one at least as new as the run's
+    own, else the run directory. So ``report --out DIR`` renders what ``diagnose --out DIR``
+    stored there (other thresholds, a read-only run), and a diagnosis the finished study wrote
+    later wins over one taken while it ran."""
+
+    def newest(folder: Path) -> float | None:
+        times = [(folder / n).stat().st_mtime for n in names if (folder / n).is_file()]
+        return max(times, default=None)
+
+    if out_dir is None:
+        return run_dir
+    mine, theirs = newest(out_dir), newest(run_dir)
+    return out_dir if mine is not None and (theirs is None or mine >= theirs) else run_dir
+
+
+def inputs_of(run_dir: Path) -> dict[str, list[int]]:
+    """[size, modification time in ns] of every file a diagnosis of ``run_dir`` reads, by its
+    path in the run: a study's ``study.json`` and ``config.yaml``, and each sub-run's logs,
+    summaries and configs (or those of the run itself, when it is one sub-run)."""
+    top = [run_dir / STUDY_JSON, run_dir / CONFIG_YAML, *(run_dir / n for n in sorted(_READ))]
+    subs = [*run_dir.glob("conditions/*/*/*"), *run_dir.glob("reference/*/*")]
+    out: dict[str, list[int]] = {}
+    for path in [*top, *sorted(p for p in subs if p.name in _READ)]:
+        try:
+            st = os.stat(path)
+        except OSError:
+            continue
+        out[str(path.relative_to(run_dir))] = [st.st_size, st.st_mtime_ns]
+    return out
+
+
+def _changed(run_dir: Path, stored: Any) -> bool:
+    """Whether the run changed since the diagnosis recording ``stored`` inputs was taken (one
+    stored before inputs were recorded is taken as current)."""
+    return isinstance(stored, dict) and stored != inputs_of(run_dir)
+
+
+def _again(run_dir: Path, condition: str | None, stale: Diagnosis, folder: Path) -> Diagnosis:
+    """``stale`` (stored in ``folder``: the run, or a reader's ``--out``) taken again from the
+    run as it is now, stored back in ``folder`` when it can be written."""
+    say = f"note: {diagnosis_path(folder, condition)}: the run changed since it was taken"
+    print(f"{say}; diagnosing it again", file=sys.stderr)
+    out_dir = None if folder == run_dir else folder
+    try:
+        return diagnose_run(run_dir, condition, stale.thresholds, out_dir=out_dir)
+    except (UsageError, OutputError):  # a run this user cannot write (lock or file): not stored
+        print(f"{say}; diagnosed again, not stored", file=sys.stderr)
+        return diagnose(load_run_dir(run_dir, condition), stale.thresholds)
 
 
 def measure_diversity(run: RunDir) -> StoredDiversity:
@@ -79,12 +164,16 @@ def measure_diversity(run: RunDir) -> StoredDiversity:
     return measure_groups(diversity_groups(subs), run.scenario, run.max_turns)
 
 
-def load_diagnosis(run_dir: Path, condition: str | None = None) -> Diagnosis:
-    """The stored diagnosis of ``run_dir``; for one ``condition``, its own file if
-    ``sim2human diagnose --condition`` wrote one, else that condition of the whole run's."""
-    path = diagnosis_path(run_dir, condition)
+def load_diagnosis(
+    run_dir: Path, condition: str | None = None, *, folder: Path | None = None
+) -> Diagnosis:
+    """The stored diagnosis of ``run_dir``, read from ``folder`` (default the run; a reader's
+    ``--out`` otherwise); for one ``condition``, its own file if ``sim2human diagnose
+    --condition`` wrote one, else that condition of the whole run's."""
+    folder = folder or run_dir
+    path = diagnosis_path(folder, condition)
     if condition is not None and not path.exists():
-        whole = load_diagnosis(run_dir)
+        whole = load_diagnosis(run_dir, folder=folder)
         picked = [c for c in whole.conditions if c.name == condition]
         if not picked:
             known = ", ".join(c.name for c in whole.conditions) or "none"
@@ -96,7 +185,9 @@ def load_diagnosis(run_dir: Path, condition: str | None = None) -> Diagnosis:
             f"{run_dir}` first (it replays conversations once and stores the result)"
         )
     try:
-        return Diagnosis.model_validate(read_json_object(path, "diagnosis"))
+        raw = read_json_object(path, "diagnosis")
+        taken_from = raw.pop(INPUTS, None)
+        d = Diagnosis.model_validate(raw)
     except UsageError as err:
         raise RunDirError(str(err)) from None
     except ValidationError as err:
@@ -106,6 +197,7 @@ def load_diagnosis(run_dir: Path, condition: str | None = None) -> Diagnosis:
             f"{path}: not a diagnosis ({loc}: {first['msg']}); rewrite it with "
             f"`sim2human diagnose {run_dir}`"
         ) from None
+    return _again(run_dir, condition, d, folder) if _changed(run_dir, taken_from) else d
 
 
 def load_diversity(run_dir: Path) -> StoredDiversity:

@@ -10,73 +10,102 @@ from typing import Any
 import numpy as np
 
 from sim2human.experiments.condition import CURVE_LOG, train_config
-from sim2human.experiments.config import StudyConfig
-from sim2human.experiments.results import StudyResult
+from sim2human.experiments.config import Condition, StudyConfig
+from sim2human.experiments.results import FailedRun, StudyResult
+from sim2human.experiments.wholeness import read_whole
 from sim2human.metrics.outcomes import Estimate, cluster_bootstrap
 from sim2human.metrics.robustness import curve_mean, episodes_to_reach, worst_decile_estimate
 from sim2human.simulators.replay import reply_shares
-from sim2human.store import (
-    EPISODES,
-    SUMMARY,
-    iter_jsonl,
-    read_episodes,
-    read_json,
-)
+from sim2human.store import SUMMARY, iter_jsonl, read_json
 from sim2human.types import Episode
 
+RERUN = "continue the study with --resume to rerun it"
 
-def aggregate(cfg: StudyConfig, root: Path, wall_seconds: float) -> StudyResult:
-    """study.json from the sub-runs on disk: CIs by cluster bootstrap over seeds and episodes."""
+
+def aggregate(
+    cfg: StudyConfig, root: Path, wall_seconds: float, failed: Sequence[FailedRun] = ()
+) -> StudyResult:
+    """study.json from the sub-runs on disk: CIs by cluster bootstrap over seeds and episodes.
+
+    Each sub-run is read whole or not at all (``wholeness.read_whole``: a torn one is refused).
+    ``failed``: sub-runs (``path`` relative to ``root``) whose workers died; they are left out
+    and listed in the result, as are conditions left with no finished seed."""
+    gone = {f.path for f in failed}
     rows = []
     for condition in cfg.conditions:
         by_seed: dict[int, list[Episode]] = {}
         summaries = []
         curves = []
         for seed in cfg.seeds:
-            sub = root / "conditions" / condition.name / f"seed-{seed}"
-            by_seed[seed] = [e for e in read_episodes(sub / EPISODES) if e.phase == "eval"]
-            summaries.append(read_json(sub / SUMMARY))
-            curve_path = sub / CURVE_LOG
+            sub = Path("conditions") / condition.name / f"seed-{seed}"
+            if str(sub) in gone:
+                continue
+            summary, episodes = read_whole(root / sub, cfg.scenario, RERUN)
+            by_seed[seed] = [e for e in episodes if e.phase == "eval"]
+            summaries.append(summary)
+            curve_path = root / sub / CURVE_LOG
             curves.append([r for _, r in iter_jsonl(curve_path)] if curve_path.exists() else [])
-        row = _condition_row(condition.name, cfg, by_seed, summaries)
-        row["episodes_trained"] = train_config(cfg, condition).episodes
-        row["sampler"] = condition.sampler
-        row["role"] = condition.role
-        row["compare_to"] = condition.compare_to
-        programmatic = {s: [e for e in eps if e.kind != "replay"] for s, eps in by_seed.items()}
-        w = worst_decile_estimate(programmatic, n_boot=cfg.eval.bootstrap)
-        row["heldout_worst_decile"] = {"mean": w.mean, "ci": list(w.ci), "n": w.n}
-        row["heldout_curve"] = [list(p) for p in curve_mean(curves)] if all(curves) else []
-        rows.append(row)
+        if by_seed:
+            rows.append(_trained_row(cfg, condition, by_seed, summaries, curves))
     _episodes_to_baseline_final(rows)
     reference = []
     for name in cfg.reference_agents:
-        sub = root / "reference" / name
-        row = _condition_row(
-            name, cfg, {0: read_episodes(sub / EPISODES)}, [read_json(sub / SUMMARY)]
-        )
+        if str(Path("reference") / name) in gone:
+            continue
+        summary, episodes = read_whole(root / "reference" / name, cfg.scenario, RERUN)
+        row = _condition_row(name, cfg, {0: episodes}, [summary])
         row["episodes_trained"] = 0
         reference.append(row)
+    extra: dict[str, Any] = {"failed": [f.model_dump() for f in failed]} if failed else {}
     return StudyResult.model_validate(
         {
             "study": cfg.name,
             "scenario": cfg.scenario,
             "seeds": list(cfg.seeds),
             "wall_seconds": round(wall_seconds, 1),
-            "conditions": rows,
+            "conditions": _known_comparisons(rows) if failed else rows,
             "reference": reference,
-            **_llm_accounting(root, cfg),
+            **_llm_accounting(root, cfg, gone),
+            **extra,
         }
     )
 
 
-def _llm_accounting(root: Path, cfg: StudyConfig) -> dict[str, Any]:
+def _trained_row(
+    cfg: StudyConfig,
+    condition: Condition,
+    by_seed: dict[int, list[Episode]],
+    summaries: list[dict[str, Any]],
+    curves: list[list[dict[str, Any]]],
+) -> dict[str, Any]:
+    row = _condition_row(condition.name, cfg, by_seed, summaries)
+    row["episodes_trained"] = train_config(cfg, condition).episodes
+    row["sampler"] = condition.sampler
+    row["role"] = condition.role
+    row["compare_to"] = condition.compare_to
+    programmatic = {s: [e for e in eps if e.kind != "replay"] for s, eps in by_seed.items()}
+    w = worst_decile_estimate(programmatic, n_boot=cfg.eval.bootstrap)
+    row["heldout_worst_decile"] = {"mean": w.mean, "ci": list(w.ci), "n": w.n}
+    row["heldout_curve"] = [list(p) for p in curve_mean(curves)] if all(curves) else []
+    return row
+
+
+def _known_comparisons(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``rows`` with a ``compare_to`` naming a condition left out (every seed failed) cleared:
+    that comparison cannot be made until ``--resume`` reruns it."""
+    names = {r["name"] for r in rows}
+    return [r if r["compare_to"] in names else {**r, "compare_to": None} for r in rows]
+
+
+def _llm_accounting(root: Path, cfg: StudyConfig, gone: set[str]) -> dict[str, Any]:
     """Endpoint accounting summed over every sub-run (absent for studies without LLMs)."""
-    subs = [root / "conditions" / c.name / f"seed-{s}" for c in cfg.conditions for s in cfg.seeds]
-    subs += [root / "reference" / name for name in cfg.reference_agents]
+    subs = [Path("conditions") / c.name / f"seed-{s}" for c in cfg.conditions for s in cfg.seeds]
+    subs += [Path("reference") / name for name in cfg.reference_agents]
     total: dict[str, float] = {}
     for sub in subs:
-        for stats in read_json(sub / SUMMARY).get("llm", {}).values():
+        if str(sub) in gone:
+            continue
+        for stats in read_json(root / sub / SUMMARY).get("llm", {}).values():
             for k, v in stats.items():
                 total[k] = total.get(k, 0) + v
     return {"llm_accounting": total} if total else {}

@@ -19,6 +19,7 @@ from sim2human import seeding
 from sim2human.agents.policy import PolicyAgent
 from sim2human.agents.scripted import ScriptedAgent
 from sim2human.experiments.config import Condition, StudyConfig
+from sim2human.experiments.wholeness import LOGGED
 from sim2human.experiments.world import StudyWorld, evaluate_members, llm_runtime
 from sim2human.judging import EnsembleJudge, JudgePanel
 from sim2human.llm.runtime import LLMRuntime
@@ -150,8 +151,9 @@ def run_condition(
         max_turns=world.max_turns,
         last_update=-(-ppo.episodes // ppo.batch_episodes) - 1,
     )
+    episodes_log = EpisodeLog(out / EPISODES)
     with (
-        EpisodeLog(out / EPISODES) as episodes_log,
+        episodes_log,
         JsonlWriter(out / METRICS) as metrics_log,
         JsonlWriter(out / SAMPLER_LOG) as sampler_log,
         JsonlWriter(out / CURVE_LOG) as curve_log,
@@ -243,6 +245,7 @@ def run_condition(
     )
     if llm_stats:
         summary["llm"] = llm_stats
+    summary[LOGGED] = len(episodes_log.ids)  # what readers check the log against (wholeness)
     write_json(out / SUMMARY, summary)
     return summary
 
@@ -279,7 +282,8 @@ def reference_scripted(cfg: StudyConfig, out: Path) -> dict[str, Any]:
     agent = ScriptedAgent(world.scenario)
     per = cfg.eval.episodes_per_member
     needed = {s.llm.endpoint for s in world.ensemble.heldout if s.llm is not None}
-    with EpisodeLog(out / EPISODES) as log, llm_runtime(cfg, needed) as llm:
+    log = EpisodeLog(out / EPISODES)
+    with log, llm_runtime(cfg, needed) as llm:
         evals = [
             *evaluate_members(
                 cfg,
@@ -313,5 +317,6 @@ def reference_scripted(cfg: StudyConfig, out: Path) -> dict[str, Any]:
         k: v.model_dump()
         for k, v in by([e for e in evals if e.split == "train"], lambda e: e.family).items()
     }
+    summary[LOGGED] = len(log.ids)
     write_json(out / SUMMARY, summary)
     return summary

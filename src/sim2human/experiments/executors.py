@@ -1,12 +1,19 @@
-"""Work in spawned worker processes that die with their parent, and a progress bar they advance
-by putting episode counts on a queue.
+"""Work in spawned worker processes that die with their parent, survive the death of one of
+them, and advance a progress bar by putting episode counts on a queue.
 
 Workers never outlive the process that started them: on Linux the kernel kills each one when its
 parent dies (``PR_SET_PDEATHSIG``, so ``kill -9`` of the main process too), and everywhere a
-watchdog thread exits a worker whose parent has gone. Workers ignore Ctrl-C: the parent handles
-it, stops them, and reports which calls were cut short (``Interrupted``), so a terminal shows one
-line per interrupted sub-run instead of a traceback per worker. There is no manager process to
-orphan: the progress queue reaches workers through the pool's initializer.
+watchdog thread exits a worker whose parent has gone. Workers ignore Ctrl-C and SIGTERM: the
+parent handles them, stops the workers, and reports which calls were cut short
+(``Interrupted``), so a terminal shows one line per interrupted sub-run instead of a traceback
+per worker. There is no manager process to orphan.
+
+Why not ``concurrent.futures.ProcessPoolExecutor``: when one of its workers dies (the
+out-of-memory killer's usual victim) it breaks for good, terminates every other worker and fails
+every call with ``BrokenProcessPool``, naming none. Here each worker has its own pipe, so the
+parent knows which call a dead worker was running: that call is run again in a fresh worker up
+to ``retries`` times (Ray Tune's ``FailureConfig(max_failures=...)``), then marked failed, while
+the other calls go on undisturbed (``WorkersDied`` names each failed call and why).
 """
 
 from __future__ import annotations
@@ -14,27 +21,33 @@ from __future__ import annotations
 import ctypes
 import multiprocessing as mp
 import os
+import pickle
 import signal
 import sys
 import threading
 import time
+import traceback
+from collections import deque
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor, as_completed
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass
+from multiprocessing.connection import Connection, wait
 from queue import Empty
 from typing import Any, TypeVar
 
 from rich.progress import Progress, TaskID
 
 from sim2human import gc_tuning
+from sim2human.errors import Sim2HumanError
 
 T = TypeVar("T")
 PR_SET_PDEATHSIG = 1
 _NOT_STARTED, _STARTED, _DONE = 0, 1, 2
 _queue: Any = None
-"""In a worker: the progress queue its pool was given (None when there is none)."""
+"""In a worker: the progress queue it was given (None when there is none)."""
 _state: Any = None
 """In a worker: the shared per-call state array (not started / started / done)."""
+Note = Callable[[str], None]
 
 
 class Interrupted(KeyboardInterrupt):
@@ -44,6 +57,51 @@ class Interrupted(KeyboardInterrupt):
         super().__init__(f"interrupted: {len(started)} running, {not_started} not started")
         self.started = tuple(started)
         self.not_started = not_started
+
+
+@dataclass(frozen=True)
+class Failure:
+    """A call whose worker died on each of its ``attempts``."""
+
+    index: int
+    label: str
+    reason: str
+    attempts: int
+
+
+class WorkersDied(Sim2HumanError):
+    """Calls whose workers died ``retries + 1`` times; every other call finished.
+    ``results``: in call order, None for the failed ones."""
+
+    def __init__(self, failures: Sequence[Failure], results: Sequence[Any]) -> None:
+        named = "; ".join(f"{f.label}: {f.reason}" for f in failures)
+        super().__init__(f"{len(failures)} of {len(results)} call(s) failed: {named}")
+        self.failures = tuple(failures)
+        self.results = list(results)
+
+
+class RemoteTraceback(Exception):
+    """The traceback of an exception raised in a worker (its ``__cause__`` in the parent)."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(text)
+        self.text = text
+
+    def __str__(self) -> str:
+        return f"\n{self.text}"
+
+
+def death(exitcode: int | None) -> str:
+    """Why a worker is gone, in words (``exitcode`` as ``multiprocessing`` gives it)."""
+    if exitcode is None or exitcode >= 0:
+        return f"worker exited with code {exitcode}" if exitcode else "worker exited"
+    number = -exitcode
+    try:
+        name = signal.Signals(number).name
+    except ValueError:
+        name = ""
+    oom = ", perhaps out of memory" if number == signal.SIGKILL else ""
+    return f"worker died (signal {number}{' ' + name if name else ''}{oom})"
 
 
 def report_progress(n: int) -> None:
@@ -75,6 +133,7 @@ def _init_worker(parent: int, queue: Any, state: Any) -> None:
     global _queue, _state
     die_with_parent(parent)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C and stops us
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # and SIGTERM, the same way
     _queue, _state = queue, state
 
 
@@ -87,6 +146,153 @@ def _call(index: int, fn: Callable[..., T], args: tuple[Any, ...]) -> T:
         _state[index] = _DONE
 
 
+def _portable(err: BaseException) -> tuple[BaseException, str]:
+    """``err`` as it can cross the pipe (else a RuntimeError saying what it was), and its
+    traceback's text."""
+    text = "".join(traceback.format_exception(err))
+    try:
+        pickle.loads(pickle.dumps(err))
+    except Exception:  # any failure to round-trip: send a plain one instead
+        return RuntimeError(f"{type(err).__name__}: {err}"), text
+    return err, text
+
+
+def _serve(conn: Connection, parent: int, queue: Any, state: Any) -> None:
+    """A worker's life: run each ``(index, fn, args)`` it is sent, send back ``(True, result)``
+    or ``(False, (exception, traceback))``, until it is sent None or the pipe closes."""
+    _init_worker(parent, queue, state)
+    while True:
+        try:
+            task = conn.recv()
+        except (EOFError, OSError):
+            return
+        if task is None:
+            return
+        index, fn, args = task
+        try:
+            reply: tuple[bool, Any] = (True, _call(index, fn, args))
+        except BaseException as err:  # raised again in the parent
+            reply = (False, _portable(err))
+        try:
+            conn.send(reply)
+        except Exception as err:  # an unpicklable result
+            conn.send((False, _portable(RuntimeError(f"the result cannot be sent: {err}"))))
+
+
+class _Worker:
+    """One spawned worker and the parent's end of its pipe."""
+
+    def __init__(self, ctx: Any, initargs: tuple[Any, ...]) -> None:
+        here, there = ctx.Pipe()
+        self.proc = ctx.Process(target=_serve, args=(there, *initargs), name="sim2human-worker")
+        self.proc.start()
+        there.close()  # the child holds the only other end: its death is EOF here
+        self.conn: Connection = here
+        self.index = -1
+        """The call it is running."""
+
+    def gone(self) -> str:
+        """Why it died (it has: its pipe is closed)."""
+        self.conn.close()
+        self.proc.join(5)
+        if self.proc.is_alive():
+            self.proc.kill()
+            self.proc.join(5)
+        return death(self.proc.exitcode)
+
+
+@dataclass
+class _Plan:
+    """What ``in_processes`` tracks across workers: results, attempts, failures."""
+
+    calls: Sequence[tuple[Any, ...]]
+    names: list[str]
+    retries: int
+    note: Note | None
+    state: Any
+
+    def __post_init__(self) -> None:
+        n = len(self.calls)
+        self.results: list[Any] = [None] * n
+        self.attempts = [0] * n
+        self.pending = deque(range(n))
+        self.failures: list[Failure] = []
+        self.error: tuple[BaseException, str] | None = None
+
+    def died(self, index: int, reason: str) -> None:
+        """Run the call again, or mark it failed once its attempts are spent."""
+        if self.attempts[index] <= self.retries and self.error is None:
+            self.state[index] = _NOT_STARTED
+            self.pending.appendleft(index)
+            if self.note is not None:
+                self.note(
+                    f"{self.names[index]}: {reason}; running it again (attempt "
+                    f"{self.attempts[index] + 1} of {self.retries + 1})"
+                )
+            return
+        self.state[index] = _DONE
+        self.failures.append(Failure(index, self.names[index], reason, self.attempts[index]))
+
+
+class _Pool:
+    def __init__(self, ctx: Any, size: int, initargs: tuple[Any, ...]) -> None:
+        self.ctx, self.size, self.initargs = ctx, size, initargs
+        self.idle: list[_Worker] = []
+        self.busy: dict[Connection, _Worker] = {}
+
+    def run(self, fn: Callable[..., Any], plan: _Plan) -> None:
+        """Every call of ``plan`` through the workers; a dead worker is replaced."""
+        while self.busy or (plan.pending and plan.error is None):
+            while plan.pending and plan.error is None and len(self.busy) < self.size:
+                self._start(fn, plan, plan.pending.popleft())
+            for conn in wait(list(self.busy)):
+                assert isinstance(conn, Connection)
+                self._collect(self.busy.pop(conn), plan)
+
+    def _start(self, fn: Callable[..., Any], plan: _Plan, index: int) -> None:
+        worker = self.idle.pop() if self.idle else _Worker(self.ctx, self.initargs)
+        worker.index = index
+        plan.attempts[index] += 1
+        with suppress(BrokenPipeError, ConnectionResetError):  # died idle: seen in _collect
+            worker.conn.send((index, fn, plan.calls[index]))
+        self.busy[worker.conn] = worker
+
+    def _collect(self, worker: _Worker, plan: _Plan) -> None:
+        try:
+            ok, value = worker.conn.recv()
+        except (EOFError, OSError):
+            plan.died(worker.index, worker.gone())
+            return
+        self.idle.append(worker)
+        if ok:
+            plan.results[worker.index] = value
+        elif plan.error is None:  # the first failure: no new calls; the running ones end
+            plan.error = value
+
+    def kill(self) -> None:
+        """Kill every worker now (their calls rerun on --resume)."""
+        workers = [*self.busy.values(), *self.idle]
+        for w in workers:
+            if w.proc.is_alive():
+                w.proc.kill()
+        for w in workers:
+            w.proc.join(5)
+            w.conn.close()
+        self.busy.clear()
+        self.idle.clear()
+
+    def close(self) -> None:
+        """Tell idle workers to exit, without waiting for them (a trained sub-run's worker takes
+        about a second to tear down torch; ``multiprocessing`` joins them at the latest when
+        this process exits); kill any still busy."""
+        for w in self.idle:
+            with suppress(OSError):
+                w.conn.send(None)
+            w.conn.close()
+        self.idle.clear()
+        self.kill()
+
+
 def in_processes(
     fn: Callable[..., T],
     calls: Sequence[tuple[Any, ...]],
@@ -94,50 +300,38 @@ def in_processes(
     *,
     queue: Any = None,
     labels: Sequence[str] | None = None,
+    retries: int = 0,
+    note: Note | None = None,
 ) -> list[T]:
     """``fn(*args)`` for each of ``calls`` in up to ``workers`` spawned processes; results in
     the order of ``calls``. ``queue`` (from ``queue_progress``) is what ``report_progress``
-    puts on in the workers. The first failure stops calls not yet started and is raised once
-    the running ones end; Ctrl-C stops every worker at once and raises ``Interrupted`` naming
-    (by ``labels``) the calls that were running."""
+    puts on in the workers.
+
+    A call whose worker dies is run again in a new worker up to ``retries`` times (``note``
+    says so), then counted failed; the others go on, and ``WorkersDied`` names the failed ones
+    (by ``labels``) once the rest are done. An exception a call raises stops calls not yet
+    started and is raised once the running ones end. Ctrl-C stops every worker at once and
+    raises ``Interrupted`` naming the calls that were running."""
     ctx = mp.get_context("spawn")
     state = ctx.Array("b", max(1, len(calls)), lock=False)
     names = list(labels) if labels is not None else [str(i) for i in range(len(calls))]
-    pool = ProcessPoolExecutor(
-        max_workers=workers,
-        mp_context=ctx,
-        initializer=_init_worker,
-        initargs=(os.getpid(), queue, state),
-    )
-    futures: list[Future[T]] = []
-    done = False
+    plan = _Plan(calls, names, retries, note, state)
+    pool = _Pool(ctx, max(1, workers), (os.getpid(), queue, state))
     try:
-        futures = [pool.submit(_call, i, fn, args) for i, args in enumerate(calls)]
-        for fut in as_completed(futures):
-            fut.result()
-        done = True
+        pool.run(fn, plan)
     except KeyboardInterrupt:
-        _stop_now(pool)
+        pool.kill()
         started = [names[i] for i in range(len(calls)) if state[i] == _STARTED]
         waiting = sum(state[i] == _NOT_STARTED for i in range(len(calls)))
         raise Interrupted(started, waiting) from None
     finally:
-        # Every call done: the caller goes on while the workers exit (a trained sub-run's
-        # worker takes about a second to tear down torch); the pool's own thread joins them,
-        # at the latest when this process exits. Otherwise wait for the running calls.
-        pool.shutdown(wait=not done, cancel_futures=True)
-    return [f.result() for f in futures]
-
-
-def _stop_now(pool: ProcessPoolExecutor) -> None:
-    """Cancel what has not started and kill the workers (their sub-runs rerun on --resume)."""
-    procs = dict(getattr(pool, "_processes", None) or {})
-    pool.shutdown(wait=False, cancel_futures=True)
-    for proc in procs.values():
-        if proc.is_alive():
-            proc.kill()
-    for proc in procs.values():
-        proc.join(5)
+        pool.close()
+    if plan.error is not None:
+        err, text = plan.error
+        raise err from RemoteTraceback(text)
+    if plan.failures:
+        raise WorkersDied(sorted(plan.failures, key=lambda f: f.index), plan.results)
+    return plan.results
 
 
 @contextmanager

@@ -14,6 +14,7 @@ very run that was served.
 
 from __future__ import annotations
 
+import stat
 from collections import defaultdict
 from collections.abc import Sequence
 from pathlib import Path
@@ -23,10 +24,13 @@ import numpy as np
 from rich.console import Group
 from rich.table import Table
 
+from sim2human import outputs
 from sim2human.errors import RunDirError
+from sim2human.escape import md
 from sim2human.experiments.results import STUDY_JSON, StudyResult, load_study_result
 from sim2human.human_store import HUMAN_FAMILY, HumanStore
 from sim2human.metrics.outcomes import Estimate, by, fmt_estimate, summarise
+from sim2human.outputs import OutputError
 from sim2human.simulators.human import human_spec
 from sim2human.store import (
     CONFIG,
@@ -34,7 +38,7 @@ from sim2human.store import (
     MEMBERS,
     METRICS,
     SUMMARY,
-    JsonlWriter,
+    json_text,
     write_json,
 )
 from sim2human.types import Episode
@@ -46,27 +50,31 @@ N_BOOT = 1000
 
 def export_run(episodes: Sequence[Episode], out: Path) -> int:
     """A run directory of human calls: ``episodes.jsonl`` with every call, and one
-    ``conditions/<agent>/human/`` sub-run per agent, as ``report`` and ``diagnose`` read."""
-    out.mkdir(parents=True, exist_ok=True)
-    with JsonlWriter(out / EPISODES) as log:
-        for e in episodes:
-            log.write(e)
+    ``conditions/<agent>/human/`` sub-run per agent, as ``report`` and ``diagnose`` read.
+
+    ``out`` is a folder, created if missing; exporting again replaces every file it wrote
+    before (each written atomically, ``outputs``), so a log never holds a call twice. A path
+    that exists and is not a folder (a file, ``/dev/null``) is refused, as is a sub-folder
+    that leads outside ``out`` through a symlink."""
+    _export_folder(out)
+    outputs.write_text(out / EPISODES, _jsonl(episodes), inside=out)
     groups: dict[str, list[Episode]] = defaultdict(list)
     for e in episodes:
         groups[e.condition].append(e)
     for agent, eps in groups.items():
         sub = out / "conditions" / agent / HUMAN_FAMILY
-        sub.mkdir(parents=True, exist_ok=True)
-        (sub / EPISODES).unlink(missing_ok=True)
-        with JsonlWriter(sub / EPISODES) as log:
-            for e in eps:
-                log.write(e)
-        (sub / METRICS).write_text("", encoding="utf-8")  # no training happened here
-        write_json(sub / CONFIG, {"study": "human", "condition": {"name": agent}, "seed": 0})
+        outputs.write_text(sub / EPISODES, _jsonl(eps), inside=out)
+        outputs.write_text(sub / METRICS, "", inside=out)  # no training happened here
+        write_json(
+            sub / CONFIG,
+            {"study": "human", "condition": {"name": agent}, "seed": 0},
+            inside=out,
+        )
         specs = {e.simulator_id: human_spec(e.simulator_id.removeprefix("human:")) for e in eps}
         write_json(
             sub / MEMBERS,
             {"trained_on": [], "heldout": [v.model_dump(mode="json") for v in specs.values()]},
+            inside=out,
         )
         write_json(
             sub / SUMMARY,
@@ -79,8 +87,35 @@ def export_run(episodes: Sequence[Episode], out: Path) -> int:
                     k: v.model_dump() for k, v in by(eps, lambda e: e.family).items()
                 },
             },
+            inside=out,
         )
     return len(episodes)
+
+
+def _export_folder(out: Path) -> None:
+    """Make ``out`` (a folder of its own for the exported calls) or accept it as it is."""
+    try:
+        st = out.stat()  # a symlink to a folder is the user's own choice of place
+    except FileNotFoundError:
+        st = None
+    except OSError as err:
+        raise outputs.describe_os_error(out, err) from None
+    if st is None:
+        try:
+            out.mkdir(parents=True)
+        except OSError as err:
+            raise outputs.describe_os_error(out, err) from None
+    elif not stat.S_ISDIR(st.st_mode):
+        raise OutputError(
+            f"{out}: exists and is not a folder; --out names the folder to write the calls into "
+            "(as a run directory)"
+        )
+    elif (out / STUDY_JSON).exists() or (out / "config.yaml").exists():
+        raise OutputError(f"{out}: holds a study run; export the calls into a folder of their own")
+
+
+def _jsonl(episodes: Sequence[Episode]) -> str:
+    return "".join(e.model_dump_json() + "\n" for e in episodes)
 
 
 def call_bootstrap(values: Sequence[float], n_boot: int = N_BOOT, seed: int = 0) -> Estimate:
@@ -209,8 +244,10 @@ def fold_in(run_dir: Path, db: Path) -> dict[str, Any]:
         store.close()
     result = compare(load_study_result(run_dir), episodes)
     result["db"] = str(db)
-    write_json(run_dir / HUMAN_JSON, result)
-    (run_dir / HUMAN_MD).write_text(markdown(result), encoding="utf-8")
+    outputs.write_all(
+        [(run_dir / HUMAN_JSON, json_text(result)), (run_dir / HUMAN_MD, markdown(result))],
+        inside=run_dir,
+    )
     return result
 
 
@@ -283,8 +320,9 @@ def human_table(result: dict[str, Any]) -> Group:
 
 def markdown(result: dict[str, Any]) -> str:
     def table(cols: Sequence[str], rows: list[list[str]]) -> str:
-        head = "| " + " | ".join(cols) + " |\n|" + "---|" * len(cols) + "\n"
-        return head + "".join("| " + " | ".join(r) + " |\n" for r in rows)
+        """Every cell escaped (``escape.md``): agent and family names come from the calls."""
+        head = "| " + " | ".join(map(md, cols)) + " |\n|" + "---|" * len(cols) + "\n"
+        return head + "".join("| " + " | ".join(map(md, r)) + " |\n" for r in rows)
 
     out = [
         f"# Human calls vs simulators ({result['calls']} calls)\n",
@@ -292,9 +330,9 @@ def markdown(result: dict[str, Any]) -> str:
         table(AGENT_COLS, agent_rows(result)),
         "\n## Which simulators predict people\n",
         table(FAMILY_COLS, family_rows(result)),
-        f"\n{result['note']}.\n",
+        f"\n{md(result['note'])}.\n",
     ]
     if result["unmatched_agents"]:
-        names = ", ".join(result["unmatched_agents"])
+        names = ", ".join(map(md, result["unmatched_agents"]))
         out.append(f"\nCalls with agents not in this study: {names}.\n")
     return "".join(out)

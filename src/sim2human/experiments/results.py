@@ -2,6 +2,8 @@
 per reference agent. ``aggregate`` writes it; the reports, the command's table and the human
 evaluation read it through ``load_study_result``.
 
+A study whose workers died (``failed``) is stored over what finished, each failed job named.
+
 A file written before a field existed still loads: optional columns (LLM members, real
 patients, adaptive curves) are absent when the study had none, and a row without ``role`` gets it
 from the run's stored ``config.yaml`` (else from its sampler, as a condition without one does).
@@ -76,6 +78,19 @@ class ConditionRow(BaseModel):
         return self.sampler is None and self.role is None and self.episodes_trained == 0
 
 
+class FailedRun(BaseModel):
+    """A job of the study that did not finish because its worker died (``executors``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    job: str
+    """What it was: ``<condition> seed <k>``, ``reference <agent>`` or ``diversity``."""
+    path: str
+    """Its output, relative to the run directory."""
+    reason: str
+    """Why, in words: ``worker died (signal 9, perhaps out of memory)``."""
+
+
 class StudyResult(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -86,6 +101,9 @@ class StudyResult(BaseModel):
     conditions: list[ConditionRow]
     reference: list[ConditionRow] = []
     llm_accounting: dict[str, int | float] | None = None
+    failed: list[FailedRun] = []
+    """Jobs left unfinished (their workers died): rows are over the rest; ``--resume`` reruns
+    them. Absent from a study where everything finished."""
 
     @model_validator(mode="after")
     def _compare_to_known(self) -> StudyResult:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import shutil
 import time
 from collections.abc import Callable
 from datetime import datetime
@@ -15,13 +14,20 @@ import yaml
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from sim2human.errors import UsageError
+from sim2human import outputs
+from sim2human.errors import Sim2HumanError, UsageError
 from sim2human.experiments.aggregate import aggregate
 from sim2human.experiments.condition import reference_scripted, run_condition, train_config
 from sim2human.experiments.config import StudyConfig, parse_study
 from sim2human.experiments.diversity import DIVERSITY_JSON, diversity_groups, measure_groups
-from sim2human.experiments.executors import in_processes, queue_progress, report_progress
-from sim2human.experiments.results import StudyResult, write_study_result
+from sim2human.experiments.executors import (
+    WorkersDied,
+    in_processes,
+    queue_progress,
+    report_progress,
+)
+from sim2human.experiments.results import FailedRun, StudyResult, write_study_result
+from sim2human.experiments.wholeness import TornSubRun, read_whole
 from sim2human.experiments.world import StudyWorld
 from sim2human.inputs import output_dir, read_text, read_yaml
 from sim2human.llm.runtime import Embedded, serve_embedded
@@ -34,6 +40,25 @@ seed and output path."""
 Finish = Callable[[StudyResult, Path, Console], None]
 """What runs after ``study.json`` is written, under the run's lock: the command diagnoses the
 run once (``diagnosis.json``) and renders the reports from the stored files."""
+Note = Callable[[str], None]
+RETRIES = 1
+"""How many times a job whose worker died is run again before it is marked failed (Ray Tune's
+``FailureConfig(max_failures=...)``): once, in case the machine was only short of memory for a
+moment; a job that kills its worker twice would most likely do so again."""
+
+
+class StudyFailed(Sim2HumanError):
+    """Jobs whose workers died: ``study.json`` holds what finished, each failed job named in it
+    (``study.failed``); ``--resume`` reruns them. Exit code 1."""
+
+    def __init__(self, study: StudyResult, out: Path) -> None:
+        named = "; ".join(f"{f.job}: {f.reason}" for f in study.failed)
+        super().__init__(
+            f"{out}: {len(study.failed)} job(s) failed ({named}); study.json holds what "
+            f"finished; continue with --resume --out {out}"
+        )
+        self.study = study
+        self.out = out
 
 
 def default_out(cfg: StudyConfig) -> Path:
@@ -45,6 +70,8 @@ def _work(cfg_json: str, kind: str, name: str, seed: int, out: str) -> dict[str,
     evaluation, or the simulators' ``diversity`` (which needs no trained agent, so it runs
     beside training instead of after it)."""
     cfg = StudyConfig.model_validate_json(cfg_json)
+    if kind in ("reference", "condition"):  # a job run again after its worker died starts over
+        outputs.remove(Path(out), inside=Path(out).parent)
     if kind == "reference":
         return reference_scripted(cfg, Path(out))
     if kind == "diversity":
@@ -58,13 +85,14 @@ def _work(cfg_json: str, kind: str, name: str, seed: int, out: str) -> dict[str,
     return run_condition(cfg, cond, seed, Path(out), progress=report_progress)
 
 
-def _side_jobs(cfg: StudyConfig, out: Path) -> list[Call]:
-    """The reference agents' evaluations and the diversity measurement not yet stored."""
+def _side_jobs(cfg: StudyConfig, out: Path, note: Note) -> list[Call]:
+    """The reference agents' evaluations and the diversity measurement not yet stored (or torn:
+    ``_finished``)."""
     jobs: list[Call] = []
     for name in cfg.reference_agents:
         ref = out / "reference" / name
-        if name == "scripted" and not (ref / SUMMARY).exists():
-            shutil.rmtree(ref, ignore_errors=True)
+        if name == "scripted" and not _finished(cfg, out, ref, note):
+            outputs.remove(ref, inside=out)  # a linked one as a link, never followed
             jobs.append(("reference", name, 0, str(ref)))
     if not (out / DIVERSITY_JSON).exists():
         jobs.append(("diversity", "", 0, str(out / DIVERSITY_JSON)))
@@ -80,9 +108,9 @@ def _stored_config(path: Path) -> StudyConfig | None:
         return None
 
 
-def _prepare(cfg: StudyConfig, out: Path, resume: bool) -> list[tuple[str, int]]:
-    """The sub-runs still to do. Resuming keeps every finished sub-run (its ``summary.json`` is
-    written last) and clears unfinished ones: each is deterministic by its seed, so rerunning it
+def _prepare(cfg: StudyConfig, out: Path, resume: bool, note: Note) -> list[tuple[str, int]]:
+    """The sub-runs still to do. Resuming keeps every finished sub-run that is whole
+    (``_finished``) and clears the others: each is deterministic by its seed, so rerunning it
     whole gives the numbers a straight-through run would have given."""
     config_text = yaml.safe_dump(cfg.model_dump(mode="json"), sort_keys=False)
     stored = out / "config.yaml"
@@ -100,16 +128,35 @@ def _prepare(cfg: StudyConfig, out: Path, resume: bool) -> list[tuple[str, int]]
         raise UsageError(
             f"{out}: already holds sub-runs; pass --resume to continue it, or choose another --out"
         )
-    stored.write_text(config_text)
+    outputs.write_text(stored, config_text, inside=out)
+    return _unfinished(cfg, out, note)
+
+
+def _unfinished(cfg: StudyConfig, out: Path, note: Note) -> list[tuple[str, int]]:
+    """The sub-runs to run, each cleared first: those never finished, and torn ones."""
     todo = []
     for c in cfg.conditions:
         for seed in cfg.seeds:
             sub = out / "conditions" / c.name / f"seed-{seed}"
-            if (sub / SUMMARY).exists():
+            if _finished(cfg, out, sub, note):
                 continue
-            shutil.rmtree(sub, ignore_errors=True)
+            outputs.remove(sub, inside=out)  # a linked one as a link, never followed
             todo.append((c.name, seed))
     return todo
+
+
+def _finished(cfg: StudyConfig, out: Path, sub: Path, note: Note) -> bool:
+    """Whether ``sub`` finished (its ``summary.json`` is written last) and its log holds what
+    the summary records; a torn one is named (``note``) and run again. Episodes of another
+    scenario are refused: that directory holds another study's sub-run."""
+    if not (sub / SUMMARY).exists():
+        return False
+    try:
+        read_whole(sub, cfg.scenario, "running it again")
+    except TornSubRun as err:
+        note(f"{sub.relative_to(out)}: {err.why}; running it again")
+        return False
+    return True
 
 
 def run_study(
@@ -120,11 +167,15 @@ def run_study(
     console: Console | None = None,
     resume: bool = False,
     finish: Finish | None = None,
+    retries: int = RETRIES,
 ) -> StudyResult:
     """Train and evaluate every condition x seed and write ``study.json``; then ``finish``
     (the command passes ``cli.app.diagnose_and_report``) while the run is still locked.
 
     With ``resume``, sub-runs that finished in ``out`` are kept and the rest are run again.
+    A job whose worker dies is run again up to ``retries`` times, then marked failed while the
+    others finish: ``StudyFailed`` then says which, after ``study.json`` is written over what
+    finished (without ``finish``).
     An embedded model that ``llm`` members use is started once here and shared by the workers.
     The run directory is locked for the whole study: a second writer is refused (``lock.py``).
     """
@@ -135,12 +186,15 @@ def run_study(
     with run_lock(
         output_dir(out, "run directory"), "study --resume" if resume else "study", note=note
     ):
-        jobs = _prepare(cfg, out, resume)  # against the config as written, not the endpoints
+        jobs = _prepare(cfg, out, resume, note)  # against the config as written, not endpoints
         needed = StudyWorld.build(cfg).endpoints(cfg.conditions)
         if workers is None and model_takes_every_core(cfg, needed):
             workers = 1
         with serve_embedded(cfg.llm, needed) as live:
-            study = _run_study(cfg.model_copy(update={"llm": live}), out, jobs, workers, console)
+            run = _Run(cfg.model_copy(update={"llm": live}), out, console, note, retries)
+            study = run.study(jobs, workers)
+        if study.failed:
+            raise StudyFailed(study, out)
         if finish is not None:
             finish(study, out, console)
         return study
@@ -158,60 +212,80 @@ def model_takes_every_core(cfg: StudyConfig, needed: set[str]) -> bool:
     return any(isinstance(e, Embedded) and (e.threads or 0) >= cores for e in entries)
 
 
-def _run_study(
-    cfg: StudyConfig,
-    out: Path,
-    jobs: list[tuple[str, int]],
-    workers: int | None,
-    console: Console | None,
-) -> StudyResult:
-    console = console or Console(stderr=True)
-    started = time.perf_counter()
-    n_eval = (
-        cfg.eval.episodes_per_member * len(cfg.ensemble.heldout) * cfg.ensemble.members_per_family
-    )
-    total = len(jobs) * (cfg.train.episodes + 2 * n_eval)
-    side = _side_jobs(cfg, out)  # once: it clears an unfinished reference directory
-    workers = max(1, min(workers or os.cpu_count() or 1, len(jobs) + len(side)))
-    columns = (
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("episodes"),
-        TimeElapsedColumn(),
-    )
-    with Progress(*columns, console=console, transient=False) as bar:
-        task = bar.add_task(f"{cfg.name}: {len(jobs)} runs, {workers} at a time", total=total)
-        with queue_progress(bar, task) as queue:
-            _run_jobs(cfg, out, jobs, side, workers, queue)
-        bar.update(task, completed=total)
-    study = aggregate(cfg, out, time.perf_counter() - started)
-    write_study_result(out, study)
-    return study
+class _Run:
+    """One pass over a study's jobs: run them, then aggregate what finished."""
 
+    def __init__(
+        self, cfg: StudyConfig, out: Path, console: Console, note: Note, retries: int
+    ) -> None:
+        self.cfg, self.out, self.console = cfg, out, console
+        self.note, self.retries = note, retries
 
-def _run_jobs(
-    cfg: StudyConfig,
-    out: Path,
-    jobs: list[tuple[str, int]],
-    side: list[Call],
-    workers: int,
-    queue: Any,
-) -> None:
-    config = cfg.model_dump_json()
-    calls = longest_first(
-        cfg,
-        [
-            ("condition", name, seed, str(out / "conditions" / name / f"seed-{seed}"))
-            for name, seed in jobs
+    def study(self, jobs: list[tuple[str, int]], workers: int | None) -> StudyResult:
+        cfg, out = self.cfg, self.out
+        started = time.perf_counter()
+        n_eval = (
+            cfg.eval.episodes_per_member
+            * len(cfg.ensemble.heldout)
+            * cfg.ensemble.members_per_family
+        )
+        total = len(jobs) * (cfg.train.episodes + 2 * n_eval)
+        side = _side_jobs(cfg, out, self.note)  # once: it clears an unfinished reference dir
+        workers = max(1, min(workers or os.cpu_count() or 1, len(jobs) + len(side)))
+        columns = (
+            TextColumn("[bold]{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("episodes"),
+            TimeElapsedColumn(),
+        )
+        with Progress(*columns, console=self.console, transient=False) as bar:
+            task = bar.add_task(f"{cfg.name}: {len(jobs)} runs, {workers} at a time", total=total)
+            with queue_progress(bar, task) as queue:
+                failed = self._jobs(jobs, side, workers, queue)
+            bar.update(task, completed=total)
+        study = aggregate(cfg, out, time.perf_counter() - started, failed)
+        write_study_result(out, study)
+        return study
+
+    def _jobs(
+        self, jobs: list[tuple[str, int]], side: list[Call], workers: int, queue: Any
+    ) -> list[FailedRun]:
+        """Run every job; the ones whose workers died (after ``retries``), as failed runs."""
+        cfg, out = self.cfg, self.out
+        config = cfg.model_dump_json()
+        calls = longest_first(
+            cfg,
+            [
+                ("condition", name, seed, str(out / "conditions" / name / f"seed-{seed}"))
+                for name, seed in jobs
+            ]
+            + side,
+        )
+        labels = [
+            f"{name} seed {seed}" if kind == "condition" else f"{kind} {name}".strip()
+            for kind, name, seed, _ in calls
         ]
-        + side,
-    )
-    labels = [
-        f"{name} seed {seed}" if kind == "condition" else f"{kind} {name}".strip()
-        for kind, name, seed, _ in calls
-    ]
-    in_processes(_work, [(config, *c) for c in calls], workers, queue=queue, labels=labels)
+        try:
+            in_processes(
+                _work,
+                [(config, *c) for c in calls],
+                workers,
+                queue=queue,
+                labels=labels,
+                retries=self.retries,
+                note=self.note,
+            )
+        except WorkersDied as died:
+            return [
+                FailedRun(
+                    job=f.label,
+                    path=str(Path(calls[f.index][3]).relative_to(out)),
+                    reason=f.reason + (f", on each of {f.attempts} attempts" * (f.attempts > 1)),
+                )
+                for f in died.failures
+            ]
+        return []
 
 
 def longest_first(cfg: StudyConfig, calls: list[Call]) -> list[Call]:

@@ -15,12 +15,13 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Literal, cast
 
 import numpy as np
 
+from sim2human import outputs
 from sim2human.agents.base import AgentTurn
 from sim2human.agents.features import Featuriser
 from sim2human.errors import RunDirError, UsageError
@@ -100,14 +101,21 @@ def art_row(e: Episode) -> dict[str, Any]:
     }
 
 
-def write_jsonl(rows: Iterable[dict[str, Any]], out: Path) -> int:
-    out.parent.mkdir(parents=True, exist_ok=True)
+def write_jsonl(rows: Iterable[dict[str, Any]], out: Path, *, inside: Path | None = None) -> int:
+    """Stream ``rows`` into ``out`` as JSONL, atomically (``outputs.atomic_open``): the file
+    appears whole when the last row is written, and an error half-way leaves the old one."""
     n = 0
-    with out.open("w", encoding="utf-8") as f:
+    with outputs.atomic_open(out, inside=inside) as f:
         for r in rows:
             f.write(json.dumps(r, ensure_ascii=False) + "\n")
             n += 1
     return n
+
+
+def _rows(fmt: str, limited: Sequence[tuple[Episode, int]], system: str | None) -> Iterator[Any]:
+    """The JSONL records of ``fmt`` (``openai-chat`` or ``art``)."""
+    for e, _ in limited:
+        yield chat_row(e, system) if fmt == "openai-chat" else art_row(e)
 
 
 def transitions(
@@ -129,9 +137,7 @@ def transitions(
                 "turn; export free-text agents as openai-chat)"
             )
         job = Job(cast(Any, None), e.seed, e.split, e.condition, e.phase, e.step)
-        conv = Conversation(
-            job, scenario, cast(Any, None), e.profile, limit, record=scenario.empty_record()
-        )
+        conv = Conversation(job, scenario, cast(Any, None), e.profile, limit)
         turns, i, seen = e.turns, 0, 0
         while i < len(turns):
             t = turns[i]
@@ -141,7 +147,7 @@ def transitions(
                 continue
             obs.append(featurise([conv.observe()])[0])
             act = scenario.acts[index[str(t.act)]]
-            field = act.field or (conv.last_field if act.kind == "clarify" else None)
+            field = act.field or (conv.state.last_field if act.kind == "clarify" else None)
             conv.say(AgentTurn(text=t.text, act=act.id, field=field))
             while i < len(turns) and turns[i].speaker == "user":  # the answer to this turn
                 conv.hear(UserTurn(text=turns[i].text, tags=turns[i].tags))
@@ -171,21 +177,26 @@ def export(
     min_gold: float | None = None,
     system: str | None = None,
 ) -> tuple[Path, int]:
-    """Write the run's episodes as ``fmt``; returns (file, records written)."""
+    """Write the run's episodes as ``fmt``; returns (file, records written).
+
+    ``out`` (default ``RUN_DIR/export-<fmt>.<ext>``) is a file, replaced atomically (a symlink
+    there is replaced, never written through). A directory, a FIFO or a device there
+    (``/dev/null``, ``/dev/stdout``: a rename cannot replace them, and a FIFO with no reader
+    would block the write forever) is refused before any episode is read. The default file
+    inside the run must not lead outside it through a symlinked folder."""
     if fmt not in FORMATS:
         raise UsageError(f"--format must be one of {', '.join(FORMATS)}, not {fmt!r}")
-    limited = load_with_limits(run_dir, split, min_gold)
-    episodes = [e for e, _ in limited]
     target = out or run_dir / f"export-{fmt}{SUFFIX[fmt]}"
-    if fmt == "openai-chat":
-        return target, write_jsonl((chat_row(e, system) for e in episodes), target)
-    if fmt == "art":
-        return target, write_jsonl((art_row(e) for e in episodes), target)
+    inside = None if out is not None else run_dir
+    outputs.check_target(target, inside=inside)  # a directory or a FIFO: before any reading
+    limited = load_with_limits(run_dir, split, min_gold)
+    if fmt != "sb3-buffer":
+        return target, write_jsonl(_rows(fmt, limited, system), target, inside=inside)
+    episodes = [e for e, _ in limited]
     names = sorted({e.scenario for e in episodes})
     if len(names) > 1:
         raise UsageError(f"sb3-buffer replays one scenario's episodes, not {', '.join(names)}")
     scenario = get_scenario(names[0] if names else "intake")
     data = transitions(limited, scenario)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    cast(Any, np.savez_compressed)(target, **data)
+    outputs.write_with(target, lambda f: cast(Any, np.savez_compressed)(f, **data), inside=inside)
     return target, len(data["actions"])

@@ -33,7 +33,7 @@ class RunLog:
         self.pop = pop
         self.trainer = trainer
         self._writer = JsonlWriter(self.path / EPISODES)
-        (self.path / METRICS).touch()  # no training metrics of ours: the trainer logs its own
+        JsonlWriter(self.path / METRICS).close()  # empty: the trainer logs its own metrics
         self._evals: list[Episode] = []
         self._ids: dict[str, int] = {}
         self._closed = False

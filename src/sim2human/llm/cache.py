@@ -2,6 +2,11 @@
 
 Only requests whose answer is a pure function of the request (temperature 0, or a fixed seed)
 are cached; the caller decides that, this module only stores and looks up.
+
+Texts are bounded both ways: ``put`` refuses a text over ``MAX_TEXT_CHARS`` (the client cuts
+completions long before that; this is the last guard for a file every study shares), and
+``get(key, max_chars=N)`` lets SQLite cut a stored text (one written by an older version without
+a cap) so that a huge row is never loaded whole.
 """
 
 from __future__ import annotations
@@ -13,6 +18,9 @@ import threading
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+
+MAX_TEXT_CHARS = 1_000_000
+"""The longest text stored or returned: far above any capped completion."""
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS responses (
@@ -53,20 +61,28 @@ class ResponseCache:
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute(_SCHEMA)
 
-    def get(self, key: str) -> tuple[str, int, int, str] | None:
+    def get(self, key: str, max_chars: int = MAX_TEXT_CHARS) -> tuple[str, int, int, str] | None:
+        """(text, prompt tokens, completion tokens, finish reason), the text at most
+        ``max_chars`` long (a longer one is cut and its finish reason set to ``length``)."""
         with self._lock:
             row = self._db.execute(
-                "SELECT text, prompt_tokens, completion_tokens, finish_reason "
-                "FROM responses WHERE key = ?",
-                (key,),
+                "SELECT substr(text, 1, ?), length(text) > ?, prompt_tokens, completion_tokens, "
+                "finish_reason FROM responses WHERE key = ?",
+                (max_chars, max_chars, key),
             ).fetchone()
         if row is None:
             return None
-        return str(row[0]), int(row[1]), int(row[2]), str(row[3])
+        finish = "length" if row[1] else str(row[4])
+        return str(row[0]), int(row[2]), int(row[3]), finish
 
     def put(
         self, key: str, text: str, prompt_tokens: int, completion_tokens: int, finish_reason: str
     ) -> None:
+        if len(text) > MAX_TEXT_CHARS:
+            raise ValueError(
+                f"{self.path}: refusing to cache a text of {len(text)} characters "
+                f"(over {MAX_TEXT_CHARS})"
+            )
         with self._lock, self._db:
             self._db.execute(
                 "INSERT OR REPLACE INTO responses VALUES (?, ?, ?, ?, ?, ?)",

@@ -6,16 +6,33 @@ timeout, exponential backoff with jitter on 429/5xx/timeouts/connection errors a
 responses, and a SQLite cache used only for deterministic requests (temperature 0 or a fixed
 seed). The API key is read from the environment variable the config names; it never appears in
 configs, reprs or logs.
+
+What an endpoint sends back is untrusted and bounded here, before anything is stored:
+- every error text that quotes the upstream body goes through ``redact`` (the configured key's
+  own value, ``Authorization``/``Bearer`` values, key-shaped strings); a completion has the
+  key's exact value removed (patterns would alter a model's legitimate output);
+- a response body over ``max_response_bytes`` (error bodies included) is cut off while it is
+  read, by an ``httpx`` response hook that wraps the body stream, and the request fails at once
+  with an ``EndpointError`` (not retried: the same request gets the same oversized answer).
+  Bodies are asked for uncompressed, so that the bytes counted are the bytes kept; a compressed
+  body is refused;
+- a completion longer than ``max_tokens * max_chars_per_token`` characters (an endpoint that
+  ignores ``max_tokens``) is cut to that length and marked ``finish_reason="length"``, as the
+  endpoint itself marks a completion cut at ``max_tokens``; the first cut is logged as a warning;
+- ``deadline_s``, when set, bounds one ``chat()`` over all its attempts and backoffs (the call
+  page sets it so that a participant waits seconds, not minutes).
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import os
 import random
+import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from types import TracebackType
@@ -24,7 +41,8 @@ from typing import Any, cast
 from pydantic import BaseModel, ConfigDict, Field
 
 from sim2human.errors import EndpointError, ModelUnavailableError, UsageError
-from sim2human.llm.cache import ResponseCache, cache_key
+from sim2human.llm.cache import MAX_TEXT_CHARS, ResponseCache, cache_key
+from sim2human.redact import redact, redact_exact
 
 log = logging.getLogger("sim2human.llm")
 
@@ -33,6 +51,12 @@ Message = Mapping[str, str]
 # Sent when an endpoint needs no key (local servers): never fall back to OPENAI_API_KEY, which
 # would hand a user's real key to whatever base_url a config names.
 _NO_KEY = "sk-no-key-required"
+
+DEFAULT_MAX_RESPONSE_BYTES = 4 * 2**20
+"""4 MiB: a chat completion of a few thousand tokens is tens of kilobytes."""
+
+_QUOTE_CHARS = 200
+"""How much of an upstream error body an error message quotes (after redaction)."""
 
 
 MAX_TIMEOUT_S = 3600.0
@@ -59,6 +83,26 @@ class EndpointConfig(BaseModel):
     )
     backoff_max_s: float = Field(
         default=8.0, ge=0, le=MAX_TIMEOUT_S, description="longest backoff (<= 1 h)"
+    )
+    deadline_s: float | None = Field(
+        default=None,
+        gt=0,
+        le=86_400,
+        allow_inf_nan=False,
+        description="limit on one request over all its attempts and backoffs (none: unbounded "
+        "but for timeout_s x attempts)",
+    )
+    max_response_bytes: int = Field(
+        default=DEFAULT_MAX_RESPONSE_BYTES,
+        ge=1024,
+        le=1024 * 2**20,
+        description="largest response body read (error bodies too); a larger one fails",
+    )
+    max_chars_per_token: int = Field(
+        default=32,
+        ge=1,
+        le=1024,
+        description="a completion is cut at max_tokens x this many characters",
     )
 
 
@@ -104,6 +148,10 @@ class _Counters:
     latency_s: float = 0.0
 
 
+class _BodyRefused(Exception):
+    """Raised by the response hook inside the HTTP client: a body too large, or compressed."""
+
+
 class _Retryable(Exception):
     """An attempt failed in a way that may succeed if tried again."""
 
@@ -142,14 +190,19 @@ class ChatClient:
         *,
         cache_path: str | Path | None = None,
         rng: random.Random | None = None,
+        transport: Any = None,
     ) -> None:
+        """``transport``: an ``httpx`` async transport to use instead of the network (tests)."""
         self.config = config
         self._openai_mod = _import_openai()
         self._api_key = self._read_key(config)
+        self._secrets = (self._api_key,) if config.api_key_env is not None else ()
         self._cache = ResponseCache(cache_path) if cache_path is not None else None
         self._rng = rng or random.Random()
         self._counters = _Counters()
         self._state: _LoopState | None = None
+        self._transport = transport
+        self._warned_cut = False
 
     @staticmethod
     def _read_key(config: EndpointConfig) -> str:
@@ -175,11 +228,17 @@ class ChatClient:
     def _loop_state(self) -> _LoopState:
         loop = asyncio.get_running_loop()
         if self._state is None or self._state.loop is not loop:
+            http = self._openai_mod.DefaultAsyncHttpxClient(
+                headers={"Accept-Encoding": "identity"},  # the bytes counted are the bytes kept
+                event_hooks={"response": [_byte_cap(self.config.max_response_bytes)]},
+                **({} if self._transport is None else {"transport": self._transport}),
+            )
             oa = self._openai_mod.AsyncOpenAI(
                 base_url=self.config.base_url,
                 api_key=self._api_key,
                 timeout=self.config.timeout_s,
                 max_retries=0,
+                http_client=http,
             )
             self._state = _LoopState(loop, oa, asyncio.Semaphore(self.config.max_concurrency))
         return self._state
@@ -203,11 +262,13 @@ class ChatClient:
         }
         deterministic = temperature == 0 or seed is not None
         key = cache_key(self.config.model, messages, params) if deterministic else None
+        limit = max_tokens * self.config.max_chars_per_token
         if self._cache is not None and key is not None:
-            hit = self._cache.get(key)
+            hit = self._cache.get(key, max_chars=limit)
             if hit is not None:
                 self._counters.cache_hits += 1
                 text, pt, ct, finish = hit
+                text, finish = self._cut(text, finish, limit)
                 return ChatResult(
                     text=text,
                     prompt_tokens=pt,
@@ -218,11 +279,13 @@ class ChatClient:
                     attempts=0,
                 )
         result = await self._with_retries(messages, params)
+        text, finish = self._cut(result.text, result.finish_reason, limit)
+        result = result.model_copy(update={"text": text, "finish_reason": finish})
         c = self._counters
         c.prompt_tokens += result.prompt_tokens
         c.completion_tokens += result.completion_tokens
         c.latency_s += result.latency_s
-        if self._cache is not None and key is not None:
+        if self._cache is not None and key is not None and len(result.text) <= MAX_TEXT_CHARS:
             self._cache.put(
                 key,
                 result.text,
@@ -232,7 +295,39 @@ class ChatClient:
             )
         return result
 
+    def _cut(self, text: str, finish: str, limit: int) -> tuple[str, str]:
+        """``text`` cut to ``limit`` characters (marked ``length``) if the endpoint sent more."""
+        if len(text) <= limit:
+            return text, finish
+        if not self._warned_cut:
+            self._warned_cut = True
+            log.warning(
+                "endpoint %s: a completion of %d characters was cut to %d (max_tokens x "
+                "max_chars_per_token): the endpoint ignores max_tokens",
+                self.config.base_url,
+                len(text),
+                limit,
+            )
+        return text[:limit], "length"
+
     async def _with_retries(
+        self, messages: Sequence[Message], params: Mapping[str, object]
+    ) -> ChatResult:
+        """``_retry_loop`` within ``deadline_s``, if one is set."""
+        cfg = self.config
+        if cfg.deadline_s is None:
+            return await self._retry_loop(messages, params)
+        try:
+            async with asyncio.timeout(cfg.deadline_s):
+                return await self._retry_loop(messages, params)
+        except TimeoutError:  # attempts' own timeouts are caught inside: this is the deadline
+            self._counters.failures += 1
+            raise EndpointError(
+                f"endpoint {cfg.base_url} (model {cfg.model!r}) gave no answer within "
+                f"{cfg.deadline_s:g}s over all attempts (deadline_s)"
+            ) from None
+
+    async def _retry_loop(
         self, messages: Sequence[Message], params: Mapping[str, object]
     ) -> ChatResult:
         state = self._loop_state()
@@ -243,26 +338,27 @@ class ChatClient:
                 async with state.semaphore:
                     text, pt, ct, finish = await self._attempt(state, messages, params)
             except _Retryable as err:
+                reason = redact(err.reason, self._secrets)
                 if attempt == cfg.max_retries:
                     self._counters.failures += 1
                     raise EndpointError(
                         f"endpoint {cfg.base_url} (model {cfg.model!r}) failed after "
-                        f"{attempt + 1} attempt(s): {err.reason}"
+                        f"{attempt + 1} attempt(s): {reason}"
                     ) from None
                 self._counters.retries += 1
                 delay = self._backoff(attempt, err.retry_after_s)
                 log.info(
                     "endpoint %s: %s; retry %d/%d in %.2fs",
                     cfg.base_url,
-                    err.reason,
+                    reason,
                     attempt + 1,
                     cfg.max_retries,
                     delay,
                 )
                 await asyncio.sleep(delay)
-            except EndpointError:
+            except EndpointError as err:
                 self._counters.failures += 1
-                raise
+                raise EndpointError(redact(str(err), self._secrets)) from None
             else:
                 return ChatResult(
                     text=text,
@@ -300,12 +396,19 @@ class ChatClient:
             raise _Retryable(f"no answer within {cfg.timeout_s:g}s (timeout_s)") from None
         except oa_mod.APIConnectionError as exc:
             cause = exc.__cause__ or exc
+            if isinstance(cause, _BodyRefused):  # openai 1.x wraps what the hook raises
+                raise EndpointError(
+                    f"endpoint {cfg.base_url} (model {cfg.model!r}) {cause}"
+                ) from None
             raise _Retryable(f"cannot connect or connection lost ({cause!r})") from None
         except oa_mod.APIStatusError as exc:
-            raise _status_error(cfg, exc) from None
+            raise _status_error(cfg, exc, self._secrets) from None
+        except _BodyRefused as exc:
+            raise EndpointError(f"endpoint {cfg.base_url} (model {cfg.model!r}) {exc}") from None
         except ValueError as exc:  # the body said JSON but did not parse
             raise _Retryable(f"response is not valid JSON ({exc})") from None
-        return _parse_completion(response)
+        text, pt, ct, finish = _parse_completion(response, self._secrets)
+        return redact_exact(text, self._secrets), pt, ct, finish
 
     def chat_sync(
         self,
@@ -354,7 +457,7 @@ class ChatClient:
         await self.aclose()
 
 
-def _status_error(cfg: EndpointConfig, exc: Any) -> Exception:
+def _status_error(cfg: EndpointConfig, exc: Any, secrets: Sequence[str]) -> Exception:
     """Map an HTTP error status to a retryable failure or a final, explained ``EndpointError``."""
     status = int(exc.status_code)
     where = f"endpoint {cfg.base_url} (model {cfg.model!r})"
@@ -366,7 +469,7 @@ def _status_error(cfg: EndpointConfig, exc: Any) -> Exception:
                 retry_after = max(0.0, float(header))
             except ValueError:
                 retry_after = None
-        return _Retryable(f"HTTP {status} ({_short(exc)})", retry_after)
+        return _Retryable(f"HTTP {status} ({_short(exc, secrets)})", retry_after)
     if status in (401, 403):
         hint = (
             f"check the key in ${cfg.api_key_env}"
@@ -377,21 +480,23 @@ def _status_error(cfg: EndpointConfig, exc: Any) -> Exception:
     if status == 404:
         return EndpointError(
             f"{where}: HTTP 404 not found: check the model name and that base_url ends where the "
-            f"OpenAI API starts (usually .../v1) ({_short(exc)})"
+            f"OpenAI API starts (usually .../v1) ({_short(exc, secrets)})"
         )
-    return EndpointError(f"{where} refused the request: HTTP {status} ({_short(exc)})")
+    return EndpointError(f"{where} refused the request: HTTP {status} ({_short(exc, secrets)})")
 
 
-def _short(exc: Any, limit: int = 200) -> str:
-    text = str(getattr(exc, "message", "") or exc)
+def _short(exc: Any, secrets: Sequence[str], limit: int = _QUOTE_CHARS) -> str:
+    """The start of an upstream error text, redacted first (a cut must not leave half a key)."""
+    text = redact(str(getattr(exc, "message", "") or exc)[: 50 * limit], secrets)
     return text if len(text) <= limit else text[:limit] + "..."
 
 
-def _parse_completion(response: object) -> tuple[str, int, int, str]:
+def _parse_completion(response: object, secrets: Sequence[str]) -> tuple[str, int, int, str]:
     """(text, prompt tokens, completion tokens, finish reason) from a ChatCompletion, or a
     retryable failure if the body was not one (HTML error page, truncated JSON, no choices)."""
     if isinstance(response, str):
-        raise _Retryable(f"response is not JSON: {response[:80]!r}")
+        shown = redact(response[:4000], secrets)[:80]
+        raise _Retryable(f"response is not JSON: {shown!r}")
     try:
         choice = cast(Any, response).choices[0]
         text = choice.message.content
@@ -399,8 +504,64 @@ def _parse_completion(response: object) -> tuple[str, int, int, str]:
         pt = int(usage.prompt_tokens) if usage is not None else 0
         ct = int(usage.completion_tokens) if usage is not None else 0
         finish = str(choice.finish_reason or "")
-    except (AttributeError, IndexError, TypeError, ValueError) as exc:
+    except (AttributeError, IndexError, KeyError, TypeError, ValueError, OverflowError) as exc:
         raise _Retryable(f"response is not a chat completion ({exc!r})") from None
     if not isinstance(text, str):
         raise _Retryable("response has no message content")
     return text, pt, ct, finish
+
+
+def _byte_cap(limit: int) -> Callable[[Any], Awaitable[None]]:
+    """An ``httpx`` response hook: refuses a compressed body or a declared length over ``limit``,
+    and wraps the body stream so that reading it stops with ``_BodyRefused`` past ``limit``."""
+
+    async def hook(response: Any) -> None:
+        encoding = response.headers.get("content-encoding", "").strip().lower()
+        if encoding not in ("", "identity"):
+            raise _BodyRefused(
+                f"sent a {encoding!r}-compressed body although an uncompressed one was asked for"
+            )
+        declared = response.headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > limit:
+            raise _BodyRefused(_too_large(limit, f"declared {int(declared)} bytes"))
+        httpx_mod = sys.modules[type(response).__module__.partition(".")[0]]
+        try:
+            size = len(response.content)  # already in memory (an in-process transport)
+        except httpx_mod.ResponseNotRead:
+            response.stream = _capped_stream_class(httpx_mod)(response.stream, limit)
+        else:
+            if size > limit:
+                raise _BodyRefused(_too_large(limit, f"{size} bytes"))
+
+    return hook
+
+
+def _too_large(limit: int, what: str) -> str:
+    return (
+        f"sent a response over max_response_bytes={limit} ({what}); nothing of it is kept "
+        "(an endpoint that ignores max_tokens, or not a chat endpoint)"
+    )
+
+
+@functools.cache
+def _capped_stream_class(httpx_mod: Any) -> type:
+    """A subclass of that ``httpx`` module's ``AsyncByteStream`` (httpx or httpx2, whichever the
+    ``openai`` package uses) that stops after ``limit`` bytes."""
+
+    class Capped(httpx_mod.AsyncByteStream):  # type: ignore[misc]
+        def __init__(self, inner: Any, limit: int) -> None:
+            self._inner = inner
+            self._limit = limit
+
+        async def __aiter__(self) -> AsyncIterator[bytes]:
+            seen = 0
+            async for chunk in self._inner:
+                seen += len(chunk)
+                if seen > self._limit:
+                    raise _BodyRefused(_too_large(self._limit, f"over {seen} bytes so far"))
+                yield chunk
+
+        async def aclose(self) -> None:
+            await self._inner.aclose()
+
+    return Capped

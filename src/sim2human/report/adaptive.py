@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import jinja2
 import matplotlib
@@ -22,9 +23,10 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
+from sim2human import outputs
 from sim2human.experiments.results import ConditionRow, StudyResult
 from sim2human.metrics.outcomes import Estimate
-from sim2human.report.format import est
+from sim2human.report.format import est, md
 from sim2human.store import iter_jsonl
 
 DIR = "adaptive"
@@ -126,7 +128,7 @@ def timeline(root: Path, study: StudyResult) -> list[dict[str, Any]]:
     return events
 
 
-def plot_curves(study: StudyResult, path: Path) -> Path | None:
+def plot_curves(study: StudyResult, path: Path, inside: Path | None = None) -> Path | None:
     rows = [r for r in study.conditions if r.heldout_curve]
     if not rows:
         return None
@@ -140,14 +142,14 @@ def plot_curves(study: StudyResult, path: Path) -> Path | None:
         title="Held-out gold during training (seed mean, curve subset)",
     )
     ax.legend(fontsize=7)
-    return _save(fig, path)
+    return _save(fig, path, inside)
 
 
 def _with_worst(study: StudyResult) -> list[tuple[ConditionRow, Estimate]]:
     return [(r, r.heldout_worst_decile) for r in study.conditions if r.heldout_worst_decile]
 
 
-def plot_worst_decile(study: StudyResult, path: Path) -> Path | None:
+def plot_worst_decile(study: StudyResult, path: Path, inside: Path | None = None) -> Path | None:
     rows = _with_worst(study)
     if not rows:
         return None
@@ -160,10 +162,12 @@ def plot_worst_decile(study: StudyResult, path: Path) -> Path | None:
     ax.set(
         ylabel="worst-decile held-out gold (%)", title="Worst decile of held-out members, 95% CI"
     )
-    return _save(fig, path)
+    return _save(fig, path, inside)
 
 
-def plot_shares(rows: Sequence[dict[str, Any]], title: str, path: Path) -> Path | None:
+def plot_shares(
+    rows: Sequence[dict[str, Any]], title: str, path: Path, inside: Path | None = None
+) -> Path | None:
     rows = [r for r in rows if r.get("shares")]
     if not rows:
         return None
@@ -176,24 +180,28 @@ def plot_shares(rows: Sequence[dict[str, Any]], title: str, path: Path) -> Path 
     ax.set(xlabel="training episodes", ylabel="sampling share", title=title, ylim=(0, 1))
     if len(members) <= 24:
         ax.legend(fontsize=5, ncol=2, loc="upper left", bbox_to_anchor=(1.0, 1.0))
-    return _save(fig, path)
+    return _save(fig, path, inside)
 
 
-def _save(fig: Any, path: Path) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+def _save(fig: Any, path: Path, inside: Path | None) -> Path:
+    """Save ``fig`` as the PNG ``path``, atomically and never through a link (``outputs``)."""
+    try:
+        fig.tight_layout()
+        outputs.write_with(path, lambda f: fig.savefig(f, dpi=110, format="png"), inside=inside)
+    finally:
+        plt.close(fig)
     return path
 
 
-def fragment(study: StudyResult, root: Path) -> list[str]:
-    """Write the plots; return the markdown lines of the section (links relative to ``root``)."""
-    d = root / DIR
+def fragment(study: StudyResult, root: Path, out: Path | None = None) -> list[str]:
+    """Write the plots (into ``out``, default ``root``: the run read); return the markdown lines
+    of the section (links relative to ``out``)."""
+    out = out or root
+    d = out / DIR
     seed = study.seeds[0]
     images = [
-        plot_curves(study, d / "heldout_gold_vs_episodes.png"),
-        plot_worst_decile(study, d / "worst_decile.png"),
+        plot_curves(study, d / "heldout_gold_vs_episodes.png", out),
+        plot_worst_decile(study, d / "worst_decile.png", out),
     ]
     for r in study.conditions:
         rows = sampler_rows(root, r.name, seed)
@@ -202,6 +210,7 @@ def fragment(study: StudyResult, root: Path) -> list[str]:
                 rows,
                 f"{r.name}: sampling share per member (seed {seed})",
                 d / f"sampling_share_{r.name}.png",
+                out,
             )
         )
     lines = [
@@ -215,12 +224,12 @@ def fragment(study: StudyResult, root: Path) -> list[str]:
         to = r.episodes_to_uniform_final
         reach = "never" if to is None else str(to)
         lines.append(
-            f"| {r.name} | {r.role} | {fmt(r.heldout_gold)} | {fmt(w)} | {reach} | "
+            f"| {md(r.name)} | {md(r.role)} | {fmt(r.heldout_gold)} | {fmt(w)} | {reach} | "
             f"{r.heldout_gold.n} |"
         )
     lines += [
         "",
-        *verdicts(study),
+        *(md(v) for v in verdicts(study)),
         "",
         "Worst decile: per held-out member its gold success rate, then the mean of the worst "
         "10% of members (at least one), averaged over seeds; CI by bootstrap over seeds and "
@@ -239,12 +248,12 @@ def fragment(study: StudyResult, root: Path) -> list[str]:
             "|---|---:|---:|---|---|---|",
         ]
         lines += [
-            f"| {e['condition']} | {e['update']} | {e['episodes_seen']} | {e['kind']} | "
-            f"{e['member']} | {e['reason']} |"
+            f"| {md(e['condition'])} | {md(e['update'])} | {md(e['episodes_seen'])} | "
+            f"{md(e['kind'])} | {md(e['member'])} | {md(e['reason'])} |"
             for e in events
         ]
         lines.append("")
-    lines += [f"![{p.stem}]({p.relative_to(root).as_posix()})" for p in images if p is not None]
+    lines += [f"![{md(p.stem)}]({_link(p, out)})" for p in images if p is not None]
     return [*lines, ""]
 
 
@@ -263,15 +272,16 @@ HTML = jinja2.Template(
 )
 
 
-def adaptive_section(study: StudyResult, root: Path) -> list[str]:
-    """Write the section's plots and ``adaptive/adaptive.html``; return its markdown lines for
-    report.md. Empty when the study has no worst-decile columns or no ``baseline`` condition
-    (the section is the comparison with one)."""
+def adaptive_section(study: StudyResult, root: Path, out: Path | None = None) -> list[str]:
+    """Write the section's plots and ``adaptive/adaptive.html`` (into ``out``, default the run
+    ``root``); return its markdown lines for report.md. Empty when the study has no
+    worst-decile columns or no ``baseline`` condition (the section is the comparison with one)."""
     if study.baseline is None or not _with_worst(study):
         return []
-    lines = fragment(study, root)
-    d = root / DIR
-    images = sorted(p.relative_to(root).as_posix() for p in d.glob("*.png"))
+    out = out or root
+    lines = fragment(study, root, out)
+    d = out / DIR
+    images = sorted(p.relative_to(out).as_posix() for p in d.glob("*.png"))
     html = HTML.render(
         rows=[r for r, _ in _with_worst(study)],
         fmt=fmt,
@@ -279,5 +289,10 @@ def adaptive_section(study: StudyResult, root: Path) -> list[str]:
         images=images,
         events=timeline(root, study),
     )
-    (d / "adaptive.html").write_text(html, encoding="utf-8")
+    outputs.write_text(d / "adaptive.html", html, inside=out)
     return lines
+
+
+def _link(path: Path, out: Path) -> str:
+    """``path`` relative to ``out`` as a Markdown link target (percent-encoded)."""
+    return quote(path.relative_to(out).as_posix())

@@ -15,7 +15,7 @@ much to add to every demo.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import Any, cast
@@ -28,7 +28,7 @@ from sim2human.diagnostics.rundir import RunDir
 from sim2human.errors import ModelUnavailableError, RunDirError, UsageError
 from sim2human.metrics.embeddings import Embedder, embed
 from sim2human.metrics.fidelity import FidelityRow, fidelity_row
-from sim2human.report.format import num
+from sim2human.report.format import md, md_code, num
 from sim2human.scenarios.intake.scenario import IntakeScenario
 from sim2human.simulators.replay import reply_shares
 from sim2human.types import Episode
@@ -180,25 +180,28 @@ def cells(row: FidelityRow) -> list[str]:
     return out
 
 
-def markdown(f: Fidelity) -> list[str]:
+def markdown(f: Fidelity, esc: Callable[[object], str] = md) -> list[str]:
+    """The section's Markdown lines; ``esc`` escapes text from the run directory (family names,
+    the note), ``str`` for ``html`` (which escapes for HTML itself)."""
     lines = ["## Fidelity to human speech", ""]
     if not f.rows:
-        return [*lines, f.note or "No user turns to measure.", ""]
+        return [*lines, esc(f.note) if f.note else "No user turns to measure.", ""]
     lines += [
         f"Each simulator family's user turns (at most {f.cap} per family, from evaluation "
         f"episodes) against held-out ACI-Bench patient turns ({f.human_encounters} encounters, "
-        f"half A); `{HUMAN}` is half B against half A, the reference. Embeddings: {f.embedder}. "
-        "AUC: a logistic regression telling the family from humans on held-out folds "
-        "(0.5 = indistinguishable, 1 = always told apart).",
+        f"half A); `{HUMAN}` is half B against half A, the reference. Embeddings: "
+        f"{esc(f.embedder)}. AUC: a logistic regression telling the family from humans on "
+        "held-out folds (0.5 = indistinguishable, 1 = always told apart).",
         "",
         "| " + " | ".join(c for c, _ in COLUMNS) + " |",
         "|---|" + "---:|" * (len(COLUMNS) - 1),
-        *("| " + " | ".join(cells(r)) + " |" for r in f.rows),
+        *("| " + " | ".join(esc(c) for c in cells(r)) + " |" for r in f.rows),
         "",
     ]
     for family, shares in f.replay_shares.items():
-        said = ", ".join(f"{k} {100 * v:.0f}%" for k, v in shares.items())
-        lines += [f"`{family}` replies: {said}.", ""]
+        said = ", ".join(f"{esc(k)} {100 * v:.0f}%" for k, v in shares.items())
+        name = md_code(family) if esc is md else f"`{family}`"
+        lines += [f"{name} replies: {said}.", ""]
     return lines
 
 
@@ -206,7 +209,9 @@ def html(f: Fidelity) -> str:
     """A plain section for report.html (escaped: family names come from the run directory)."""
     from html import escape
 
-    body = "".join(f"<p>{escape(line)}</p>" for line in markdown(f)[2:] if not line.startswith("|"))
+    body = "".join(
+        f"<p>{escape(line)}</p>" for line in markdown(f, str)[2:] if not line.startswith("|")
+    )
     if f.rows:
         head = "".join(f"<th>{escape(c)}</th>" for c, _ in COLUMNS)
         rows = "".join(

@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import json
 import math
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -19,16 +20,22 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 from rich.console import Console
 
+from sim2human import outputs
 from sim2human.diagnostics.analyse import Diagnosis
 from sim2human.diagnostics.rundir import RunDir, load_run_dir
-from sim2human.diagnostics.stored import load_diagnosis, load_diversity
-from sim2human.experiments.diversity import DiversityRow
+from sim2human.diagnostics.stored import (
+    derived_dir,
+    diagnosis_path,
+    load_diagnosis,
+    load_diversity,
+)
+from sim2human.experiments.diversity import DIVERSITY_JSON, DiversityRow
 from sim2human.inputs import existing_dir
-from sim2human.lock import run_lock
+from sim2human.lock import read_lock, run_lock
 from sim2human.report import fidelity
 from sim2human.report.adaptive import adaptive_section
-from sim2human.report.format import est, num, pct
-from sim2human.report.markdown import diagnosis_lines, study_lines, write_markdown
+from sim2human.report.format import est, md_code, num, pct
+from sim2human.report.markdown import diagnosis_lines, markdown_text, study_lines
 from sim2human.report.plots import all_plots
 
 REPORT_HTML = "report.html"
@@ -82,41 +89,61 @@ def write_report(
     condition: str | None = None,
     console: Console | None = None,
     run: RunDir | None = None,
+    out_dir: Path | None = None,
 ) -> Written:
     """Render ``run_dir``'s stored results as report.html, report.md and report.json; for one
     ``condition``, ``report.<condition>.html`` (.md, .json) beside them, never over them.
     Holds the run directory's lock while it reads and writes. ``run``: ``run_dir`` as
     ``load_run_dir(run_dir, condition)`` read it, from a caller that holds the lock (a study's
-    finish, which read it to diagnose it)."""
+    finish, which read it to diagnose it). ``out_dir`` (``report --out``): the files go there
+    and the run is only read (``lock.read_lock``); a diagnosis, diversity or fidelity
+    measurement stored there by an earlier ``--out`` is used when newer than the run's."""
     console = console or Console(stderr=True)
     stem = "report" if condition is None else f"report.{condition}"
     note = lambda msg: console.print(f"note: {run_dir}: {msg}", soft_wrap=True)  # noqa: E731
-    with run_lock(existing_dir(run_dir), "report", note=note):
-        return _write_report(run_dir, condition, stem, run or load_run_dir(run_dir, condition))
-
-
-def _write_report(run_dir: Path, condition: str | None, stem: str, run: RunDir) -> Written:
-    d = load_diagnosis(run_dir, condition)
-    diversity = load_diversity(run_dir)
-    fid = fidelity.for_report(run_dir, run)
-    html = run_dir / f"{stem}.html"
-    page = render_html(d, diversity.rows, diversity.note)
-    html.write_text(page.replace("</body>", fidelity.html(fid) + "</body>", 1), encoding="utf-8")
-    if d.study is not None:
-        head = [*study_lines(d.study), *adaptive_section(d.study, run_dir)]
-    else:
-        head = [f"# {d.kind} `{d.name}`", ""]
-    md = write_markdown(
-        run_dir / f"{stem}.md",
-        head,
-        diagnosis_lines(d, diversity.rows),
-        ["", *fidelity.markdown(fid)],
+    existing_dir(run_dir)
+    lock: AbstractContextManager[object] = (
+        run_lock(run_dir, "report", note=note) if out_dir is None else read_lock(run_dir)
     )
-    js = run_dir / f"{stem}.json"
+    with lock:
+        run = run or load_run_dir(run_dir, condition)
+        return _write_report(run_dir, condition, stem, run, out_dir or run_dir)
+
+
+def _write_report(
+    run_dir: Path, condition: str | None, stem: str, run: RunDir, out: Path
+) -> Written:
+    """Compose the three files in memory, then write them together (``outputs.write_all``): a
+    full disk or a bad target leaves the old report whole, all three files of it."""
+    html, md, js = (out / f"{stem}.{ext}" for ext in ("html", "md", "json"))
+    for target in (html, md, js):  # a directory or a FIFO there: refused before any work
+        outputs.check_target(target, inside=out)
+    src = None if out == run_dir else out
+    d = load_diagnosis(run_dir, condition, folder=derived_dir(run_dir, src, *_diagnoses(condition)))
+    diversity = load_diversity(derived_dir(run_dir, src, DIVERSITY_JSON))
+    fid = fidelity.for_report(derived_dir(run_dir, src, fidelity.FIDELITY_JSON), run)
+    page = render_html(d, diversity.rows, diversity.note)
+    if d.study is not None:
+        head = [*study_lines(d.study), *adaptive_section(d.study, run_dir, out)]
+    else:
+        head = [f"# {d.kind} {md_code(d.name)}", ""]
+    text = markdown_text(head, diagnosis_lines(d, diversity.rows), ["", *fidelity.markdown(fid)])
     payload: dict[str, Any] = {
         **d.model_dump(mode="json"),
         "diversity": [r.model_dump(mode="json") for r in diversity.rows],
         "fidelity": fid.model_dump(mode="json"),
     }
-    js.write_text(json.dumps(_finite(payload), indent=1) + "\n", encoding="utf-8")
+    outputs.write_all(
+        [
+            (html, page.replace("</body>", fidelity.html(fid) + "</body>", 1)),
+            (md, text),
+            (js, json.dumps(_finite(payload), indent=1) + "\n"),
+        ],
+        inside=out,
+    )
     return Written(html=html, markdown=md, json=js, diagnosis=d)
+
+
+def _diagnoses(condition: str | None) -> list[str]:
+    """The diagnosis files a report of ``condition`` reads (its own, else the whole run's)."""
+    return [p.name for p in {diagnosis_path(Path(), condition), diagnosis_path(Path())}]

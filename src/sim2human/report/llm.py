@@ -9,7 +9,7 @@ from collections.abc import Mapping
 
 from sim2human.experiments.results import ConditionRow, StudyResult
 from sim2human.metrics.outcomes import Estimate
-from sim2human.report.format import est, pct
+from sim2human.report.format import est, md, md_code, pct
 
 
 def _fmt(e: Estimate | None) -> str:
@@ -33,7 +33,7 @@ def llm_section(study: StudyResult) -> list[str]:
     ]
     for r in rows:
         lines.append(
-            f"| {r.name} | {r.episodes_trained} | {_fmt(r.heldout_gold_persona)} | "
+            f"| {md(r.name)} | {r.episodes_trained} | {_fmt(r.heldout_gold_persona)} | "
             f"{_fmt(r.heldout_gold_llm)} | {_fmt(r.heldout_fields_llm)} | "
             f"{_fmt(r.heldout_fields_persona)} |"
         )
@@ -49,7 +49,7 @@ def llm_section(study: StudyResult) -> list[str]:
         retries, failures = r.llm_role_retries or 0, r.llm_role_failures or 0
         n = max(1, r.llm_replies or 0)
         lines.append(
-            f"| {r.name} | {r.llm_episodes} | {r.llm_errors} | {r.llm_replies} | "
+            f"| {md(r.name)} | {r.llm_episodes} | {r.llm_errors} | {r.llm_replies} | "
             f"{retries} ({pct(retries / n)}%) | {failures} ({pct(failures / n)}%) | "
             f"{r.llm_judge_failures} |"
         )
@@ -71,8 +71,8 @@ def _compare(rows: list[ConditionRow], key: str, label: str) -> list[str]:
         return []
     sep = of(best).ci[0] > of(worst).ci[1]
     return [
-        f"- {label}: best `{best.name}` {pct(of(best).mean)}, "
-        f"worst `{worst.name}` {pct(of(worst).mean)}"
+        f"- {label}: best {md_code(best.name)} {pct(of(best).mean)}, "
+        f"worst {md_code(worst.name)} {pct(of(worst).mean)}"
         + (
             " (the 95% CIs do not overlap)."
             if sep
@@ -94,7 +94,7 @@ def _findings(rows: list[ConditionRow]) -> list[str]:
     for r in rows:
         gap = _mean(r.heldout_gold_persona) - _mean(r.heldout_gold_llm)
         out.append(
-            f"- `{r.name}`: held-out LLM members {pct(abs(gap))} points "
+            f"- {md_code(r.name)}: held-out LLM members {pct(abs(gap))} points "
             f"{'below' if gap >= 0 else 'above'} held-out persona members in gold success."
         )
     return out

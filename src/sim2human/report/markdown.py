@@ -10,10 +10,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from sim2human import outputs
 from sim2human.diagnostics.analyse import Diagnosis
 from sim2human.experiments.diversity import DiversityRow
 from sim2human.experiments.results import ConditionRow, StudyResult
-from sim2human.report.format import est, num, pct
+from sim2human.report.format import est, md, md_code, num, pct
 from sim2human.report.llm import llm_section
 from sim2human.report.real import real_section
 
@@ -27,7 +28,7 @@ def table(study: StudyResult) -> list[str]:
         "|---|---:|---:|---:|---:|---:|---:|",
     ]
     for row in study.all_rows:
-        name = row.name if row.episodes_trained else f"{row.name} (reference)"
+        name = md(row.name) if row.episodes_trained else f"{md(row.name)} (reference)"
         lines.append(
             f"| {name} | {row.episodes_trained} | {est(row.train_proxy)} | "
             f"{est(row.train_gold)} | {est(row.heldout_gold)} | "
@@ -39,11 +40,12 @@ def table(study: StudyResult) -> list[str]:
 def family_table(study: StudyResult) -> list[str]:
     rows = study.all_rows
     families = sorted({f for r in rows for f in r.heldout_gold_by_family})
-    lines = ["| condition | " + " | ".join(families) + " |", "|---|" + "---:|" * len(families)]
+    head = "| condition | " + " | ".join(md(f) for f in families) + " |"
+    lines = [head, "|---|" + "---:|" * len(families)]
     for r in rows:
         by_family = r.heldout_gold_by_family
         cells = " | ".join(pct(by_family[f]) if f in by_family else "-" for f in families)
-        lines.append(f"| {r.name} | {cells} |")
+        lines.append(f"| {md(r.name)} | {cells} |")
     return lines
 
 
@@ -67,7 +69,7 @@ def findings(study: StudyResult) -> list[str]:
     for r in frozen:
         gap = r.train_gold.mean - r.heldout_gold.mean
         out.append(
-            f"- `{r.name}`: train proxy {pct(r.train_proxy.mean)}, train gold "
+            f"- {md_code(r.name)}: train proxy {pct(r.train_proxy.mean)}, train gold "
             f"{pct(r.train_gold.mean)}, held-out gold {pct(r.heldout_gold.mean)}: "
             f"held-out is {pct(abs(gap))} points {'below' if gap >= 0 else 'above'} its own "
             "training gold."
@@ -77,8 +79,8 @@ def findings(study: StudyResult) -> list[str]:
         small = _frozen_against(best, study, frozen[0])
         lift = best.heldout_gold.mean - small.heldout_gold.mean
         out.append(
-            f"- Best ensemble condition `{best.name}`: held-out gold "
-            f"{pct(best.heldout_gold.mean)}, {pct(lift)} points above `{small.name}`"
+            f"- Best ensemble condition {md_code(best.name)}: held-out gold "
+            f"{pct(best.heldout_gold.mean)}, {pct(lift)} points above {md_code(small.name)}"
             + (
                 " (the 95% CIs do not overlap)."
                 if _apart(best, small)
@@ -90,27 +92,30 @@ def findings(study: StudyResult) -> list[str]:
         base = _frozen_against(other, study, frozen[0])
         better = _apart(other, base)
         verdict = (
-            f"holds: `{other.name}`'s agent does not transfer better than `{base.name}`'s"
+            f"holds: {md_code(other.name)}'s agent does not transfer better than "
+            f"{md_code(base.name)}'s"
             if not better
-            else f"does not hold: `{other.name}`'s agent transfers measurably better than "
-            f"`{base.name}`'s"
+            else f"does not hold: {md_code(other.name)}'s agent transfers measurably better than "
+            f"{md_code(base.name)}'s"
         )
         out.append(
             f"- 'Another frozen simulator does not save you' {verdict} "
             f"(held-out gold {pct(other.heldout_gold.mean)} vs {pct(base.heldout_gold.mean)}"
-            f" for {base.name} and {pct(ens_best)} for the best ensemble)."
+            f" for {md(base.name)} and {pct(ens_best)} for the best ensemble)."
         )
     for r in study.reference:
         if r.train_gold_by_family:
-            cells = ", ".join(f"{f} {pct(v)}" for f, v in r.train_gold_by_family.items())
-            out.append(f"- Reference `{r.name}` agent, gold on the training families: {cells}.")
+            cells = ", ".join(f"{md(f)} {pct(v)}" for f, v in r.train_gold_by_family.items())
+            out.append(
+                f"- Reference {md_code(r.name)} agent, gold on the training families: {cells}."
+            )
     return out
 
 
 def study_lines(study: StudyResult) -> list[str]:
     seeds = ", ".join(str(s) for s in study.seeds)
     return [
-        f"# Study `{study.study}` ({study.scenario})",
+        f"# Study {md_code(study.study)} ({md(study.scenario)})",
         "",
         f"Seeds: {seeds}. Wall time: {study.wall_seconds} s. Percentages; 95% CIs by cluster "
         "bootstrap over seeds and episodes. Proxy = the simulator's satisfaction (what training "
@@ -137,9 +142,9 @@ def study_lines(study: StudyResult) -> list[str]:
 
 def diagnosis_lines(d: Diagnosis, diversity: list[DiversityRow]) -> list[str]:
     """Verdicts, problems, the exploit finder, the overoptimisation fit and diversity."""
-    lines = ["", "## Verdict", "", *(f"- {c.verdict.headline}" for c in d.conditions), ""]
+    lines = ["", "## Verdict", "", *(f"- {md(c.verdict.headline)}" for c in d.conditions), ""]
     if d.problems:
-        lines += ["## Incomplete run directory", "", *(f"- `{p}`" for p in d.problems), ""]
+        lines += ["## Incomplete run directory", "", *(f"- {md_code(p)}" for p in d.problems), ""]
     lines += [
         "## Exploit finder",
         "",
@@ -150,10 +155,10 @@ def diagnosis_lines(d: Diagnosis, diversity: list[DiversityRow]) -> list[str]:
     for c in d.conditions:
         for r in c.exploits:
             lines.append(
-                f"| {c.name} | {r.text} | {pct(r.share)}% | {est(r.proxy_lift_train)} | "
+                f"| {md(c.name)} | {md(r.text)} | {pct(r.share)}% | {est(r.proxy_lift_train)} | "
                 f"{r.members_raised}/{r.members_total} | {est(r.gold_lift_heldout)} | "
                 f"{est(r.unearned)} | {'yes' if r.exploit else ''} | "
-                f"{'; '.join(c.quirks.get(r.phrasing, []))} |"
+                f"{md('; '.join(c.quirks.get(r.phrasing, [])))} |"
             )
     lines += [
         "",
@@ -165,11 +170,11 @@ def diagnosis_lines(d: Diagnosis, diversity: list[DiversityRow]) -> list[str]:
     for c in d.conditions:
         f = c.overfit
         if f is None:
-            lines.append(f"| {c.name} | 0 | | | | | no held-out evaluations during training |")
+            lines.append(f"| {md(c.name)} | 0 | | | | | no held-out evaluations during training |")
             continue
-        stops = ", ".join(f"{run}: update {u}" for run, u in f.stop.items())
+        stops = ", ".join(f"{md(run)}: update {u}" for run, u in f.stop.items())
         lines.append(
-            f"| {c.name} | {f.n_points} | {num(f.alpha)} | {num(f.beta)} | "
+            f"| {md(c.name)} | {f.n_points} | {num(f.alpha)} | {num(f.beta)} | "
             f"{num(f.d_star) if f.d_star is not None else 'no peak'} | {pct(f.gold_at_peak)} | "
             f"{stops} |"
         )
@@ -178,7 +183,7 @@ def diagnosis_lines(d: Diagnosis, diversity: list[DiversityRow]) -> list[str]:
             "",
             "## Simulator diversity",
             "",
-            f"Embedder: `{diversity[0].summary.embedder}`.",
+            f"Embedder: {md_code(diversity[0].summary.embedder)}.",
             "",
             "| simulator | kind | distinct-1 | distinct-2 | self-BLEU | Vendi |",
             "|---|---|---:|---:|---:|---:|",
@@ -186,13 +191,18 @@ def diagnosis_lines(d: Diagnosis, diversity: list[DiversityRow]) -> list[str]:
         for row in diversity:
             s = row.summary
             lines.append(
-                f"| {row.name} | {row.kind} | {num(s.distinct_1, 3)} | {num(s.distinct_2, 3)} | "
-                f"{num(s.self_bleu, 3)} | {num(s.vendi)} |"
+                f"| {md(row.name)} | {md(row.kind)} | {num(s.distinct_1, 3)} | "
+                f"{num(s.distinct_2, 3)} | {num(s.self_bleu, 3)} | {num(s.vendi)} |"
             )
     return lines
 
 
-def write_markdown(path: Path, *sections: list[str]) -> Path:
-    """Write the report's sections (lists of lines) as one file, once."""
-    path.write_text("\n".join(line for s in sections for line in s) + "\n", encoding="utf-8")
+def markdown_text(*sections: list[str]) -> str:
+    """The report's sections (lists of lines) as one Markdown text."""
+    return "\n".join(line for s in sections for line in s) + "\n"
+
+
+def write_markdown(path: Path, *sections: list[str], inside: Path | None = None) -> Path:
+    """Write the report's sections as one file, once and atomically (``outputs``)."""
+    outputs.write_text(path, markdown_text(*sections), inside=inside)
     return path

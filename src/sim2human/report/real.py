@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from sim2human.experiments.results import StudyResult
-from sim2human.report.format import est
+from sim2human.report.format import est, md
 
 
 def real_section(study: StudyResult) -> list[str]:
@@ -25,7 +25,7 @@ def real_section(study: StudyResult) -> list[str]:
     ]
     for r in rows:
         lines.append(
-            f"| {r.name} | {est(r.heldout_gold_programmatic, n=True)} | "
+            f"| {md(r.name)} | {est(r.heldout_gold_programmatic, n=True)} | "
             f"{est(r.heldout_gold_real, n=True)} | {est(r.heldout_fields_real, n=True)} | "
             f"{est(r.heldout_proxy_real, n=True)} |"
         )
@@ -34,6 +34,6 @@ def real_section(study: StudyResult) -> list[str]:
     if shared:
         lines += ["", "Replayed replies, by agent:", ""]
         for name, shares in shared:
-            said = ", ".join(f"{k} {100 * v:.0f}%" for k, v in shares.items())
-            lines.append(f"- {name}: {said}")
+            said = ", ".join(f"{md(k)} {100 * v:.0f}%" for k, v in shares.items())
+            lines.append(f"- {md(name)}: {said}")
     return [*lines, ""]

@@ -10,15 +10,17 @@ since transcripts hold arbitrary user text.
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import jinja2
 from markupsafe import Markup
 
+from sim2human import outputs
 from sim2human.report.format import pct
 from sim2human.report.stress_findings import findings, fmt
-from sim2human.report.stress_markdown import write_stress_markdown
+from sim2human.report.stress_markdown import STRESS_MD, stress_markdown
 
 STRESS_HTML = "stress.html"
 PLOTS = "stress-plots"
@@ -94,14 +96,14 @@ def mixfmt(mix: dict[str, float] | None) -> str:
     return ", ".join(f"{k} {v:g}" for k, v in (mix or {}).items())
 
 
-def plot_curves(stress: dict[str, Any], folder: Path) -> list[Path]:
-    """One PNG per perturbation: gold success vs severity, every agent overlaid with its CI."""
+def plot_curves(stress: dict[str, Any], folder: Path, inside: Path | None = None) -> list[Path]:
+    """One PNG per perturbation: gold success vs severity, every agent overlaid with its CI;
+    each written atomically, never through a link, and with ``inside`` never outside it."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    folder.mkdir(parents=True, exist_ok=True)
     paths = []
     for p in stress["perturbations"]:
         fig, ax = plt.subplots(figsize=(5, 3.4))
@@ -118,8 +120,10 @@ def plot_curves(stress: dict[str, Any], folder: Path) -> list[Path]:
         ax.legend(fontsize=7)
         fig.tight_layout()
         path = folder / f"{p}.png"
-        fig.savefig(path, dpi=100)
-        plt.close(fig)
+        try:
+            outputs.write_with(path, partial(fig.savefig, dpi=100, format="png"), inside=inside)
+        finally:
+            plt.close(fig)
         paths.append(path)
     return paths
 
@@ -128,7 +132,7 @@ def stress_section(stress: dict[str, Any], out: Path, plots: str = PLOTS) -> str
     """The stress results as an HTML fragment; draws its PNGs into ``out / plots``."""
     from sim2human.perturb import PERTURBATIONS
 
-    plot_curves(stress, out / plots)
+    plot_curves(stress, out / plots, inside=out)
     html: str = _SECTION.render(
         grid=", ".join(f"{s:g}" for s in stress["grid"]),
         per=stress["episodes_per_member"],
@@ -147,19 +151,30 @@ def stress_section(stress: dict[str, Any], out: Path, plots: str = PLOTS) -> str
     return html
 
 
-def write_stress_html(stress: dict[str, Any], out: Path) -> Path:
-    """``out/stress.html`` and ``out/stress-plots/*.png``."""
+def stress_page(stress: dict[str, Any], out: Path) -> str:
+    """The whole ``stress.html`` page; draws its PNGs into ``out/stress-plots``."""
     section = stress_section(stress, out)
-    path = out / STRESS_HTML
-    page = _PAGE.render(
+    page: str = _PAGE.render(
         study=stress.get("study", ""),
         wall=stress.get("wall_seconds", ""),
         section=Markup(section),
     )
-    path.write_text(page, encoding="utf-8")
+    return page
+
+
+def write_stress_html(stress: dict[str, Any], out: Path) -> Path:
+    """``out/stress.html`` and ``out/stress-plots/*.png``."""
+    path = out / STRESS_HTML
+    outputs.check_target(path, inside=out)
+    outputs.write_text(path, stress_page(stress, out), inside=out)
     return path
 
 
 def write_stress_reports(stress: dict[str, Any], out: Path) -> tuple[Path, Path]:
-    """``out/stress.html`` (with its plots) and ``out/stress.md``."""
-    return write_stress_html(stress, out), write_stress_markdown(stress, out)
+    """``out/stress.html`` (with its plots) and ``out/stress.md``, written together
+    (``outputs.write_all``): a full disk leaves both old ones whole."""
+    html, md = out / STRESS_HTML, out / STRESS_MD
+    for target in (html, md):
+        outputs.check_target(target, inside=out)
+    outputs.write_all([(html, stress_page(stress, out)), (md, stress_markdown(stress))], inside=out)
+    return html, md

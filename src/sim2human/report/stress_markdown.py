@@ -7,14 +7,16 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from sim2human.report.format import pct
+from sim2human import outputs
+from sim2human.report.format import md, md_code, pct
 from sim2human.report.stress_findings import findings, fmt
 
 STRESS_MD = "stress.md"
 
 
 def _row(cells: list[str]) -> str:
-    return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
+    """A table row of cells already escaped (``format.md`` on every text from stress.json)."""
+    return "| " + " | ".join(cells) + " |"
 
 
 def _table(head: list[str], rows: list[list[str]], numeric_from: int = 1) -> list[str]:
@@ -27,9 +29,9 @@ def stress_markdown(stress: dict[str, Any]) -> str:
     perts: list[str] = stress["perturbations"]
     agents: dict[str, Any] = stress["agents"]
     grid = ", ".join(f"{s:g}" for s in stress["grid"])
-    families = ", ".join(f"`{f}`" for f in stress.get("heldout_families") or []) or "held-out"
+    families = ", ".join(md_code(f) for f in stress.get("heldout_families") or []) or "held-out"
     lines = [
-        f"# Stress test of study `{stress.get('study', '')}`",
+        f"# Stress test of study {md_code(stress.get('study', ''))}",
         "",
         f"Gold success on the {families} members with each perturbation layered onto their "
         f"own noise at severities {grid}, {stress['episodes_per_member']} episodes per member "
@@ -39,10 +41,10 @@ def stress_markdown(stress: dict[str, Any]) -> str:
         "training seeds, then episodes).",
         "",
         *_table(
-            ["agent", "seeds", "clean gold", "robustness", "absolute AUC", *perts],
+            ["agent", "seeds", "clean gold", "robustness", "absolute AUC", *map(md, perts)],
             [
                 [
-                    name,
+                    md(name),
                     str(len(a["seeds"])),
                     fmt(a["clean"]),
                     fmt(a["overall"]),
@@ -55,7 +57,7 @@ def stress_markdown(stress: dict[str, Any]) -> str:
         "",
         "## Findings",
         "",
-        *findings(stress),
+        *(md(f) for f in findings(stress)),
     ]
     searches: dict[str, Any] = stress.get("adversarial") or {}
     if searches:
@@ -63,17 +65,17 @@ def stress_markdown(stress: dict[str, Any]) -> str:
         members = stress.get("adversarial_members") or "heldout"
         lines += [
             "",
-            f"## Adversarial search: the cheapest breaking mix ({members} members)",
+            f"## Adversarial search: the cheapest breaking mix ({md(members)} members)",
             "",
-            f"Broken = gold success below {threshold} x the agent's clean success (one-sided "
+            f"Broken = gold success below {md(threshold)} x the agent's clean success (one-sided "
             "Wilson bound), confirmed by replaying the mix on fresh seeds.",
             "",
             *_table(
                 ["agent", "status", "clean", "target", "total severity", "search", "fresh seeds"],
                 [
                     [
-                        name,
-                        s["status"],
+                        md(name),
+                        md(s["status"]),
                         pct(s.get("clean")),
                         f"< {pct(s.get('target'))}" if s.get("target") else "",
                         f"{s['total_severity']:.2f}" if s.get("total_severity") is not None else "",
@@ -86,12 +88,12 @@ def stress_markdown(stress: dict[str, Any]) -> str:
             ),
         ]
     if wall := stress.get("wall_seconds"):
-        lines += ["", f"Wall time {wall} s."]
+        lines += ["", f"Wall time {md(wall)} s."]
     return "\n".join(lines) + "\n"
 
 
 def write_stress_markdown(stress: dict[str, Any], out: Path) -> Path:
-    """``out/stress.md``."""
+    """``out/stress.md``, written atomically (``outputs``)."""
     path = out / STRESS_MD
-    path.write_text(stress_markdown(stress), encoding="utf-8")
+    outputs.write_text(path, stress_markdown(stress), inside=out)
     return path

@@ -10,7 +10,8 @@ import numpy as np
 
 from sim2human import seeding
 from sim2human.agents.base import AgentTurn, Observation
-from sim2human.scenarios.base import Scenario, UserSignals
+from sim2human.scenarios.base import Scenario
+from sim2human.scenarios.slots import SlotState
 from sim2human.simulators import build_simulator, fixed_profile
 from sim2human.simulators.base import AsyncSimulator, Simulator, SimulatorSpec, UserTurn
 from sim2human.simulators.replay import replay_card
@@ -56,6 +57,10 @@ def agent_rng(job: Job) -> np.random.Generator:
 
 @dataclass
 class Conversation:
+    """One call, stepped turn by turn. It owns the words (turns, transcript, the turn count and
+    limit); the dialogue state is the scenario's (``Scenario.initial_state``, ``hear_user``,
+    ``hear_agent``), and so is how the call ends (``Scenario.ending``)."""
+
     job: Job
     scenario: Scenario
     simulator: Simulator | AsyncSimulator
@@ -63,20 +68,17 @@ class Conversation:
     profile: Profile
     max_turns: int
     turns: list[Turn] = field(default_factory=list)
-    record: Record = field(default_factory=dict)
-    signals: UserSignals = field(default_factory=UserSignals)
-    last_field: str | None = None
-    asked: dict[str, int] = field(default_factory=dict)
+    state: SlotState = field(init=False)
+    """The scenario's dialogue state, replaced (never changed) at every turn."""
     termination: Termination | None = None
     satisfaction: list[float] = field(default_factory=list)
     """The simulator's satisfaction after each agent turn (the proxy, turn by turn)."""
-    greeted: bool = False
-    record_version: int = 0
-    """Bumped whenever the record changes; a read-back is current while it is unchanged."""
-    read_back_version: int = -1
     history: tuple[str, ...] = ()
     """What ``observe`` reports, kept as the call goes (rebuilding it each turn is quadratic)."""
     transcript: tuple[tuple[str, str], ...] = ()
+
+    def __post_init__(self) -> None:
+        self.state = self.scenario.initial_state(self.profile)
 
     @classmethod
     def open(
@@ -86,7 +88,7 @@ class Conversation:
         one from the spec, e.g. a user's own class under ``sim2human check``)."""
         simulator = simulator if simulator is not None else build_simulator(job.spec, scenario)
         profile = job_profile(job, scenario)
-        conv = cls(job, scenario, simulator, profile, max_turns, record=scenario.empty_record())
+        conv = cls(job, scenario, simulator, profile, max_turns)
         first = simulator.start(profile, user_rng(job))
         conv._hear(first.text, first.tags)
         return conv
@@ -95,54 +97,50 @@ class Conversation:
     def done(self) -> bool:
         return self.termination is not None
 
+    @property
+    def record(self) -> Record:
+        """The state as it would be stored now (``Scenario.record``)."""
+        return self.scenario.record(self.state)
+
     def observe(self) -> Observation:
         return Observation(
             user_text=self.turns[-1].text,
-            record=dict(self.record),
-            signals=self.signals,
             turn=len(self.history),
             max_turns=self.max_turns,
             history=self.history,
-            last_field=self.last_field,
-            asked=tuple(sorted(self.asked.items())),
+            view=self.scenario.observe(self.state),
             transcript=self.transcript,
-            greeted=self.greeted,
-            read_back=self.read_back_version == self.record_version,
         )
 
     def step(self, turn: AgentTurn) -> None:
-        """The agent says ``turn``; the simulator answers; the record is updated."""
+        """The agent says ``turn``; unless that ended the call, the simulator answers."""
         self.say(turn)
-        sim = cast(Simulator, self.simulator)
-        self.answer(turn, sim.reply(turn.text), sim.satisfaction)
+        if not self.done:
+            sim = cast(Simulator, self.simulator)
+            self.answer(turn, sim.reply(turn.text), sim.satisfaction)
 
     def say(self, turn: AgentTurn) -> None:
-        """The agent's half of a step: its turn is recorded (the simulator has not answered)."""
+        """The agent's half of a step: its turn is heard (the simulator has not answered). The
+        scenario may end the call on it (an agent accepting a deal)."""
         if self.done:
             raise RuntimeError("conversation already ended")
         self.turns.append(Turn(speaker="agent", text=turn.text, act=turn.act))
         self.history += (turn.act or turn.text,)
         self.transcript += (("agent", turn.text),)
-        intent = self.scenario.interpret(turn.text)
-        self.greeted = self.greeted or intent.greet
-        if intent.confirm:  # the caller now answers the read-back, not the last question
-            self.read_back_version = self.record_version
-            self.last_field = None
-        asks = intent.asks
-        field_asked = turn.field or (asks[0] if asks else None)
-        if field_asked is not None:
-            self.last_field = field_asked
-            self.asked[field_asked] = self.asked.get(field_asked, 0) + 1
+        self.state = self.scenario.hear_agent(self.state, turn)
+        self.termination = self.scenario.ending(self.state, user_left=False)
+        if self.done:  # no reply comes: the satisfaction after this turn is the current one
+            self.satisfaction.append(self.simulator.satisfaction())
 
     def answer(self, turn: AgentTurn, reply: UserTurn, satisfaction: Callable[[], float]) -> None:
         """The simulator's half: its reply is heard, its satisfaction noted, the end decided."""
         self._hear(reply.text, reply.tags)
         self.satisfaction.append(satisfaction())
         n_agent = len(self.satisfaction)  # one entry per agent turn
-        if reply.done:
-            closed = self.scenario.interpret(turn.text).close
-            self.termination = Termination.COMPLETED if closed else Termination.HUNG_UP
-        elif n_agent >= self.max_turns:
+        self.termination = self.scenario.ending(self.state, user_left=reply.done)
+        if reply.done and self.termination is None:  # a scenario that breaks its contract
+            self.termination = Termination.HUNG_UP
+        elif self.termination is None and n_agent >= self.max_turns:
             self.termination = Termination.MAX_TURNS
 
     def hear(self, opening: UserTurn) -> None:
@@ -152,11 +150,7 @@ class Conversation:
     def _hear(self, text: str, tags: tuple[str, ...]) -> None:
         self.turns.append(Turn(speaker="user", text=text, tags=tags))
         self.transcript += (("user", text),)
-        before = self.record
-        self.record = self.scenario.extract(text, before, self.last_field)
-        self.signals = self.scenario.signals(text, before, self.record)
-        if self.record != before:
-            self.record_version += 1
+        self.state = self.scenario.hear_user(self.state, text)
 
     def fail(self, reason: str, diagnostics: dict[str, float] | None = None) -> Episode:
         self.termination = Termination.ERROR
@@ -167,7 +161,8 @@ class Conversation:
     ) -> Episode:
         if self.termination is None:
             raise RuntimeError("conversation still running")
-        gold = self.scenario.grade(self.profile, self.record, self.termination)
+        record = self.record
+        gold = self.scenario.grade(self.profile, record, self.termination)
         j = self.job
         return Episode(
             id=f"{j.condition}/{j.phase}/{j.spec.id}/{j.seed}",
@@ -182,7 +177,7 @@ class Conversation:
             gold=gold,
             termination=self.termination,
             profile=self.profile,
-            record=self.record,
+            record=record,
             error=error,
             condition=j.condition,
             phase=j.phase,

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from sim2human.agents.base import Agent, AgentTurn, AsyncAgent, Observation, SamplingAgent
 from sim2human.errors import EndpointError
+from sim2human.redact import redact
 from sim2human.rollout.conversation import Conversation, Job, agent_rng, job_profile, user_rng
 from sim2human.scenarios.base import Scenario
 from sim2human.simulators import build_async_simulator, needs_endpoint
@@ -76,19 +77,20 @@ async def play_one(
 ) -> Played:
     """One conversation to its end, or to an ``ERROR`` episode if its endpoint gives up."""
     profile = job_profile(job, scenario)
-    conv = Conversation(
-        job, scenario, simulator, profile, max_turns, record=scenario.empty_record()
-    )
+    conv = Conversation(job, scenario, simulator, profile, max_turns)
     try:
         conv.hear(await simulator.astart(profile, user_rng(job)))
         while not conv.done:
             turn = await decide(index, conv.observe())
             conv.say(turn)
-            conv.answer(turn, await simulator.areply(turn.text), simulator.satisfaction)
+            if not conv.done:  # the agent's own turn may end the call
+                conv.answer(turn, await simulator.areply(turn.text), simulator.satisfaction)
         ended = conv.episode()
         final = await simulator.finish(ended)
     except EndpointError as err:
-        return Played(conv.fail(str(err), simulator.diagnostics()), list(conv.satisfaction))
+        # Redacted again here: the reason is stored in episodes.jsonl, whoever raised it.
+        reason = redact(str(err))
+        return Played(conv.fail(reason, simulator.diagnostics()), list(conv.satisfaction))
     if conv.satisfaction:
         conv.satisfaction[-1] = final
     episode = ended.model_copy(update={"proxy": final, "diagnostics": simulator.diagnostics()})

@@ -1,19 +1,23 @@
 """The admin view: sessions, and per-agent human outcomes with bootstrap CIs.
 
-Access is by a token the operator puts in an environment variable. The browser gets a cookie
-holding an HMAC of the token, never the token itself, and the token never reaches a page or a
-log line.
+Access is by a token the operator puts in an environment variable (at least ``MIN_TOKEN``
+characters). Signing in gives the browser a random session id; the database keeps only a
+keyed hash of it (HMAC under the token) with an expiry, so signing out deletes it, a changed
+token ends every session, and a copied database signs nobody in. The token never reaches a page,
+a cookie or a log line.
 """
 
 from __future__ import annotations
 
 import hashlib
 import hmac
+import secrets
 from collections import defaultdict
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+from sim2human.errors import UsageError
 from sim2human.experiments.human_eval import call_bootstrap
 from sim2human.human_store import Session
 from sim2human.metrics.outcomes import Estimate
@@ -22,16 +26,34 @@ from sim2human.types import Episode
 
 ADMIN_TOKEN_ENV = "SIM2HUMAN_ADMIN_TOKEN"
 COOKIE = "sim2human_admin"
+MIN_TOKEN = 16
+"""Shortest admin token accepted (characters): guessing stays hopeless even at full speed."""
+SESSION_S = 12 * 3600
+"""How long a sign-in lasts."""
 
 
-def cookie_value(token: str) -> str:
-    return hmac.new(token.encode(), b"sim2human-admin-v1", hashlib.sha256).hexdigest()
+def check_token(token: str | None) -> None:
+    """A UsageError for a token too short to protect the admin page (unset or empty: off)."""
+    if token and len(token) < MIN_TOKEN:
+        raise UsageError(
+            f"{ADMIN_TOKEN_ENV} is {len(token)} characters; use at least {MIN_TOKEN}, e.g. "
+            "python -c 'import secrets; print(secrets.token_urlsafe(24))'"
+        )
 
 
-def is_admin(token: str | None, cookie: str | None) -> bool:
-    if not token or not cookie:
-        return False
-    return hmac.compare_digest(cookie_value(token), cookie)
+def token_matches(token: str, given: str) -> bool:
+    """Constant-time comparison (of digests, so the length leaks nothing either)."""
+    digest = hashlib.sha256
+    return hmac.compare_digest(digest(token.encode()).digest(), digest(given.encode()).digest())
+
+
+def new_session() -> str:
+    return secrets.token_urlsafe(32)
+
+
+def session_key(token: str, session: str) -> str:
+    """What the database stores for a sign-in: the session id keyed by the token."""
+    return hmac.new(token.encode(), session.encode(), hashlib.sha256).hexdigest()
 
 
 def pct(e: Estimate) -> str:

@@ -27,10 +27,15 @@ LLM = "llm"
 
 @dataclass(frozen=True)
 class LLMAgentSettings:
+    """The call page's LLM agent endpoint. A participant waits for each answer, so one message
+    is bounded by ``deadline_s`` over all attempts (an endpoint that hangs costs 25 s, not the
+    156 s of five 30-second attempts); then the participant is asked to send again."""
+
     base_url: str
     model: str
     api_key_env: str | None = None
-    timeout_s: float = 30.0
+    timeout_s: float = 20.0
+    deadline_s: float = 25.0
 
 
 @dataclass
@@ -91,10 +96,13 @@ class AgentPool:
         return name, seeds[secrets.randbelow(len(seeds))][0]
 
     def warm(self) -> None:
-        """Load every checkpoint now, so no participant waits on a load mid-call."""
+        """Load every checkpoint (and the LLM client) now, so no participant waits on a load
+        mid-call: the first message's deadline is spent on the endpoint, not on imports."""
         for name, seeds in self.checkpoints.items():
             for seed, _ in seeds:
                 self.agent(name, seed)
+        if self.llm is not None:
+            self._llm()
 
     def agent(self, name: str, seed: int) -> Agent:
         if name == SCRIPTED:
@@ -123,6 +131,7 @@ class AgentPool:
                     model=s.model,
                     api_key_env=s.api_key_env,
                     timeout_s=s.timeout_s,
+                    deadline_s=s.deadline_s,
                 )
             )
             self._llm_agent = LLMAgent(self.scenario, client)

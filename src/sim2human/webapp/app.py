@@ -2,16 +2,19 @@
 
 Plain HTML forms and one stylesheet, no JavaScript at all: the Content-Security-Policy allows
 no script, every text a person or agent wrote is escaped by Jinja's autoescape, every request
-body is capped, and each session may send only so many messages a minute. A participant's page
-lives at ``/call/<token>`` (an unguessable token only they hold); reloading it resumes the call.
+body and header block is capped, each session may send only so many messages a minute and
+each client start only so many calls (``guard``), and a form posted from another site is
+refused. A participant's page lives at ``/call/<token>`` (an unguessable token only they hold);
+reloading it resumes the call. When the database cannot save (a full disk), a request gets a
+plain 503 page and the log one line; nothing acknowledged is lost.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import sqlite3
 import time
-from collections import deque
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any
@@ -22,10 +25,11 @@ from fastapi.responses import HTMLResponse, PlainTextResponse, RedirectResponse,
 from jinja2 import Environment, PackageLoader, select_autoescape
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from sim2human.human_store import Mode, Session
+from sim2human.human_store import Mode, Session, StaleSession
 from sim2human.webapp import admin
 from sim2human.webapp.calls import CallError, Calls
 from sim2human.webapp.card import card_lines, form_defaults, label
+from sim2human.webapp.guard import Backoff, Clock, RateLimit, client_key, cross_site, retry_header
 
 log = logging.getLogger("sim2human.webapp")
 
@@ -48,23 +52,39 @@ class Limits:
     """Longest message a person may send (characters)."""
     max_body: int = 16_384
     """Largest request body accepted (bytes); larger ones get 413."""
+    max_header: int = 8192
+    """Largest request line plus headers accepted (bytes); larger ones get 431."""
     per_minute: int = 30
     """Messages one session may send in any 60 seconds; more get 429."""
-    starts_per_minute: int = 300
+    starts_per_client: int = 20
+    """New calls one client (address) may open in any 60 seconds; more get 429."""
+    starts_per_minute: int = 600
     """New calls the whole server opens in any 60 seconds (a runaway script cannot fill the
-    database); more get 429."""
+    database; well above what one client may start); more get 429."""
+    login_backoff_s: float = 1.0
+    """A wrong admin token locks that client out for this long, doubling per miss in a row."""
+    login_backoff_cap_s: float = 60.0
+    """The longest lockout after wrong admin tokens."""
 
 
 class BodyLimit:
     """Refuse request bodies over ``limit`` bytes, by header or as they stream in."""
 
-    def __init__(self, app: ASGIApp, limit: int) -> None:
+    def __init__(self, app: ASGIApp, limit: int, header_limit: int = 8192) -> None:
         self.app = app
         self.limit = limit
+        self.header_limit = header_limit
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
+            return
+        head = sum(len(k) + len(v) for k, v in scope.get("headers", []))
+        if (
+            head + len(scope.get("raw_path") or b"") + len(scope["query_string"])
+            > self.header_limit
+        ):
+            await too_large(send, 431, b"request headers too large")
             return
         length = dict(scope.get("headers", [])).get(b"content-length")
         if length is not None and (not length.isdigit() or int(length) > self.limit):
@@ -90,32 +110,16 @@ class BodyTooLarge(Exception):
     pass
 
 
-async def too_large(send: Send) -> None:
+async def too_large(send: Send, status: int = 413, text: bytes = b"request too large") -> None:
     headers = [(k.lower().encode(), v.encode()) for k, v in HEADERS.items()]
     await send(
         {
             "type": "http.response.start",
-            "status": 413,
+            "status": status,
             "headers": [(b"content-type", b"text/plain"), *headers],
         }
     )
-    await send({"type": "http.response.body", "body": b"request too large"})
-
-
-class RateLimit:
-    def __init__(self, per_minute: int) -> None:
-        self.per_minute = per_minute
-        self.sent: dict[str, deque[float]] = {}
-
-    def allow(self, key: str) -> bool:
-        now = time.monotonic()
-        q = self.sent.setdefault(key, deque())
-        while q and now - q[0] > 60.0:
-            q.popleft()
-        if len(q) >= self.per_minute:
-            return False
-        q.append(now)
-        return True
+    await send({"type": "http.response.body", "body": text})
 
 
 async def form(request: Request) -> dict[str, str]:
@@ -128,45 +132,96 @@ async def form(request: Request) -> dict[str, str]:
     return {k: v[0] for k, v in parsed.items()}
 
 
-def create_app(calls: Calls, limits: Limits = Limits(), admin_token: str | None = None) -> FastAPI:
-    """The web app over ``calls``; ``admin_token`` defaults to $SIM2HUMAN_ADMIN_TOKEN."""
-    token_env = admin_token if admin_token is not None else os.environ.get(admin.ADMIN_TOKEN_ENV)
-    escape = select_autoescape(default=True, default_for_string=True)
-    env = Environment(loader=PackageLoader("sim2human.webapp", "templates"), autoescape=escape)
-    css = resources.files("sim2human.webapp").joinpath("templates", "style.css").read_text()
-    rate = RateLimit(limits.per_minute)
-    starts = RateLimit(limits.starts_per_minute)
+class Pages:
+    """The templates (autoescaped), each rendered as a response."""
+
+    def __init__(self) -> None:
+        escape = select_autoescape(default=True, default_for_string=True)
+        loader = PackageLoader("sim2human.webapp", "templates")
+        self.env = Environment(loader=loader, autoescape=escape)
+
+    def page(
+        self, name: str, status: int = 200, headers: dict[str, str] | None = None, **ctx: Any
+    ) -> HTMLResponse:
+        ctx.setdefault("error", None)
+        ctx.setdefault("step", None)
+        html = self.env.get_template(name).render(**ctx)
+        return HTMLResponse(html, status_code=status, headers=headers)
+
+    def message(
+        self, title: str, text: str, status: int, headers: dict[str, str] | None = None
+    ) -> HTMLResponse:
+        return self.page("message.html", status, headers, title=title, message=text)
+
+
+def create_app(
+    calls: Calls,
+    limits: Limits = Limits(),
+    admin_token: str | None = None,
+    clock: Clock = time.monotonic,
+) -> FastAPI:
+    """The web app over ``calls``; ``admin_token`` defaults to $SIM2HUMAN_ADMIN_TOKEN (a
+    UsageError if it is too short); ``clock`` times the rate limits and the login back-off."""
+    token = admin_token if admin_token is not None else os.environ.get(admin.ADMIN_TOKEN_ENV)
+    admin.check_token(token)
+    pages = Pages()
     app = FastAPI(docs_url=None, redoc_url=None, openapi_url=None)
-    app.add_middleware(BodyLimit, limit=limits.max_body)
-    scenario = calls.scenario
+    app.add_middleware(BodyLimit, limit=limits.max_body, header_limit=limits.max_header)
+    _protect(app, pages)
+    _front_routes(app, calls, pages, limits, clock)
+    _call_routes(app, calls, pages, limits, clock)
+    _admin_routes(app, calls, pages, token, limits, clock)
+    return app
+
+
+def _protect(app: FastAPI, pages: Pages) -> None:
+    """Security headers on every response; cross-site posts refused; store failures and lost
+    races answered with a page, never a traceback."""
 
     @app.middleware("http")
     async def headers(request: Request, call_next: Any) -> Response:
-        response: Response = await call_next(request)
+        if request.method not in ("GET", "HEAD", "OPTIONS") and cross_site(request.headers):
+            response: Response = pages.message(
+                "Refused",
+                "This form was sent from another site. Open the study's own page and try there.",
+                403,
+            )
+        else:
+            response = await call_next(request)
         for k, v in HEADERS.items():
             response.headers.setdefault(k, v)
         return response
 
-    def page(name: str, status: int = 200, **ctx: Any) -> HTMLResponse:
-        ctx.setdefault("error", None)
-        ctx.setdefault("step", None)
-        return HTMLResponse(env.get_template(name).render(**ctx), status_code=status)
-
-    def message(title: str, text: str, status: int) -> HTMLResponse:
-        return page("message.html", status, title=title, message=text)
-
-    def there(token: str, anchor: str = "") -> RedirectResponse:
-        return RedirectResponse(f"/call/{token}{anchor}", status_code=303)
-
-    def session(token: str) -> Session | None:
-        return calls.store.by_token(token) if 20 <= len(token) <= 64 else None
-
-    def missing() -> HTMLResponse:
-        return message(
-            "No such call",
-            "This link does not open a call. Start a new one from the study's front page.",
-            404,
+    async def cannot_save(request: Request, err: Exception) -> Response:
+        route = getattr(request.scope.get("route"), "path", "?")  # never the path: it has a token
+        name = getattr(err, "sqlite_errorname", type(err).__name__)
+        log.error("cannot save (%s %s): %s %s", request.method, route, name, _line(err))
+        return pages.message(
+            "Please try again",
+            "The server cannot save right now. Nothing you already sent is lost; "
+            "try again in a minute.",
+            503,
+            retry_header(60),
         )
+
+    async def moved_on(request: Request, err: Exception) -> Response:
+        token = request.path_params.get("token")  # another request got there first
+        return RedirectResponse(f"/call/{token}", status_code=303) if token else Response(None, 409)
+
+    app.add_exception_handler(sqlite3.Error, cannot_save)
+    app.add_exception_handler(StaleSession, moved_on)
+
+
+def there(token: str, anchor: str = "") -> RedirectResponse:
+    return RedirectResponse(f"/call/{token}{anchor}", status_code=303)
+
+
+def _front_routes(app: FastAPI, calls: Calls, pages: Pages, limits: Limits, clock: Clock) -> None:
+    """The consent page and starting a call (limited per client and for the whole server)."""
+    page, message = pages.page, pages.message
+    css = resources.files("sim2human.webapp").joinpath("templates", "style.css").read_text()
+    starts = RateLimit(limits.starts_per_client, clock)
+    everyone = RateLimit(limits.starts_per_minute, clock)
 
     @app.get("/static/style.css")
     async def style() -> Response:
@@ -195,14 +250,33 @@ def create_app(calls: Calls, limits: Limits = Limits(), admin_token: str | None 
                 step="1 · consent",
                 error="Please tick the box to agree before starting.",
             )
-        if not starts.allow("start"):
-            return message(
-                "Busy", "Too many calls are starting right now; try again in a minute.", 429
-            )
+        if wait := starts.retry_after(client_key(request)):
+            text = "You have started many calls in the last minute; try again in a minute."
+            return message("Busy", text, 429, retry_header(wait))
+        if wait := everyone.retry_after("all"):
+            text = "Too many calls are starting right now; try again in a minute."
+            return message("Busy", text, 429, retry_header(wait))
         mode: Mode = "self" if f.get("mode") == "self" else "card"
         sid, token = calls.start(mode)
         log.info("session %s started (%s)", sid, mode)
         return there(token)
+
+
+def _call_routes(app: FastAPI, calls: Calls, pages: Pages, limits: Limits, clock: Clock) -> None:
+    """One call's page and its forms; every post checks the ``seen`` count (see ``calls``)."""
+    page, message = pages.page, pages.message
+    rate = RateLimit(limits.per_minute, clock)
+    scenario = calls.scenario
+
+    def session(token: str) -> Session | None:
+        return calls.store.by_token(token) if 20 <= len(token) <= 64 else None
+
+    def missing() -> HTMLResponse:
+        return message(
+            "No such call",
+            "This link does not open a call. Start a new one from the study's front page.",
+            404,
+        )
 
     def render(s: Session, token: str, error: str | None = None, status: int = 200) -> Response:
         card = card_lines(scenario, s.profile) if s.profile is not None else None
@@ -337,14 +411,27 @@ def create_app(calls: Calls, limits: Limits = Limits(), admin_token: str | None 
         log.info("session %s rated", s.id)
         return there(token)
 
-    # -- admin --------------------------------------------------------------------------------
+
+def _admin_routes(
+    app: FastAPI,
+    calls: Calls,
+    pages: Pages,
+    token: str | None,
+    limits: Limits,
+    clock: Clock,
+) -> None:
+    page, message = pages.page, pages.message
+    backoff = Backoff(limits.login_backoff_s, limits.login_backoff_cap_s, clock=clock)
 
     def authorised(request: Request) -> bool:
-        return admin.is_admin(token_env, request.cookies.get(admin.COOKIE))
+        cookie = request.cookies.get(admin.COOKIE)
+        if not token or not cookie:
+            return False
+        return calls.store.admin_session(admin.session_key(token, cookie))
 
     @app.get("/admin", response_class=HTMLResponse)
     async def admin_page(request: Request) -> Response:
-        if not token_env:
+        if not token:
             return message(
                 "Admin is off",
                 f"Start the server with {admin.ADMIN_TOKEN_ENV} set to use the admin page.",
@@ -365,17 +452,32 @@ def create_app(calls: Calls, limits: Limits = Limits(), admin_token: str | None 
 
     @app.post("/admin/login")
     async def login(request: Request) -> Response:
+        who = client_key(request)
+        if wait := backoff.wait(who):  # no guess is even looked at while locked out
+            retry = retry_header(wait)
+            text = f"Too many wrong tokens from here; try again in {retry['Retry-After']} s."
+            return message("Admin", text, 429, retry)
         f = await form(request)
-        if not token_env or not admin.is_admin(token_env, admin.cookie_value(f.get("token", ""))):
-            return page("admin_login.html", 403, title="Admin", error="Wrong token.")
+        if not token or not admin.token_matches(token, f.get("token", "")):
+            later = retry_header(backoff.fail(who)) if token else None
+            return page("admin_login.html", 403, later, title="Admin", error="Wrong token.")
+        backoff.clear(who)
+        signed_in = admin.new_session()
+        expires = time.time() + admin.SESSION_S
+        calls.store.add_admin_session(admin.session_key(token, signed_in), expires)
         response = RedirectResponse("/admin", status_code=303)
         response.set_cookie(
-            admin.COOKIE,
-            admin.cookie_value(token_env),
-            httponly=True,
-            samesite="strict",
-            max_age=12 * 3600,
+            admin.COOKIE, signed_in, httponly=True, samesite="strict", max_age=admin.SESSION_S
         )
+        return response
+
+    @app.post("/admin/logout")
+    async def logout(request: Request) -> Response:
+        cookie = request.cookies.get(admin.COOKIE)
+        if token and cookie:
+            calls.store.drop_admin_session(admin.session_key(token, cookie))
+        response = RedirectResponse("/admin", status_code=303)
+        response.delete_cookie(admin.COOKIE, httponly=True, samesite="strict")
         return response
 
     @app.get("/admin/export.jsonl")
@@ -386,7 +488,9 @@ def create_app(calls: Calls, limits: Limits = Limits(), admin_token: str | None 
         body = "".join(line + "\n" for line in lines)  # the admin page's link downloads it
         return Response(body, media_type="text/plain; charset=utf-8")
 
-    return app
+
+def _line(err: Exception) -> str:
+    return " ".join(str(err).split())[:200]
 
 
 def _int(text: str | None) -> int:

@@ -10,6 +10,7 @@ added again.
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +21,7 @@ from sim2human import seeding
 from sim2human.agents.base import AgentTurn
 from sim2human.errors import EndpointError
 from sim2human.human_store import HumanStore, Mode, Session, StoredTurn, as_turns
+from sim2human.redact import redact
 from sim2human.rollout.conversation import Conversation, Job
 from sim2human.scenarios.base import Scenario
 from sim2human.simulators.base import UserTurn
@@ -27,6 +29,12 @@ from sim2human.simulators.human import HumanSimulator, human_spec, rating_to_pro
 from sim2human.types import Episode, Profile, Termination
 from sim2human.webapp.agents import AgentPool
 from sim2human.webapp.card import read_card
+
+log = logging.getLogger("sim2human.webapp")
+
+AGENT_DOWN = "the agent could not answer just now; please send again"
+"""All a participant is told when the agent's endpoint fails: the endpoint, the model (which
+would break blinding) and the upstream error go to the server log only, redacted."""
 
 DETAILS = {"yes": 1.0, "partly": 0.5, "no": 0.0}
 """Answers to "did it get my details right?" and how they are stored in episode diagnostics."""
@@ -89,7 +97,6 @@ class Calls:
             sim,
             s.profile or {},
             s.max_turns,
-            record=self.scenario.empty_record(),
         )
         last: AgentTurn | None = None
         for i, t in enumerate(s.turns):
@@ -133,7 +140,9 @@ class Calls:
                 )
             except EndpointError as err:
                 self._live.pop(s.id, None)
-                raise CallError(f"the agent could not answer ({err}); please send again") from None
+                why = redact(str(err))
+                log.warning("call %s: agent %s could not answer: %s", s.id, s.agent, why)
+                raise CallError(AGENT_DOWN) from None
             conv.say(turn)
             new.append(StoredTurn("agent", turn.text, turn.act, turn.field))
             live.last_agent = turn

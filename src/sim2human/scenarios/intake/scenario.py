@@ -15,12 +15,13 @@ from importlib import resources
 import numpy as np
 import yaml
 
-from sim2human.scenarios.base import Act, AgentIntent, UserSignals, grade_record
+from sim2human.scenarios.base import Act, AgentIntent, UserSignals
 from sim2human.scenarios.intake import parsing
 from sim2human.scenarios.intake import speech as intake_speech
 from sim2human.scenarios.intake.voice import VOICE
+from sim2human.scenarios.slots import SlotFilling
 from sim2human.scenarios.vocab import Vocab
-from sim2human.types import Outcome, Profile, Record, Termination, Value
+from sim2human.types import Profile, Record, Value
 
 FIELDS = (
     "complaint",
@@ -107,8 +108,8 @@ _RELATIVE_ONSET = re.compile(r"\b(" + "|".join(_RELATIVE) + r")\b")
 _ONSET_CUE = re.compile(r"\b(start|started|starts|began|begun|since|ago)\b")
 
 
-class IntakeScenario:
-    """Phone intake: see the module docstring."""
+class IntakeScenario(SlotFilling):
+    """Phone intake: see the module docstring (the state, ends and gold: the slot kit's)."""
 
     name = "intake"
     fields: tuple[str, ...] = FIELDS
@@ -162,9 +163,6 @@ class IntakeScenario:
             "red_flag": bool(rng.random() < 0.3),
             "dob": date.fromordinal(born).isoformat(),
         }
-
-    def empty_record(self) -> Record:
-        return dict.fromkeys(FIELDS)
 
     # -- reading the user ---------------------------------------------------------------------
 
@@ -284,9 +282,6 @@ class IntakeScenario:
     def say(self, field: str, value: Value, capacity: float, rng: np.random.Generator) -> str:
         """How a programmatic caller of the given capacity says one value."""
         return intake_speech.say(field, value, capacity, rng, self.vocab)
-
-    def grade(self, profile: Profile, record: Record, termination: Termination) -> Outcome:
-        return grade_record(FIELDS, profile, record, termination)
 
 
 def _flag_said(clause: str) -> bool:

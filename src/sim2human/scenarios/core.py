@@ -1,0 +1,154 @@
+"""The scenario core: what every task is, whatever its shape (slot filling, support, negotiation).
+
+Modelled on two small cores. Gymnasium's functional env (``initial`` / ``transition`` /
+``observation`` / ``terminal``) gives the shape: the scenario owns the dialogue **state**, an
+immutable value it starts (``initial_state``) and moves on each turn (``hear_user``,
+``hear_agent``), of which the agent sees only what ``observe`` shows. τ²-bench gives the ends:
+its ``TerminationReason`` says *how* a call ended, whoever ended it (``Termination``: agreed,
+completed, walked away, hung up, turn limit, error), and its ``RewardInfo`` is a reward in
+[0, 1] with a breakdown (``Outcome.score`` and ``Outcome.detail``).
+
+Who does what. The conversation core (``rollout.conversation``) owns the words: turns,
+transcript, turn count, the turn limit and errors. The simulator owns the user. The scenario
+owns everything task-specific in between: the hidden profile, the state, the agent's view of
+it (with a private ``brief`` of the agent's own), how a call ends, and the gold. Grading reads
+the *stored* end state (``record(state)``, kept as ``Episode.record``), so a stored episode can
+be graded again from its own line.
+
+The slot-filling kit (``scenarios.slots``) implements this core for tasks where the agent
+collects fields (intake, the pizza order, bookings); a scenario of that shape writes only its
+fields, its reading and its words.
+
+How negotiation will be expressed (CaSiNo: food, water and firewood, 3 packages each):
+
+- ``sample_profile``: the camper's hidden priorities (high / medium / low = 5 / 4 / 3 points per
+  package) and reasons, and the agent's own priorities under keys of its own (``agent.food``...).
+- ``initial_state(profile)``: no offer on the table; the ``brief`` tells the agent *its own*
+  priorities (never the camper's).
+- ``hear_agent`` / ``hear_user``: each side's words move the same state: a proposal puts a split
+  on the table (who proposed it, what each side gets), "deal" from the other side marks it
+  accepted by both, "I'm walking away" marks who left. Either side's turn can end the call:
+  ``ending(state, user_left=False)`` after the agent accepts the camper's offer gives
+  ``AGREED`` at once, without waiting for a reply.
+- ``ending``: both accepted the same split -> ``AGREED``; a side walked away -> ``WALKED_AWAY``;
+  the camper left otherwise -> ``HUNG_UP``; the turn limit stays the core's (``MAX_TURNS``).
+- ``record(state)``: the split on the table and whether it was agreed, e.g. ``{"food": 2,
+  "water": 1, "firewood": 0, "agreed": True}`` (the agent's packages).
+- ``grade``: the agent's points under an agreed deal that gives the camper at least its
+  walk-away (5 per issue; no deal = the walk-away for both), normalised to ``score`` in [0, 1];
+  ``detail`` carries both sides' points; ``success`` = an individually rational deal was agreed.
+- The persona's satisfaction (the proxy) will come from the scenario's progress measure
+  (issue #22, item 2); the core already lets a user's acceptance end a call as ``AGREED`` rather
+  than as a hang-up.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal, Protocol, TypeVar
+
+import numpy as np
+
+from sim2human.scenarios.voice import Voice
+from sim2human.types import Outcome, Profile, Record, Termination
+
+ActKind = Literal["greet", "ask", "clarify", "confirm", "empathise", "prompt", "close", "style"]
+ActStyle = Literal["plain", "jargon", "stylistic"]
+
+
+@dataclass(frozen=True)
+class Act:
+    """One utterance of an act-level agent's inventory."""
+
+    id: str
+    kind: ActKind
+    text: str
+    field: str | None = None
+    style: ActStyle = "plain"
+
+
+class AgentMove(Protocol):
+    """An agent's turn as the scenario hears it (``agents.base.AgentTurn`` is one)."""
+
+    @property
+    def text(self) -> str: ...
+
+    @property
+    def act(self) -> str | None:
+        """The act id, when the agent is act-level."""
+        ...
+
+    @property
+    def field(self) -> str | None:
+        """What the turn is about, when the agent knows (the slot an act-level ask names)."""
+        ...
+
+
+class View(Protocol):
+    """What the agent observes of the state beside the words (``Observation.view``)."""
+
+    @property
+    def brief(self) -> str:
+        """The agent's own private brief for this call (a negotiator's priorities); empty when
+        the task needs none (intake)."""
+        ...
+
+
+StateT = TypeVar("StateT")
+
+
+class Scenario(Protocol[StateT]):
+    """A task, independent of who plays the user or the agent. ``StateT``: its dialogue state,
+    an immutable value (each ``hear_*`` returns a new one and never changes the one given)."""
+
+    @property
+    def name(self) -> str:
+        """The name studies and stored episodes know it by."""
+        ...
+
+    @property
+    def acts(self) -> tuple[Act, ...]:
+        """The inventory an act-level agent (policy, scripted) chooses its turns from."""
+        ...
+
+    @property
+    def voice(self) -> Voice:
+        """The scenario's words for simulator kinds and agents (``scenarios.voice``)."""
+        ...
+
+    def sample_profile(self, rng: np.random.Generator) -> Profile:
+        """A hidden user for one episode, deterministic in ``rng``: what the simulator plays
+        and the grader checks against. Never shown to the agent."""
+        ...
+
+    def initial_state(self, profile: Profile) -> StateT:
+        """The state a call starts in (the agent's brief may be drawn from the profile's own
+        keys for the agent; nothing of the user's side may reach ``observe``)."""
+        ...
+
+    def hear_user(self, state: StateT, text: str) -> StateT:
+        """The state after the user says ``text``."""
+        ...
+
+    def hear_agent(self, state: StateT, turn: AgentMove) -> StateT:
+        """The state after the agent says ``turn``."""
+        ...
+
+    def observe(self, state: StateT) -> View:
+        """What the agent may see of ``state`` (with its own brief)."""
+        ...
+
+    def ending(self, state: StateT, user_left: bool) -> Termination | None:
+        """How the call ends now, or None while it goes on. Asked after every agent turn
+        (``user_left=False``: the agent's own turn may end it) and after every user turn
+        (``user_left``: the user said their last line; then never None). The turn limit and
+        errors are the conversation core's."""
+        ...
+
+    def record(self, state: StateT) -> Record:
+        """The end state as stored in ``Episode.record`` and read by ``grade``."""
+        ...
+
+    def grade(self, profile: Profile, record: Record, termination: Termination) -> Outcome:
+        """The gold outcome of a call that ended as ``termination`` with ``record``."""
+        ...

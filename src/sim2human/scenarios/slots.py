@@ -1,0 +1,221 @@
+"""The slot-filling kit: the scenario core (``scenarios.core``) for tasks where the agent collects
+fields from a caller (intake, the pizza order, a booking).
+
+A slot-filling scenario subclasses ``SlotFilling`` and writes what is its own: ``fields``,
+``acts``, ``voice``, ``sample_profile``, how it reads the user (``extract``, ``signals``) and the
+agent (``interpret``), how it renders an act and how a programmatic user says a value. The kit
+supplies the rest of the core: the state (``SlotState``: the record and what the agent did), what
+each turn does to it, the agent's view (the state itself: everything in it is the agent's own),
+the end rule (the user leaving after the agent's close completes the call; leaving otherwise is a
+hang-up) and the gold (``grade_record``: every field right and the call closed).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, replace
+from typing import Protocol
+
+import numpy as np
+
+from sim2human.scenarios.core import Act, AgentMove, Scenario
+from sim2human.scenarios.voice import Voice
+from sim2human.types import Outcome, Profile, Record, Termination, Value
+
+
+@dataclass(frozen=True)
+class AgentIntent:
+    """How a simulator reads an agent turn (from its text alone, for every kind of agent)."""
+
+    asks: tuple[str, ...] = ()
+    jargon: bool = False
+    greet: bool = False
+    close: bool = False
+    empathy: bool = False
+    confirm: bool = False
+    clarify: bool = False
+
+
+@dataclass(frozen=True)
+class UserSignals:
+    """What the agent may read off the user's last turn besides the extracted fields."""
+
+    silent: bool = False
+    confused: bool = False
+    new_fields: int = 0
+    corrected: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class SlotState:
+    """A slot-filling call so far, all of it the agent's own (so it is also the agent's view)."""
+
+    record: Record
+    """What the agent has collected: field -> value, or None while unknown. Never mutated."""
+    signals: UserSignals = UserSignals()
+    last_field: str | None = None
+    """The field the agent asked about last (None after a read-back)."""
+    asked: tuple[tuple[str, int], ...] = ()
+    """How often the agent asked each field so far, by field name."""
+    greeted: bool = False
+    """The agent has greeted the caller."""
+    record_version: int = 0
+    """Bumped whenever the record changes; a read-back is current while it is unchanged."""
+    read_back_version: int = -1
+    closed: bool = False
+    """The agent's last turn closed the call."""
+    brief: str = ""
+    """The agent's own brief (``View``): none for the kit's scenarios."""
+
+    @property
+    def read_back(self) -> bool:
+        """The agent has read the record back since it last changed."""
+        return self.read_back_version == self.record_version
+
+
+class SlotScenario(Scenario[SlotState], Protocol):
+    """The core protocol over ``SlotState``, plus the slot members the kit's users read (the
+    simulators and the act-level agents, until the scenario owns the user's moves)."""
+
+    @property
+    def fields(self) -> tuple[str, ...]:
+        """The slots to fill, in the order a plain agent asks them."""
+        ...
+
+    def empty_record(self) -> Record: ...
+
+    def extract(self, user_text: str, record: Record, expecting: str | None) -> Record:
+        """Return a new record with whatever the user's text says (never mutates ``record``)."""
+        ...
+
+    def signals(self, user_text: str, before: Record, after: Record) -> UserSignals: ...
+
+    def interpret(self, agent_text: str) -> AgentIntent: ...
+
+    def render_act(self, act: Act, last_field: str | None, record: Record) -> str: ...
+
+    def say(self, field: str, value: Value, capacity: float, rng: np.random.Generator) -> str: ...
+
+
+def grade_record(
+    fields: tuple[str, ...], profile: Profile, record: Record, termination: Termination
+) -> Outcome:
+    """The usual gold rule: every field recorded right, and the agent closed the call. The score
+    is that success (1 or 0); ``detail``: the share of fields right, and whether it closed."""
+    right = {f: record.get(f) == profile[f] for f in fields}
+    completed = termination == Termination.COMPLETED
+    success = completed and all(right.values())
+    return Outcome(
+        success=success,
+        fields=right,
+        completed=completed,
+        dropped=termination == Termination.HUNG_UP,
+        score=float(success),
+        detail={
+            "fields_right": sum(right.values()) / max(1, len(right)),
+            "closed": float(completed),
+        },
+    )
+
+
+class SlotFilling(ABC):
+    """The kit: the core members of a slot-filling scenario, from its slot members."""
+
+    brief: str = ""
+    """The agent's own brief in every call (none for intake)."""
+
+    @property
+    @abstractmethod
+    def name(self) -> str: ...
+
+    @property
+    @abstractmethod
+    def fields(self) -> tuple[str, ...]: ...
+
+    @property
+    @abstractmethod
+    def acts(self) -> tuple[Act, ...]: ...
+
+    @property
+    @abstractmethod
+    def voice(self) -> Voice: ...
+
+    @abstractmethod
+    def sample_profile(self, rng: np.random.Generator) -> Profile: ...
+
+    @abstractmethod
+    def extract(self, user_text: str, record: Record, expecting: str | None) -> Record: ...
+
+    @abstractmethod
+    def signals(self, user_text: str, before: Record, after: Record) -> UserSignals: ...
+
+    @abstractmethod
+    def interpret(self, agent_text: str) -> AgentIntent: ...
+
+    @abstractmethod
+    def render_act(self, act: Act, last_field: str | None, record: Record) -> str: ...
+
+    @abstractmethod
+    def say(self, field: str, value: Value, capacity: float, rng: np.random.Generator) -> str: ...
+
+    # -- the core, supplied -------------------------------------------------------------------
+
+    def empty_record(self) -> Record:
+        return dict.fromkeys(self.fields)
+
+    def initial_state(self, profile: Profile) -> SlotState:
+        return SlotState(record=self.empty_record(), brief=self.brief)
+
+    def hear_user(self, state: SlotState, text: str) -> SlotState:
+        """The record updated by what the user said (read as the answer to the last ask)."""
+        before = state.record
+        record = self.extract(text, before, state.last_field)
+        changed = record != before
+        return replace(
+            state,
+            record=record,
+            signals=self.signals(text, before, record),
+            record_version=state.record_version + changed,
+        )
+
+    def hear_agent(self, state: SlotState, turn: AgentMove) -> SlotState:
+        """What the agent did: greeted, read the record back, asked a field, closed."""
+        intent = self.interpret(turn.text)
+        last_field, read_back_version = state.last_field, state.read_back_version
+        if intent.confirm:  # the caller now answers the read-back, not the last question
+            read_back_version, last_field = state.record_version, None
+        asked = state.asked
+        field_asked = turn.field or (intent.asks[0] if intent.asks else None)
+        if field_asked is not None:
+            last_field = field_asked
+            asked = _bump(asked, field_asked)
+        return replace(
+            state,
+            last_field=last_field,
+            asked=asked,
+            greeted=state.greeted or intent.greet,
+            read_back_version=read_back_version,
+            closed=intent.close,
+        )
+
+    def observe(self, state: SlotState) -> SlotState:
+        return state
+
+    def ending(self, state: SlotState, user_left: bool) -> Termination | None:
+        """The user leaving after the agent's close completes the call; otherwise it is a
+        hang-up. The agent's own turn never ends a slot-filling call (the caller says bye)."""
+        if not user_left:
+            return None
+        return Termination.COMPLETED if state.closed else Termination.HUNG_UP
+
+    def record(self, state: SlotState) -> Record:
+        return dict(state.record)
+
+    def grade(self, profile: Profile, record: Record, termination: Termination) -> Outcome:
+        return grade_record(self.fields, profile, record, termination)
+
+
+def _bump(asked: tuple[tuple[str, int], ...], name: str) -> tuple[tuple[str, int], ...]:
+    counts = dict(asked)
+    counts[name] = counts.get(name, 0) + 1
+    return tuple(sorted(counts.items()))
