@@ -8,9 +8,9 @@ name the broken line of a corrupted run instead of failing somewhere downstream.
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 # A field value in canonical form: text, a number, yes/no, or a set of names (kept sorted).
 Value = str | int | bool | tuple[str, ...]
@@ -34,6 +34,23 @@ class FrozenConfig(Frozen):
     """
 
     model_config = ConfigDict(allow_inf_nan=False)
+
+
+def ordered_range(bounds: tuple[float, float]) -> tuple[float, float]:
+    """``(low, high)`` with low <= high, and a signed zero made plain.
+
+    ``-0.0 + 0.0`` is ``0.0``: numpy's ``uniform(0.0, -0.0)`` raises ``high - low < 0`` although
+    the two ends are equal, so a config's ``[0.0, -0.0]`` would pass ``low <= high`` here and
+    crash the worker later.
+    """
+    low, high = bounds
+    if low > high:
+        raise ValueError(f"low end {low} is above high end {high}")
+    return (low + 0.0, high + 0.0)
+
+
+Range = Annotated[tuple[float, float], AfterValidator(ordered_range)]
+"""A ``[low, high]`` interval a value is drawn from uniformly (checked by ``ordered_range``)."""
 
 
 class Termination(StrEnum):

@@ -364,6 +364,16 @@ def test_llm_members_draw_is_seeded_and_spread() -> None:
         LLMMembers(families=("chatty",), prompts=("sonnet",))
 
 
+def test_a_signed_zero_range_is_a_point_not_a_crash() -> None:
+    """Found by the config property: [0.0, -0.0] passed low <= high, then numpy's uniform
+    refused it (``high - low < 0``) in the worker."""
+    cfg = LLMMembers(families=("chatty",), temperature=(0.0, -0.0), top_p=(1.0, 1.0))
+    assert cfg.temperature == (0.0, 0.0)
+    assert all(s.traits.temperature == 0.0 for s in cfg.draw(0, POOL, "train"))
+    with pytest.raises(ValueError, match=r"low end 0\.5 is above high end 0\.1"):
+        LLMMembers(families=("chatty",), temperature=(0.5, 0.1))
+
+
 def test_fifty_episodes_through_a_faulty_proxy_are_all_accounted_for() -> None:
     rates = FaultRates(
         error_500=0.08, error_429=0.08, stall=0.03, drop=0.06, truncate=0.04, garbage=0.03

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from sim2human.errors import UsageError
+from sim2human.simulators.base import QuirkPool
 from sim2human.simulators.families import FAMILIES, HELDOUT_FAMILIES, TRAIN_FAMILIES, load_families
 
 
@@ -20,6 +21,14 @@ def test_a_family_is_one_yaml_entry() -> None:
     shy = load_families(text, Path("families.yaml"))["shy"]
     assert shy.cooperativeness == (0.3, 0.5) and shy.noise == {"typos": (0.0, 0.1)}
     assert shy.patience == FAMILIES["cooperative"].patience  # unset fields take the defaults
+
+
+def test_a_signed_zero_in_a_family_range_samples_like_zero() -> None:
+    text = "- name: shy\n  jargon_confusion: [0.0, -0.0]\n  noise: {typos: [0.0, -0.0]}\n"
+    shy = load_families(text, Path("families.yaml"))["shy"]
+    pool = QuirkPool(liked=("hello",), triggers=("hi",))
+    traits = shy.sample(0, pool).traits
+    assert traits.jargon_confusion == 0.0 and traits.noise == {"typos": 0.0}
 
 
 @pytest.mark.parametrize(

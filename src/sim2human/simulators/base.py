@@ -9,7 +9,7 @@ import numpy as np
 from pydantic import Field, model_validator
 
 from sim2human.scenarios.base import Act
-from sim2human.types import Episode, Frozen, FrozenConfig, Profile
+from sim2human.types import Episode, Frozen, FrozenConfig, Profile, Range
 
 Emotion = Literal["calm", "anxious", "irritated"]
 Judge = Literal["llm", "llm-turn", "persona"]
@@ -147,9 +147,6 @@ class AsyncSimulator(Protocol):
     async def ajudge(self, episode: Episode) -> float: ...
 
 
-Range = tuple[float, float]
-
-
 class QuirkPool(FrozenConfig):
     """The agent phrasings quirks are drawn from: liked ones, and candidate triggers."""
 
@@ -187,7 +184,7 @@ class Family(FrozenConfig):
 
     @model_validator(mode="after")
     def _ordered(self) -> Family:
-        for name in ("cooperativeness", "verbosity", "patience", "capacity", "leniency"):
+        for name in ("patience", "tolerance", "over_rewarded"):  # float ranges check themselves
             lo, hi = getattr(self, name)
             if lo > hi:
                 raise ValueError(f"{name}: low end {lo} is above high end {hi}")

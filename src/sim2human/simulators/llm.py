@@ -59,7 +59,7 @@ from sim2human.simulators.llm_prompts import (
     turn_message,
 )
 from sim2human.simulators.persona import PersonaSimulator
-from sim2human.types import Episode, FrozenConfig, Profile, Record
+from sim2human.types import Episode, FrozenConfig, Profile, Range, Record
 
 RETRY_TEMPERATURE = 0.7
 """Out-of-role retries sample at least this hot: at temperature 0 a retry repeats the failure."""
@@ -285,8 +285,8 @@ class LLMMembers(FrozenConfig):
         2, ge=1, le=10_000, description="members in total, spread over the families (<= 10^4)"
     )
     prompts: tuple[str, ...] = Field(("plain",), min_length=1)
-    temperature: tuple[float, float] = (0.0, 0.0)
-    top_p: tuple[float, float] = (1.0, 1.0)
+    temperature: Range = (0.0, 0.0)
+    top_p: Range = (1.0, 1.0)
     max_tokens: int = Field(24, ge=4, le=512)
     judge: Judge = "persona"
     endpoint: str = "local"

@@ -15,6 +15,7 @@ import numpy as np
 from sim2human.errors import UsageError
 from sim2human.perturb import validate_mix
 from sim2human.simulators.base import SimulatorSpec
+from sim2human.types import ordered_range
 
 Range = tuple[float, float]
 Ranges = Mapping[str, Range]
@@ -47,7 +48,7 @@ def validate_ranges(ranges: Mapping[str, object], where: str = "perturb") -> dic
         lo, hi = validate_mix({name: value[0]})[name], validate_mix({name: value[1]})[name]
         if lo > hi:
             raise UsageError(f"{where}.{name}: low end {lo} is above high end {hi}")
-        out[name] = (lo, hi)
+        out[name] = ordered_range((lo, hi))
     return out
 
 
