@@ -323,3 +323,15 @@ def test_an_llm_agent_takes_calls_too(run_dir: Path, db: Path) -> None:
             "Thank you, that's everything. Goodbye.",
         ]
         assert s.termination == Termination.COMPLETED and len(fake.seen) == 2
+
+
+@pytest.mark.parametrize("step", ["begin", "say", "hangup", "confirm", "rate"])
+def test_every_form_of_an_unknown_call_is_the_one_404_page(
+    run_dir: Path, db: Path, step: str
+) -> None:
+    client, calls = client_for(run_dir, db, ["scripted"])
+    before = len(calls.store.sessions())
+    r = client.post(f"/call/{'B' * 32}/{step}", data={"seen": "0", "text": "hi", "rating": "5"})
+    assert r.status_code == 404 and "No such call" in r.text
+    assert r.headers["Content-Security-Policy"].startswith("default-src 'none'")
+    assert len(calls.store.sessions()) == before

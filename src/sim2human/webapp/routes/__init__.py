@@ -1,0 +1,1 @@
+"""The web app's routers: the front door, one call's pages, and the admin page."""

@@ -1,0 +1,65 @@
+"""What every route may depend on: the app's services, and the session a call token opens.
+
+``create_app`` builds one ``Services`` and keeps it on ``app.state``; routes take it (and the
+session) through FastAPI dependencies, so the routers are plain module-level objects and each
+handler says in its signature what it reads.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from fastapi import Depends, Request
+
+from sim2human.human_store import Session
+from sim2human.webapp.calls import Calls
+from sim2human.webapp.guard import Backoff, Clock, RateLimit
+from sim2human.webapp.pages import Limits, Pages
+
+
+@dataclass(frozen=True)
+class Services:
+    """One app's collaborators and its rate limiters (each app has its own)."""
+
+    calls: Calls
+    pages: Pages
+    limits: Limits
+    admin_token: str | None
+    messages: RateLimit
+    """Messages per session per minute."""
+    starts: RateLimit
+    """New calls per client per minute."""
+    everyone: RateLimit
+    """New calls per minute for the whole server."""
+    logins: Backoff
+    """The lockout after wrong admin tokens."""
+
+    @classmethod
+    def build(cls, calls: Calls, limits: Limits, admin_token: str | None, clock: Clock) -> Services:
+        return cls(
+            calls=calls,
+            pages=Pages(),
+            limits=limits,
+            admin_token=admin_token,
+            messages=RateLimit(limits.per_minute, clock),
+            starts=RateLimit(limits.starts_per_client, clock),
+            everyone=RateLimit(limits.starts_per_minute, clock),
+            logins=Backoff(limits.login_backoff_s, limits.login_backoff_cap_s, clock=clock),
+        )
+
+
+class NoSuchCall(Exception):
+    """The token opens no call (unknown, or not a token's length)."""
+
+
+def services(request: Request) -> Services:
+    found: Services = request.app.state.services
+    return found
+
+
+def current_session(token: str, app: Services = Depends(services)) -> Session:
+    """The session ``token`` opens; ``NoSuchCall`` (one 404 page) when it opens none."""
+    s = app.calls.store.by_token(token) if 20 <= len(token) <= 64 else None
+    if s is None:
+        raise NoSuchCall
+    return s
