@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +18,7 @@ import numpy as np
 import torch
 
 from sim2human import seeding
+from sim2human.agents.base import Agent
 from sim2human.agents.policy import PolicyAgent
 from sim2human.agents.scripted import ScriptedAgent
 from sim2human.experiments.config import Condition, StudyConfig
@@ -121,36 +124,11 @@ def run_condition(
     run_seed = sub_run_seed(condition.name, seed)
     ppo = train_config(cfg, condition)
     sampler = _Recording(world.sampler(condition, run_seed, episodes=ppo.episodes))
-    judge = None
-    if condition.judging is not None:
-        panel = JudgePanel(world.ensemble.train, world.scenario, condition.judging.k, run_seed)
-        judge = EnsembleJudge(panel, condition.judging)
-    write_json(
-        out / CONFIG,
-        {
-            "study": cfg.name,
-            "condition": condition.model_dump(mode="json"),
-            "seed": seed,
-            "run_seed": run_seed,
-            "train": cfg.train.model_dump(),
-        },
-    )
+    judge = _judge(world, condition, run_seed)
+    write_json(out / CONFIG, _sub_run_config(cfg, condition, seed, run_seed))
     torch.manual_seed(run_seed)  # the initial weights: workers run several sub-runs each
     agent = PolicyAgent(world.scenario, seed=run_seed)
-    # One held-out probe serves the learning curve (heldout_curve.jsonl) and the diagnostics
-    # (d, field accuracy and a checkpoint at each point, in metrics.jsonl).
-    probe = HeldoutProbe(
-        agent,
-        [s for s in world.ensemble.heldout if s.kind == "persona"],
-        world.scenario,
-        every=ppo.eval_every,
-        per_member=min(cfg.eval.curve_episodes_per_member, cfg.eval.episodes_per_member),
-        out=out,
-        seed=run_seed,
-        condition=condition.name,
-        max_turns=world.max_turns,
-        last_update=-(-ppo.episodes // ppo.batch_episodes) - 1,
-    )
+    probe = _probe(cfg, world, agent, ppo, condition.name, run_seed, out)
     episodes_log = EpisodeLog(out / EPISODES)
     with (
         episodes_log,
@@ -161,26 +139,8 @@ def run_condition(
     ):
         if (initial := probe.initial()) is not None:
             metrics_log.write(initial)
-
-        def on_update(stats: UpdateStats, episodes: Sequence[Episode]) -> None:
-            extra = probe.at(stats.update, stats.kl_init, episodes)
-            metrics_log.write(stats.__dict__ | extra)
-            sampler_log.write(sampler.log_row(stats))
-            if "heldout_gold" in extra:
-                curve_log.write(
-                    {
-                        "update": stats.update,
-                        "episodes_seen": stats.episodes_seen,
-                        "n": extra["heldout_n"],
-                        "heldout_gold": extra["heldout_gold"],
-                    }
-                )
-            if stats.update % TRAIN_LOG_EVERY == 0:  # ids made unique: a level can be replayed
-                for i, e in enumerate(episodes):
-                    episodes_log.write(e.model_copy(update={"id": f"{e.id}/u{stats.update}.{i}"}))
-            if progress is not None:
-                progress(len(episodes))
-
+        logs = _UpdateLogs(probe, sampler, metrics_log, sampler_log, curve_log, episodes_log)
+        on_update = partial(logs.write, progress=progress)
         train(
             agent,
             sampler,
@@ -193,54 +153,17 @@ def run_condition(
             judge=judge,
         )
         agent.save(out / CHECKPOINT)
-
-        def on_episode(e: Episode) -> None:
-            episodes_log.write(e)
-            if progress is not None:
-                progress(1)
-
-        per = cfg.eval.episodes_per_member
+        on_episode = partial(_log_evaluation, episodes_log, progress)
         trained_on = world.train_members(condition)
-        n_train_eval = per * len(world.ensemble.train)  # same evaluation budget for every condition
-        evals = [
-            *evaluate_members(
-                cfg,
-                agent,
-                trained_on,
-                world,
-                max(per, n_train_eval // len(trained_on)),
-                llm,
-                split="train",
-                condition=condition.name,
-                on_episode=on_episode,
-            ),
-            *evaluate_members(
-                cfg,
-                agent,
-                world.ensemble.heldout,
-                world,
-                per,
-                llm,
-                split="heldout",
-                condition=condition.name,
-                on_episode=on_episode,
-            ),
-        ]
+        splits = _eval_splits(cfg, world, trained_on)
+        evals = evaluate_splits(cfg, agent, world, llm, splits, condition.name, on_episode)
         llm_stats = llm_accounting(llm)
-    write_json(
-        out / MEMBERS,
-        {
-            "trained_on": [s.model_dump(mode="json") for s in trained_on],
-            "heldout": [s.model_dump(mode="json") for s in world.ensemble.heldout],
-            "sampled_members": len(sampler.members),
-            "trained_quirk_phrasings": sorted(sampler.phrasings),
-        },
-    )
+    _write_members(out / MEMBERS, trained_on, world.ensemble.heldout, sampler)
     summary = summarise_sub_run(evals, sampler.phrasings)
     summary.update(
         condition=condition.name,
         seed=seed,
-        episodes_trained=train_config(cfg, condition).episodes,
+        episodes_trained=ppo.episodes,
         wall_seconds=round(time.perf_counter() - started, 2),
     )
     if llm_stats:
@@ -248,6 +171,149 @@ def run_condition(
     summary[LOGGED] = len(episodes_log.ids)  # what readers check the log against (wholeness)
     write_json(out / SUMMARY, summary)
     return summary
+
+
+def _log_evaluation(log: EpisodeLog, progress: Progress | None, episode: Episode) -> None:
+    log.write(episode)
+    if progress is not None:
+        progress(1)
+
+
+def _sub_run_config(
+    cfg: StudyConfig, condition: Condition, seed: int, run_seed: int
+) -> dict[str, Any]:
+    """The sub-run's ``config.json``."""
+    return {
+        "study": cfg.name,
+        "condition": condition.model_dump(mode="json"),
+        "seed": seed,
+        "run_seed": run_seed,
+        "train": cfg.train.model_dump(),
+    }
+
+
+def _eval_splits(
+    cfg: StudyConfig, world: StudyWorld, trained_on: Sequence[SimulatorSpec]
+) -> list[tuple[str, Sequence[SimulatorSpec], int]]:
+    """The members a trained agent is evaluated on: the ones it trained on, with the same
+    evaluation budget for every condition (however few members it saw), then the held out."""
+    per = cfg.eval.episodes_per_member
+    n_train_eval = per * len(world.ensemble.train)
+    return [
+        ("train", trained_on, max(per, n_train_eval // len(trained_on))),
+        ("heldout", world.ensemble.heldout, per),
+    ]
+
+
+def _judge(world: StudyWorld, condition: Condition, run_seed: int) -> EnsembleJudge | None:
+    """The condition's ensemble judge, when it judges by ensemble."""
+    if condition.judging is None:
+        return None
+    panel = JudgePanel(world.ensemble.train, world.scenario, condition.judging.k, run_seed)
+    return EnsembleJudge(panel, condition.judging)
+
+
+def _probe(
+    cfg: StudyConfig,
+    world: StudyWorld,
+    agent: PolicyAgent,
+    ppo: PPOConfig,
+    condition: str,
+    run_seed: int,
+    out: Path,
+) -> HeldoutProbe:
+    """One held-out probe serves the learning curve (``heldout_curve.jsonl``) and the
+    diagnostics (d, field accuracy and a checkpoint at each point, in ``metrics.jsonl``)."""
+    return HeldoutProbe(
+        agent,
+        [s for s in world.ensemble.heldout if s.kind == "persona"],
+        world.scenario,
+        every=ppo.eval_every,
+        per_member=min(cfg.eval.curve_episodes_per_member, cfg.eval.episodes_per_member),
+        out=out,
+        seed=run_seed,
+        condition=condition,
+        max_turns=world.max_turns,
+        last_update=-(-ppo.episodes // ppo.batch_episodes) - 1,
+    )
+
+
+@dataclass(frozen=True)
+class _UpdateLogs:
+    """What each PPO update writes: metrics, the sampler's line, the held-out curve point, and
+    every ``TRAIN_LOG_EVERY``-th update's training episodes."""
+
+    probe: HeldoutProbe
+    sampler: _Recording
+    metrics: JsonlWriter
+    sampler_log: JsonlWriter
+    curve: JsonlWriter
+    episodes: EpisodeLog
+
+    def write(
+        self, stats: UpdateStats, episodes: Sequence[Episode], progress: Progress | None
+    ) -> None:
+        extra = self.probe.at(stats.update, stats.kl_init, episodes)
+        self.metrics.write(stats.__dict__ | extra)
+        self.sampler_log.write(self.sampler.log_row(stats))
+        if "heldout_gold" in extra:
+            self.curve.write(
+                {
+                    "update": stats.update,
+                    "episodes_seen": stats.episodes_seen,
+                    "n": extra["heldout_n"],
+                    "heldout_gold": extra["heldout_gold"],
+                }
+            )
+        if stats.update % TRAIN_LOG_EVERY == 0:  # ids made unique: a level can be replayed
+            for i, e in enumerate(episodes):
+                self.episodes.write(e.model_copy(update={"id": f"{e.id}/u{stats.update}.{i}"}))
+        if progress is not None:
+            progress(len(episodes))
+
+
+def evaluate_splits(
+    cfg: StudyConfig,
+    agent: Agent,
+    world: StudyWorld,
+    llm: LLMRuntime | None,
+    splits: Sequence[tuple[str, Sequence[SimulatorSpec], int]],
+    condition: str,
+    on_episode: Callable[[Episode], None],
+) -> list[Episode]:
+    """``(split, members, episodes per member)`` evaluated in order, as one list."""
+    return [
+        e
+        for split, members, per in splits
+        for e in evaluate_members(
+            cfg,
+            agent,
+            members,
+            world,
+            per,
+            llm,
+            split=split,
+            condition=condition,
+            on_episode=on_episode,
+        )
+    ]
+
+
+def _write_members(
+    path: Path,
+    trained_on: Sequence[SimulatorSpec],
+    heldout: Sequence[SimulatorSpec],
+    sampler: _Recording,
+) -> None:
+    write_json(
+        path,
+        {
+            "trained_on": [s.model_dump(mode="json") for s in trained_on],
+            "heldout": [s.model_dump(mode="json") for s in heldout],
+            "sampled_members": len(sampler.members),
+            "trained_quirk_phrasings": sorted(sampler.phrasings),
+        },
+    )
 
 
 def llm_accounting(llm: LLMRuntime | None) -> dict[str, Any]:
@@ -284,30 +350,8 @@ def reference_scripted(cfg: StudyConfig, out: Path) -> dict[str, Any]:
     needed = {s.llm.endpoint for s in world.ensemble.heldout if s.llm is not None}
     log = EpisodeLog(out / EPISODES)
     with log, llm_runtime(cfg, needed) as llm:
-        evals = [
-            *evaluate_members(
-                cfg,
-                agent,
-                world.ensemble.train,
-                world,
-                per,
-                llm,
-                split="train",
-                condition="scripted",
-                on_episode=log.write,
-            ),
-            *evaluate_members(
-                cfg,
-                agent,
-                world.ensemble.heldout,
-                world,
-                per,
-                llm,
-                split="heldout",
-                condition="scripted",
-                on_episode=log.write,
-            ),
-        ]
+        splits = [("train", world.ensemble.train, per), ("heldout", world.ensemble.heldout, per)]
+        evals = evaluate_splits(cfg, agent, world, llm, splits, "scripted", log.write)
         llm_stats = llm_accounting(llm)
     summary = summarise_sub_run(evals, set())
     if llm_stats:
