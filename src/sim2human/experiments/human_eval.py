@@ -27,7 +27,12 @@ from rich.table import Table
 from sim2human import outputs
 from sim2human.errors import RunDirError
 from sim2human.escape import md
-from sim2human.experiments.results import STUDY_JSON, StudyResult, load_study_result
+from sim2human.experiments.results import (
+    STUDY_JSON,
+    ConditionRow,
+    StudyResult,
+    load_study_result,
+)
 from sim2human.human_store import HUMAN_FAMILY, HumanStore
 from sim2human.metrics.outcomes import Estimate, by, fmt_estimate, summarise
 from sim2human.outputs import OutputError
@@ -154,6 +159,10 @@ def _est(e: Estimate) -> dict[str, Any]:
     return {"mean": e.mean, "ci": list(e.ci), "n": e.n}
 
 
+ALL_HELDOUT = "(all held-out)"
+"""The family row that pools every held-out family (each agent's held-out gold)."""
+
+
 def compare(study: StudyResult, episodes: Sequence[Episode], seed: int = 0) -> dict[str, Any]:
     """Human vs simulator outcomes per agent, and per simulator family across agents."""
     rows = {r.name: r for r in study.all_rows}
@@ -161,62 +170,57 @@ def compare(study: StudyResult, episodes: Sequence[Episode], seed: int = 0) -> d
     for e in episodes:
         calls[e.condition].append(e)
     agents = [a for a in rows if calls.get(a)]
-    unmatched = sorted(set(calls) - set(rows))
-    per_agent: list[dict[str, Any]] = []
-    for a in agents:
-        eps = calls[a]
-        per_agent.append(
-            {
-                "agent": a,
-                "human_gold": _est(call_bootstrap([float(e.gold.success) for e in eps])),
-                "human_fields": _est(call_bootstrap([e.gold.field_accuracy for e in eps])),
-                "human_rating": _est(call_bootstrap([e.proxy for e in eps])),
-                "sim_heldout_gold": _est(rows[a].heldout_gold),
-                "sim_gold_by_family": {
-                    **rows[a].train_gold_by_family,
-                    **rows[a].heldout_gold_by_family,
-                },
-            }
-        )
+    per_agent = [_agent_row(a, calls[a], rows[a]) for a in agents]
     families = sorted({f for r in per_agent for f in r["sim_gold_by_family"]})
-    human = np.array([r["human_gold"]["mean"] for r in per_agent])
     boot = _boot_human_gold([calls[a] for a in agents], seed)
-    per_family = []
-    for f in ["(all held-out)", *families]:
-        have = [
-            i
-            for i, r in enumerate(per_agent)
-            if f == "(all held-out)" or f in r["sim_gold_by_family"]
-        ]
-        sim = np.array(
-            [
-                per_agent[i]["sim_heldout_gold"]["mean"]
-                if f == "(all held-out)"
-                else per_agent[i]["sim_gold_by_family"][f]
-                for i in have
-            ]
-        )
-        rho = spearman(sim.tolist(), human[have].tolist())
-        rhos = [r for b in boot if (r := spearman(sim.tolist(), b[have].tolist())) is not None]
-        gaps = [float(np.mean(np.abs(sim - b[have]))) for b in boot]
-        per_family.append(
-            {
-                "family": f,
-                "agents": len(have),
-                "spearman": rho,
-                "spearman_ci": _ci(rhos) if rho is not None and len(rhos) > 10 else None,
-                "mean_abs_gap": float(np.mean(np.abs(sim - human[have]))) if have else None,
-                "mean_abs_gap_ci": _ci(gaps) if have else None,
-            }
-        )
     return {
         "study": study.study,
         "calls": int(sum(len(calls[a]) for a in agents)),
         "agents": per_agent,
-        "families": per_family,
-        "unmatched_agents": unmatched,
+        "families": [_family_row(f, per_agent, boot) for f in [ALL_HELDOUT, *families]],
+        "unmatched_agents": sorted(set(calls) - set(rows)),
         "note": "rank correlations need at least 3 agents with calls; CIs resample each "
         "agent's calls (1000 bootstrap draws)",
+    }
+
+
+def _agent_row(agent: str, eps: Sequence[Episode], row: ConditionRow) -> dict[str, Any]:
+    """One agent's human outcomes (calls resampled) beside its simulated ones."""
+    return {
+        "agent": agent,
+        "human_gold": _est(call_bootstrap([float(e.gold.success) for e in eps])),
+        "human_fields": _est(call_bootstrap([e.gold.field_accuracy for e in eps])),
+        "human_rating": _est(call_bootstrap([e.proxy for e in eps])),
+        "sim_heldout_gold": _est(row.heldout_gold),
+        "sim_gold_by_family": {**row.train_gold_by_family, **row.heldout_gold_by_family},
+    }
+
+
+def _family_row(
+    family: str, per_agent: Sequence[dict[str, Any]], boot: Sequence[np.ndarray]
+) -> dict[str, Any]:
+    """How well one simulator family ranks the agents as people did (Spearman, gap, CIs)."""
+    human = np.array([r["human_gold"]["mean"] for r in per_agent])
+    everyone = family == ALL_HELDOUT
+    have = [i for i, r in enumerate(per_agent) if everyone or family in r["sim_gold_by_family"]]
+    sim = np.array(
+        [
+            per_agent[i]["sim_heldout_gold"]["mean"]
+            if everyone
+            else per_agent[i]["sim_gold_by_family"][family]
+            for i in have
+        ]
+    )
+    rho = spearman(sim.tolist(), human[have].tolist())
+    rhos = [r for b in boot if (r := spearman(sim.tolist(), b[have].tolist())) is not None]
+    gaps = [float(np.mean(np.abs(sim - b[have]))) for b in boot]
+    return {
+        "family": family,
+        "agents": len(have),
+        "spearman": rho,
+        "spearman_ci": _ci(rhos) if rho is not None and len(rhos) > 10 else None,
+        "mean_abs_gap": float(np.mean(np.abs(sim - human[have]))) if have else None,
+        "mean_abs_gap_ci": _ci(gaps) if have else None,
     }
 
 
