@@ -77,29 +77,13 @@ def eval_agent(
         endpoint = EndpointConfig(
             base_url=base_url, model=model, api_key_env=api_key_env, timeout_s=timeout_s
         )
-        cfg = cfg.model_copy(
-            update={
-                "llm": cfg.llm.model_copy(
-                    update={"endpoints": {**cfg.llm.endpoints, AGENT: endpoint}}
-                )
-            }
-        )
+        cfg = _with_endpoint(cfg, AGENT, endpoint)
     if episodes is not None:
-        cfg = cfg.model_copy(
-            update={
-                "eval": cfg.eval.model_copy(
-                    update={"episodes_per_member": episodes, "llm_episodes_per_member": episodes}
-                )
-            }
-        )
+        cfg = _with_episodes(cfg, episodes)
     from sim2human.experiments.world import StudyWorld
 
     world = StudyWorld.build(cfg)
-    groups: list[tuple[Literal["train", "heldout"], Any]] = []
-    if split in ("train", "all"):
-        groups.append(("train", world.ensemble.train + world.llm_train))
-    if split in ("heldout", "all"):
-        groups.append(("heldout", world.ensemble.heldout))
+    groups = _groups(world, split)
     agent_endpoint = AGENT if base_url is not None else LOCAL
     target = out or Path("runs") / f"{datetime.now():%Y%m%d-%H%M%S}-eval-agent"
     console = Console(stderr=True)
@@ -112,6 +96,27 @@ def eval_agent(
             )
         agent = {"system_prompt": prompt, "temperature": temperature, "max_tokens": max_tokens}
         _evaluate(cfg, world, groups, agent_endpoint, agent, target, console)
+
+
+def _with_endpoint(cfg: StudyConfig, name: str, endpoint: EndpointConfig) -> StudyConfig:
+    llm = cfg.llm.model_copy(update={"endpoints": {**cfg.llm.endpoints, name: endpoint}})
+    return cfg.model_copy(update={"llm": llm})
+
+
+def _with_episodes(cfg: StudyConfig, episodes: int) -> StudyConfig:
+    """``episodes`` per member, for persona and llm members alike."""
+    update = {"episodes_per_member": episodes, "llm_episodes_per_member": episodes}
+    return cfg.model_copy(update={"eval": cfg.eval.model_copy(update=update)})
+
+
+def _groups(world: StudyWorld, split: str) -> list[tuple[Literal["train", "heldout"], Any]]:
+    """The members to evaluate on, per split (``all``: train, then held out)."""
+    groups: list[tuple[Literal["train", "heldout"], Any]] = []
+    if split in ("train", "all"):
+        groups.append(("train", world.ensemble.train + world.llm_train))
+    if split in ("heldout", "all"):
+        groups.append(("heldout", world.ensemble.heldout))
+    return groups
 
 
 def _evaluate(
