@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import os
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import numpy as np
 import typer
@@ -18,6 +18,9 @@ from rich.console import Console
 
 from sim2human import seeding
 from sim2human.errors import ModelUnavailableError, UsageError
+
+if TYPE_CHECKING:
+    from sim2human.webapp.pages import Limits
 
 human_app = typer.Typer(no_args_is_help=True, help=__doc__)
 out_console = Console()
@@ -46,48 +49,55 @@ def _run_dir(run: Path) -> Path:
     return run
 
 
+PerMinuteOpt = Annotated[
+    int,
+    typer.Option("--per-minute", min=1, max=10_000, help="Messages one call may send a minute."),
+]
+StartsOpt = Annotated[
+    int,
+    typer.Option(
+        "--starts-per-client",
+        min=1,
+        max=10_000,
+        help="Calls one client address may start a minute (a lab behind one address: raise).",
+    ),
+]
+ProxyOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--trusted-proxy",
+        metavar="ADDR",
+        help="Address (or network) of a reverse proxy whose X-Forwarded-For names the "
+        "client; repeatable. Default: none, the connection's address is the client.",
+    ),
+]
+AgentsOpt = Annotated[
+    str | None, typer.Option("--agents", help="Comma-separated agents (default: all).")
+]
+HostOpt = Annotated[
+    str, typer.Option("--host", help="Address to bind; others can reach it only if set.")
+]
+LLMUrlOpt = Annotated[
+    str | None, typer.Option("--llm-base-url", help="Also an LLM agent at this endpoint.")
+]
+LLMKeyOpt = Annotated[
+    str | None, typer.Option("--llm-api-key-env", help="NAME of the env var with the key.")
+]
+
+
 @human_app.command()
 def serve(
     run_dir: RunArg,
-    agents: Annotated[
-        str | None, typer.Option("--agents", help="Comma-separated agents (default: all).")
-    ] = None,
+    agents: AgentsOpt = None,
     port: Annotated[int, typer.Option("--port", min=1, max=65535)] = 8000,
-    host: Annotated[
-        str, typer.Option("--host", help="Address to bind; others can reach it only if set.")
-    ] = "127.0.0.1",
+    host: HostOpt = "127.0.0.1",
     db: DbOpt = None,
-    llm_base_url: Annotated[
-        str | None, typer.Option("--llm-base-url", help="Also an LLM agent at this endpoint.")
-    ] = None,
+    llm_base_url: LLMUrlOpt = None,
     llm_model: Annotated[str | None, typer.Option("--llm-model")] = None,
-    llm_api_key_env: Annotated[
-        str | None, typer.Option("--llm-api-key-env", help="NAME of the env var with the key.")
-    ] = None,
-    per_minute: Annotated[
-        int,
-        typer.Option(
-            "--per-minute", min=1, max=10_000, help="Messages one call may send a minute."
-        ),
-    ] = 30,
-    starts_per_client: Annotated[
-        int,
-        typer.Option(
-            "--starts-per-client",
-            min=1,
-            max=10_000,
-            help="Calls one client address may start a minute (a lab behind one address: raise).",
-        ),
-    ] = 20,
-    trusted_proxy: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--trusted-proxy",
-            metavar="ADDR",
-            help="Address (or network) of a reverse proxy whose X-Forwarded-For names the "
-            "client; repeatable. Default: none, the connection's address is the client.",
-        ),
-    ] = None,
+    llm_api_key_env: LLMKeyOpt = None,
+    per_minute: PerMinuteOpt = 30,
+    starts_per_client: StartsOpt = 20,
+    trusted_proxy: ProxyOpt = None,
 ) -> None:
     """Serve the call page: consent, patient card, a blinded call with a random agent, rating."""
     _need_web()
@@ -95,7 +105,7 @@ def serve(
     from sim2human.webapp import serving
     from sim2human.webapp.admin import ADMIN_TOKEN_ENV, check_token
     from sim2human.webapp.agents import AgentPool, LLMAgentSettings
-    from sim2human.webapp.app import Limits, create_app
+    from sim2human.webapp.app import create_app
     from sim2human.webapp.calls import Calls
 
     check_token(os.environ.get(ADMIN_TOKEN_ENV))
@@ -111,17 +121,23 @@ def serve(
     _check_checkpoints(pool.checkpoints)
     pool.warm()
     calls = Calls(HumanStore(path), pool)
-    ceiling = max(Limits.starts_per_minute, 5 * starts_per_client)  # above any one client
-    limits = Limits(
-        per_minute=per_minute, starts_per_client=starts_per_client, starts_per_minute=ceiling
-    )
-    app = create_app(calls, limits)
+    app = create_app(calls, _limits(per_minute, starts_per_client))
     err_console.print(f"agents (blinded to participants): {', '.join(pool.names)}")
     err_console.print(f"calls are stored in {path}")
     if not os.environ.get(ADMIN_TOKEN_ENV):
         err_console.print(f"[yellow]admin page off[/]: set {ADMIN_TOKEN_ENV} to turn it on")
     out_console.print(f"call page: http://{host}:{port}/  (admin: /admin)", soft_wrap=True)
     serving.serve(app, host, port, proxies)
+
+
+def _limits(per_minute: int, starts_per_client: int) -> Limits:
+    """The page's limits; the whole server's start ceiling stays above any one client's."""
+    from sim2human.webapp.pages import Limits
+
+    ceiling = max(Limits.starts_per_minute, 5 * starts_per_client)
+    return Limits(
+        per_minute=per_minute, starts_per_client=starts_per_client, starts_per_minute=ceiling
+    )
 
 
 def _networks(values: list[str]) -> list[str]:
