@@ -40,40 +40,48 @@ def parse_names(text: str | None) -> list[str] | None:
     return [t.strip() for t in text.split(",") if t.strip()]
 
 
+RunArg = Annotated[Path, typer.Argument(help="A study run directory (from `study`/`demo`).")]
+OutOpt = Annotated[
+    Path | None, typer.Option("--out", help="Where stress.json/html/md go (default: RUN_DIR).")
+]
+GridOpt = Annotated[
+    str, typer.Option("--grid", help="Severities to sweep, comma-separated (0 is added).")
+]
+PerturbationsOpt = Annotated[
+    str | None, typer.Option("--perturbations", help="Comma-separated names (default: all).")
+]
+EpisodesOpt = Annotated[
+    int,
+    typer.Option("--episodes-per-member", min=1, max=10_000, help="Episodes per member and point."),
+]
+SearchOpt = Annotated[
+    bool, typer.Option("--search/--no-search", help="Adversarial search per condition.")
+]
+ThresholdOpt = Annotated[
+    float, typer.Option("--threshold", help="Search: broken = gold < threshold x clean.")
+]
+SearchOnOpt = Annotated[
+    str, typer.Option("--search-on", help="Search on 'heldout' members or each agent's 'train'.")
+]
+ConditionsOpt = Annotated[
+    str | None, typer.Option("--conditions", help="Comma-separated subset (and 'scripted').")
+]
+WorkersOpt = Annotated[
+    int | None, typer.Option("--workers", min=1, max=256, help="Processes (default: all cores).")
+]
+
+
 def stress(
-    run_dir: Annotated[Path, typer.Argument(help="A study run directory (from `study`/`demo`).")],
-    out: Annotated[
-        Path | None, typer.Option("--out", help="Where stress.json/html/md go (default: RUN_DIR).")
-    ] = None,
-    grid: Annotated[
-        str, typer.Option("--grid", help="Severities to sweep, comma-separated (0 is added).")
-    ] = GRID_TEXT,
-    perturbations: Annotated[
-        str | None, typer.Option("--perturbations", help="Comma-separated names (default: all).")
-    ] = None,
-    episodes: Annotated[
-        int,
-        typer.Option(
-            "--episodes-per-member", min=1, max=10_000, help="Episodes per member and point."
-        ),
-    ] = 3,
-    search: Annotated[
-        bool, typer.Option("--search/--no-search", help="Adversarial search per condition.")
-    ] = True,
-    threshold: Annotated[
-        float, typer.Option("--threshold", help="Search: broken = gold < threshold x clean.")
-    ] = 0.5,
-    search_on: Annotated[
-        str,
-        typer.Option("--search-on", help="Search on 'heldout' members or each agent's 'train'."),
-    ] = "heldout",
-    conditions: Annotated[
-        str | None, typer.Option("--conditions", help="Comma-separated subset (and 'scripted').")
-    ] = None,
-    workers: Annotated[
-        int | None,
-        typer.Option("--workers", min=1, max=256, help="Processes (default: all cores)."),
-    ] = None,
+    run_dir: RunArg,
+    out: OutOpt = None,
+    grid: GridOpt = GRID_TEXT,
+    perturbations: PerturbationsOpt = None,
+    episodes: EpisodesOpt = 3,
+    search: SearchOpt = True,
+    threshold: ThresholdOpt = 0.5,
+    search_on: SearchOnOpt = "heldout",
+    conditions: ConditionsOpt = None,
+    workers: WorkersOpt = None,
 ) -> None:
     """Stress every condition's agents (and the scripted reference) on the held-out ensemble."""
     from sim2human.experiments.stress import stress_run
