@@ -30,7 +30,9 @@ from sim2human.outputs import write_text
 from sim2human.report.format import est, md, pct
 
 ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_INTO = (ROOT / "README.md", ROOT / "docs" / "results" / "collapse.md")
+DEFAULT_INTO = tuple(
+    ROOT / p for p in ("README.md", "docs/results/collapse.md", "docs/results/real-patients.md")
+)
 MARKER = re.compile(r"(<!-- tables:([a-z-]+) -->\n)(.*?)(<!-- /tables:\2 -->)", re.DOTALL)
 
 
