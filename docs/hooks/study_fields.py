@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import inspect
+import itertools
 import textwrap
 import types
 import typing
@@ -33,7 +34,7 @@ def _docstrings(cls: type) -> dict[str, str]:
         except (OSError, TypeError):
             continue
         body = tree.body[0].body if tree.body and isinstance(tree.body[0], ast.ClassDef) else []
-        for a, b in zip(body, body[1:], strict=False):
+        for a, b in itertools.pairwise(body):
             if (
                 isinstance(a, ast.AnnAssign)
                 and isinstance(a.target, ast.Name)
