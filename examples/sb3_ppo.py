@@ -1,6 +1,6 @@
 """Stable-Baselines3 PPO on sim2human environments, beside the built-in trainer.
 
-    python examples/sb3_ppo.py                      # the README table (a few minutes on 2 cores)
+    python examples/sb3_ppo.py                      # the table in docs/guides/integrations.md
     python examples/sb3_ppo.py --episodes 200 --per-member 2     # a smoke run
 
 For each condition (the single frozen simulator, and the randomized ensemble) it trains

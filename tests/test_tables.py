@@ -1,0 +1,109 @@
+"""``scripts/tables.py``: the README's and the docs' measured tables, written from a run."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from sim2human.cli.app import study_table
+from sim2human.experiments.config import parse_study
+from sim2human.experiments.results import load_study_result
+from sim2human.experiments.runner import run_study
+from tiny_study import TINY
+
+ROOT = Path(__file__).resolve().parent.parent
+SCRIPT = ROOT / "scripts" / "tables.py"
+PAGE = """# Results
+
+Before.
+<!-- tables:provenance -->
+stale provenance
+<!-- /tables:provenance -->
+
+<!-- tables:demo -->
+| stale | table |
+<!-- /tables:demo -->
+After.
+<!-- tables:families -->
+<!-- /tables:families -->
+"""
+
+
+@pytest.fixture(scope="module")
+def tiny_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("tables") / "run"
+    run_study(parse_study(TINY), out, workers=1)
+    return out
+
+
+def tables(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    cmd = [sys.executable, str(SCRIPT), *map(str, args)]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+
+
+def markdown_rows(text: str, name: str) -> list[list[str]]:
+    body = text.split(f"<!-- tables:{name} -->\n")[1].split(f"<!-- /tables:{name} -->")[0]
+    lines = [ln for ln in body.splitlines() if ln.startswith("|")]
+    return [[c.strip() for c in ln.strip("|").split("|")] for ln in lines]
+
+
+def test_demo_table_is_the_command_table_cell_for_cell(tiny_run: Path, tmp_path: Path) -> None:
+    page = tmp_path / "page.md"
+    page.write_text(PAGE)
+    done = tables(tiny_run, "--commit", "abc1234", "--machine", "a test box", "--into", page)
+    assert done.returncode == 0, done.stderr
+    rows = markdown_rows(page.read_text(), "demo")
+    terminal = study_table(load_study_result(tiny_run))
+    head = [str(c.header) for c in terminal.columns]
+    cells = [[str(c) for c in col._cells] for col in terminal.columns]
+    assert rows[0] == head
+    assert rows[1][0] == "---"
+    body = rows[2:]
+    assert len(body) == len(cells[0]) == 3  # two conditions and the scripted reference
+    for i, row in enumerate(body):
+        # the terminal writes "[lo,hi]", Markdown "[lo, hi]": the same numbers
+        assert [c.replace(" ", "") for c in row] == [col[i].replace(" ", "") for col in cells]
+
+
+def test_filling_keeps_the_page_and_is_idempotent(tiny_run: Path, tmp_path: Path) -> None:
+    page = tmp_path / "page.md"
+    page.write_text(PAGE)
+    args = (tiny_run, "--commit", "abc1234", "--machine", "a test box", "--into", page)
+    assert tables(*args).returncode == 0
+    once = page.read_text()
+    assert once.startswith("# Results\n\nBefore.\n") and "\nAfter.\n" in once
+    assert "stale" not in once
+    study = load_study_result(tiny_run)
+    assert (
+        f"Measured with `sim2human demo` at commit `abc1234` on a test box: 1 seeds, "
+        f"64 training episodes per agent, {study.wall_seconds:.0f} s wall;"
+    ) in once
+    families = markdown_rows(once, "families")
+    assert families[0] == ["condition", *sorted(study.conditions[0].heldout_gold_by_family)]
+    assert tables(*args).returncode == 0
+    assert page.read_text() == once
+
+
+def test_an_unknown_table_is_one_line_and_leaves_the_file(tiny_run: Path, tmp_path: Path) -> None:
+    page = tmp_path / "page.md"
+    text = PAGE + "<!-- tables:nope -->\n<!-- /tables:nope -->\n"
+    page.write_text(text)
+    done = tables(tiny_run, "--commit", "x", "--into", page)
+    assert done.returncode == 2
+    assert done.stderr.strip().count("\n") == 0
+    assert "unknown table 'nope'" in done.stderr and str(page) in done.stderr
+    assert page.read_text() == text
+
+
+def test_a_file_without_markers_or_a_missing_run_is_refused(tiny_run: Path, tmp_path: Path) -> None:
+    page = tmp_path / "page.md"
+    page.write_text("no markers here\n")
+    for run in (tmp_path / "no-run", tiny_run):
+        done = tables(run, "--commit", "x", "--into", page)
+        assert done.returncode == 2, done.stderr
+        assert done.stderr.startswith("error: ") and done.stderr.count("\n") == 1
+    assert "no <!-- tables:NAME --> markers" in done.stderr
+    assert page.read_text() == "no markers here\n"
