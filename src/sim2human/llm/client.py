@@ -26,23 +26,42 @@ What an endpoint sends back is untrusted and bounded here, before anything is st
 from __future__ import annotations
 
 import asyncio
-import functools
 import logging
 import os
 import random
-import sys
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import Any, cast
-
-from pydantic import BaseModel, ConfigDict, Field
+from typing import Any
 
 from sim2human.errors import EndpointError, ModelUnavailableError, UsageError
 from sim2human.llm.cache import MAX_TEXT_CHARS, ResponseCache, cache_key
+from sim2human.llm.endpoint import (
+    DEFAULT_MAX_RESPONSE_BYTES,
+    MAX_TIMEOUT_S,
+    ChatResult,
+    ClientStats,
+    EndpointConfig,
+)
+from sim2human.llm.responses import (
+    BodyRefused,
+    Retryable,
+    byte_cap,
+    parse_completion,
+    status_error,
+)
 from sim2human.redact import redact, redact_exact
+
+__all__ = [
+    "DEFAULT_MAX_RESPONSE_BYTES",
+    "MAX_TIMEOUT_S",
+    "ChatClient",
+    "ChatResult",
+    "ClientStats",
+    "EndpointConfig",
+]
 
 log = logging.getLogger("sim2human.llm")
 
@@ -51,88 +70,6 @@ Message = Mapping[str, str]
 # Sent when an endpoint needs no key (local servers): never fall back to OPENAI_API_KEY, which
 # would hand a user's real key to whatever base_url a config names.
 _NO_KEY = "sk-no-key-required"
-
-DEFAULT_MAX_RESPONSE_BYTES = 4 * 2**20
-"""4 MiB: a chat completion of a few thousand tokens is tens of kilobytes."""
-
-_QUOTE_CHARS = 200
-"""How much of an upstream error body an error message quotes (after redaction)."""
-
-
-MAX_TIMEOUT_S = 3600.0
-"""Longest wait for one attempt or one backoff: every wait is bounded, however configured."""
-
-
-class EndpointConfig(BaseModel):
-    """Where and how to reach one chat model. Holds the *name* of the key's env var, never a key."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
-
-    base_url: str = Field(description="e.g. http://127.0.0.1:8080/v1")
-    model: str
-    api_key_env: str | None = Field(
-        default=None, description="name of the environment variable that holds the API key"
-    )
-    timeout_s: float = Field(
-        default=60.0, gt=0, le=MAX_TIMEOUT_S, description="hard limit on one attempt (<= 1 h)"
-    )
-    max_retries: int = Field(default=4, ge=0, le=20)
-    max_concurrency: int = Field(default=8, ge=1, le=1024, description="requests in flight")
-    backoff_s: float = Field(
-        default=0.5, ge=0, le=600, description="first backoff; doubles per retry (<= 10 min)"
-    )
-    backoff_max_s: float = Field(
-        default=8.0, ge=0, le=MAX_TIMEOUT_S, description="longest backoff (<= 1 h)"
-    )
-    deadline_s: float | None = Field(
-        default=None,
-        gt=0,
-        le=86_400,
-        allow_inf_nan=False,
-        description="limit on one request over all its attempts and backoffs (none: unbounded "
-        "but for timeout_s x attempts)",
-    )
-    max_response_bytes: int = Field(
-        default=DEFAULT_MAX_RESPONSE_BYTES,
-        ge=1024,
-        le=1024 * 2**20,
-        description="largest response body read (error bodies too); a larger one fails",
-    )
-    max_chars_per_token: int = Field(
-        default=32,
-        ge=1,
-        le=1024,
-        description="a completion is cut at max_tokens x this many characters",
-    )
-
-
-class ChatResult(BaseModel):
-    """One answer. ``latency_s`` covers all attempts and backoff; 0 for a cache hit."""
-
-    model_config = ConfigDict(frozen=True)
-
-    text: str
-    prompt_tokens: int
-    completion_tokens: int
-    latency_s: float
-    cached: bool
-    finish_reason: str = ""
-    attempts: int = 1
-
-
-class ClientStats(BaseModel):
-    """Accounting for one client. ``requests`` counts ``chat()`` calls, cache hits included;
-    tokens and ``latency_s`` sum the requests that reached the endpoint and succeeded."""
-
-    model_config = ConfigDict(frozen=True)
-
-    requests: int = 0
-    cache_hits: int = 0
-    retries: int = 0
-    failures: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    latency_s: float = 0.0
 
 
 @dataclass
@@ -146,19 +83,6 @@ class _Counters:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     latency_s: float = 0.0
-
-
-class _BodyRefused(Exception):
-    """Raised by the response hook inside the HTTP client: a body too large, or compressed."""
-
-
-class _Retryable(Exception):
-    """An attempt failed in a way that may succeed if tried again."""
-
-    def __init__(self, reason: str, retry_after_s: float | None = None) -> None:
-        super().__init__(reason)
-        self.reason = reason
-        self.retry_after_s = retry_after_s
 
 
 @dataclass
@@ -230,7 +154,7 @@ class ChatClient:
         if self._state is None or self._state.loop is not loop:
             http = self._openai_mod.DefaultAsyncHttpxClient(
                 headers={"Accept-Encoding": "identity"},  # the bytes counted are the bytes kept
-                event_hooks={"response": [_byte_cap(self.config.max_response_bytes)]},
+                event_hooks={"response": [byte_cap(self.config.max_response_bytes)]},
                 **({} if self._transport is None else {"transport": self._transport}),
             )
             oa = self._openai_mod.AsyncOpenAI(
@@ -337,7 +261,7 @@ class ChatClient:
             try:
                 async with state.semaphore:
                     text, pt, ct, finish = await self._attempt(state, messages, params)
-            except _Retryable as err:
+            except Retryable as err:
                 reason = redact(err.reason, self._secrets)
                 if attempt == cfg.max_retries:
                     self._counters.failures += 1
@@ -393,21 +317,21 @@ class ChatClient:
                     model=cfg.model, messages=[dict(m) for m in messages], **kwargs
                 )
         except (TimeoutError, oa_mod.APITimeoutError):
-            raise _Retryable(f"no answer within {cfg.timeout_s:g}s (timeout_s)") from None
+            raise Retryable(f"no answer within {cfg.timeout_s:g}s (timeout_s)") from None
         except oa_mod.APIConnectionError as exc:
             cause = exc.__cause__ or exc
-            if isinstance(cause, _BodyRefused):  # openai 1.x wraps what the hook raises
+            if isinstance(cause, BodyRefused):  # openai 1.x wraps what the hook raises
                 raise EndpointError(
                     f"endpoint {cfg.base_url} (model {cfg.model!r}) {cause}"
                 ) from None
-            raise _Retryable(f"cannot connect or connection lost ({cause!r})") from None
+            raise Retryable(f"cannot connect or connection lost ({cause!r})") from None
         except oa_mod.APIStatusError as exc:
-            raise _status_error(cfg, exc, self._secrets) from None
-        except _BodyRefused as exc:
+            raise status_error(cfg, exc, self._secrets) from None
+        except BodyRefused as exc:
             raise EndpointError(f"endpoint {cfg.base_url} (model {cfg.model!r}) {exc}") from None
         except ValueError as exc:  # the body said JSON but did not parse
-            raise _Retryable(f"response is not valid JSON ({exc})") from None
-        text, pt, ct, finish = _parse_completion(response, self._secrets)
+            raise Retryable(f"response is not valid JSON ({exc})") from None
+        text, pt, ct, finish = parse_completion(response, self._secrets)
         return redact_exact(text, self._secrets), pt, ct, finish
 
     def chat_sync(
@@ -455,113 +379,3 @@ class ChatClient:
         tb: TracebackType | None,
     ) -> None:
         await self.aclose()
-
-
-def _status_error(cfg: EndpointConfig, exc: Any, secrets: Sequence[str]) -> Exception:
-    """Map an HTTP error status to a retryable failure or a final, explained ``EndpointError``."""
-    status = int(exc.status_code)
-    where = f"endpoint {cfg.base_url} (model {cfg.model!r})"
-    if status == 429 or status >= 500 or status in (408, 409):
-        retry_after: float | None = None
-        header = exc.response.headers.get("retry-after")
-        if header is not None:
-            try:
-                retry_after = max(0.0, float(header))
-            except ValueError:
-                retry_after = None
-        return _Retryable(f"HTTP {status} ({_short(exc, secrets)})", retry_after)
-    if status in (401, 403):
-        hint = (
-            f"check the key in ${cfg.api_key_env}"
-            if cfg.api_key_env
-            else "this endpoint needs a key: set api_key_env to the name of the env var holding it"
-        )
-        return EndpointError(f"{where} rejected the API key (HTTP {status}): {hint}")
-    if status == 404:
-        return EndpointError(
-            f"{where}: HTTP 404 not found: check the model name and that base_url ends where the "
-            f"OpenAI API starts (usually .../v1) ({_short(exc, secrets)})"
-        )
-    return EndpointError(f"{where} refused the request: HTTP {status} ({_short(exc, secrets)})")
-
-
-def _short(exc: Any, secrets: Sequence[str], limit: int = _QUOTE_CHARS) -> str:
-    """The start of an upstream error text, redacted first (a cut must not leave half a key)."""
-    text = redact(str(getattr(exc, "message", "") or exc)[: 50 * limit], secrets)
-    return text if len(text) <= limit else text[:limit] + "..."
-
-
-def _parse_completion(response: object, secrets: Sequence[str]) -> tuple[str, int, int, str]:
-    """(text, prompt tokens, completion tokens, finish reason) from a ChatCompletion, or a
-    retryable failure if the body was not one (HTML error page, truncated JSON, no choices)."""
-    if isinstance(response, str):
-        shown = redact(response[:4000], secrets)[:80]
-        raise _Retryable(f"response is not JSON: {shown!r}")
-    try:
-        choice = cast(Any, response).choices[0]
-        text = choice.message.content
-        usage = cast(Any, response).usage
-        pt = int(usage.prompt_tokens) if usage is not None else 0
-        ct = int(usage.completion_tokens) if usage is not None else 0
-        finish = str(choice.finish_reason or "")
-    except (AttributeError, IndexError, KeyError, TypeError, ValueError, OverflowError) as exc:
-        raise _Retryable(f"response is not a chat completion ({exc!r})") from None
-    if not isinstance(text, str):
-        raise _Retryable("response has no message content")
-    return text, pt, ct, finish
-
-
-def _byte_cap(limit: int) -> Callable[[Any], Awaitable[None]]:
-    """An ``httpx`` response hook: refuses a compressed body or a declared length over ``limit``,
-    and wraps the body stream so that reading it stops with ``_BodyRefused`` past ``limit``."""
-
-    async def hook(response: Any) -> None:
-        encoding = response.headers.get("content-encoding", "").strip().lower()
-        if encoding not in ("", "identity"):
-            raise _BodyRefused(
-                f"sent a {encoding!r}-compressed body although an uncompressed one was asked for"
-            )
-        declared = response.headers.get("content-length", "")
-        if declared.isdigit() and int(declared) > limit:
-            raise _BodyRefused(_too_large(limit, f"declared {int(declared)} bytes"))
-        httpx_mod = sys.modules[type(response).__module__.partition(".")[0]]
-        try:
-            size = len(response.content)  # already in memory (an in-process transport)
-        except httpx_mod.ResponseNotRead:
-            response.stream = _capped_stream_class(httpx_mod)(response.stream, limit)
-        else:
-            if size > limit:
-                raise _BodyRefused(_too_large(limit, f"{size} bytes"))
-
-    return hook
-
-
-def _too_large(limit: int, what: str) -> str:
-    return (
-        f"sent a response over max_response_bytes={limit} ({what}); nothing of it is kept "
-        "(an endpoint that ignores max_tokens, or not a chat endpoint)"
-    )
-
-
-@functools.cache
-def _capped_stream_class(httpx_mod: Any) -> type:
-    """A subclass of that ``httpx`` module's ``AsyncByteStream`` (httpx or httpx2, whichever the
-    ``openai`` package uses) that stops after ``limit`` bytes."""
-
-    class Capped(httpx_mod.AsyncByteStream):  # type: ignore[misc]
-        def __init__(self, inner: Any, limit: int) -> None:
-            self._inner = inner
-            self._limit = limit
-
-        async def __aiter__(self) -> AsyncIterator[bytes]:
-            seen = 0
-            async for chunk in self._inner:
-                seen += len(chunk)
-                if seen > self._limit:
-                    raise _BodyRefused(_too_large(self._limit, f"over {seen} bytes so far"))
-                yield chunk
-
-        async def aclose(self) -> None:
-            await self._inner.aclose()
-
-    return Capped

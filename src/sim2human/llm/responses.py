@@ -1,0 +1,145 @@
+"""An endpoint's answer is untrusted: the body is capped while it is read, an error status is
+mapped to a retry or one explained error, and every quoted upstream text is redacted first.
+
+``httpx`` has no response-size limit of its own, hence ``byte_cap`` (a response hook that wraps
+the body stream); see ``client`` for how the pieces are used.
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from typing import Any, cast
+
+from sim2human.errors import EndpointError
+from sim2human.llm.endpoint import EndpointConfig
+from sim2human.redact import redact
+
+QUOTE_CHARS = 200
+"""How much of an upstream error body an error message quotes (after redaction)."""
+
+
+class BodyRefused(Exception):
+    """Raised by the response hook inside the HTTP client: a body too large, or compressed."""
+
+
+class Retryable(Exception):
+    """An attempt failed in a way that may succeed if tried again."""
+
+    def __init__(self, reason: str, retry_after_s: float | None = None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.retry_after_s = retry_after_s
+
+
+def status_error(cfg: EndpointConfig, exc: Any, secrets: Sequence[str]) -> Exception:
+    """Map an HTTP error status to a retryable failure or a final, explained ``EndpointError``."""
+    status = int(exc.status_code)
+    where = f"endpoint {cfg.base_url} (model {cfg.model!r})"
+    if status == 429 or status >= 500 or status in (408, 409):
+        retry_after: float | None = None
+        header = exc.response.headers.get("retry-after")
+        if header is not None:
+            try:
+                retry_after = max(0.0, float(header))
+            except ValueError:
+                retry_after = None
+        return Retryable(f"HTTP {status} ({short_error(exc, secrets)})", retry_after)
+    if status in (401, 403):
+        hint = (
+            f"check the key in ${cfg.api_key_env}"
+            if cfg.api_key_env
+            else "this endpoint needs a key: set api_key_env to the name of the env var holding it"
+        )
+        return EndpointError(f"{where} rejected the API key (HTTP {status}): {hint}")
+    if status == 404:
+        return EndpointError(
+            f"{where}: HTTP 404 not found: check the model name and that base_url ends where the "
+            f"OpenAI API starts (usually .../v1) ({short_error(exc, secrets)})"
+        )
+    return EndpointError(
+        f"{where} refused the request: HTTP {status} ({short_error(exc, secrets)})"
+    )
+
+
+def short_error(exc: Any, secrets: Sequence[str], limit: int = QUOTE_CHARS) -> str:
+    """The start of an upstream error text, redacted first (a cut must not leave half a key)."""
+    text = redact(str(getattr(exc, "message", "") or exc)[: 50 * limit], secrets)
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def parse_completion(response: object, secrets: Sequence[str]) -> tuple[str, int, int, str]:
+    """(text, prompt tokens, completion tokens, finish reason) from a ChatCompletion, or a
+    retryable failure if the body was not one (HTML error page, truncated JSON, no choices)."""
+    if isinstance(response, str):
+        shown = redact(response[:4000], secrets)[:80]
+        raise Retryable(f"response is not JSON: {shown!r}")
+    try:
+        choice = cast(Any, response).choices[0]
+        text = choice.message.content
+        usage = cast(Any, response).usage
+        pt = int(usage.prompt_tokens) if usage is not None else 0
+        ct = int(usage.completion_tokens) if usage is not None else 0
+        finish = str(choice.finish_reason or "")
+    except (AttributeError, IndexError, KeyError, TypeError, ValueError, OverflowError) as exc:
+        raise Retryable(f"response is not a chat completion ({exc!r})") from None
+    if not isinstance(text, str):
+        raise Retryable("response has no message content")
+    return text, pt, ct, finish
+
+
+def byte_cap(limit: int) -> Callable[[Any], Awaitable[None]]:
+    """An ``httpx`` response hook: refuses a compressed body or a declared length over ``limit``,
+    and wraps the body stream so that reading it stops with ``BodyRefused`` past ``limit``."""
+
+    async def hook(response: Any) -> None:
+        encoding = response.headers.get("content-encoding", "").strip().lower()
+        if encoding not in ("", "identity"):
+            raise BodyRefused(
+                f"sent a {encoding!r}-compressed body although an uncompressed one was asked for"
+            )
+        declared = response.headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > limit:
+            raise BodyRefused(too_large(limit, f"declared {int(declared)} bytes"))
+        httpx_mod = sys.modules[type(response).__module__.partition(".")[0]]
+        try:
+            size = len(response.content)  # already in memory (an in-process transport)
+        except httpx_mod.ResponseNotRead:
+            response.stream = capped_stream_class(httpx_mod)(response.stream, limit)
+        else:
+            if size > limit:
+                raise BodyRefused(too_large(limit, f"{size} bytes"))
+
+    return hook
+
+
+def too_large(limit: int, what: str) -> str:
+    return (
+        f"sent a response over max_response_bytes={limit} ({what}); nothing of it is kept "
+        "(an endpoint that ignores max_tokens, or not a chat endpoint)"
+    )
+
+
+@functools.cache
+def capped_stream_class(httpx_mod: Any) -> type:
+    """A subclass of that ``httpx`` module's ``AsyncByteStream`` (httpx or httpx2, whichever the
+    ``openai`` package uses) that stops after ``limit`` bytes."""
+
+    class Capped(httpx_mod.AsyncByteStream):  # type: ignore[misc]
+        def __init__(self, inner: Any, limit: int) -> None:
+            self._inner = inner
+            self._limit = limit
+
+        async def __aiter__(self) -> AsyncIterator[bytes]:
+            seen = 0
+            async for chunk in self._inner:
+                seen += len(chunk)
+                if seen > self._limit:
+                    raise BodyRefused(too_large(self._limit, f"over {seen} bytes so far"))
+                yield chunk
+
+        async def aclose(self) -> None:
+            await self._inner.aclose()
+
+    return Capped
