@@ -13,7 +13,6 @@ import asyncio
 import logging
 import time
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 
@@ -225,7 +224,3 @@ def human_episode(s: Session, rating: int, details: str, scenario: Scenario) -> 
         phase="eval",
         diagnostics={"rating": float(rating), "details_right": DETAILS[details]},
     )
-
-
-def open_calls(run: Path, db: Path, names: list[str] | None = None) -> Calls:
-    return Calls(HumanStore(db), AgentPool.from_run(run, names))
