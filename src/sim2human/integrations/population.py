@@ -132,23 +132,14 @@ def population(
     cfg = _study(source)
     scenario = get_scenario(cfg.scenario if cfg is not None else "intake")
     pool = QuirkPool.from_acts(scenario.acts)
-    if isinstance(source, Ensemble):
-        ensemble = source
-    else:
-        assert cfg is not None
-        e = cfg.ensemble
-        # integrations play persona members: real patients (replay families) stay in studies
-        train, held = (
-            [n for n in names if n not in REPLAY_FAMILIES] for names in (e.train, e.heldout)
-        )
-        ensemble = Ensemble.from_families(
-            train, held, e.members_per_family, pool, e.seed, e.members
-        )
+    ensemble = source if isinstance(source, Ensemble) else _ensemble(cfg, pool)
+    if cfg is not None and not isinstance(source, Ensemble):
         max_turns = max_turns or cfg.train.max_turns
+    turns = max_turns or MAX_TURNS
     cond = _condition(cfg, condition) if condition is not None else None
     if cond is not None and sampler is not None:
         raise UsageError("give a condition or a sampler, not both")
-    name = "external"
+    solvable = solvability(scenario, turns)
     if cond is not None:
         name = cond.name
         built = build_sampler(
@@ -161,23 +152,26 @@ def population(
             scenario=scenario,
             oracle_gold=cond.oracle_gold,
             seed=seed,
-            solvable=solvability(scenario, max_turns or MAX_TURNS),
+            solvable=solvable,
         )
     elif sampler is None or isinstance(sampler, str):
-        built = build_sampler(
-            sampler or "uniform",
-            ensemble,
-            pool,
-            args=sampler_args,
-            scenario=scenario,
-            seed=seed,
-            solvable=solvability(scenario, max_turns or MAX_TURNS),
-        )
         name = sampler or "uniform"
+        built = build_sampler(
+            name, ensemble, pool, args=sampler_args, scenario=scenario, seed=seed, solvable=solvable
+        )
     else:
         built = sampler
         name = getattr(sampler, "name", "external")
-    return Population(scenario, pool, ensemble, built, name, max_turns or MAX_TURNS)
+    return Population(scenario, pool, ensemble, built, name, turns)
+
+
+def _ensemble(cfg: StudyConfig | None, pool: QuirkPool) -> Ensemble:
+    """The study's ensemble of persona members: real patients (replay families) stay in
+    studies, since integrations play programmatic users only."""
+    assert cfg is not None
+    e = cfg.ensemble
+    train, held = ([n for n in names if n not in REPLAY_FAMILIES] for names in (e.train, e.heldout))
+    return Ensemble.from_families(train, held, e.members_per_family, pool, e.seed, e.members)
 
 
 def _study(source: object) -> StudyConfig | None:

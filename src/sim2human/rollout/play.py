@@ -59,6 +59,19 @@ def play(
                 on_episode=on_episode,
             ),
         ]
+    return _play_lockstep(agent, jobs, scenario, batch_size, max_turns, on_episode)
+
+
+def _play_lockstep(
+    agent: Agent,
+    jobs: Sequence[Job],
+    scenario: Scenario,
+    batch_size: int,
+    max_turns: int,
+    on_episode: Callable[[Episode], None] | None,
+) -> list[Episode]:
+    """Programmatic users, ``batch_size`` conversations stepped together (one ``act`` call
+    answers every live conversation of a batch)."""
     episodes: list[Episode] = []
     sampling = agent if isinstance(agent, SamplingAgent) else None
     for start in range(0, len(jobs), batch_size):
