@@ -205,9 +205,16 @@
   fillSelect("f-condition", distinct("c"), state.condition);
   fillSelect("f-family", distinct("f"), state.family);
   fillSelect("f-split", distinct("s"), state.split);
-  $("f-outcome").value = state.outcome;
+  $("f-outcome").value = state.outcome;  // not what the browser restored from a last visit
+  $("f-size").value = String(state.size);
+  $("f-search").value = state.search;
   for (const [id, key] of [["f-condition", "condition"], ["f-family", "family"],
     ["f-split", "split"], ["f-outcome", "outcome"], ["f-search", "search"]]) bind(id, key);
+  $("f-size").addEventListener("change", (ev) => {
+    state.size = Number(ev.target.value);
+    state.page = 0;
+    draw();
+  });
   $("prev").addEventListener("click", () => { state.page -= 1; draw(); });
   $("next").addEventListener("click", () => { state.page += 1; draw(); });
   window.viewer = { state, shown: () => shown.slice(), open, refilter };
