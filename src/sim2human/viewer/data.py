@@ -10,6 +10,7 @@ page renders every string with ``textContent``).
 
 from __future__ import annotations
 
+import functools
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -26,18 +27,18 @@ GOLD_LOW = 0.5
 
 
 class Strings:
-    """Every distinct string once; rows refer to strings by their index here."""
+    """Every distinct string once; rows refer to strings by their index here (the order of
+    first use: a dict keeps it, and ``setdefault`` finds or adds in one call)."""
 
     def __init__(self) -> None:
-        self.items: list[str] = []
-        self._index: dict[str, int] = {}
+        self.index: dict[str, int] = {}
 
     def __call__(self, text: str) -> int:
-        found = self._index.get(text)
-        if found is None:
-            found = self._index[text] = len(self.items)
-            self.items.append(text)
-        return found
+        return self.index.setdefault(text, len(self.index))
+
+    @property
+    def items(self) -> list[str]:
+        return list(self.index)
 
 
 @dataclass(frozen=True)
@@ -57,6 +58,7 @@ def evaluation_groups(run: RunDir) -> list[Group]:
     return [g for g in groups if g.episodes]
 
 
+@functools.lru_cache(maxsize=1 << 16, typed=True)  # typed: True and 1 read differently
 def value_text(value: Value | None) -> str:
     """A field value as a person reads it: ``-`` for nothing recorded, lists comma-joined."""
     if value is None:
@@ -91,13 +93,16 @@ def reasons(e: Episode, s: Strings) -> list[list[int]]:
 
 
 def turns(e: Episode, s: Strings) -> list[list[int]]:
-    """[speaker (1 agent, 0 user), text, act (-1: none), tags (-1: none)] per turn."""
+    """[speaker (1 agent, 0 user), text, act (-1: none), tags (-1: none)] per turn (the
+    hottest loop of a large page: the string table's ``setdefault`` is called directly)."""
+    index = s.index
+    add = index.setdefault
     return [
         [
             int(t.speaker == "agent"),
-            s(t.text),
-            s(t.act) if t.act else -1,
-            s(", ".join(t.tags)) if t.tags else -1,
+            add(t.text, len(index)),
+            add(t.act, len(index)) if t.act else -1,
+            add(", ".join(t.tags), len(index)) if t.tags else -1,
         ]
         for t in e.turns
     ]

@@ -191,8 +191,9 @@
     } else {
       pane.replaceChildren(episodeView(E[i], ""));
     }
-    pane.scrollTop = 0;
     draw();
+    const flagged = pane.querySelector(".turn.flagged");  // the first flagged turn in view
+    pane.scrollTop = flagged ? Math.max(0, flagged.offsetTop - 120) : 0;
   }
 
   function bind(id, key) {

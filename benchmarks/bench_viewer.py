@@ -1,0 +1,104 @@
+"""How long ``sim2human view`` takes on a large run, and how big its page is.
+
+    .venv/bin/python benchmarks/bench_viewer.py [--episodes 50000] [--played 2000] [--keep DIR]
+
+Builds a synthetic study: ``--played`` distinct evaluation episodes are played (the scripted
+agent against three training and three held-out families), then copied, with fresh ids and
+seeds, into 5 conditions x 2 seeds until there are ``--episodes`` in all. The copies repeat
+the played texts, as a real run's phrasings repeat; the page's string table (``viewer.data``)
+counts each text once, so a run whose every turn is new text writes a larger page. Prints the
+seconds to read the run, to build the page (``build_view``, reading included) and its size.
+No pass/fail: the numbers are for comparing commits on one machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+from sim2human.agents.scripted import ScriptedAgent
+from sim2human.ensemble import Ensemble
+from sim2human.rollout.evaluate import evaluate
+from sim2human.scenarios.intake.scenario import IntakeScenario
+from sim2human.simulators.base import QuirkPool
+from sim2human.store import CONFIG, EPISODES, MEMBERS, SUMMARY, JsonlWriter, write_json
+from sim2human.types import Episode
+from sim2human.viewer.build import build_view
+from sim2human.viewer.load import load_groups
+
+CONDITIONS = ("frozen-small", "frozen-large", "uniform", "randomized", "randomized+perturb")
+SEEDS = 2
+
+
+def played(n: int) -> list[Episode]:
+    """About ``n`` evaluation episodes of the scripted agent, half on each split."""
+    scenario = IntakeScenario()
+    pool = QuirkPool.from_acts(scenario.acts)
+    ens = Ensemble.from_families(
+        ["cooperative", "chatty", "anxious"],
+        ["elderly-confused", "noisy-line", "terse-guarded"],
+        4,
+        pool,
+    )
+    agent = ScriptedAgent(scenario)
+    per = max(1, n // (len(ens.train) + len(ens.heldout)))
+    kw = {"per_member": per, "max_turns": 20}
+    return [
+        *evaluate(agent, ens.train, scenario, split="train", **kw),
+        *evaluate(agent, ens.heldout, scenario, split="heldout", **kw),
+    ]
+
+
+def write_run(root: Path, source: list[Episode], total: int) -> None:
+    """``total`` copies of ``source`` episodes spread over the conditions and seeds."""
+    per_run = total // (len(CONDITIONS) * SEEDS)
+    for c in CONDITIONS:
+        for s in range(SEEDS):
+            sub = root / "conditions" / c / f"seed-{s}"
+            sub.mkdir(parents=True)
+            write_json(sub / CONFIG, {"condition": {"name": c}, "seed": s})
+            write_json(sub / MEMBERS, {"trained_on": [], "heldout": []})
+            with JsonlWriter(sub / EPISODES) as log:
+                for i in range(per_run):
+                    e = source[i % len(source)]
+                    seed = e.seed + i
+                    eid = f"{c}/eval/{e.simulator_id}/{seed}/{s}"
+                    log.write(e.model_copy(update={"id": eid, "seed": seed, "condition": c}))
+            write_json(sub / SUMMARY, {"condition": c})
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--episodes", type=int, default=50_000)
+    parser.add_argument("--played", type=int, default=2_000)
+    parser.add_argument("--keep", type=Path, help="write the run and its page here")
+    args = parser.parse_args()
+    work = args.keep or Path(tempfile.mkdtemp(prefix="bench-viewer-"))
+    try:
+        t0 = time.perf_counter()
+        source = played(args.played)
+        t1 = time.perf_counter()
+        write_run(work / "run", source, args.episodes)
+        t2 = time.perf_counter()
+        load_groups(work / "run", None)
+        t3 = time.perf_counter()
+        html = build_view(work / "run", lambda _: None)
+        t4 = time.perf_counter()
+        (work / "view.html").write_text(html, encoding="utf-8")
+        size = len(html.encode("utf-8"))
+        log_bytes = sum(p.stat().st_size for p in (work / "run").rglob(EPISODES))
+        print(f"episodes: {args.episodes} ({len(source)} played, {t1 - t0:.1f} s)")
+        print(f"episodes.jsonl: {log_bytes / 1e6:.1f} MB in all (written in {t2 - t1:.1f} s)")
+        print(f"read the run: {t3 - t2:.2f} s")
+        print(f"build the page (reading included): {t4 - t3:.2f} s")
+        print(f"page: {size / 1e6:.1f} MB ({size / args.episodes:.0f} bytes an episode)")
+    finally:
+        if args.keep is None:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
