@@ -7,7 +7,8 @@ agent against three training and three held-out families), then copied, with fre
 seeds, into 5 conditions x 2 seeds until there are ``--episodes`` in all. The copies repeat
 the played texts, as a real run's phrasings repeat; the page's string table (``viewer.data``)
 counts each text once, so a run whose every turn is new text writes a larger page. Prints the
-seconds to read the run, to build the page (``build_view``, reading included) and its size.
+seconds to read the run and to build the page (``build_view``, reading included), wall clock and
+this process's CPU time (the one to quote from a shared, busy machine), and the page's size.
 No pass/fail: the numbers are for comparing commits on one machine.
 """
 
@@ -82,18 +83,18 @@ def main() -> None:
         source = played(args.played)
         t1 = time.perf_counter()
         write_run(work / "run", source, args.episodes)
-        t2 = time.perf_counter()
+        t2, c2 = time.perf_counter(), time.process_time()
         load_groups(work / "run", None)
-        t3 = time.perf_counter()
+        t3, c3 = time.perf_counter(), time.process_time()
         html = build_view(work / "run", lambda _: None)
-        t4 = time.perf_counter()
+        t4, c4 = time.perf_counter(), time.process_time()
         (work / "view.html").write_text(html, encoding="utf-8")
         size = len(html.encode("utf-8"))
         log_bytes = sum(p.stat().st_size for p in (work / "run").rglob(EPISODES))
         print(f"episodes: {args.episodes} ({len(source)} played, {t1 - t0:.1f} s)")
         print(f"episodes.jsonl: {log_bytes / 1e6:.1f} MB in all (written in {t2 - t1:.1f} s)")
-        print(f"read the run: {t3 - t2:.2f} s")
-        print(f"build the page (reading included): {t4 - t3:.2f} s")
+        print(f"read the run: {t3 - t2:.2f} s wall, {c3 - c2:.2f} s CPU")
+        print(f"build the page (reading included): {t4 - t3:.2f} s wall, {c4 - c3:.2f} s CPU")
         print(f"page: {size / 1e6:.1f} MB ({size / args.episodes:.0f} bytes an episode)")
     finally:
         if args.keep is None:

@@ -251,3 +251,18 @@ def test_a_run_it_cannot_write_needs_out(
     finally:
         holder.kill()
         holder.wait()
+
+
+def test_a_run_without_evaluation_episodes_is_one_error(
+    study: tuple[Path, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import shutil
+
+    sub = tmp_path / "trained-only"
+    shutil.copytree(study[0] / "conditions" / "clean" / "seed-0", sub)
+    log = sub / "episodes.jsonl"
+    rows = [json.loads(line) for line in log.read_text().splitlines()]
+    log.write_text("".join(json.dumps({**r, "phase": "train"}) + "\n" for r in rows))
+    code, _, err = run_cli(["view", str(sub), "--out", str(tmp_path / "v.html")], capsys)
+    one_error(code, err, "no evaluation episodes")
+    assert not (tmp_path / "v.html").exists()

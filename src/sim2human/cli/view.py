@@ -63,7 +63,9 @@ def view(
     condition: ConditionOpt = None,
     only_failed: FailedOpt = False,
 ) -> None:
-    """Write a run's viewer: every evaluation episode with the grader's reasons, filters,
+    """Write a run's viewer: its conversations in one self-contained HTML file.
+
+    Every evaluation episode with the grader's reasons, filters (failures, exploits), the
     transcripts (the exploit finder's turns highlighted) and a generalisation matrix.
 
     Example: sim2human view runs/demo --only-failed --out failed.html"""
@@ -99,8 +101,9 @@ def compare(
         ),
     ] = None,
 ) -> None:
-    """Put two runs, or two conditions of one run, side by side: proxy and gold with CIs, and
-    the episodes (same member, same seed) whose outcome differs.
+    """Put two runs, or two conditions of one run, side by side (an HTML file).
+
+    Proxy and gold with CIs, and the episodes (same member, same seed) whose outcome differs.
 
     Example: sim2human compare runs/demo --conditions frozen-small ensemble-uniform"""
     from sim2human.cli.reading import noter
