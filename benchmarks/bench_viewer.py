@@ -1,6 +1,7 @@
 """How long ``sim2human view`` takes on a large run, and how big its page is.
 
     .venv/bin/python benchmarks/bench_viewer.py [--episodes 50000] [--played 2000] [--keep DIR]
+        [--browser]
 
 Builds a synthetic study: ``--played`` distinct evaluation episodes are played (the scripted
 agent against three training and three held-out families), then copied, with fresh ids and
@@ -9,13 +10,17 @@ the played texts, as a real run's phrasings repeat; the page's string table (``v
 counts each text once, so a run whose every turn is new text writes a larger page. Prints the
 seconds to read the run and to build the page (``build_view``, reading included), wall clock and
 this process's CPU time (the one to quote from a shared, busy machine), and the page's size.
-No pass/fail: the numbers are for comparing commits on one machine.
+With ``--browser`` (Debian's ``chromium`` and ``chromium-driver``) it also opens the page in
+headless Chromium and prints the seconds until the first page of rows shows, the milliseconds a
+filter and opening a transcript take, and how many elements the page holds (one page of rows,
+not 50,000). No pass/fail: the numbers are for comparing commits on one machine.
 """
 
 from __future__ import annotations
 
 import argparse
 import shutil
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -71,11 +76,37 @@ def write_run(root: Path, source: list[Episode], total: int) -> None:
             write_json(sub / SUMMARY, {"condition": c})
 
 
+BROWSER_STEPS = (
+    "const t = performance.now(); const s = document.getElementById('f-outcome');"
+    "s.value = 'failures'; s.dispatchEvent(new Event('change'));"
+    "const f = performance.now() - t; const u = performance.now();"
+    "document.querySelector('#rows tbody tr').click();"
+    "return [f, performance.now() - u, document.getElementsByTagName('*').length];"
+)
+
+
+def in_browser(page: Path) -> None:
+    """The page's load, filter and open times in headless Chromium."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "report"))
+    from headless_chromium import Browser
+
+    with Browser() as b:
+        b.size(1400, 900)
+        start = time.perf_counter()
+        b.open(page)
+        b.find("#rows tbody tr", timeout_s=300)
+        loaded = time.perf_counter() - start
+        filtered, opened, elements = b.run(BROWSER_STEPS)
+    print(f"chromium: first rows after {loaded:.1f} s; failures filter {filtered:.0f} ms;")
+    print(f"  a transcript opens in {opened:.0f} ms; {elements} elements on the page")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--episodes", type=int, default=50_000)
     parser.add_argument("--played", type=int, default=2_000)
     parser.add_argument("--keep", type=Path, help="write the run and its page here")
+    parser.add_argument("--browser", action="store_true", help="also time it in Chromium")
     args = parser.parse_args()
     work = args.keep or Path(tempfile.mkdtemp(prefix="bench-viewer-"))
     try:
@@ -96,6 +127,8 @@ def main() -> None:
         print(f"read the run: {t3 - t2:.2f} s wall, {c3 - c2:.2f} s CPU")
         print(f"build the page (reading included): {t4 - t3:.2f} s wall, {c4 - c3:.2f} s CPU")
         print(f"page: {size / 1e6:.1f} MB ({size / args.episodes:.0f} bytes an episode)")
+        if args.browser:
+            in_browser(work / "view.html")
     finally:
         if args.keep is None:
             shutil.rmtree(work, ignore_errors=True)
