@@ -197,6 +197,16 @@ def test_view_writes_into_the_run_or_to_out(
     (study[0] / "view.html").unlink()
 
 
+def test_out_linked_to_a_device_is_refused_and_the_link_kept(
+    study: tuple[Path, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    link = tmp_path / "stdout"
+    link.symlink_to("/dev/null")  # as /dev/stdout links to /proc/self/fd/1
+    code, _, err = run_cli(["view", str(study[0]), "--out", str(link)], capsys)
+    one_error(code, err, "not a file")
+    assert link.is_symlink() and Path("/dev/null").is_char_device()
+
+
 @pytest.mark.parametrize(
     ("argv", "needle"),
     [
