@@ -115,6 +115,9 @@ def test_a_missing_or_stale_diagnosis_is_a_note(study: tuple[Path, str], tmp_pat
     notes.clear()
     assert exploit_flags(run, None, notes.append)["frozen-trigger"] == ["style.hands"]
     assert "the run changed since it was diagnosed" in notes[0]
+    from sim2human.viewer.load import stored_diagnosis
+
+    assert stored_diagnosis(run, None, notes.append).transfers == {}  # computed afresh instead
 
 
 def test_the_matrix_is_gold_per_heldout_family_against_each_train_family(
@@ -276,3 +279,17 @@ def test_a_run_without_evaluation_episodes_is_one_error(
     code, _, err = run_cli(["view", str(sub), "--out", str(tmp_path / "v.html")], capsys)
     one_error(code, err, "no evaluation episodes")
     assert not (tmp_path / "v.html").exists()
+
+
+def test_a_fresh_diagnosis_gives_the_same_estimates_as_computing_them(
+    study: tuple[Path, str],
+) -> None:
+    from sim2human.viewer.load import stored_diagnosis
+    from sim2human.viewer.page import condition_rows
+
+    groups = groups_of(study)
+    stored = stored_diagnosis(study[0], None, lambda _: None)
+    assert set(stored.transfers) == {"clean", "frozen-trigger"}
+    computed = condition_rows(groups)
+    reused = condition_rows(groups, known=stored.transfers)
+    assert [r.transfer for r in reused] == [r.transfer for r in computed]

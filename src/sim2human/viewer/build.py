@@ -8,7 +8,7 @@ from pathlib import Path
 from sim2human.errors import UsageError
 from sim2human.viewer.compare import Comparison, Side, comparison_data, side
 from sim2human.viewer.data import Group, matrices, page_data
-from sim2human.viewer.load import Note, exploit_flags, load_groups
+from sim2human.viewer.load import Note, load_groups, stored_diagnosis
 from sim2human.viewer.page import compare_html, condition_rows, view_html
 
 
@@ -24,11 +24,11 @@ def build_view(
         note(msg)
         notes.append(msg)
 
-    flags = exploit_flags(run_dir, condition, both)
+    stored = stored_diagnosis(run_dir, condition, both)
     problems = run.all_problems()
     if problems:
         both(f"{len(problems)} problem(s) reading the run (first: {problems[0]})")
-    data = page_data(groups, flags, only_failed=only_failed)
+    data = page_data(groups, stored.flags, only_failed=only_failed)
     if only_failed:
         notes.append("only failed episodes are included (--only-failed)")
     title = f"sim2human view: {run.name} ({run_dir})"
@@ -36,7 +36,7 @@ def build_view(
     return view_html(
         title,
         data.payload(),
-        condition_rows(groups, run.n_boot),
+        condition_rows(groups, run.n_boot, stored.transfers),
         matrices(groups),
         notes,
         initial,

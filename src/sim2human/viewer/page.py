@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import math
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any
@@ -68,9 +68,12 @@ def by_condition(groups: Sequence[Group]) -> dict[str, dict[str, list[Episode]]]
     return out
 
 
-def condition_rows(groups: Sequence[Group], n_boot: int = N_BOOT) -> list[ConditionRow]:
+def condition_rows(
+    groups: Sequence[Group], n_boot: int = N_BOOT, known: Mapping[str, Transfer] | None = None
+) -> list[ConditionRow]:
     """Each condition's proxy and gold, train and held out, with the study's CIs (``transfer``:
-    gold is success, runs are the clusters)."""
+    gold is success, runs are the clusters); ``known``: those a fresh diagnosis holds."""
+    known = known or {}
     rows = []
     for name, runs in by_condition(groups).items():
         eps = [e for v in runs.values() for e in v]
@@ -81,7 +84,7 @@ def condition_rows(groups: Sequence[Group], n_boot: int = N_BOOT) -> list[Condit
                 n=len(eps),
                 failed=sum(not e.gold.success for e in eps),
                 exploits=sum(is_exploit(e) for e in eps),
-                transfer=transfer(runs, n_boot=n_boot),
+                transfer=known.get(name) or transfer(runs, n_boot=n_boot),
             )
         )
     return rows
