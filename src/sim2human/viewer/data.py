@@ -85,11 +85,17 @@ def flagged_turns(e: Episode, phrasings: Iterable[str]) -> list[int]:
 
 def reasons(e: Episode, s: Strings) -> list[list[int]]:
     """The grader's verdict on each field: [field, right (1/0), expected, recorded]."""
-    out = []
-    for name, right in e.gold.fields.items():
-        expected, recorded = e.profile.get(name), e.record.get(name)
-        out.append([s(name), int(right), s(value_text(expected)), s(value_text(recorded))])
-    return out
+    index, profile, record = s.index, e.profile, e.record
+    add = index.setdefault
+    return [
+        [
+            add(name, len(index)),
+            int(right),
+            add(value_text(profile.get(name)), len(index)),
+            add(value_text(record.get(name)), len(index)),
+        ]
+        for name, right in e.gold.fields.items()
+    ]
 
 
 def turns(e: Episode, s: Strings) -> list[list[int]]:
