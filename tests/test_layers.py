@@ -58,6 +58,7 @@ LAYERS: dict[str, int] = {
     "sim2human.diagnostics": 7,
     # L8 rendering
     "sim2human.report": 8,
+    "sim2human.viewer": 8,  # the run viewer: HTML pages of a run's episodes
     # L9 the command and the web app
     "sim2human.cli": 9,
     "sim2human.webapp": 9,

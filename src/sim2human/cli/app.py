@@ -25,6 +25,7 @@ from sim2human.cli.model import model_app
 from sim2human.cli.report import report
 from sim2human.cli.signals import interrupt_code, sigterm_as_interrupt
 from sim2human.cli.stress import stress as stress_command
+from sim2human.cli.view import compare, view
 from sim2human.corpora import aci_bench
 from sim2human.errors import Sim2HumanError, UsageError
 from sim2human.experiments.config import load_study
@@ -49,6 +50,8 @@ app.command()(diagnose)
 app.command()(fidelity)
 app.command()(export)
 app.command()(check)
+app.command()(view)
+app.command()(compare)
 out_console = Console()
 if not out_console.is_terminal:  # files and pipes get the whole table, not an 80-column crop
     out_console = Console(width=120)

@@ -1,0 +1,92 @@
+"""``sim2human view`` and ``sim2human compare``: the pages as HTML text (the caller writes them)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from sim2human.errors import UsageError
+from sim2human.viewer.compare import Comparison, Side, comparison_data, side
+from sim2human.viewer.data import Group, matrices, page_data
+from sim2human.viewer.load import Note, load_groups, stored_diagnosis
+from sim2human.viewer.page import compare_html, condition_rows, view_html
+
+
+def build_view(
+    run_dir: Path, note: Note, *, condition: str | None = None, only_failed: bool = False
+) -> str:
+    """The page of ``run_dir`` (only ``condition`` when given; only failed episodes with
+    ``only_failed``, which also starts the page filtered to failures)."""
+    run, groups = load_groups(run_dir, condition)
+    notes: list[str] = []
+
+    def both(msg: str) -> None:
+        note(msg)
+        notes.append(msg)
+
+    stored = stored_diagnosis(run_dir, condition, both)
+    problems = run.all_problems()
+    if problems:
+        both(f"{len(problems)} problem(s) reading the run (first: {problems[0]})")
+    data = page_data(groups, stored.flags, only_failed=only_failed)
+    if only_failed:
+        notes.append("only failed episodes are included (--only-failed)")
+    title = f"sim2human view: {run.name} ({run_dir})"
+    initial = {"outcome": "failures"} if only_failed else {}
+    return view_html(
+        title,
+        data.payload(),
+        condition_rows(groups, run.n_boot, stored.transfers),
+        matrices(groups),
+        notes,
+        initial,
+    )
+
+
+def _label(path: Path, other: Path) -> str:
+    return str(path) if path.name == other.name and path != other else path.name
+
+
+def _pick(label: str, groups: Sequence[Group], name: str, where: Path) -> Side:
+    found = side(label, groups, name)
+    if found is None:
+        known = ", ".join(dict.fromkeys(g.condition for g in groups)) or "none"
+        raise UsageError(f"{where}: no evaluation episodes of condition {name!r} (here: {known})")
+    return found
+
+
+def sides_of(
+    a: tuple[Path, list[Group]], b: tuple[Path, list[Group]], conditions: Sequence[str]
+) -> list[tuple[Side, Side]]:
+    """The pairs to compare: the two ``conditions`` given (the first in ``a``, the second in
+    ``b``), else every condition both runs have."""
+    (pa, ga), (pb, gb) = a, b
+    la, lb = (_label(pa, pb), _label(pb, pa)) if pa != pb else (pa.name, pa.name)
+    if conditions:
+        return [(_pick(la, ga, conditions[0], pa), _pick(lb, gb, conditions[1], pb))]
+    names_b = {g.condition for g in gb}
+    shared = [n for n in dict.fromkeys(g.condition for g in ga) if n in names_b]
+    if not shared:
+        raise UsageError(f"{pa} and {pb} have no condition in common: name two with --conditions")
+    return [(_pick(la, ga, n, pa), _pick(lb, gb, n, pb)) for n in shared]
+
+
+def build_compare(
+    run_a: Path, run_b: Path | None, conditions: Sequence[str], note: Note
+) -> tuple[str, list[Comparison]]:
+    """The compare page of two runs (``run_b``), or of two ``conditions`` of one."""
+    if run_b is None and len(conditions) != 2:
+        raise UsageError("compare: give a second run directory, or --conditions A B")
+    if conditions and len(conditions) != 2:
+        raise UsageError(f"--conditions takes two condition names, got {len(conditions)}")
+    first, groups_a = load_groups(run_a, None)
+    second, groups_b = (first, groups_a) if run_b is None else load_groups(run_b, None)
+    other = run_b or run_a
+    pairs = sides_of((run_a, groups_a), (other, groups_b), conditions)
+    comparisons, data = comparison_data(pairs, first.n_boot)
+    runs = [first] if second is first else [first, second]
+    notes = [f"{len(p)} problem(s) reading {r.root}" for r in runs if (p := r.all_problems())]
+    for n in notes:
+        note(n)
+    title = f"sim2human compare: {' | '.join(f'{a.label} vs {b.label}' for a, b in pairs)}"
+    return compare_html(title, data, comparisons, notes), comparisons
