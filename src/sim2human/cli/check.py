@@ -66,7 +66,7 @@ def factory(obj: Any, scenario: Scenario, spec: SimulatorSpec) -> Callable[[], A
 
 
 def run_checks(obj: Any, scenario: Scenario, max_turns: int) -> CheckReport:
-    pool = QuirkPool.from_acts(scenario.acts)
+    pool = QuirkPool.of(scenario)
     spec = get_family(TRAIN_FAMILIES[0]).sample(0, pool)
     make = factory(obj, scenario, spec)
     sample = make()

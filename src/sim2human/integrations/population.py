@@ -131,7 +131,7 @@ def population(
     """
     cfg = _study(source)
     scenario = get_scenario(cfg.scenario if cfg is not None else "intake")
-    pool = QuirkPool.from_acts(scenario.acts)
+    pool = QuirkPool.of(scenario)
     if isinstance(source, Ensemble):
         ensemble = source
     else:

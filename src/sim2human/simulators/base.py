@@ -8,7 +8,7 @@ from typing import Literal, Protocol, runtime_checkable
 import numpy as np
 from pydantic import Field, model_validator
 
-from sim2human.scenarios.base import Act
+from sim2human.scenarios.base import Act, Scenario
 from sim2human.types import Episode, Frozen, FrozenConfig, Profile, Range
 
 Emotion = Literal["calm", "anxious", "irritated"]
@@ -158,6 +158,16 @@ class QuirkPool(FrozenConfig):
         """Any courtesy can be over-rewarded; only pure style phrasings can be triggers."""
         liked = tuple(a.text for a in acts if a.kind in ("greet", "empathise", "style"))
         return cls(liked=liked, triggers=tuple(a.text for a in acts if a.kind == "style"))
+
+    @classmethod
+    def of(cls, scenario: Scenario) -> QuirkPool:
+        """The scenario's own pool where it declares one (``quirk_pool``: liked and trigger
+        phrasings, as a scenario file's ``quirks`` do), else the one ``from_acts`` draws."""
+        declared = getattr(scenario, "quirk_pool", None)
+        if declared is not None:
+            liked, triggers = declared
+            return cls(liked=tuple(liked), triggers=tuple(triggers))
+        return cls.from_acts(scenario.acts)
 
 
 class Family(FrozenConfig):
