@@ -274,7 +274,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(getattr(err, "exit_code", 2))
     except Sim2HumanError as err:
         shown = escape(redact(str(err)))  # an endpoint's error may quote its key
-        err_console.print(f"[red]error:[/] {shown}", highlight=False, soft_wrap=True)
+        # emoji=False: a message naming "file.yaml:100:" is not an emoji code
+        err_console.print(f"[red]error:[/] {shown}", highlight=False, soft_wrap=True, emoji=False)
         return err.exit_code
     return 0
 

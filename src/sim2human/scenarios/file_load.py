@@ -49,7 +49,8 @@ def parse_spec(data: Any, lines: Lines) -> ScenarioFile:
         return ScenarioFile.model_validate(data)
     except ValidationError as err:
         first = err.errors()[0]
-        raise lines.error(first["loc"], _message(first)) from None
+        loc = (*first["loc"], "kind") if first["type"] == "union_tag_invalid" else first["loc"]
+        raise lines.error(loc, _message(first)) from None
 
 
 def _message(e: ErrorDetails) -> str:
