@@ -7,8 +7,9 @@ or the name of an entry point in the ``sim2human.scenarios`` group (a packaged s
 
 A scenario is known everywhere by its reference (``Scenario.name``: what stored episodes carry
 and every reader of a run directory resolves again): a file's is its absolute path, a class's
-its ``module:Name`` (the class is given that name). So a run made from a file or a class opens
-again wherever that file or module is found.
+its ``module:Name`` (a subclass renames the class: it must not find its own data files by
+``self.name``). So a run made from a file or a class opens again wherever that file or module
+is found.
 """
 
 from __future__ import annotations
