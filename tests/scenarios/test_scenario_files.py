@@ -12,6 +12,8 @@ import pytest
 from sim2human.cli.app import main
 from sim2human.errors import ConfigError
 from sim2human.scenarios.file_load import load_scenario_file
+from sim2human.simulators.base import Traits
+from sim2human.simulators.llm_prompts import PROMPT_STYLES, role_play, system_prompt
 from sim2human.types import Termination
 
 SKELETON = resources.files("sim2human.scenarios.data").joinpath("skeleton")
@@ -322,3 +324,22 @@ def test_check_fails_with_exit_1_on_a_contract_violation(
     assert main(["scenario", "check", str(write(tmp_path, text))]) == 1
     out = capsys.readouterr().out
     assert "FAIL say then extract: the scenario hears its own users" in out
+
+
+def test_llm_users_are_told_the_user_side_and_not_the_gold(tmp_path: Path) -> None:
+    text = TEXT.replace(
+        "  withholds: [diet]",
+        "  withholds: [diet]\n  knows: [area, party_size, day, outside, diet]",
+    )
+    scenario = load_scenario_file(write(tmp_path, text))
+    profile = scenario.sample_profile(np.random.default_rng(1))
+    rp = role_play(scenario)
+    for style in PROMPT_STYLES:
+        prompt = system_prompt(rp, style, "Alex", profile, scenario.fields, Traits())
+        assert "books for friends and family" in prompt and "want a table this year" in prompt
+        assert "mention your dietary needs unless" in prompt or "their dietary needs" in prompt
+        assert f"party size: {profile['party_size']} people" in prompt
+        assert "gold" not in prompt
+    readback = next(a for a in scenario.acts if a.kind == "confirm")
+    said = scenario.render_act(readback, None, dict(profile))
+    assert scenario.extract(said, scenario.empty_record(), None) == profile
