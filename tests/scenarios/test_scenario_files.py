@@ -217,6 +217,27 @@ BAD: list[tuple[str, str, str, str | None, str]] = [
         "persona: missing key 'hang_up'",
     ),
     (
+        "a placeholder with a format spec",
+        '"For {v} people."',
+        '"For {v:>999999999} people."',
+        None,
+        "fields.party_size.say.0: unknown placeholder {v:>999999999}",
+    ),
+    (
+        "a number range beyond what can be drawn",
+        "range: [1, 8]",
+        "range: [1, 100000000000000000000]",
+        None,
+        "fields.party_size.range.1: Input should be less than or equal to 1000000000",
+    ),
+    (
+        "a vocabulary item with no letters",
+        '"nut allergy|nuts"]',
+        '"nut allergy|nuts", "!!!"]',
+        None,
+        "fields.diet.vocabulary: an item or alias has no letters or digits",
+    ),
+    (
         "no act closes the call",
         '  - {id: close.plain, kind: close, text: "Your table is booked. Thank you, goodbye!"}\n',
         "",

@@ -190,10 +190,15 @@ def canonical_value(f: FieldSpec, value: object) -> Value:
 
 
 def _placeholders(text: str) -> set[str]:
+    """The placeholders of a template; a format spec or conversion is a problem of its own (a
+    width of a billion would make every line a gigabyte)."""
     try:
-        return {name for _, name, _, _ in string.Formatter().parse(text) if name is not None}
+        parts = [(n, spec, conv) for _, n, spec, conv in string.Formatter().parse(text) if n]
     except ValueError:
         return {"unbalanced braces"}
+    return {
+        n + (f"!{conv}" if conv else "") + (f":{spec}" if spec else "") for n, spec, conv in parts
+    }
 
 
 def _holds(text: str, cues: tuple[str, ...]) -> bool:

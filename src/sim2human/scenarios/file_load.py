@@ -86,6 +86,8 @@ def load_vocabularies(spec: ScenarioFile, path: Path, lines: Lines) -> dict[str,
         if len(vocab.canonical) > MAX_VOCABULARY:
             raise lines.error(at, f"{len(vocab.canonical)} items, above {MAX_VOCABULARY}")
         out[name] = _with_aliases(vocab, getattr(f, "aliases", {}))
+        if "" in out[name].aliases:  # the finder looks names up by their first word
+            raise lines.error(at, "an item or alias has no letters or digits")
     return out
 
 

@@ -23,6 +23,8 @@ Lines = Annotated[tuple[Text, ...], Field(min_length=1, max_length=200)]
 Id = Annotated[str, Field(min_length=1, max_length=100, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")]
 Name = Annotated[str, Field(min_length=1, max_length=100, pattern=r"^[a-z][a-z0-9_]*$")]
 """A field's name: lower case, digits and underscores (it is a key of every profile)."""
+Bound = Annotated[int, Field(ge=-(10**9), le=10**9)]
+"""A number field's values stay well inside what numpy draws (int64)."""
 Vocabulary = tuple[Text, ...] | Text
 """Inline items (``canonical|alias|...``), or a vocabulary file's path relative to the YAML."""
 
@@ -56,11 +58,11 @@ class CategoryField(FieldBase):
 
 class NumberField(FieldBase):
     kind: Literal["number"]
-    range: tuple[int, int]
+    range: tuple[Bound, Bound]
     """Whole numbers from low to high, both included."""
     unit: Text | None = None
     """A number followed by this word (or its plural) is this field's, asked for or not."""
-    weights: dict[int, Annotated[float, Field(ge=0)]] | None = None
+    weights: dict[Bound, Annotated[float, Field(ge=0)]] | None = None
 
 
 class DateField(FieldBase):
