@@ -16,6 +16,7 @@ from sim2human.agents.scripted import ScriptedAgent
 from sim2human.cli.app import main
 from sim2human.experiments.config import load_study
 from sim2human.experiments.world import StudyWorld
+from sim2human.integrations.gym import make_env
 from sim2human.rollout.conversation import Job
 from sim2human.rollout.play import play
 from sim2human.scenarios.catalog import get_scenario, known_scenario
@@ -141,7 +142,7 @@ def test_a_yaml_scenario_outside_the_package_runs_a_study_end_to_end(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """The issue's test: a scenario written only as a YAML file in a temporary folder:
-    ``scenario check``, a tiny study, its report and its diagnosis."""
+    ``scenario check``, a tiny study, its report, its diagnosis, an export, the gym env."""
     path = scenario_file(tmp_path / "tasks")
     assert main(["scenario", "check", str(path)]) == 0
     out = tmp_path / "run"
@@ -154,4 +155,12 @@ def test_a_yaml_scenario_outside_the_package_runs_a_study_end_to_end(
     assert main(["report", str(out)]) == 0
     assert "booking.yaml" in (out / "report.md").read_text()
     assert main(["diagnose", str(out)]) == 0
+    assert main(["export", str(out), "--format", "sb3-buffer", "--out", str(tmp_path / "b")]) == 0
+    env = make_env(study, condition="ensemble-uniform")
+    assert env.act_ids[0] == "greet.plain"
+    env.reset(seed=0)
+    for act in ("greet.plain", "ask.area.plain", "close.plain"):
+        *_, term, _, info = env.step(env.act_ids.index(act))
+    assert term and info["gold"] == 0.0  # closed before most fields were asked
+    assert info["termination"] == "completed"
     capsys.readouterr()
