@@ -156,6 +156,9 @@ def test_a_yaml_scenario_outside_the_package_runs_a_study_end_to_end(
     assert "booking.yaml" in (out / "report.md").read_text()
     assert main(["diagnose", str(out)]) == 0
     assert main(["export", str(out), "--format", "sb3-buffer", "--out", str(tmp_path / "b")]) == 0
+    assert main(["export", str(out), "--format", "openai-chat", "--out", str(tmp_path / "c")]) == 0
+    first = json.loads((tmp_path / "c").read_text().splitlines()[0])["messages"][0]
+    assert first["role"] == "system" and first["content"].startswith("You are Host")
     env = make_env(study, condition="ensemble-uniform")
     assert env.act_ids[0] == "greet.plain"
     env.reset(seed=0)
