@@ -89,6 +89,14 @@ def test_a_file_beside_the_study_is_stored_absolute(tmp_path: Path) -> None:
     assert known_scenario(cfg.scenario) == cfg.scenario  # a stored reference resolves again
 
 
+def test_quick_overrides_name_a_file_beside_the_study_too(tmp_path: Path) -> None:
+    scenario_file(tmp_path / "tasks")
+    path = study_file(tmp_path, "intake", quick={"scenario": "tasks/booking.yaml"})
+    assert load_study(path).scenario == "intake"
+    cfg = load_study(path, quick=True)
+    assert cfg.scenario == str((tmp_path / "tasks" / "booking.yaml").resolve())
+
+
 def test_a_python_class_is_known_by_module_and_name(my_tasks: Path) -> None:
     assert known_scenario("my_tasks:Pizza") == "my_tasks:Pizza"
     pizza = get_scenario("my_tasks:Pizza")

@@ -324,11 +324,15 @@ def load_study(path: Path, *, quick: bool = False) -> StudyConfig:
 
 
 def _scenario_beside(raw: dict[str, Any], path: Path) -> dict[str, Any]:
-    """A scenario file named by a relative path is the one next to the study file."""
+    """A scenario file named by a relative path is the one next to the study file (in the
+    study and in its ``quick`` overrides)."""
+    out = dict(raw)
     ref = raw.get("scenario")
     if isinstance(ref, str) and is_path(ref) and not Path(ref).expanduser().is_absolute():
-        return {**raw, "scenario": str(path.parent / ref)}
-    return raw
+        out["scenario"] = str(path.parent / ref)
+    if isinstance(quick := raw.get("quick"), dict):
+        out["quick"] = _scenario_beside(quick, path)
+    return out
 
 
 def check_cache(cfg: StudyConfig, where: str = "study") -> None:
