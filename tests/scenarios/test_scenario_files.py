@@ -324,7 +324,7 @@ def test_scenario_new_writes_a_skeleton_that_passes_check(
     assert main(["scenario", "check", str(out / "repair-desk.yaml")]) == 0
     printed = capsys.readouterr().out
     assert "scenario repair-desk: every check passed" in printed and "FAIL" not in printed
-    assert "reference agent scripted: every check passed" in printed
+    assert "agent reference agent on repair-desk: every check passed" in printed
     assert main(["scenario", "new", "repair-desk", "--out", str(out)]) == 2
     assert "already exists; nothing written" in capsys.readouterr().err
 

@@ -11,9 +11,11 @@ from collections.abc import Callable
 from sim2human.scenarios import refs
 from sim2human.scenarios.base import Scenario
 from sim2human.scenarios.intake.scenario import IntakeScenario
+from sim2human.scenarios.pizza import PizzaScenario
 
 SCENARIOS: dict[str, Callable[[], Scenario]] = {
     "intake": IntakeScenario,
+    "pizza": PizzaScenario,
 }
 
 

@@ -212,8 +212,7 @@ class Family(FrozenConfig):
         likes = rng.random(len(tastes)) < 0.5  # liked or disliked with equal chance
         liked = [p for p, like in zip(tastes, likes, strict=True) if like]
         disliked = [p for p, like in zip(tastes, likes, strict=True) if not like]
-        triggers = [t for t in pool.triggers if t not in tastes]
-        trigger = str(rng.choice(triggers)) if rng.random() < self.trigger_prob else None
+        trigger = _trigger(rng, [t for t in pool.triggers if t not in tastes], self.trigger_prob)
         traits = Traits(
             cooperativeness=u(self.cooperativeness),
             verbosity=u(self.verbosity),
@@ -235,6 +234,15 @@ class Family(FrozenConfig):
             ),
         )
         return SimulatorSpec(id=f"{self.name}-{seed}", family=self.name, traits=traits, seed=seed)
+
+
+def _trigger(rng: np.random.Generator, triggers: Sequence[str], prob: float) -> str | None:
+    """A trigger drawn with probability ``prob``, or None; None when there is nothing to draw
+    (a scenario without style phrasings). The coin is tossed either way, so the draws after it
+    are the same whatever the pool holds."""
+    if rng.random() >= prob or not triggers:
+        return None
+    return str(rng.choice(triggers))
 
 
 class SyncAsAsync:
