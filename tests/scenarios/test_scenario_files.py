@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from sim2human.agents.scripted import Plan
 from sim2human.cli.app import main
 from sim2human.errors import ConfigError
 from sim2human.scenarios.file_load import load_scenario_file
@@ -238,6 +239,13 @@ BAD: list[tuple[str, str, str, str | None, str]] = [
         "fields.diet.vocabulary: an item or alias has no letters or digits",
     ),
     (
+        "a reference act of the wrong kind",
+        "  name: Host\n",
+        "  name: Host\nreference: {close: greet.plain}\n",
+        "reference:",
+        "reference.close: act 'greet.plain' is a 'greet', not 'close'",
+    ),
+    (
         "no act closes the call",
         '  - {id: close.plain, kind: close, text: "Your table is booked. Thank you, goodbye!"}\n',
         "",
@@ -364,3 +372,10 @@ def test_llm_users_are_told_the_user_side_and_not_the_gold(tmp_path: Path) -> No
     readback = next(a for a in scenario.acts if a.kind == "confirm")
     said = scenario.render_act(readback, None, dict(profile))
     assert scenario.extract(said, scenario.empty_record(), None) == profile
+
+
+def test_the_file_names_the_reference_agents_acts(tmp_path: Path) -> None:
+    text = TEXT.replace("  name: Host\n", "  name: Host\nreference: {greet: greet.short}\n")
+    scenario = load_scenario_file(write(tmp_path, text))
+    assert Plan.of(scenario).greet == next(a for a in scenario.acts if a.id == "greet.short")
+    assert Plan.of(load_scenario_file(write(tmp_path, TEXT))).greet.id == "greet.plain"

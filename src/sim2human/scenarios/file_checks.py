@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from datetime import date
 
 from sim2human.scenarios.files import (
+    ROLE_KINDS,
     CategoryField,
     DateField,
     FieldSpec,
@@ -61,6 +62,12 @@ def _name_problems(spec: ScenarioFile) -> Iterator[Problem]:
     if spec.persona.opening_field in spec.user.withholds:
         yield ("persona", "opening_field"), "a withheld field is never said unasked"
     acts = {a.id: a.kind for a in spec.acts}
+    for role, act_id in spec.reference.items():
+        kind = ROLE_KINDS.get(role, role)
+        if act_id not in acts:
+            yield ("reference", role), f"unknown act {act_id!r} (acts: {', '.join(acts)})"
+        elif acts[act_id] != kind:
+            yield ("reference", role), f"act {act_id!r} is a {acts[act_id]!r}, not {kind!r}"
     for group in ("liked", "triggers"):
         for i, act_id in enumerate(getattr(spec.quirks, group)):
             if act_id not in acts:

@@ -67,6 +67,11 @@ class FileScenario(SlotFilling):
         labels = {n: r.label for n, r in self.readers.items()}
         return build_voice(self.spec, labels, self.fact)
 
+    @property
+    def reference_plan(self) -> dict[str, str]:
+        """The reference agent's acts the file names (``reference``: role -> act id)."""
+        return {str(role): act for role, act in self.spec.reference.items()}
+
     @cached_property
     def quirk_pool(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
         """(liked, trigger) phrasings for members' quirks: the texts of ``quirks``' acts."""

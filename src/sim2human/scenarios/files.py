@@ -186,6 +186,12 @@ class AgentSide(FrozenConfig):
     """Default: one written from the fields' labels."""
 
 
+Role = Literal["greet", "clarify", "repeat", "prompt", "confirm", "close"]
+"""What the reference agent says besides asks (``agents.scripted.ROLES``)."""
+ROLE_KINDS: dict[str, str] = {"repeat": "clarify"}
+"""The act kind a role takes where it is not the role's own name."""
+
+
 class ScenarioFile(FrozenConfig):
     schema_version: int
     name: Id
@@ -199,3 +205,6 @@ class ScenarioFile(FrozenConfig):
     persona: Persona
     quirks: Quirks
     agent: AgentSide = AgentSide()
+    reference: dict[Role, Id] = Field(default_factory=dict)
+    """The reference agent's act for a role, where the first act of its kind is not the one
+    (``repeat``: the clarification said after silence; default the last clarify act)."""
