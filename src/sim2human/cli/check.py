@@ -1,8 +1,10 @@
 """``sim2human check MODULE:NAME``: the contract checks (``sim2human.checks``) on your own piece.
 
 NAME is a class or a function that makes one: called with no arguments, or with the scenario,
-or (a simulator) with a spec and the scenario, whichever it takes. Exit 0 when every check
-passes, 1 on a violation, 2 when NAME cannot be found or made.
+or (a simulator) with a spec and the scenario, whichever it takes. A scenario gets its own checks
+and every persona family, simulator kind and the reference agent on it (``checks.crossing``), so
+what would crash a study on it fails here. Exit 0 when every check passes, 1 on a violation, 2
+when NAME cannot be found or made.
 """
 
 from __future__ import annotations
