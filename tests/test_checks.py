@@ -5,18 +5,21 @@ from __future__ import annotations
 import random
 import textwrap
 from pathlib import Path
+from typing import ClassVar
 
 import numpy as np
 import pytest
 
 from aci_data import aci_env, needs_aci
 from sim2human.agents.policy import PolicyAgent
-from sim2human.agents.scripted import ScriptedAgent
+from sim2human.agents.scripted import Plan, ScriptedAgent
 from sim2human.checks import check_agent, check_sampler, check_scenario, check_simulator
+from sim2human.checks.crossing import check_everything
 from sim2human.cli.app import main
 from sim2human.ensemble import Ensemble
 from sim2human.rollout.checks import solvability
 from sim2human.samplers.build import SAMPLERS, build_sampler
+from sim2human.scenarios.catalog import SCENARIOS
 from sim2human.scenarios.intake.scenario import IntakeScenario
 from sim2human.simulators import build_simulator
 from sim2human.simulators.base import QuirkPool, SimulatorSpec, UserTurn
@@ -208,3 +211,65 @@ def test_scripted_spec_is_a_plain_member() -> None:
     user.start({"size": "large", "topping": "cheese", "mode": "pickup"}, np.random.default_rng(0))
     user.reply("What size would you like?")
     assert user.satisfaction() == pytest.approx(1 / 3)
+
+
+# --------------------------------------------------- every piece on every registered scenario
+
+
+class BareScenario(TinyScenario):
+    """Asks and a close only: no greeting, clarification, prompt or read-back to say."""
+
+    acts = tuple(a for a in TinyScenario.acts if a.kind in ("ask", "close"))
+
+
+class NamedPlanScenario(TinyScenario):
+    """Names the scripted agent's read-back itself, wrongly (no act has that id)."""
+
+    reference_plan: ClassVar[dict[str, str]] = {"confirm": "confirm.readback"}
+
+
+@pytest.mark.parametrize(
+    "scenario",
+    [*(make() for make in SCENARIOS.values()), BareScenario()],
+    ids=[*SCENARIOS, "bare"],
+)
+def test_every_piece_passes_on_every_registered_scenario(scenario: object) -> None:
+    """Every persona family, every kind that plays without a person or a network, and the
+    reference agent, on each scenario (pizza's family draws and scripted agent crashed)."""
+    reports = check_everything(scenario)
+    assert all(r.ok for r in reports), "\n".join(line for r in reports for line in r.lines())
+    families = {r.subject.split(" on ")[0] for r in reports if r.kind == "family"}
+    assert families == set(FAMILIES) - set(REPLAY_FAMILIES)
+    assert any(r.kind == "agent" and r.findings for r in reports)
+
+
+def test_the_scripted_agent_reads_intakes_plan_off_its_acts(scenario: IntakeScenario) -> None:
+    """The plan by kind picks the acts the agent always said on intake (its episodes stay)."""
+    plan = Plan.of(scenario)
+    said = [plan.greet, plan.clarify, plan.repeat, plan.prompt, plan.confirm, plan.close]
+    assert [a.id for a in said if a is not None] == [
+        "greet.plain",
+        "clarify.simple",
+        "clarify.repeat",
+        "prompt.silence",
+        "confirm.readback",
+        "close.plain",
+    ]
+    assert {f: a.id for f, a in plan.ask.items()} == {f: f"ask.{f}.plain" for f in scenario.fields}
+
+
+def test_a_bad_reference_plan_is_caught() -> None:
+    reports = check_everything(NamedPlanScenario())
+    agent = next(r for r in reports if r.kind == "agent")
+    assert failed(agent) == ["the scenario gives a reference agent"]
+    assert "no act 'confirm.readback'" in agent.findings[0].detail
+
+
+def test_the_command_checks_every_piece_on_a_scenario(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["check", "sim2human.testing:TinyScenario"]) == 0
+    out = capsys.readouterr().out
+    assert "family cooperative on pizza: every check passed" in out
+    assert "agent reference agent on pizza: every check passed" in out
+    assert "skip llm: needs a chat endpoint" in out

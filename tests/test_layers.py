@@ -36,6 +36,14 @@ LAYERS: dict[str, int] = {
     "sim2human.corpora": 1,
     "sim2human.llm": 1,
     "sim2human.scenarios": 1,
+    "sim2human.scenarios.files": 1,  # scenario files: schema, lines, checks, loading, refs
+    "sim2human.scenarios.loading": 1,
+    "sim2human.scenarios.file_checks": 1,
+    "sim2human.scenarios.file_reading": 1,
+    "sim2human.scenarios.file_voice": 1,
+    "sim2human.scenarios.file_scenario": 1,
+    "sim2human.scenarios.file_load": 1,
+    "sim2human.scenarios.refs": 1,
     # L2 who plays the user, who plays the agent
     "sim2human.simulators": 2,
     "sim2human.agents": 2,

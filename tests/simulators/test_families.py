@@ -46,3 +46,21 @@ def test_a_signed_zero_in_a_family_range_samples_like_zero() -> None:
 def test_bad_family_entries_are_one_clear_error(text: str, message: str) -> None:
     with pytest.raises(UsageError, match=message):
         load_families(text, Path("families.yaml"))
+
+
+@pytest.mark.parametrize("name", sorted(FAMILIES))
+def test_a_pool_without_triggers_draws_no_trigger_and_the_same_member(name: str) -> None:
+    """A scenario with no style acts has no trigger phrasing: members draw none (this raised
+    'a cannot be empty' for every family), and every other trait is the draw a pool with
+    triggers gives (the trigger's coin is tossed either way)."""
+    with_triggers = QuirkPool(liked=("hello",), triggers=("you're in good hands",))
+    without = QuirkPool(liked=("hello",), triggers=())
+    for seed in range(6):
+        a = FAMILIES[name].sample(seed, with_triggers)
+        b = FAMILIES[name].sample(seed, without)
+        assert b.traits.quirks.trigger is None
+        assert b.traits.model_copy(
+            update={"quirks": b.traits.quirks.model_copy(update={"trigger": None})}
+        ) == a.traits.model_copy(
+            update={"quirks": a.traits.quirks.model_copy(update={"trigger": None})}
+        )

@@ -2,16 +2,90 @@
 
 Greets, asks each missing field in plain words, clarifies on confusion, re-prompts after silence,
 reads the record back once, and closes when everything is filled (or asking again is hopeless).
+
+It knows no scenario's act ids: its plan (``Plan``) picks acts from the inventory by kind and
+field, so it plays any slot-filling scenario. A scenario whose acts it cannot read that way names
+them itself (a ``reference_plan`` member: role -> act id), and a scenario of another shape
+supplies its own reference agent (``reference_agent()``, see ``reference_agent`` below).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
 
-from sim2human.agents.base import AgentTurn, Observation
+from sim2human.agents.base import Agent, AgentTurn, Observation
+from sim2human.errors import UsageError
 from sim2human.scenarios.base import Act, Scenario
 
 MAX_ASKS = 3
+ROLES = ("greet", "clarify", "repeat", "prompt", "confirm", "close")
+"""What the plan says besides asks: a greeting, a clarification after confusion, a repeat of the
+last question after silence, a prompt after silence with no question pending, the read-back and
+the close."""
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The acts the scripted agent says: by role, and the plain ask of each field."""
+
+    ask: Mapping[str, Act]
+    greet: Act | None
+    clarify: Act | None
+    repeat: Act | None
+    prompt: Act | None
+    confirm: Act | None
+    close: Act
+
+    @classmethod
+    def of(cls, scenario: Scenario) -> Plan:
+        """The plan read off the acts: for each role the first act of its kind (plain style
+        first), the repeat the last clarification; ``reference_plan`` overrides by id."""
+        acts = scenario.acts
+        by_role = {
+            "greet": _first(acts, "greet"),
+            "clarify": _first(acts, "clarify"),
+            "repeat": _last(acts, "clarify"),
+            "prompt": _first(acts, "prompt"),
+            "confirm": _first(acts, "confirm"),
+            "close": _first(acts, "close"),
+        }
+        if isinstance(scenario, NamesItsPlan):
+            by_role.update(_named(scenario, scenario.reference_plan))
+        close = by_role.pop("close")
+        if close is None:
+            raise UsageError(f"scenario {scenario.name!r}: no act closes the call")
+        asks = {a.field: a for a in reversed(acts) if a.kind == "ask" and a.field is not None}
+        plain = {
+            a.field: a
+            for a in reversed(acts)
+            if a.kind == "ask" and a.field is not None and a.style == "plain"
+        }
+        return cls(ask={**asks, **plain}, close=close, **by_role)
+
+
+@runtime_checkable
+class NamesItsPlan(Protocol):
+    """A scenario that names the scripted agent's acts itself (role -> act id, any of
+    ``ROLES``; the roles it leaves out are read off its acts by kind)."""
+
+    @property
+    def reference_plan(self) -> Mapping[str, str]: ...
+
+
+@runtime_checkable
+class HasReferenceAgent(Protocol):
+    """A scenario that supplies its own reference agent (one of another shape than slot filling)."""
+
+    def reference_agent(self) -> Agent: ...
+
+
+def reference_agent(scenario: object) -> Agent:
+    """The scenario's reference agent: its own if it supplies one, else the scripted agent."""
+    if isinstance(scenario, HasReferenceAgent):
+        return scenario.reference_agent()
+    return ScriptedAgent(scenario)  # type: ignore[arg-type]
 
 
 class ScriptedAgent:
@@ -19,40 +93,70 @@ class ScriptedAgent:
 
     def __init__(self, scenario: Scenario) -> None:
         self.scenario = scenario
-        self.by_id = {a.id: a for a in scenario.acts}
-        self.ask = {
-            a.field: a for a in reversed(scenario.acts) if a.kind == "ask" and a.style == "plain"
-        }
+        self.plan = Plan.of(scenario)
 
     def act(self, observations: Sequence[Observation]) -> list[AgentTurn]:
         return [self._one(o) for o in observations]
 
     def _one(self, obs: Observation) -> AgentTurn:
-        asked = dict(obs.asked)
-        if obs.turn == 0:
-            return self._say("greet.plain", obs)
-        if obs.signals.confused:
-            return self._say("clarify.simple", obs)
+        plan = self.plan
+        if obs.turn == 0 and plan.greet is not None:
+            return self._say(plan.greet, obs)
+        if obs.signals.confused and (act := plan.clarify or self._again(obs)) is not None:
+            return self._say(act, obs)
         if obs.signals.silent:
-            return (
-                self._say("clarify.repeat", obs)
-                if obs.last_field
-                else self._say("prompt.silence", obs)
-            )
+            act = plan.repeat if obs.last_field else plan.prompt
+            if (act := act or self._again(obs) or plan.prompt) is not None:
+                return self._say(act, obs)
+        asked = dict(obs.asked)
         missing = [
-            f for f in self.scenario.fields if obs.record[f] is None and asked.get(f, 0) < MAX_ASKS
+            f
+            for f in self.scenario.fields
+            if obs.record[f] is None and asked.get(f, 0) < MAX_ASKS and f in plan.ask
         ]
         if missing and obs.turn < obs.max_turns - 2:
-            return self._say(self.ask[missing[0]].id, obs)
-        if "confirm.readback" not in obs.history and obs.turn < obs.max_turns - 1:
-            return self._say("confirm.readback", obs)
-        return self._say("close.plain", obs)
+            return self._say(plan.ask[missing[0]], obs)
+        confirm = plan.confirm
+        if confirm is not None and confirm.id not in obs.history and obs.turn < obs.max_turns - 1:
+            return self._say(confirm, obs)
+        return self._say(plan.close, obs)
 
-    def _say(self, act_id: str, obs: Observation) -> AgentTurn:
-        act: Act = self.by_id[act_id]
+    def _again(self, obs: Observation) -> Act | None:
+        """The last question asked again (a scenario with no clarify or prompt act)."""
+        return self.plan.ask.get(obs.last_field) if obs.last_field is not None else None
+
+    def _say(self, act: Act, obs: Observation) -> AgentTurn:
         text = self.scenario.render_act(act, obs.last_field, obs.record)
         return AgentTurn(
             text=text,
             act=act.id,
             field=act.field or (obs.last_field if act.kind == "clarify" else None),
         )
+
+
+def _first(acts: Sequence[Act], kind: str) -> Act | None:
+    """The first act of ``kind`` in plain style, else the first of any style."""
+    of_kind = [a for a in acts if a.kind == kind]
+    return next((a for a in of_kind if a.style == "plain"), of_kind[0] if of_kind else None)
+
+
+def _last(acts: Sequence[Act], kind: str) -> Act | None:
+    of_kind = [a for a in acts if a.kind == kind]
+    return of_kind[-1] if of_kind else None
+
+
+def _named(scenario: Scenario, plan: Mapping[str, str]) -> dict[str, Act | None]:
+    by_id = {a.id: a for a in scenario.acts}
+    out: dict[str, Act | None] = {}
+    for role, act_id in plan.items():
+        if role not in ROLES:
+            known = ", ".join(ROLES)
+            raise UsageError(
+                f"scenario {scenario.name!r}: reference_plan role {role!r} (known: {known})"
+            )
+        if act_id not in by_id:
+            raise UsageError(
+                f"scenario {scenario.name!r}: reference_plan {role}: no act {act_id!r}"
+            )
+        out[role] = by_id[act_id]
+    return out

@@ -11,6 +11,8 @@ class Finding:
     check: str
     ok: bool
     detail: str = ""
+    skipped: bool = False
+    """Not run, for the reason in ``detail`` (it counts as no violation)."""
 
 
 @dataclass
@@ -36,14 +38,21 @@ class CheckReport:
             problem = f"raised {type(err).__name__}: {err}"
         self.findings.append(Finding(check, problem is None, problem or ""))
 
+    def skip(self, check: str, why: str) -> None:
+        """Record ``check`` as not run here, and why (say, it needs a network)."""
+        self.findings.append(Finding(check, True, why, skipped=True))
+
     def lines(self) -> list[str]:
         head = f"{self.kind} {self.subject}: " + (
             "every check passed" if self.ok else f"{len(self.violations())} violation(s)"
         )
         return [head] + [
-            f"  {'ok  ' if f.ok else 'FAIL'} {f.check}" + (f": {f.detail}" if f.detail else "")
-            for f in self.findings
+            f"  {_mark(f)} {f.check}" + (f": {f.detail}" if f.detail else "") for f in self.findings
         ]
+
+
+def _mark(f: Finding) -> str:
+    return "skip" if f.skipped else "ok  " if f.ok else "FAIL"
 
 
 def expect(condition: object, problem: str) -> str | None:

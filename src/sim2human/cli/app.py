@@ -23,6 +23,7 @@ from sim2human.cli.fidelity import fidelity
 from sim2human.cli.human import human_app
 from sim2human.cli.model import model_app
 from sim2human.cli.report import report
+from sim2human.cli.scenario import scenario_app
 from sim2human.cli.signals import interrupt_code, sigterm_as_interrupt
 from sim2human.cli.stress import stress as stress_command
 from sim2human.cli.view import compare, view
@@ -43,6 +44,7 @@ app = typer.Typer(
 )
 app.add_typer(model_app, name="model")
 app.add_typer(human_app, name="human")
+app.add_typer(scenario_app, name="scenario")
 app.command("stress")(stress_command)
 app.command("eval-agent")(cli_eval_agent.eval_agent)
 app.command()(report)
@@ -275,7 +277,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(getattr(err, "exit_code", 2))
     except Sim2HumanError as err:
         shown = escape(redact(str(err)))  # an endpoint's error may quote its key
-        err_console.print(f"[red]error:[/] {shown}", highlight=False, soft_wrap=True)
+        # emoji=False: a message naming "file.yaml:100:" is not an emoji code
+        err_console.print(f"[red]error:[/] {shown}", highlight=False, soft_wrap=True, emoji=False)
         return err.exit_code
     return 0
 

@@ -1,8 +1,10 @@
 """``sim2human check MODULE:NAME``: the contract checks (``sim2human.checks``) on your own piece.
 
 NAME is a class or a function that makes one: called with no arguments, or with the scenario,
-or (a simulator) with a spec and the scenario, whichever it takes. Exit 0 when every check
-passes, 1 on a violation, 2 when NAME cannot be found or made.
+or (a simulator) with a spec and the scenario, whichever it takes. A scenario gets its own checks
+and every persona family, simulator kind and the reference agent on it (``checks.crossing``), so
+what would crash a study on it fails here. Exit 0 when every check passes, 1 on a violation, 2
+when NAME cannot be found or made.
 """
 
 from __future__ import annotations
@@ -17,14 +19,8 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 
-from sim2human.checks import (
-    CheckReport,
-    check_agent,
-    check_sampler,
-    check_scenario,
-    check_simulator,
-    describe,
-)
+from sim2human.checks import CheckReport, check_agent, check_sampler, check_simulator, describe
+from sim2human.checks.crossing import check_everything
 from sim2human.errors import UsageError
 from sim2human.scenarios.base import Scenario
 from sim2human.scenarios.intake.scenario import IntakeScenario
@@ -65,21 +61,24 @@ def factory(obj: Any, scenario: Scenario, spec: SimulatorSpec) -> Callable[[], A
     raise UsageError(f"{obj!r}: cannot be called with (), (scenario) or (spec, scenario)")
 
 
-def run_checks(obj: Any, scenario: Scenario, max_turns: int) -> CheckReport:
-    pool = QuirkPool.from_acts(scenario.acts)
+def run_checks(obj: Any, scenario: Scenario, max_turns: int) -> list[CheckReport]:
+    """The checks of ``obj``'s seam; a scenario's are its own and every family, kind and the
+    reference agent on it (``checks.crossing``)."""
+    pool = QuirkPool.of(scenario)
     spec = get_family(TRAIN_FAMILIES[0]).sample(0, pool)
     make = factory(obj, scenario, spec)
     sample = make()
     kind = describe(sample)
     if kind == "scenario":
-        return check_scenario(sample)
+        return check_everything(sample, max_turns=max_turns)
     if kind == "simulator":
-        return check_simulator(make, sample.scenario if hasattr(sample, "scenario") else scenario)
+        on = sample.scenario if hasattr(sample, "scenario") else scenario
+        return [check_simulator(make, on)]
     if kind == "agent":
         specs = [get_family(f).sample(0, pool) for f in TRAIN_FAMILIES]
-        return check_agent(sample, scenario, specs, max_turns=max_turns)
+        return [check_agent(sample, scenario, specs, max_turns=max_turns)]
     if kind == "sampler":
-        return check_sampler(make, scenario, max_turns=max_turns)
+        return [check_sampler(make, scenario, max_turns=max_turns)]
     raise UsageError(
         f"{type(sample).__name__}: not a scenario, simulator, agent or sampler "
         "(it has none of their methods)"
@@ -91,10 +90,10 @@ def check(
     max_turns: Annotated[int, typer.Option(min=1, max=200, help="Turns per checked call.")] = 20,
 ) -> None:
     """Run the contract checks on your own scenario, simulator, agent or sampler."""
-    report = run_checks(load_target(target), IntakeScenario(), max_turns)
+    reports = run_checks(load_target(target), IntakeScenario(), max_turns)
     console = Console()
-    for line in report.lines():
+    for line in (line for report in reports for line in report.lines()):
         style = "red" if "FAIL" in line or "violation" in line else None
         console.print(line, style=style, highlight=False, soft_wrap=True)
-    if not report.ok:
+    if not all(report.ok for report in reports):
         raise typer.Exit(1)

@@ -23,6 +23,7 @@ from sim2human.judging import JudgingConfig
 from sim2human.llm.runtime import LLMSettings
 from sim2human.samplers.build import known_sampler, sampler_args
 from sim2human.scenarios.catalog import known_scenario
+from sim2human.scenarios.refs import is_path
 from sim2human.simulators.base import MAX_TEMPERATURE, LLMParams
 from sim2human.simulators.families import FAMILIES
 from sim2human.simulators.human_replay import HumanReplayMembers
@@ -225,7 +226,9 @@ class EvalConfig(FrozenConfig):
 class StudyConfig(FrozenConfig):
     name: Name = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
     scenario: str = "intake"
-    """A name in ``scenarios.catalog.SCENARIOS``."""
+    """A name in ``scenarios.catalog.SCENARIOS``, a scenario file's path (relative to the study
+    file; stored absolute), ``module:Name`` of a Python scenario class, or a packaged scenario's
+    entry-point name (``scenarios.refs``)."""
     seeds: tuple[Seed, ...] = Field(min_length=1, max_length=1000)
     train: PPOConfig = PPOConfig()
     ensemble: EnsembleConfig = EnsembleConfig()
@@ -306,6 +309,7 @@ def load_study(path: Path, *, quick: bool = False) -> StudyConfig:
         raise ConfigError(
             f"{path}: a study file must be a mapping of keys, got {type(raw).__name__}"
         )
+    raw = _scenario_beside(raw, path)
     overrides = raw.get("quick") or {}
     if not isinstance(overrides, dict):
         raise ConfigError(f"{path}: 'quick' must be a mapping of overrides")
@@ -317,6 +321,18 @@ def load_study(path: Path, *, quick: bool = False) -> StudyConfig:
             parse_study(_merge(raw, overrides), f"{path}: with its quick overrides")
     check_cache(cfg, str(path))
     return cfg
+
+
+def _scenario_beside(raw: dict[str, Any], path: Path) -> dict[str, Any]:
+    """A scenario file named by a relative path is the one next to the study file (in the
+    study and in its ``quick`` overrides)."""
+    out = dict(raw)
+    ref = raw.get("scenario")
+    if isinstance(ref, str) and is_path(ref) and not Path(ref).expanduser().is_absolute():
+        out["scenario"] = str(path.parent / ref)
+    if isinstance(quick := raw.get("quick"), dict):
+        out["quick"] = _scenario_beside(quick, path)
+    return out
 
 
 def check_cache(cfg: StudyConfig, where: str = "study") -> None:

@@ -51,7 +51,7 @@ class StudyWorld:
         if left_out:
             log.warning(left_out)
         scenario = get_scenario(cfg.scenario)
-        pool = QuirkPool.from_acts(scenario.acts)
+        pool = QuirkPool.of(scenario)
         e = cfg.ensemble
         ensemble = Ensemble.from_families(
             e.train, e.heldout, e.members_per_family, pool, e.seed, e.members

@@ -8,16 +8,19 @@ from collections.abc import Iterable
 from typing import Any
 
 from sim2human.errors import UsageError
-from sim2human.scenarios.catalog import SCENARIOS
+from sim2human.scenarios.catalog import get_scenario
 from sim2human.types import Episode, Turn
 
 Message = dict[str, str]
 
 
 def default_prompt(scenario: str) -> str | None:
-    """The default agent system prompt of a scenario (the one ``eval-agent`` uses), if any."""
-    factory = SCENARIOS.get(scenario)
-    agent = factory().voice.agent if factory is not None else None
+    """The default agent system prompt of a scenario (the one ``eval-agent`` uses), if any;
+    ``scenario`` as episodes name it (a registered name, a scenario file, ``module:Name``)."""
+    try:
+        agent = get_scenario(scenario).voice.agent
+    except UsageError:
+        return None
     return agent.system_prompt if agent is not None else None
 
 

@@ -131,7 +131,7 @@ def population(
     """
     cfg = _study(source)
     scenario = get_scenario(cfg.scenario if cfg is not None else "intake")
-    pool = QuirkPool.from_acts(scenario.acts)
+    pool = QuirkPool.of(scenario)
     ensemble = source if isinstance(source, Ensemble) else _ensemble(cfg, pool)
     if cfg is not None and not isinstance(source, Ensemble):
         max_turns = max_turns or cfg.train.max_turns

@@ -8,7 +8,7 @@ from typing import Literal, Protocol, runtime_checkable
 import numpy as np
 from pydantic import Field, model_validator
 
-from sim2human.scenarios.base import Act
+from sim2human.scenarios.base import Act, Scenario
 from sim2human.types import Episode, Frozen, FrozenConfig, Profile, Range
 
 Emotion = Literal["calm", "anxious", "irritated"]
@@ -159,6 +159,16 @@ class QuirkPool(FrozenConfig):
         liked = tuple(a.text for a in acts if a.kind in ("greet", "empathise", "style"))
         return cls(liked=liked, triggers=tuple(a.text for a in acts if a.kind == "style"))
 
+    @classmethod
+    def of(cls, scenario: Scenario) -> QuirkPool:
+        """The scenario's own pool where it declares one (``quirk_pool``: liked and trigger
+        phrasings, as a scenario file's ``quirks`` do), else the one ``from_acts`` draws."""
+        declared = getattr(scenario, "quirk_pool", None)
+        if declared is not None:
+            liked, triggers = declared
+            return cls(liked=tuple(liked), triggers=tuple(triggers))
+        return cls.from_acts(scenario.acts)
+
 
 class Family(FrozenConfig):
     """A distribution over traits; ``sample`` draws one simulator spec."""
@@ -202,8 +212,7 @@ class Family(FrozenConfig):
         likes = rng.random(len(tastes)) < 0.5  # liked or disliked with equal chance
         liked = [p for p, like in zip(tastes, likes, strict=True) if like]
         disliked = [p for p, like in zip(tastes, likes, strict=True) if not like]
-        triggers = [t for t in pool.triggers if t not in tastes]
-        trigger = str(rng.choice(triggers)) if rng.random() < self.trigger_prob else None
+        trigger = _trigger(rng, [t for t in pool.triggers if t not in tastes], self.trigger_prob)
         traits = Traits(
             cooperativeness=u(self.cooperativeness),
             verbosity=u(self.verbosity),
@@ -225,6 +234,15 @@ class Family(FrozenConfig):
             ),
         )
         return SimulatorSpec(id=f"{self.name}-{seed}", family=self.name, traits=traits, seed=seed)
+
+
+def _trigger(rng: np.random.Generator, triggers: Sequence[str], prob: float) -> str | None:
+    """A trigger drawn with probability ``prob``, or None; None when there is nothing to draw
+    (a scenario without style phrasings). The coin is tossed either way, so the draws after it
+    are the same whatever the pool holds."""
+    if rng.random() >= prob or not triggers:
+        return None
+    return str(rng.choice(triggers))
 
 
 class SyncAsAsync:

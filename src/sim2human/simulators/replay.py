@@ -118,6 +118,14 @@ class Member:
     closing: int | None
 
 
+def unplayable(scenario: object) -> str | None:
+    """Why replay members cannot play ``scenario`` here (the corpus is ACI-Bench's intake
+    visits), or None when they can."""
+    if not isinstance(scenario, IntakeScenario):
+        return "replay members play the intake scenario only (ACI-Bench's visits)"
+    return aci_bench.missing()
+
+
 def member_for(spec: SimulatorSpec, scenario: Scenario) -> Member:
     if not isinstance(scenario, IntakeScenario):
         raise UsageError(f"simulator {spec.id!r}: replay members play the intake scenario only")

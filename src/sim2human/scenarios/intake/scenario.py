@@ -23,6 +23,9 @@ from sim2human.scenarios.slots import SlotFilling
 from sim2human.scenarios.vocab import Vocab
 from sim2human.types import Profile, Record, Value
 
+DATA = "intake"
+"""Its folder in ``scenarios.data`` (not ``self.name``: a subclass named ``module:Name`` by a
+study, ``scenarios.refs``, reads the same files)."""
 FIELDS = (
     "complaint",
     "onset",
@@ -118,7 +121,7 @@ class IntakeScenario(SlotFilling):
     @cached_property
     def vocab(self) -> dict[str, Vocab]:
         names = {"complaint": "complaints", **LIST_FIELDS}
-        return {f: Vocab.load(self.name, file) for f, file in names.items()}
+        return {f: Vocab.load(DATA, file) for f, file in names.items()}
 
     @cached_property
     def reading(self) -> dict[str, Vocab]:
@@ -127,12 +130,12 @@ class IntakeScenario(SlotFilling):
         callers say (drawn from ``vocab``) stays the same."""
         out = dict(self.vocab)
         for f, file in HEARD.items():
-            out[f] = self.vocab[f].hearing(Vocab.load(self.name, file))
+            out[f] = self.vocab[f].hearing(Vocab.load(DATA, file))
         return out
 
     @cached_property
     def acts(self) -> tuple[Act, ...]:
-        path = resources.files("sim2human.scenarios.data").joinpath(self.name, "acts.yaml")
+        path = resources.files("sim2human.scenarios.data").joinpath(DATA, "acts.yaml")
         return tuple(Act(**row) for row in yaml.safe_load(path.read_text(encoding="utf-8")))
 
     @cached_property

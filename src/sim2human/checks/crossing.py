@@ -1,0 +1,156 @@
+"""Every piece on one scenario: each persona family, each simulator kind and the reference agent,
+crossed with the scenario (what Gymnasium's ``tests/envs/test_envs.py`` does over its registry).
+
+``check_scenario`` asks whether a scenario keeps its own contract; a study needs more: that the
+families can draw members from its acts (a scenario without ``style`` acts once made every draw
+crash), that those members play it, that the reference agent can say its acts (the scripted
+agent once knew intake's act ids only) and solves it. ``check_everything`` runs both, so
+``sim2human check`` on a scenario catches what would crash a study on it. Kinds that need a
+person, a recording or a network are skipped, each with its reason.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from functools import partial
+from typing import Any
+
+from sim2human.agents.scripted import reference_agent
+from sim2human.checks import check_agent, check_simulator
+from sim2human.checks.report import CheckReport, expect
+from sim2human.checks.scenario import check_scenario
+from sim2human.perturb import PERTURBATIONS
+from sim2human.rollout.conversation import Job
+from sim2human.rollout.play import play
+from sim2human.scenarios.base import Scenario
+from sim2human.simulators import KINDS, build_simulator
+from sim2human.simulators.base import Family, QuirkPool, SimulatorSpec
+from sim2human.simulators.families import FAMILIES, HELDOUT_FAMILIES, TRAIN_FAMILIES
+from sim2human.simulators.noise import with_noise
+from sim2human.simulators.replay import REPLAY_FAMILIES, unplayable
+
+MEMBERS = 2
+"""Members drawn per family (seeds 0 and 1: the draws that crashed on a scenario without
+style acts)."""
+MAX_TURNS = 20
+SOLVES = 4
+"""Calls the reference agent plays against a member of the first training family; it must win
+half of them."""
+SKIPPED_KINDS = {
+    "human": "plays a person at a terminal or web page",
+    "human-replay": "replays calls recorded by `sim2human human serve` (a database of sessions)",
+    "llm": "needs a chat endpoint (the contract checks ask no network; a study with llm "
+    "members checks its endpoint before it starts)",
+}
+
+
+def check_everything(scenario: Any, *, max_turns: int = MAX_TURNS) -> list[CheckReport]:
+    """``check_scenario``, then every persona family, every kind and the reference agent on
+    ``scenario`` (the rest still run when the scenario's own checks fail)."""
+    reports = [check_scenario(scenario)]
+    if not reports[0].ok and not all(hasattr(scenario, m) for m in ("acts", "voice")):
+        return reports  # nothing else can run on it
+    pool = QuirkPool.of(scenario)
+    reports += [check_family(name, scenario, pool) for name in persona_families()]
+    reports.append(check_kinds(scenario, pool))
+    reports.append(check_reference(scenario, pool, max_turns))
+    return reports
+
+
+def persona_families() -> list[str]:
+    """The built-in persona families (the replay families are a kind's, ``check_kinds``)."""
+    return [name for name in FAMILIES if name not in REPLAY_FAMILIES]
+
+
+def check_family(name: str, scenario: Scenario, pool: QuirkPool) -> CheckReport:
+    """Members of family ``name`` drawn from the scenario's quirk pool, each through
+    ``check_simulator`` (its findings under the member's id)."""
+    report = CheckReport(f"{name} on {scenario.name}", "family")
+    draws = [partial(FAMILIES[name].sample, k, pool) for k in range(MEMBERS)]
+    for spec in _draw(report, "draws members from the scenario's quirk pool", draws):
+        _absorb(report, spec.id, _simulator_report(spec, scenario))
+    return report
+
+
+def check_kinds(scenario: Scenario, pool: QuirkPool) -> CheckReport:
+    """Each kind of ``simulators.KINDS`` that can play here without a person or a network:
+    persona members with every perturbation at full severity, and replay members where the
+    scenario has a corpus; the others are skipped with their reason."""
+    report = CheckReport(f"simulator kinds on {scenario.name}", "kinds")
+    for kind in KINDS:
+        if kind == "persona":
+            noisy = partial(_noisy, FAMILIES["standard"], pool)
+            for spec in _draw(report, "persona: draws a member at full noise", [noisy]):
+                _absorb(
+                    report, "persona, every perturbation at 1", _simulator_report(spec, scenario)
+                )
+        elif kind == "replay" and (why := unplayable(scenario)) is not None:
+            report.skip("replay", why)
+        elif kind == "replay":
+            draws = [partial(f.sample, 0, pool) for f in REPLAY_FAMILIES.values()]
+            for spec in _draw(report, "replay: draws members", draws):
+                _absorb(report, spec.id, _simulator_report(spec, scenario))
+        else:
+            report.skip(kind, SKIPPED_KINDS.get(kind, "no contract check for this kind yet"))
+    return report
+
+
+def check_reference(scenario: Scenario, pool: QuirkPool, max_turns: int) -> CheckReport:
+    """The reference agent through ``check_agent`` against a member of each default training
+    and held-out family, and its proof that the task is solvable."""
+    report = CheckReport(f"reference agent on {scenario.name}", "agent")
+    made: list[Any] = []
+    report.run(
+        "the scenario gives a reference agent", lambda: made.append(reference_agent(scenario))
+    )
+    draws = [partial(FAMILIES[f].sample, 0, pool) for f in (*TRAIN_FAMILIES, *HELDOUT_FAMILIES)]
+    specs = _draw(report, "draws members to play against", draws)
+    if not made or not specs:
+        return report
+    agent = made[0]
+    _absorb(report, agent.name, check_agent(agent, scenario, specs, max_turns=max_turns))
+    report.run(
+        f"solves at least half of {SOLVES} calls with a {TRAIN_FAMILIES[0]} member",
+        lambda: _solves(agent, specs[0], scenario, max_turns),
+    )
+    return report
+
+
+def _draw(
+    report: CheckReport, check: str, draws: Sequence[Callable[[], SimulatorSpec]]
+) -> list[SimulatorSpec]:
+    """The members ``draws`` give, under the check ``check`` (none when a draw fails)."""
+    specs: list[SimulatorSpec] = []
+    report.run(check, lambda: specs.extend(draw() for draw in draws))
+    return specs if report.findings[-1].ok else []
+
+
+def _noisy(family: Family, pool: QuirkPool) -> SimulatorSpec:
+    return with_noise(family.sample(0, pool), dict.fromkeys(PERTURBATIONS, 1.0))
+
+
+def _solves(agent: Any, spec: SimulatorSpec, scenario: Scenario, max_turns: int) -> str | None:
+    jobs = [Job(spec=spec, seed=k) for k in range(SOLVES)]
+    scores = [e.gold.score for e in play(agent, jobs, scenario, max_turns=max_turns)]
+    return expect(
+        2 * sum(s >= 1.0 for s in scores) >= SOLVES,
+        f"gold scores {[round(s, 2) for s in scores]}: the task looks unsolvable",
+    )
+
+
+def _simulator_report(spec: SimulatorSpec, scenario: Scenario) -> CheckReport:
+    """``check_simulator`` on the member ``spec`` builds, or the one finding why it cannot."""
+    report = CheckReport(spec.id, "simulator")
+    report.run("builds on the scenario", lambda: _builds(spec, scenario))
+    if not report.ok:
+        return report
+    return check_simulator(lambda: build_simulator(spec, scenario), scenario)
+
+
+def _builds(spec: SimulatorSpec, scenario: Scenario) -> None:
+    build_simulator(spec, scenario)
+
+
+def _absorb(report: CheckReport, prefix: str, sub: CheckReport) -> None:
+    report.findings += [replace(f, check=f"{prefix}: {f.check}") for f in sub.findings]

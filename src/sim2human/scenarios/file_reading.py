@@ -1,0 +1,173 @@
+"""How a file scenario reads and says values, by field kind: the generic half of a slot-filling
+scenario that ``intake`` writes by hand.
+
+Reading a line, each field looks for its own value: a category or list item by its vocabulary
+(typo-tolerant, ``scenarios.vocab``), a yes/no by the caller's own yes and no sentences, a number
+by its unit ("4 people") and a date in any spoken form. Numbers without their unit, dates (where
+a scenario has several) and bare yes/no count only where the line answers the field: it was just
+asked, or the same clause names the field (its label or a cue, as in a read-back).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import date
+from functools import cached_property
+
+import numpy as np
+
+from sim2human.scenarios.files import (
+    CategoryField,
+    DateField,
+    FieldSpec,
+    ListField,
+    NumberField,
+    YesNoField,
+)
+from sim2human.scenarios.intake import parsing
+from sim2human.scenarios.vocab import Vocab, words
+from sim2human.types import Value
+
+_CLAUSES = re.compile(r"[.;!?\n]|\bbut\b")
+_NUMBER_WORDS = {k: v for k, v in parsing.NUMBER_WORDS.items() if k not in ("no", "a", "an")}
+_NUMBER = r"(\d+|" + "|".join(sorted(_NUMBER_WORDS, key=len, reverse=True)) + r")"
+_SPOKEN = {v: k for k, v in _NUMBER_WORDS.items() if k not in ("couple", "few")}
+_DENIAL = re.compile(r"\b(no|none|nothing|not|never)\b")
+
+
+def n_forms(capacity: float, n: int) -> int:
+    """How many of ``n`` forms (most common first) a caller of ``capacity`` uses."""
+    return 1 + round(capacity * (n - 1))
+
+
+@dataclass(frozen=True)
+class FieldReader:
+    """One field's reading and speech."""
+
+    name: str
+    spec: FieldSpec
+    vocab: Vocab | None
+    label: str
+    alone: bool
+    """The only field of its kind (a date read anywhere is this one's)."""
+
+    @cached_property
+    def mentions(self) -> tuple[str, ...]:
+        return tuple(c.lower() for c in (*self.spec.cues, self.label))
+
+    def read(self, text: str, expecting: bool) -> Value | None:
+        """The value ``text`` states for this field, if it states one."""
+        low = text.lower()
+        f = self.spec
+        if isinstance(f, CategoryField) and self.vocab is not None:
+            found = self.vocab.find(low)
+            return found[0] if found else None
+        if isinstance(f, ListField):
+            return self._items(low, expecting)
+        if isinstance(f, YesNoField):
+            return self._yes_no(low, expecting)
+        clauses = [c for c in _CLAUSES.split(low) if c.strip()]
+        about = [c for c in clauses if any(m in c for m in self.mentions)]
+        if isinstance(f, NumberField):
+            return self._number(low, about if not expecting else clauses)
+        assert isinstance(f, DateField)
+        for clause in clauses if (expecting or self.alone) else about:
+            day = parsing.birth_date(clause)
+            if day is not None and f.range[0] <= date.fromisoformat(day) <= f.range[1]:
+                return day
+        return None
+
+    def _items(self, low: str, expecting: bool) -> Value | None:
+        assert isinstance(self.spec, ListField) and self.vocab is not None
+        found = self.vocab.find(low)
+        if found:
+            return tuple(sorted(set(found)))[: self.spec.size[1]]
+        said_none = any(_norm(n) in _norm(low) for n in self.spec.none)
+        if said_none or (expecting and _DENIAL.search(low)):
+            return ()
+        return None
+
+    def _yes_no(self, low: str, expecting: bool) -> bool | None:
+        assert isinstance(self.spec, YesNoField)
+        text = _norm(low)
+        for value, forms in ((True, self.spec.said_yes), (False, self.spec.said_no)):
+            if any(_norm(form) in text for form in forms):
+                return value
+        if expecting:
+            return parsing.yes_no(low)
+        for clause in _CLAUSES.split(low):
+            if any(m in clause for m in self.mentions):
+                return parsing.yes_no(clause)
+        return None
+
+    def _number(self, low: str, clauses: list[str]) -> int | None:
+        assert isinstance(self.spec, NumberField)
+        lo, hi = self.spec.range
+        unit = self.spec.unit
+        if unit:
+            unit_re = re.escape(unit.lower().rstrip("s"))
+            for m in re.finditer(rf"\b{_NUMBER}\s+{unit_re}s?\b", low):
+                if lo <= (n := _value(m[1])) <= hi:
+                    return n
+        for clause in clauses:
+            for m in re.finditer(rf"\b{_NUMBER}\b", clause):
+                if lo <= (n := _value(m[1])) <= hi:
+                    return n
+        return None
+
+    def say(self, value: Value, capacity: float, rng: np.random.Generator) -> str:
+        """One way a caller of ``capacity`` says ``value``."""
+        f = self.spec
+
+        def pick(options: tuple[str, ...]) -> str:
+            return options[int(rng.integers(n_forms(capacity, len(options))))]
+
+        if isinstance(f, YesNoField):
+            return pick(f.said_yes if value else f.said_no)
+        if isinstance(f, ListField) and isinstance(value, tuple) and not value:
+            return pick(f.none)
+        template = pick(f.say)
+        return template.format(v=self.words(value, capacity, rng))
+
+    def words(self, value: Value, capacity: float, rng: np.random.Generator) -> str:
+        spoken = capacity >= 0.5 and rng.random() < 0.5
+        if isinstance(value, tuple):
+            names = [self._alias(v, capacity, rng) for v in value]
+            return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+        if isinstance(self.spec, NumberField) and isinstance(value, int):
+            return _SPOKEN.get(value, str(value)) if spoken else str(value)
+        if isinstance(self.spec, DateField):
+            d = date.fromisoformat(str(value))
+            month = parsing.MONTHS[d.month - 1].capitalize()
+            styles = (f"{month} {d.day}, {d.year}", f"{d.day} {month} {d.year}")
+            return styles[int(rng.integers(n_forms(capacity, len(styles))))]
+        return self._alias(str(value), capacity, rng)
+
+    def _alias(self, canonical: str, capacity: float, rng: np.random.Generator) -> str:
+        if capacity < 0.5 or self.vocab is None:
+            return canonical
+        names = [a for a, c in self.vocab.aliases.items() if c == canonical]
+        return names[int(rng.integers(n_forms(capacity, len(names))))]
+
+    def plain(self, value: Value) -> str:
+        """``value`` in plain words that this reader reads back (read-backs, LLM prompts)."""
+        f = self.spec
+        if isinstance(value, bool):
+            return "yes" if value else "no"
+        if isinstance(value, tuple):
+            return " and ".join(value) if value else "none"
+        if isinstance(f, NumberField) and f.unit:
+            return f"{value} {f.unit}"
+        if isinstance(f, DateField):
+            d = date.fromisoformat(str(value))
+            return f"{d.day} {parsing.MONTHS[d.month - 1].capitalize()} {d.year}"
+        return str(value)
+
+
+def _value(token: str) -> int:
+    return int(token) if token.isdigit() else _NUMBER_WORDS[token]
+
+
+def _norm(text: str) -> str:
+    return " ".join(words(text))

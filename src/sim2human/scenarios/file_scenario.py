@@ -1,0 +1,205 @@
+"""``FileScenario``: a slot-filling scenario built from a checked scenario file, on the kit
+(``scenarios.slots``): the file gives the fields, words and gold rule; the kit the state and ends.
+"""
+
+from __future__ import annotations
+
+from datetime import date
+from functools import cached_property
+from typing import Any, cast
+
+import numpy as np
+
+from sim2human.scenarios.core import Act
+from sim2human.scenarios.file_checks import canonical_value
+from sim2human.scenarios.file_reading import FieldReader
+from sim2human.scenarios.file_voice import build_voice
+from sim2human.scenarios.files import (
+    CategoryField,
+    DateField,
+    FieldSpec,
+    ListField,
+    NumberField,
+    ScenarioFile,
+)
+from sim2human.scenarios.slots import AgentIntent, SlotFilling, UserSignals
+from sim2human.scenarios.vocab import Vocab
+from sim2human.scenarios.voice import Voice
+from sim2human.types import Outcome, Profile, Record, Termination, Value
+
+
+class FileScenario(SlotFilling):
+    """A scenario file, loaded (``scenarios.file_load.load_scenario_file``)."""
+
+    def __init__(self, spec: ScenarioFile, vocabs: dict[str, Vocab], name: str) -> None:
+        self.spec = spec
+        self._name = name
+        kinds = [type(f) for f in spec.fields.values()]
+        self.readers = {
+            n: FieldReader(n, f, vocabs.get(n), _label(n, f), kinds.count(type(f)) == 1)
+            for n, f in spec.fields.items()
+        }
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def fields(self) -> tuple[str, ...]:
+        return tuple(self.spec.fields)
+
+    @cached_property
+    def acts(self) -> tuple[Act, ...]:
+        """The declared acts, with each field's asks (``ask.<field>.plain``, ``.plain2``...,
+        ``.jargon``...) after the greetings."""
+        asks = [
+            Act(f"ask.{n}.{style}{i + 1 if i else ''}", "ask", text, n, style)
+            for n, f in self.spec.fields.items()
+            for style in ("plain", "jargon")
+            for i, text in enumerate(getattr(f.ask, style))
+        ]
+        declared = [Act(a.id, a.kind, a.text, None, a.style) for a in self.spec.acts]
+        greets = [a for a in declared if a.kind == "greet"]
+        return (*greets, *asks, *(a for a in declared if a.kind != "greet"))
+
+    @cached_property
+    def voice(self) -> Voice:
+        labels = {n: r.label for n, r in self.readers.items()}
+        return build_voice(self.spec, labels, self.fact)
+
+    @property
+    def reference_plan(self) -> dict[str, str]:
+        """The reference agent's acts the file names (``reference``: role -> act id)."""
+        return {str(role): act for role, act in self.spec.reference.items()}
+
+    @cached_property
+    def quirk_pool(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """(liked, trigger) phrasings for members' quirks: the texts of ``quirks``' acts."""
+        text = {a.id: a.text for a in self.spec.acts}
+        q = self.spec.quirks
+        return tuple(text[i] for i in q.liked), tuple(text[i] for i in q.triggers)
+
+    @cached_property
+    def _rows(self) -> tuple[Profile, ...]:
+        rows = self.spec.profiles.rows if self.spec.profiles is not None else ()
+        fields = self.spec.fields
+        return tuple({n: canonical_value(fields[n], row[n]) for n in fields} for row in rows)
+
+    def fact(self, field: str, value: Value) -> str:
+        """One profile value in plain words, for an LLM user (an unknown field: not known)."""
+        if self.spec.user.knows is not None and field not in self.spec.user.knows:
+            return "you do not know"
+        return self.readers[field].plain(value)
+
+    # -- the hidden profile -------------------------------------------------------------------
+
+    def sample_profile(self, rng: np.random.Generator) -> Profile:
+        if self._rows:
+            return dict(self._rows[int(rng.integers(len(self._rows)))])
+        return {n: _draw(f, self.readers[n].vocab, rng) for n, f in self.spec.fields.items()}
+
+    # -- reading the user ---------------------------------------------------------------------
+
+    def extract(self, user_text: str, record: Record, expecting: str | None) -> Record:
+        out = dict(record)
+        for n, reader in self.readers.items():
+            value = reader.read(user_text, expecting == n)
+            if value is not None:
+                out[n] = value
+        return out
+
+    def signals(self, user_text: str, before: Record, after: Record) -> UserSignals:
+        text = user_text.lower()
+        changed = [f for f in self.fields if after[f] != before[f]]
+        return UserSignals(
+            silent=not any(ch.isalnum() for ch in text),
+            confused=any(c.lower() in text for c in self.spec.cues.confused),
+            new_fields=sum(before[f] is None for f in changed),
+            corrected=any(before[f] is not None for f in changed),
+        )
+
+    # -- reading the agent --------------------------------------------------------------------
+
+    @cached_property
+    def _jargon(self) -> tuple[str, ...]:
+        own = [t for f in self.spec.fields.values() for t in f.ask.jargon]
+        return tuple(j.lower() for j in (*self.spec.cues.jargon, *own))
+
+    def interpret(self, agent_text: str) -> AgentIntent:
+        t, c = agent_text.lower(), self.spec.cues
+        confirm = _has(t, c.confirm)
+        asks = () if confirm else tuple(n for n, f in self.spec.fields.items() if _has(t, f.cues))
+        return AgentIntent(
+            asks=asks,
+            jargon=_has(t, self._jargon),
+            greet=t.startswith(tuple(g.lower() for g in c.greet)),
+            close=_has(t, c.close),
+            empathy=_has(t, c.empathy),
+            confirm=confirm,
+            clarify=t.startswith(tuple(x.lower() for x in c.clarify)),
+        )
+
+    def render_act(self, act: Act, last_field: str | None, record: Record) -> str:
+        if "{" not in act.text:
+            return act.text
+        plain = self.spec.fields[last_field].ask.plain[0] if last_field else None
+        said = [
+            f"{self.readers[f].label}: {self.readers[f].plain(v)}"
+            for f, v in record.items()
+            if v is not None
+        ]
+        return act.text.format(
+            last_question=plain or "How can I help you today?",
+            readback="; ".join(said) or "nothing yet",
+        )
+
+    def say(self, field: str, value: Value, capacity: float, rng: np.random.Generator) -> str:
+        return self.readers[field].say(value, capacity, rng)
+
+    # -- gold ---------------------------------------------------------------------------------
+
+    def grade(self, profile: Profile, record: Record, termination: Termination) -> Outcome:
+        """The file's gold rule: its ``gold.fields`` right and, with ``gold.closed``, the call
+        closed by the agent. Score: that success (1 or 0)."""
+        gold = self.spec.gold
+        right = {f: record.get(f) == profile[f] for f in gold.fields or self.fields}
+        completed = termination == Termination.COMPLETED
+        success = (completed or not gold.closed) and all(right.values())
+        return Outcome(
+            success=success,
+            fields=right,
+            completed=completed,
+            dropped=termination == Termination.HUNG_UP,
+            score=float(success),
+            detail={"fields_right": sum(right.values()) / len(right), "closed": float(completed)},
+        )
+
+
+def _label(name: str, f: FieldSpec) -> str:
+    return f.label or name.replace("_", " ")
+
+
+def _has(text: str, cues: tuple[str, ...]) -> bool:
+    return any(c.lower() in text for c in cues)
+
+
+def _draw(f: FieldSpec, vocab: Vocab | None, rng: np.random.Generator) -> Value:
+    """One value from the field's own distribution."""
+    if isinstance(f, CategoryField | NumberField) and f.weights:
+        weights: dict[Any, float] = dict(f.weights)
+        keys = list(weights)
+        p = np.array([weights[k] for k in keys], dtype=np.float64)
+        return cast(Value, keys[int(rng.choice(len(keys), p=p / p.sum()))])
+    if isinstance(f, NumberField):
+        return int(rng.integers(f.range[0], f.range[1] + 1))
+    if isinstance(f, DateField):
+        lo, hi = (d.toordinal() for d in f.range)
+        return date.fromordinal(lo + int(rng.integers(0, hi - lo + 1))).isoformat()
+    if isinstance(f, CategoryField | ListField):
+        assert vocab is not None
+        items = vocab.canonical
+        if isinstance(f, CategoryField):
+            return items[int(rng.integers(len(items)))]
+        k = int(rng.integers(f.size[0], f.size[1] + 1))
+        return tuple(sorted(items[i] for i in rng.choice(len(items), size=k, replace=False)))
+    return bool(rng.random() < f.p_yes)

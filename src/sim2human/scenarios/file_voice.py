@@ -1,0 +1,157 @@
+"""A file scenario's words (``scenarios.voice.Voice``): the persona lines as written, and for LLM
+users and agents the prompts written from its user side, field labels and agent name.
+
+The four prompt styles every scenario gives (``simulators.llm_prompts.PROMPT_STYLES``) differ in
+form, not in content: each says who the caller is (``user.persona``), why they call
+(``user.reason``), what they know and what they keep back unless asked (``user.withholds``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+
+from sim2human.scenarios.files import ScenarioFile
+from sim2human.scenarios.voice import (
+    AgentVoice,
+    MannerLines,
+    PromptTemplate,
+    RoleGuard,
+    RolePlay,
+    UserLines,
+    Voice,
+)
+from sim2human.types import Value
+
+USER_LABELS = ("caller", "customer", "user", "me")
+
+
+def build_voice(
+    spec: ScenarioFile, labels: Mapping[str, str], fact: Callable[[str, Value], str]
+) -> Voice:
+    p = spec.persona
+    user = UserLines(
+        opening=p.opening,
+        opening_field=p.opening_field,
+        closing=p.closing,
+        hang_up=p.hang_up,
+        confused=p.confusions,
+        evasive=p.evasions,
+        small_talk=p.small_talk,
+        tangents=p.tangents,
+        read_back_right=p.read_back_right,
+        read_back_wrong=p.read_back_wrong,
+        trigger=p.trigger,
+        canned=p.canned,
+    )
+    return Voice(user=user, role_play=_role_play(spec, labels, fact), agent=_agent(spec, labels))
+
+
+def _agent_labels(spec: ScenarioFile) -> tuple[str, ...]:
+    return tuple(dict.fromkeys((spec.agent.name.lower(), "agent", "assistant")))
+
+
+def _agent(spec: ScenarioFile, labels: Mapping[str, str]) -> AgentVoice:
+    wanted = ", ".join(labels[f] for f in spec.fields)
+    prompt = spec.agent.system_prompt or (
+        f"You are {spec.agent.name}, answering a phone line. {spec.description} "
+        f"Collect from the caller: {wanted}. Ask one short, plain question at a time. When you "
+        "have everything, read it back, then thank them and say goodbye."
+    )
+    return AgentVoice(
+        system_prompt=" ".join(prompt.split()),
+        own_labels=_agent_labels(spec),
+        user_labels=USER_LABELS[:3],
+    )
+
+
+def _manner(agent: str) -> MannerLines:
+    return MannerLines(
+        brief="Answer in one short sentence.",
+        chatty="Answer in one or two sentences; you like to chat.",
+        anxious="You are worried and want reassurance.",
+        irritated="You are busy and short-tempered.",
+        guarded="You are guarded and do not like giving details.",
+        jargon=f"If the {agent.lower()} uses words you do not know, say you do not understand.",
+        tangents="Sometimes you mention something unrelated.",
+        one_at_a_time=f"Only answer what the {agent.lower()} asks; do not list everything at once.",
+    )
+
+
+def _prompts(spec: ScenarioFile, labels: Mapping[str, str]) -> dict[str, PromptTemplate]:
+    u, agent = spec.user, spec.agent.name
+    kept = ", ".join(labels[f] for f in u.withholds)
+    keep = f" Do not mention your {kept} unless you are asked." if kept else ""
+    who = f"{u.persona.rstrip('.')}, calling because {u.reason.rstrip('.')}."
+
+    def plain(name: str, manner: str, facts: str) -> str:
+        return (
+            f"You are {name}, {who} The {agent.lower()} asks you questions. You are the caller, "
+            f"not the {agent.lower()}. Speak in the first person. {manner}{keep}\n"
+            f"What you know about yourself:\n{facts}"
+        )
+
+    def card(name: str, manner: str, facts: str) -> str:
+        return (
+            f"Character: {name}, {who}\nManner: {manner}{keep}\nFacts:\n{facts}\n"
+            f"Write only {name}'s next reply to the {agent.lower()}."
+        )
+
+    def story(name: str, manner: str, facts: str) -> str:
+        told = manner.replace("You ", f"{name} ").replace("you ", "they ")
+        return (
+            f"{name} is {who} {told}{keep.replace('your', 'their').replace('you are', 'they are')}"
+            f"\n{name}'s details:\n{facts}\nReply with exactly what {name} says, nothing else."
+        )
+
+    def rules(name: str, manner: str, facts: str) -> str:
+        return (
+            f"Role-play {name}, {who}\nRules: 1) You are the caller, never the "
+            f"{agent.lower()}. 2) Say only your own words. 3) {manner}{keep}\n"
+            f"Your details:\n{facts}"
+        )
+
+    return {"plain": plain, "card": card, "story": story, "rules": rules}
+
+
+def _guard(spec: ScenarioFile) -> RoleGuard:
+    asks = [re.escape(t.lower().rstrip("?.!")) for f in spec.fields.values() for t in f.ask.plain]
+    agent = "|".join(re.escape(a) for a in _agent_labels(spec))
+    return RoleGuard(
+        agent_labels=tuple(re.escape(a) for a in _agent_labels(spec)),
+        user_labels=USER_LABELS,
+        agent_lines=r"\bhow can i (?:help|assist)\b|\bi'?m here to (?:help|assist)\b|"
+        + "|".join(asks),
+        narration=rf"\((?:the )?(?:{agent}|caller|customer|he|she|they)\b[^)]*\)"
+        r"|\b(?:the|a) (?:caller|customer) (?:says|said|is|was|asks|asked|replies|answers)\b",
+        leaks=r"\bwhat you know about yourself\b|\bcharacter:|\brules?:\s*1\)|\bwrite only\b"
+        r"|\breply with exactly\b|\bspeak in the first person\b|\bunless you are asked\b",
+    )
+
+
+def _role_play(
+    spec: ScenarioFile, labels: Mapping[str, str], fact: Callable[[str, Value], str]
+) -> RolePlay:
+    agent = spec.agent.name
+    return RolePlay(
+        names=spec.user.names,
+        labels=dict(labels),
+        fact=fact,
+        manner=_manner(agent),
+        prompts=_prompts(spec, labels),
+        agent_name=agent,
+        opening_cue="(picks up the phone) Hello?",
+        guard=_guard(spec),
+        judge_system="You read phone calls and rate them honestly.",
+        judge_call=(
+            f"A {agent.lower()} spoke with {{name}}, a caller. The call:\n{{call}}\n\n"
+            "How satisfied would {name} be with this call, from 0 (not at all) to 10 "
+            "(completely)? Answer with one number."
+        ),
+        judge_turn=(
+            f"A {agent.lower()} is on the phone with {{name}}, a caller.\n"
+            f"{agent}: {{agent}}\n{{name}}: {{reply}}\n\n"
+            f"How satisfied is {{name}} with what the {agent.lower()} just said, from 0 (not at "
+            "all) to 10 (completely)? Answer with one number."
+        ),
+    )
