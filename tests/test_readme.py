@@ -19,8 +19,6 @@ README = (ROOT / "README.md").read_text(encoding="utf-8")
 BLOCK = re.compile(r"<!-- readme-test: ([a-z-]+) -->\n```[a-z]*\n(.*?)```", re.DOTALL)
 SNIPPETS = dict(BLOCK.findall(README))
 LOCAL = "http://localhost:8000/v1"
-# Written on other branches at the same time as this test; drop them here once merged.
-PENDING = {"docs/guides/scenario-files.md", "docs/guides/viewer.md"}
 
 
 def in_fresh_dir(tmp_path: Path) -> dict[str, str]:
@@ -99,6 +97,6 @@ def test_every_listed_command_exists(line: str, capsys: pytest.CaptureFixture[st
 
 def test_the_readme_links_resolve() -> None:
     for target in re.findall(r"\]\(([^)#]+)(?:#[^)]*)?\)", README):
-        if target.startswith(("http://", "https://")) or target in PENDING:
+        if target.startswith(("http://", "https://")):
             continue
         assert (ROOT / target).exists(), target
