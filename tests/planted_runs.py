@@ -31,11 +31,12 @@ class TriggerAgent:
 
     def __init__(self, scenario: IntakeScenario) -> None:
         self.inner = ScriptedAgent(scenario)
+        self.acts = {a.id: a for a in scenario.acts}
 
     def act(self, observations: Sequence[Observation]) -> list[AgentTurn]:
         out = []
         for obs in observations:
-            act = "style.hands" if obs.turn == 0 else "close.plain"
+            act = self.acts["style.hands" if obs.turn == 0 else "close.plain"]
             out.append(self.inner._say(act, obs))
         return out
 

@@ -206,3 +206,18 @@ def test_remove_refuses_a_path_whose_folder_leads_outside(tmp_path: Path) -> Non
         with pytest.raises(OutputError, match="leads outside"):
             outputs.remove(run / "conditions" / "c" / name, inside=run)
     assert (outside / "seed-0").is_dir()
+
+
+def test_a_link_to_a_device_or_a_folder_is_refused_and_left_alone(tmp_path: Path) -> None:
+    """Found writing ``--out /dev/stdout`` as root: the atomic rename replaced the link in
+    ``/dev`` with a regular file."""
+    for name, target in (("out.html", Path("/dev/null")), ("dir.html", tmp_path)):
+        link = tmp_path / name
+        link.symlink_to(target)
+        with pytest.raises(OutputError, match="links to something that is not a file"):
+            outputs.write_text(link, "x")
+        assert link.is_symlink() and link.readlink() == target
+    dangling = tmp_path / "gone.html"
+    dangling.symlink_to(tmp_path / "missing")
+    outputs.write_text(dangling, "x")  # a dangling link is replaced, as any link to a file
+    assert not dangling.is_symlink() and dangling.read_text() == "x"

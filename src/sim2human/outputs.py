@@ -76,13 +76,26 @@ def check_target(path: Path, inside: Path | None = None) -> None:
     """Refuse a target that no atomic write can replace, before any work is done.
 
     A missing target is fine; a regular file or a symlink is replaced (the link itself, never
-    what it points to); a directory, a FIFO, a socket or a device is a usage error."""
+    what it points to); a directory, a FIFO, a socket or a device is a usage error, and so is a
+    link to one: ``/dev/stdout`` links to ``/proc/self/fd/1``, and replacing that link (as
+    root) would put a file in ``/dev`` instead of writing to the stream."""
     st = _lstat(path)
     if st is not None and not (stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode)):
         kind = "a directory" if stat.S_ISDIR(st.st_mode) else "not a regular file"
         raise OutputError(f"{path}: is {kind}; give the path of a file to write")
+    if st is not None and stat.S_ISLNK(st.st_mode):
+        _check_link_target(path)
     if inside is not None:
         check_inside(path.parent, inside, what=path)
+
+
+def _check_link_target(link: Path) -> None:
+    try:
+        target = os.stat(link)  # follows the link
+    except (OSError, RuntimeError):  # dangling, or a loop: the link itself is replaced
+        return
+    if not stat.S_ISREG(target.st_mode):
+        raise OutputError(f"{link}: links to something that is not a file; give a file's path")
 
 
 def check_inside(folder: Path, inside: Path, *, what: Path | None = None) -> None:

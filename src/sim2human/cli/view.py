@@ -16,7 +16,6 @@ from rich.console import Console
 from rich.table import Table
 
 from sim2human import outputs
-from sim2human.errors import UsageError
 
 if TYPE_CHECKING:
     from sim2human.viewer.compare import Comparison
@@ -41,23 +40,12 @@ FailedOpt = Annotated[
 ]
 
 
-def _not_a_stream(out: Path) -> None:
-    """Refuse a link to a stream or a device (``/dev/stdout`` links to ``/proc/self/fd/1``):
-    ``outputs`` replaces a link at the target itself, which would put a file where the link
-    was (as root, in ``/dev``) instead of writing to the stream."""
-    if out.is_symlink():
-        real = out.resolve()
-        if real.exists() and not real.is_file():
-            raise UsageError(f"{out}: links to {real}, not a file; give the path of a file")
-
-
 def _write(run_dir: Path, out: Path | None, default: str, build: Callable[[Note], str]) -> Path:
     """Write the page ``build(note)`` returns where the module docstring says."""
     from sim2human.cli.reading import noter, reading
 
     note = noter(Console(stderr=True), run_dir)
     if out is not None:
-        _not_a_stream(out)
         outputs.check_target(out)
     with reading(run_dir, out, "view", note, out_is_dir=False) as r:
         if r.store is None:
