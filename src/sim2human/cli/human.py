@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -20,6 +21,8 @@ from sim2human import seeding
 from sim2human.errors import ModelUnavailableError, UsageError
 
 if TYPE_CHECKING:
+    from sim2human.scenarios.base import Scenario
+    from sim2human.simulators.base import UserTurn
     from sim2human.webapp.pages import Limits
 
 human_app = typer.Typer(no_args_is_help=True, help=__doc__)
@@ -184,7 +187,6 @@ def play(
     """Call one agent in the terminal, as the patient on a card; type /hangup to hang up."""
     from sim2human.rollout.conversation import Job, job_profile
     from sim2human.rollout.play_async import play_one
-    from sim2human.simulators.base import UserTurn
     from sim2human.simulators.human import HumanSimulator, human_spec
     from sim2human.webapp.agents import AgentPool
     from sim2human.webapp.card import card_lines
@@ -203,22 +205,7 @@ def play(
     for name, value in card_lines(scenario, job_profile(job, scenario)):
         out_console.print(f"  {name}: [bold]{value}[/]", highlight=False)
 
-    async def ask(agent_text: str) -> UserTurn:
-        if agent_text:
-            out_console.print(f"[cyan]assistant[/]: {agent_text}", highlight=False)
-            if scenario.interpret(agent_text).close:
-                return UserTurn(text="", done=True)
-        else:
-            out_console.print("The line is open: say hello and why you are calling.")
-        try:
-            line = await asyncio.to_thread(input, "you: ")
-        except EOFError:
-            line = "/hangup"
-        if line.strip() == "/hangup":
-            return UserTurn(text="", done=True)
-        return UserTurn(text=line.strip())
-
-    sim = HumanSimulator(job.spec, ask)
+    sim = HumanSimulator(job.spec, partial(_ask_in_terminal, scenario))
     counter = iter(range(10_000))
     played = asyncio.run(
         play_one(
@@ -237,6 +224,25 @@ def play(
         f"{right}/{len(ep.gold.fields)} fields right",
         highlight=False,
     )
+
+
+async def _ask_in_terminal(scenario: Scenario, agent_text: str) -> UserTurn:
+    """Show the agent's turn and read the person's reply (``/hangup`` or end of input ends it)."""
+    from sim2human.simulators.base import UserTurn
+
+    if agent_text:
+        out_console.print(f"[cyan]assistant[/]: {agent_text}", highlight=False)
+        if scenario.interpret(agent_text).close:
+            return UserTurn(text="", done=True)
+    else:
+        out_console.print("The line is open: say hello and why you are calling.")
+    try:
+        line = await asyncio.to_thread(input, "you: ")
+    except EOFError:
+        line = "/hangup"
+    if line.strip() == "/hangup":
+        return UserTurn(text="", done=True)
+    return UserTurn(text=line.strip())
 
 
 @human_app.command()
