@@ -73,73 +73,78 @@ def derive_card(
     turns that answered a question about each field, in visit order."""
     rng = np.random.default_rng(zlib.crc32(t.encounter_id.encode()))
     drawn = scenario.sample_profile(rng)
-    sections = note_sections(t.note)
-
-    def section(name: str) -> str:
-        return "\n".join(sections.get(s, "") for s in SECTIONS[name]).strip()
-
-    values: Profile = {}
-    sources: dict[str, Source] = {}
-
-    def put(field: str, value: Value | None, source: Source) -> bool:
-        if value is None:
-            return False
-        values[field], sources[field] = value, source
-        return True
-
-    def items(field: str, text: str) -> tuple[str, ...] | None:
-        found = scenario.vocab[field].find(text)
-        return tuple(sorted(set(found))[: LIST_SIZES[field]]) if found else None
-
-    def first(text: str) -> str | None:
-        return next(iter(scenario.vocab["complaint"].find(text)), None)
-
-    _ = (
-        put("complaint", first(t.meta.cc), "from-metadata")
-        or put("complaint", first(section("complaint")), "from-note")
-        or put("complaint", first(section("story")), "from-note")
-    )
-    story = section("story")
-    put("onset", parsing.onset(_AGE.sub(" ", story)) if story else None, "from-note")
-    rating = _RATING.search(t.note)
-    put(
-        "severity",
-        int(rating.group(1)) if rating and int(rating.group(1)) <= 10 else None,
-        "from-note",
-    )
-    meds = section("medications") or "\n".join(
-        x for x in _SENTENCE.split(t.note) if _TAKES.search(x.lower())
-    )
-    put("medications", items("medications", meds) if meds else None, "from-note")
-    allergies = section("allergies")
-    if allergies:
-        found = items("allergies", allergies)
-        put(
-            "allergies",
-            found if found else (() if _NONE.search(allergies.lower()) else None),
-            "from-note",
-        )
-    _ = put("history", items("history", "; ".join(t.meta.secondary)), "from-metadata") or put(
-        "history", items("history", section("history")), "from-note"
-    )
-    put("red_flag", _red_flag(f"{story}\n{section('review')}"), "from-note")
+    card = _CardValues(scenario, note_sections(t.note))
+    card.from_note(t)
     if t.meta.age is not None:
         born = (
             date(REFERENCE_DATE.year - t.meta.age - 1, 1, 1).toordinal()
             + 1
             + int(rng.integers(364))
         )
-        put("dob", date.fromordinal(born).isoformat(), "from-metadata")
+        card.put("dob", date.fromordinal(born).isoformat(), "from-metadata")
     for field in scenario.fields:
         for text in (answers or {}).get(field, ()):
-            if field in values:
+            if field in card.values:
                 break
             heard = scenario.extract(text, scenario.empty_record(), field)[field]
-            put(field, heard, "from-transcript")
-        if field not in values:
-            put(field, drawn[field], "sampled")
-    ordered = {f: values[f] for f in scenario.fields}
-    return Card(t.encounter_id, ordered, {f: sources[f] for f in scenario.fields})
+            card.put(field, heard, "from-transcript")
+        if field not in card.values:
+            card.put(field, drawn[field], "sampled")
+    ordered = {f: card.values[f] for f in scenario.fields}
+    return Card(t.encounter_id, ordered, {f: card.sources[f] for f in scenario.fields})
+
+
+class _CardValues:
+    """A card's values as they are found, each with where it came from (first source wins
+    where ``put`` is chained with ``or``)."""
+
+    def __init__(self, scenario: IntakeScenario, sections: Mapping[str, str]) -> None:
+        self.scenario = scenario
+        self.sections = sections
+        self.values: Profile = {}
+        self.sources: dict[str, Source] = {}
+
+    def put(self, field: str, value: Value | None, source: Source) -> bool:
+        if value is None:
+            return False
+        self.values[field], self.sources[field] = value, source
+        return True
+
+    def section(self, name: str) -> str:
+        return "\n".join(self.sections.get(s, "") for s in SECTIONS[name]).strip()
+
+    def items(self, field: str, text: str) -> tuple[str, ...] | None:
+        found = self.scenario.vocab[field].find(text)
+        return tuple(sorted(set(found))[: LIST_SIZES[field]]) if found else None
+
+    def first(self, text: str) -> str | None:
+        return next(iter(self.scenario.vocab["complaint"].find(text)), None)
+
+    def from_note(self, t: Transcript) -> None:
+        """Every field the visit's metadata or note states."""
+        put, section, items = self.put, self.section, self.items
+        _ = (
+            put("complaint", self.first(t.meta.cc), "from-metadata")
+            or put("complaint", self.first(section("complaint")), "from-note")
+            or put("complaint", self.first(section("story")), "from-note")
+        )
+        story = section("story")
+        put("onset", parsing.onset(_AGE.sub(" ", story)) if story else None, "from-note")
+        rating = _RATING.search(t.note)
+        severity = int(rating.group(1)) if rating and int(rating.group(1)) <= 10 else None
+        put("severity", severity, "from-note")
+        meds = section("medications") or "\n".join(
+            x for x in _SENTENCE.split(t.note) if _TAKES.search(x.lower())
+        )
+        put("medications", items("medications", meds) if meds else None, "from-note")
+        if allergies := section("allergies"):
+            found = items("allergies", allergies)
+            none = () if _NONE.search(allergies.lower()) else None
+            put("allergies", found if found else none, "from-note")
+        _ = put("history", items("history", "; ".join(t.meta.secondary)), "from-metadata") or put(
+            "history", items("history", section("history")), "from-note"
+        )
+        put("red_flag", _red_flag(f"{story}\n{section('review')}"), "from-note")
 
 
 def _red_flag(text: str) -> bool | None:
