@@ -36,6 +36,7 @@ needs_real = pytest.mark.skipif(not REAL, reason="ACI-Bench not found ($SIM2HUMA
 
 def tiny_with_real_patients() -> dict[str, Any]:
     raw = json.loads(json.dumps(TINY))
+    raw["train"]["eval_every"] = 1  # probes during training: the overoptimisation table too
     if REAL:
         held = ["elderly-confused", "noisy-line", "terse-guarded", "aci-heldout"]
         raw["ensemble"] |= {"heldout": held, "members": {"aci-heldout": 2}}
@@ -300,3 +301,45 @@ def test_report_shows_real_patients_in_headless_chromium(
     assert visible and n_rows >= 3 and "gold, real patients" in head
     assert boxes and all(re.search(r": (collapsed|clean|inconclusive)$", b) for b in boxes)
     assert errors == []
+
+
+def _stress_json() -> dict[str, Any]:
+    e = {"mean": 0.5, "ci": [0.4, 0.6], "n": 10}
+    curve = [{"severity": s, "mean": 0.5, "ci": [0.4, 0.6], "n": 10} for s in (0.0, 1.0)]
+    agent = {
+        "seeds": [0],
+        "clean": e,
+        "overall": e,
+        "per_perturbation": {"typos": e},
+        "overall_auc": e,
+        "auc": {"typos": e},
+        "curves": {"typos": curve},
+    }
+    role = {"role": "frozen", "compare_to": None, "sampler": "fixed", "perturbed": False}
+    return {
+        "roles": {"frozen-small": role},
+        "study": "tiny",
+        "perturbations": ["typos"],
+        "grid": [0.0, 1.0],
+        "episodes_per_member": 1,
+        "agents": {"frozen-small": agent},
+        "adversarial": {},
+    }
+
+
+def test_a_stressed_run_has_its_stress_section_in_both_reports(
+    study: tuple[Path, str], tmp_path: Path
+) -> None:
+    import shutil
+
+    from sim2human.report.html import write_report
+
+    run = tmp_path / "run"
+    shutil.copytree(study[0], run)
+    (run / "stress.json").write_text(json.dumps(_stress_json()))
+    written = write_report(run)
+    md_text, page = written.markdown.read_text(), written.html.read_text()
+    assert "## Stress test of study `tiny`" in md_text
+    assert "<h2>Stress test of study <code>tiny</code></h2>" in page
+    (run / "stress.json").write_text("[1]")  # unreadable: one line says so, the rest is whole
+    assert "could not be read" in write_report(run).markdown.read_text()

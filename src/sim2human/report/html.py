@@ -30,13 +30,15 @@ from sim2human.diagnostics.stored import (
     load_diagnosis,
     load_diversity,
 )
+from sim2human.errors import Sim2HumanError
 from sim2human.experiments.diversity import DIVERSITY_JSON, DiversityRow
-from sim2human.inputs import existing_dir
+from sim2human.experiments.stress import STRESS_JSON
+from sim2human.inputs import existing_dir, read_json_object
 from sim2human.lock import read_lock, run_lock
 from sim2human.report import fidelity
 from sim2human.report.adaptive import adaptive_section
 from sim2human.report.by_family import diversity_rows, quirk_cell
-from sim2human.report.format import est, md_code, num, pct
+from sim2human.report.format import est, md, md_code, num, pct
 from sim2human.report.html_sections import html_table, md_to_html
 from sim2human.report.llm import llm_section
 from sim2human.report.markdown import (
@@ -49,6 +51,7 @@ from sim2human.report.markdown import (
 )
 from sim2human.report.plots import all_plots
 from sim2human.report.real import real_section
+from sim2human.report.stress_markdown import stress_markdown
 from sim2human.report.summary import KEY as SUMMARY_KEY
 from sim2human.report.summary import Summary, summarise
 
@@ -183,10 +186,24 @@ def _study_parts(
         real = summary.table("real")
         return [*title, *summary_lines(summary, ALL_TABLES)], md_table(real) if real else []
     study = d.study
-    adaptive = adaptive_section(study, run_dir, out)
+    adaptive = [*adaptive_section(study, run_dir, out), *_stress_lines(run_dir)]
     prose = ["## Findings", "", *findings(study), "", *llm_section(study)]
     prose += [*real_section(study, summary.table("real")), *adaptive]
     return [*study_lines(study, summary), *adaptive], prose
+
+
+def _stress_lines(run_dir: Path) -> list[str]:
+    """``sim2human stress``'s results (``stress.json``), when the run has them, as a section of
+    report.md and report.html (its headings one level down); a file that cannot be read is
+    left out with a line saying why."""
+    path = run_dir / STRESS_JSON
+    if not path.is_file():
+        return []
+    try:
+        text = stress_markdown(read_json_object(path, "stress result"))
+    except (Sim2HumanError, KeyError, TypeError, ValueError) as err:
+        return ["## Stress", "", f"{md_code(STRESS_JSON)} could not be read: {md(str(err))}", ""]
+    return [("#" + line if line.startswith("#") else line) for line in text.splitlines()] + [""]
 
 
 def _diagnoses(condition: str | None) -> list[str]:

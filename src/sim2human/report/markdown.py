@@ -157,24 +157,7 @@ def diagnosis_lines(d: Diagnosis, diversity: list[DiversityRow]) -> list[str]:
                 f"{est(r.unearned)} | {'yes' if r.exploit else ''} | "
                 f"{md(quirk_cell(c.quirks.get(r.phrasing, [])))} |"
             )
-    lines += [
-        "",
-        "## Overoptimisation fit",
-        "",
-        "| condition | points | alpha | beta | d* | gold at d* | stop at |",
-        "|---|---:|---:|---:|---:|---:|---|",
-    ]
-    for c in d.conditions:
-        f = c.overfit
-        if f is None:
-            lines.append(f"| {md(c.name)} | 0 | | | | | no held-out evaluations during training |")
-            continue
-        stops = ", ".join(f"{md(run)}: update {u}" for run, u in f.stop.items())
-        lines.append(
-            f"| {md(c.name)} | {f.n_points} | {num(f.alpha)} | {num(f.beta)} | "
-            f"{num(f.d_star) if f.d_star is not None else 'no peak'} | {pct(f.gold_at_peak)} | "
-            f"{stops} |"
-        )
+    lines += overfit_lines(d)
     if diversity:
         lines += [
             "",
@@ -191,6 +174,35 @@ def diagnosis_lines(d: Diagnosis, diversity: list[DiversityRow]) -> list[str]:
                 f"| {md(row.name)} | {md(row.kind)} | {num(s.distinct_1, 3)} | "
                 f"{num(s.distinct_2, 3)} | {num(s.self_bleu, 3)} | {num(s.vendi)} |"
             )
+    return lines
+
+
+def overfit_lines(d: Diagnosis) -> list[str]:
+    """The overoptimisation fit's table (the cells report.html shows under the same labels)."""
+    lines = [
+        "",
+        "## Overoptimisation fit",
+        "",
+        "| condition | points | alpha | beta | d* | gold at d* | stop at |",
+        "|---|---:|---:|---:|---:|---:|---|",
+    ]
+    for c in d.conditions:
+        f = c.overfit
+        if f is None:
+            lines.append(f"| {md(c.name)} | 0 | | | | | no held-out evaluations during training |")
+            continue
+        stops = "; ".join(
+            f"{md(run)}: update {u}"
+            + (f" ({md(c.checkpoints[run])})" if run in c.checkpoints else "")
+            for run, u in f.stop.items()
+        )
+        d_star = num(f.d_star) if f.d_star is not None else "no peak"
+        d_star += " (inside the run)" if f.peak_observed else ""
+        gold = pct(f.gold_at_peak) if f.gold_at_peak is not None else ""
+        lines.append(
+            f"| {md(c.name)} | {f.n_points} | {num(f.alpha)} | {num(f.beta)} | {d_star} | {gold} "
+            f"| {stops} |"
+        )
     return lines
 
 
