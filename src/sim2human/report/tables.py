@@ -5,7 +5,8 @@ and ``report.json`` stores them (``summary``), so every output shows the same ce
 same label. Programmatic held-out families and real patients (``replay`` members) are separate,
 named columns; nothing here pools them. The numbers come from ``study.json`` (a study) or, for a
 run without one (``eval-agent``, an adapter, one sub-run), from its stored episodes; handle time
-(agent turns per call) always from the episodes.
+(agent turns per call, ``metrics.handle_time``) from ``study.json`` where it holds it, else
+from the episodes.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import numpy as np
 
 from sim2human.diagnostics.rundir import RunDir, SubRun
 from sim2human.experiments.results import ConditionRow, StudyResult
+from sim2human.metrics.handle_time import HandleTime, handle_time
 from sim2human.metrics.outcomes import Estimate, cluster_bootstrap, member_std
 from sim2human.report.format import est, pct
 from sim2human.types import Episode
@@ -82,27 +84,12 @@ class Numbers:
     member_std: float | None = None
     exploit_rate: float | None = None
     by_family: dict[str, float] = field(default_factory=dict)
-    turns: dict[str, tuple[float, float]] = field(default_factory=dict)
-    """Split (``train``, ``heldout``, ``real``) -> (median, p90) agent turns per call."""
+    turns: dict[str, HandleTime] = field(default_factory=dict)
+    """Split (``train``, ``heldout``, ``real``) -> agent turns per call (``metrics``)."""
 
     @property
     def label(self) -> str:
         return f"{self.name} (reference)" if self.reference else self.name
-
-
-def handle_time(episodes: Sequence[Episode]) -> dict[str, tuple[float, float]]:
-    """Agent turns per call (median, p90) by split: training members, programmatic held-out
-    members, real patients; a split without episodes is absent."""
-    groups = {
-        "train": [e.n_turns for e in episodes if e.split == "train" and e.kind != "replay"],
-        "heldout": [e.n_turns for e in episodes if e.split == "heldout" and e.kind != "replay"],
-        "real": [e.n_turns for e in episodes if e.split == "heldout" and e.kind == "replay"],
-    }
-    return {
-        split: (float(np.median(turns)), float(np.percentile(turns, 90)))
-        for split, turns in groups.items()
-        if turns
-    }
 
 
 def _evals(subs: Sequence[SubRun]) -> list[Episode]:
@@ -131,7 +118,7 @@ def from_study_row(row: ConditionRow, subs: Sequence[SubRun]) -> Numbers:
         member_std=row.heldout_member_std,
         exploit_rate=row.exploit_rate,
         by_family=dict(row.heldout_gold_by_family),
-        turns=handle_time(_evals(subs)),
+        turns=row.handle_time if row.handle_time is not None else handle_time(_evals(subs)),
     )
 
 
@@ -201,8 +188,8 @@ def _p(x: float | None, suffix: str = "") -> str:
     return MISSING if x is None else f"{pct(x)}{suffix}"
 
 
-def _turns(t: tuple[float, float] | None) -> str:
-    return MISSING if t is None else f"{t[0]:g} / {t[1]:g}"
+def _turns(t: HandleTime | None) -> str:
+    return MISSING if t is None else f"{t.median:g} / {t.p90:g}"
 
 
 def _has_real(rows: Sequence[Numbers]) -> bool:
