@@ -243,3 +243,7 @@ def test_eval_agent_command_on_a_study_ensemble(tmp_path: Path) -> None:
     assert len(eps) == 4 and {e.split for e in eps} == {"heldout"}  # 1 persona + 1 llm member
     rows = {(r["split"], r["family"]): r for r in read_json(out / "summary.json")["rows"]}
     assert rows[("all", "all")]["gold"]["n"] == 4 and ("heldout", "llm:noisy-line") in rows
+    from sim2human.diagnostics.rundir import load_run_dir
+
+    run = load_run_dir(out)  # a finished sub-run: no "did not finish" / "missing" warnings
+    assert run.all_problems() == [] and run.conditions["llm-agent"][0].heldout

@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.console import Console
 from rich.markup import escape
-from rich.table import Table
 
 from sim2human import __version__
 from sim2human.cli import eval_agent as cli_eval_agent
@@ -31,12 +30,11 @@ from sim2human.corpora import aci_bench
 from sim2human.errors import Sim2HumanError, UsageError
 from sim2human.experiments.config import load_study
 from sim2human.inputs import existing_dir
-from sim2human.metrics.outcomes import Estimate
 from sim2human.redact import redact
-from sim2human.report.format import est, pct
+from sim2human.report.summary import stored_summary, summarise
+from sim2human.report.terminal import print_summary
 
 if TYPE_CHECKING:
-    from sim2human.experiments.results import StudyResult
     from sim2human.experiments.runner import StudyFailed
 
 app = typer.Typer(
@@ -162,7 +160,9 @@ def _run(
             soft_wrap=True,
         )
         raise typer.Exit(interrupt_code()) from None
-    out_console.print(study_table(study))
+    print_summary(
+        out_console, stored_summary(target / "report.json") or summarise(None, None, study)
+    )
     out_console.print(f"report: {target / 'report.html'}", soft_wrap=True)
     out_console.print(f"markdown: {target / 'report.md'}", soft_wrap=True)
     return target
@@ -173,7 +173,7 @@ def _failed(failed: StudyFailed, config: Path) -> None:
     why, and how to finish it."""
     study, out = failed.study, failed.out
     if study.all_rows:
-        out_console.print(study_table(study))
+        print_summary(out_console, summarise(None, None, study))
     for f in study.failed:
         err_console.print(f"[red]failed[/]: {escape(f.job)}: {escape(f.reason)}", highlight=False)
     err_console.print(
@@ -183,32 +183,6 @@ def _failed(failed: StudyFailed, config: Path) -> None:
         highlight=False,
         soft_wrap=True,
     )
-
-
-def study_table(study: StudyResult) -> Table:
-    t = Table(title=f"{study.study}: proxy vs gold (%, 95% CI)", title_justify="left")
-    real = any(r.heldout_gold_real is not None for r in study.conditions)  # replay families
-    for col in ("condition", "train proxy", "train gold", "held-out gold", "member std", "exploit"):
-        t.add_column(col, justify="left" if col == "condition" else "right", no_wrap=True)
-    if real:
-        t.add_column("real patients", justify="right", no_wrap=True)
-
-    def f(e: Estimate | None) -> str:
-        return est(e, missing="-", sep=",")
-
-    for row in study.all_rows:
-        name = row.name if row.episodes_trained else f"{row.name} (reference)"
-        extra = [f(row.heldout_gold_real)] if real else []
-        t.add_row(
-            name,
-            f(row.train_proxy),
-            f(row.train_gold),
-            f(row.heldout_gold),
-            pct(row.heldout_member_std),
-            f"{pct(row.exploit_rate)}%",
-            *extra,
-        )
-    return t
 
 
 @app.command()

@@ -28,7 +28,16 @@ from sim2human.llm.runtime import LOCAL, LLMRuntime
 from sim2human.lock import run_lock
 from sim2human.metrics.outcomes import cluster_bootstrap
 from sim2human.metrics.outcomes import fmt_estimate as est
-from sim2human.store import EPISODES, SUMMARY, EpisodeLog, write_json
+from sim2human.store import (
+    CONFIG,
+    EPISODES,
+    MEMBERS,
+    METRICS,
+    SUMMARY,
+    EpisodeLog,
+    JsonlWriter,
+    write_json,
+)
 from sim2human.types import Episode
 
 if TYPE_CHECKING:
@@ -172,9 +181,31 @@ def _evaluate(
         stats = {n: s.model_dump() for n, s in rt.stats().items()}
     summary = summarise(played, cfg.eval.bootstrap)
     summary.update(wall_seconds=round(time.perf_counter() - started, 1), llm=stats)
+    _write_layout(cfg, world, target)
     write_json(target / SUMMARY, summary)
     Console().print(table(summary))
     Console().print(f"episodes: {target / EPISODES}")
+
+
+def _write_layout(cfg: StudyConfig, world: StudyWorld, target: Path) -> None:
+    """The rest of a sub-run's layout (as ``integrations.runlog`` writes it): its config, the
+    members and an empty training log, so ``report`` and ``diagnose`` read a finished run
+    rather than warning that training or evaluation did not finish."""
+    train = [*world.ensemble.train, *world.llm_train]
+    quirks = [s.traits.quirks for s in train]
+    phrasings = {p for q in quirks for p in q.over_rewarded} | {
+        q.trigger for q in quirks if q.trigger
+    }
+    condition = {"name": "llm-agent", "sampler": "none"}
+    config = {"condition": condition, "trainer": "eval-agent", "scenario": cfg.scenario}
+    write_json(target / CONFIG, {**config, "max_turns": world.max_turns})
+    members = {
+        "trained_on": [s.model_dump(mode="json") for s in train],
+        "heldout": [s.model_dump(mode="json") for s in world.ensemble.heldout],
+        "trained_quirk_phrasings": sorted(phrasings),
+    }
+    write_json(target / MEMBERS, members)
+    JsonlWriter(target / METRICS).close()  # nothing was trained: an empty training log
 
 
 def summarise(episodes: list[Episode], n_boot: int) -> dict[str, Any]:

@@ -70,10 +70,10 @@ def report(run_dir: RunDirArg, condition: ConditionOpt = None, out_dir: OutOpt =
             written = _diagnose_and_write(
                 run_dir, condition, err, status, diagnose=fresh, out_dir=into
             )
+    from sim2human.report.terminal import print_summary
+
     d = written.diagnosis
-    for c in [*d.conditions, *d.reference]:
-        colour = "red" if c.verdict.collapse else ("green" if c.verdict.checked else "yellow")
-        out.print(f"[{colour}]{c.verdict.headline}[/]", highlight=False)
+    print_summary(out, written.summary)
     if d.problems:
         err.print(
             f"[yellow]partial report[/]: {len(d.problems)} problem(s) in {run_dir}, "

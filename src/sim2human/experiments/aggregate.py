@@ -13,6 +13,7 @@ from sim2human.experiments.condition import CURVE_LOG, train_config
 from sim2human.experiments.config import Condition, StudyConfig
 from sim2human.experiments.results import FailedRun, StudyResult
 from sim2human.experiments.wholeness import read_whole
+from sim2human.metrics.handle_time import handle_time
 from sim2human.metrics.outcomes import Estimate, cluster_bootstrap
 from sim2human.metrics.robustness import curve_mean, episodes_to_reach, worst_decile_estimate
 from sim2human.simulators.replay import reply_shares
@@ -169,6 +170,10 @@ def _condition_row(
             for f in sorted({e.family for e in trained})
         },
         "heldout_dropped_rate": float(np.mean([e.gold.dropped for e in held])) if held else 0.0,
+        "handle_time": {
+            k: v.model_dump()
+            for k, v in handle_time([e for _, e in tagged if e.phase == "eval"]).items()
+        },
     }
 
 

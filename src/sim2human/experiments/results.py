@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 from sim2human.errors import RunDirError, UsageError
 from sim2human.experiments.config import Role, default_role, parse_study
 from sim2human.inputs import read_json_object, read_yaml
+from sim2human.metrics.handle_time import HandleTime
 from sim2human.metrics.outcomes import Estimate
 from sim2human.store import write_json
 
@@ -68,6 +69,9 @@ class ConditionRow(BaseModel):
     role: Role | None = None
     compare_to: str | None = None
     heldout_worst_decile: Estimate | None = None
+    handle_time: dict[str, HandleTime] | None = None
+    """Agent turns per call (median, p90) by split (``metrics.handle_time``); absent from a
+    file written before it was stored (the reports then read it from the episodes)."""
     heldout_curve: list[tuple[int, float]] = []
     episodes_to_uniform_final: int | None = None
     """Episodes to reach the study's (first) baseline's final held-out gold on the curve

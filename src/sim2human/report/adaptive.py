@@ -216,8 +216,8 @@ def fragment(study: StudyResult, root: Path, out: Path | None = None) -> list[st
     lines = [
         "## Adaptive ensembles",
         "",
-        "| condition | role | held-out gold | worst-decile held-out gold | episodes to the "
-        "baseline's final | n held-out |",
+        "| condition | role | gold, held-out families | worst-decile held-out gold "
+        "| episodes to the baseline's final | n held-out |",
         "|---|---|---:|---:|---:|---:|",
     ]
     for r, w in _with_worst(study):

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
+from markupsafe import Markup
 from rich.console import Console
 
 from sim2human import outputs
@@ -29,17 +30,34 @@ from sim2human.diagnostics.stored import (
     load_diagnosis,
     load_diversity,
 )
+from sim2human.errors import Sim2HumanError
 from sim2human.experiments.diversity import DIVERSITY_JSON, DiversityRow
-from sim2human.inputs import existing_dir
+from sim2human.experiments.stress import STRESS_JSON
+from sim2human.inputs import existing_dir, read_json_object
 from sim2human.lock import read_lock, run_lock
 from sim2human.report import fidelity
 from sim2human.report.adaptive import adaptive_section
-from sim2human.report.format import est, md_code, num, pct
-from sim2human.report.markdown import diagnosis_lines, markdown_text, study_lines
+from sim2human.report.by_family import diversity_rows, quirk_cell
+from sim2human.report.format import est, md, md_code, num, pct
+from sim2human.report.html_sections import html_table, md_to_html
+from sim2human.report.llm import llm_section
+from sim2human.report.markdown import (
+    diagnosis_lines,
+    findings,
+    markdown_text,
+    md_table,
+    study_lines,
+    summary_lines,
+)
 from sim2human.report.plots import all_plots
+from sim2human.report.real import real_section
+from sim2human.report.stress_markdown import stress_markdown
+from sim2human.report.summary import KEY as SUMMARY_KEY
+from sim2human.report.summary import Summary, summarise
 
 REPORT_HTML = "report.html"
 REPORT_JSON = "report.json"
+ALL_TABLES = ("gold", "handle_time", "spread", "families", "real")
 
 
 @dataclass(frozen=True)
@@ -48,9 +66,19 @@ class Written:
     markdown: Path
     json: Path
     diagnosis: Diagnosis
+    summary: Summary
 
 
-def render_html(d: Diagnosis, diversity: list[DiversityRow], note: str) -> str:
+def render_html(
+    d: Diagnosis,
+    diversity: list[DiversityRow],
+    note: str,
+    summary: Summary | None = None,
+    sections: str = "",
+) -> str:
+    """The page; ``summary``'s tables and ``sections`` (the study's prose sections, as HTML
+    from their Markdown: ``html_sections``) are what report.md shows too."""
+    summary = summary or summarise(d, None)
     env = Environment(
         loader=PackageLoader("sim2human.report", "templates"),
         autoescape=select_autoescape(["html", "j2"]),
@@ -62,8 +90,13 @@ def render_html(d: Diagnosis, diversity: list[DiversityRow], note: str) -> str:
     texts = {r.phrasing: r.text for c in d.conditions for r in c.exploits}
     return env.get_template("report.html.j2").render(
         d=d,
+        summary_html=Markup("".join(html_table(t) for t in summary.tables if t.key != "real")),
+        sections_html=Markup(sections),
+        short={v.condition: v for v in summary.verdicts},
+        real=summary.table("real") is not None,
         plots=plots,
-        diversity=diversity,
+        diversity=diversity_rows(diversity),
+        quirk_cell=quirk_cell,
         diversity_note=note,
         texts=texts,
         pct=pct,
@@ -122,14 +155,13 @@ def _write_report(
     d = load_diagnosis(run_dir, condition, folder=derived_dir(run_dir, src, *_diagnoses(condition)))
     diversity = load_diversity(derived_dir(run_dir, src, DIVERSITY_JSON))
     fid = fidelity.for_report(derived_dir(run_dir, src, fidelity.FIDELITY_JSON), run)
-    page = render_html(d, diversity.rows, diversity.note)
-    if d.study is not None:
-        head = [*study_lines(d.study), *adaptive_section(d.study, run_dir, out)]
-    else:
-        head = [f"# {d.kind} {md_code(d.name)}", ""]
+    summary = summarise(d, run)
+    head, prose = _study_parts(d, summary, run_dir, out)
+    page = render_html(d, diversity.rows, diversity.note, summary, md_to_html(prose, out))
     text = markdown_text(head, diagnosis_lines(d, diversity.rows), ["", *fidelity.markdown(fid)])
     payload: dict[str, Any] = {
         **d.model_dump(mode="json"),
+        SUMMARY_KEY: summary.dump(),
         "diversity": [r.model_dump(mode="json") for r in diversity.rows],
         "fidelity": fid.model_dump(mode="json"),
     }
@@ -141,7 +173,37 @@ def _write_report(
         ],
         inside=out,
     )
-    return Written(html=html, markdown=md, json=js, diagnosis=d)
+    return Written(html=html, markdown=md, json=js, diagnosis=d, summary=summary)
+
+
+def _study_parts(
+    d: Diagnosis, summary: Summary, run_dir: Path, out: Path
+) -> tuple[list[str], list[str]]:
+    """report.md's head (title, shared tables, the study's sections) and the sections the HTML
+    renders from Markdown (all but the title and the shared tables, which it draws itself)."""
+    if d.study is None:
+        title = [f"# {d.kind} {md_code(d.name)}", ""]
+        real = summary.table("real")
+        return [*title, *summary_lines(summary, ALL_TABLES)], md_table(real) if real else []
+    study = d.study
+    adaptive = [*adaptive_section(study, run_dir, out), *_stress_lines(run_dir)]
+    prose = ["## Findings", "", *findings(study), "", *llm_section(study)]
+    prose += [*real_section(study, summary.table("real")), *adaptive]
+    return [*study_lines(study, summary), *adaptive], prose
+
+
+def _stress_lines(run_dir: Path) -> list[str]:
+    """``sim2human stress``'s results (``stress.json``), when the run has them, as a section of
+    report.md and report.html (its headings one level down); a file that cannot be read is
+    left out with a line saying why."""
+    path = run_dir / STRESS_JSON
+    if not path.is_file():
+        return []
+    try:
+        text = stress_markdown(read_json_object(path, "stress result"))
+    except (Sim2HumanError, KeyError, TypeError, ValueError) as err:
+        return ["## Stress", "", f"{md_code(STRESS_JSON)} could not be read: {md(str(err))}", ""]
+    return [("#" + line if line.startswith("#") else line) for line in text.splitlines()] + [""]
 
 
 def _diagnoses(condition: str | None) -> list[str]:

@@ -8,45 +8,33 @@ Conditions are told apart by their ``role`` (``frozen``, ``baseline``, ``candida
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 from sim2human import outputs
 from sim2human.diagnostics.analyse import Diagnosis
 from sim2human.experiments.diversity import DiversityRow
 from sim2human.experiments.results import ConditionRow, StudyResult
+from sim2human.report.by_family import diversity_rows, quirk_cell
 from sim2human.report.format import est, md, md_code, num, pct
 from sim2human.report.llm import llm_section
 from sim2human.report.real import real_section
+from sim2human.report.summary import Summary, summarise
+from sim2human.report.tables import Table
 
 REPORT_MD = "report.md"
 
 
-def table(study: StudyResult) -> list[str]:
+def md_table(t: Table) -> list[str]:
+    """A shared table (``report.tables``) as Markdown: its title, its rows, its note."""
     lines = [
-        "| condition | episodes trained | train proxy | train gold | held-out gold "
-        "| held-out member std | exploit rate |",
-        "|---|---:|---:|---:|---:|---:|---:|",
+        f"## {md(t.title)}",
+        "",
+        "| " + " | ".join(md(c) for c in t.columns) + " |",
+        "|---|" + "---:|" * (len(t.columns) - 1),
+        *("| " + " | ".join(md(c) for c in row) + " |" for row in t.rows),
     ]
-    for row in study.all_rows:
-        name = md(row.name) if row.episodes_trained else f"{md(row.name)} (reference)"
-        lines.append(
-            f"| {name} | {row.episodes_trained} | {est(row.train_proxy)} | "
-            f"{est(row.train_gold)} | {est(row.heldout_gold)} | "
-            f"{pct(row.heldout_member_std)} | {pct(row.exploit_rate)}% |"
-        )
-    return lines
-
-
-def family_table(study: StudyResult) -> list[str]:
-    rows = study.all_rows
-    families = sorted({f for r in rows for f in r.heldout_gold_by_family})
-    head = "| condition | " + " | ".join(md(f) for f in families) + " |"
-    lines = [head, "|---|" + "---:|" * len(families)]
-    for r in rows:
-        by_family = r.heldout_gold_by_family
-        cells = " | ".join(pct(by_family[f]) if f in by_family else "-" for f in families)
-        lines.append(f"| {md(r.name)} | {cells} |")
-    return lines
+    return [*lines, *(["", md(t.note)] if t.note else []), ""]
 
 
 def _apart(a: ConditionRow, b: ConditionRow) -> bool:
@@ -112,7 +100,7 @@ def findings(study: StudyResult) -> list[str]:
     return out
 
 
-def study_lines(study: StudyResult) -> list[str]:
+def study_head(study: StudyResult) -> list[str]:
     seeds = ", ".join(str(s) for s in study.seeds)
     return [
         f"# Study {md_code(study.study)} ({md(study.scenario)})",
@@ -121,27 +109,36 @@ def study_lines(study: StudyResult) -> list[str]:
         "bootstrap over seeds and episodes. Proxy = the simulator's satisfaction (what training "
         "sees); gold = `grade()` on the hidden profile (never seen by training).",
         "",
-        *table(study),
-        "",
-        "## Held-out gold by family",
-        "",
-        *family_table(study),
-        "",
+    ]
+
+
+def summary_lines(s: Summary, keys: Sequence[str] = ("gold", "handle_time", "spread")) -> list[str]:
+    """The shared tables ``keys`` as Markdown, in order."""
+    return [line for k in keys if (t := s.table(k)) is not None for line in md_table(t)]
+
+
+def study_lines(study: StudyResult, s: Summary | None = None) -> list[str]:
+    """The study's tables (``s``: its summary, default the study's alone), findings, LLM and
+    real-patient sections."""
+    s = s or summarise(None, None, study)
+    return [
+        *study_head(study),
+        *summary_lines(s, ("gold", "handle_time", "spread", "families")),
         "## Findings",
         "",
         *findings(study),
         "",
-        "`exploit rate`: share of the agent's held-out turns that use a phrasing some training "
-        "member's quirk over-rewards. Held-out members are never used for training, tuning or "
-        "early stopping.",
+        "Held-out members are never used for training, tuning or early stopping.",
         "",
         *llm_section(study),
-        *real_section(study),
+        *real_section(study, s.table("real")),
     ]
 
 
 def diagnosis_lines(d: Diagnosis, diversity: list[DiversityRow]) -> list[str]:
-    """Verdicts, problems, the exploit finder, the overoptimisation fit and diversity."""
+    """Verdicts, problems, the exploit finder, the overoptimisation fit and diversity (long
+    member lists by family: ``by_family``)."""
+    diversity = diversity_rows(diversity)
     lines = ["", "## Verdict", "", *(f"- {md(c.verdict.headline)}" for c in d.conditions), ""]
     if d.problems:
         lines += ["## Incomplete run directory", "", *(f"- {md_code(p)}" for p in d.problems), ""]
@@ -158,26 +155,9 @@ def diagnosis_lines(d: Diagnosis, diversity: list[DiversityRow]) -> list[str]:
                 f"| {md(c.name)} | {md(r.text)} | {pct(r.share)}% | {est(r.proxy_lift_train)} | "
                 f"{r.members_raised}/{r.members_total} | {est(r.gold_lift_heldout)} | "
                 f"{est(r.unearned)} | {'yes' if r.exploit else ''} | "
-                f"{md('; '.join(c.quirks.get(r.phrasing, [])))} |"
+                f"{md(quirk_cell(c.quirks.get(r.phrasing, [])))} |"
             )
-    lines += [
-        "",
-        "## Overoptimisation fit",
-        "",
-        "| condition | points | alpha | beta | d* | gold at d* | stop at |",
-        "|---|---:|---:|---:|---:|---:|---|",
-    ]
-    for c in d.conditions:
-        f = c.overfit
-        if f is None:
-            lines.append(f"| {md(c.name)} | 0 | | | | | no held-out evaluations during training |")
-            continue
-        stops = ", ".join(f"{md(run)}: update {u}" for run, u in f.stop.items())
-        lines.append(
-            f"| {md(c.name)} | {f.n_points} | {num(f.alpha)} | {num(f.beta)} | "
-            f"{num(f.d_star) if f.d_star is not None else 'no peak'} | {pct(f.gold_at_peak)} | "
-            f"{stops} |"
-        )
+    lines += overfit_lines(d)
     if diversity:
         lines += [
             "",
@@ -194,6 +174,35 @@ def diagnosis_lines(d: Diagnosis, diversity: list[DiversityRow]) -> list[str]:
                 f"| {md(row.name)} | {md(row.kind)} | {num(s.distinct_1, 3)} | "
                 f"{num(s.distinct_2, 3)} | {num(s.self_bleu, 3)} | {num(s.vendi)} |"
             )
+    return lines
+
+
+def overfit_lines(d: Diagnosis) -> list[str]:
+    """The overoptimisation fit's table (the cells report.html shows under the same labels)."""
+    lines = [
+        "",
+        "## Overoptimisation fit",
+        "",
+        "| condition | points | alpha | beta | d* | gold at d* | stop at |",
+        "|---|---:|---:|---:|---:|---:|---|",
+    ]
+    for c in d.conditions:
+        f = c.overfit
+        if f is None:
+            lines.append(f"| {md(c.name)} | 0 | | | | | no held-out evaluations during training |")
+            continue
+        stops = "; ".join(
+            f"{md(run)}: update {u}"
+            + (f" ({md(c.checkpoints[run])})" if run in c.checkpoints else "")
+            for run, u in f.stop.items()
+        )
+        d_star = num(f.d_star) if f.d_star is not None else "no peak"
+        d_star += " (inside the run)" if f.peak_observed else ""
+        gold = pct(f.gold_at_peak) if f.gold_at_peak is not None else ""
+        lines.append(
+            f"| {md(c.name)} | {f.n_points} | {num(f.alpha)} | {num(f.beta)} | {d_star} | {gold} "
+            f"| {stops} |"
+        )
     return lines
 
 

@@ -1,36 +1,36 @@
-"""The study's "real patients" column: held-out gold on ``replay`` families (ACI-Bench)."""
+"""The study's "real patients" section: held-out gold on ``replay`` families (ACI-Bench) beside
+the programmatic held-out families (the shared ``real`` table of ``report.tables``)."""
 
 from __future__ import annotations
 
 from sim2human.experiments.results import StudyResult
-from sim2human.report.format import est, md
+from sim2human.report.format import md
+from sim2human.report.tables import Table, numbers, real_table
+
+INTRO = (
+    "Held-out gold on replayed ACI-Bench patients (their own words, a card derived from the "
+    "visit) next to the programmatic held-out families. The scripted agent's score says how "
+    "solvable the replayed calls are."
+)
 
 
-def real_section(study: StudyResult) -> list[str]:
-    """A table of every condition on real patients next to the programmatic held-out families;
-    empty when the study held out no ``replay`` family."""
-    rows = [r for r in study.all_rows if r.heldout_gold_real is not None]
-    if not rows:
+def real_section(study: StudyResult, table: Table | None = None) -> list[str]:
+    """``table`` (the shared ``real`` table; default the study's) as Markdown with the replies
+    each agent drew; empty when the study held out no ``replay`` family."""
+    table = table or real_table(numbers(study, None))
+    if table is None:
         return []
     lines = [
-        "## Real patients",
+        f"## {table.title}",
         "",
-        "Held-out gold on replayed ACI-Bench patients (their own words, a card derived from the "
-        "visit) next to the programmatic held-out families. The scripted agent's score says how "
-        "solvable the replayed calls are.",
+        INTRO,
         "",
-        "| condition | held-out gold, programmatic | real patients: gold | real patients: "
-        "fields right | real patients: proxy |",
-        "|---|---:|---:|---:|---:|",
+        "| " + " | ".join(md(c) for c in table.columns) + " |",
+        "|---|" + "---:|" * (len(table.columns) - 1),
+        *("| " + " | ".join(md(c) for c in row) + " |" for row in table.rows),
     ]
-    for r in rows:
-        lines.append(
-            f"| {md(r.name)} | {est(r.heldout_gold_programmatic, n=True)} | "
-            f"{est(r.heldout_gold_real, n=True)} | {est(r.heldout_fields_real, n=True)} | "
-            f"{est(r.heldout_proxy_real, n=True)} |"
-        )
     # what a replayed patient could say verbatim depends on what the agent asked: per agent
-    shared = [(r.name, r.real_reply_shares) for r in rows if r.real_reply_shares]
+    shared = [(r.name, r.real_reply_shares) for r in study.all_rows if r.real_reply_shares]
     if shared:
         lines += ["", "Replayed replies, by agent:", ""]
         for name, shares in shared:

@@ -1,0 +1,39 @@
+"""Handle time: agent turns per call, median and p90, by split (training members,
+programmatic held-out members, real patients), the first number a call centre watches.
+
+One function for ``study.json`` (``experiments.aggregate``) and the reports
+(``report.tables``), so both show the same numbers."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from pydantic import BaseModel
+
+from sim2human.types import Episode
+
+SPLITS = ("train", "heldout", "real")
+
+
+class HandleTime(BaseModel):
+    median: float
+    p90: float
+    n: int
+
+
+def handle_time(episodes: Sequence[Episode]) -> dict[str, HandleTime]:
+    """Agent turns per call by split: ``train`` and ``heldout`` leave real patients
+    (``replay`` members) out, ``real`` is them alone; a split without episodes is absent."""
+    groups = {
+        "train": [e.n_turns for e in episodes if e.split == "train" and e.kind != "replay"],
+        "heldout": [e.n_turns for e in episodes if e.split == "heldout" and e.kind != "replay"],
+        "real": [e.n_turns for e in episodes if e.split == "heldout" and e.kind == "replay"],
+    }
+    return {
+        split: HandleTime(
+            median=float(np.median(turns)), p90=float(np.percentile(turns, 90)), n=len(turns)
+        )
+        for split, turns in groups.items()
+        if turns
+    }

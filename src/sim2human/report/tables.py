@@ -1,0 +1,294 @@
+"""The summary tables a person reads, computed once: rows, column labels and cell text.
+
+The terminal (``report.terminal``), ``report.md`` and ``report.html`` render these ``Table``s
+and ``report.json`` stores them (``summary``), so every output shows the same cell under the
+same label. Programmatic held-out families and real patients (``replay`` members) are separate,
+named columns; nothing here pools them. The numbers come from ``study.json`` (a study) or, for a
+run without one (``eval-agent``, an adapter, one sub-run), from its stored episodes; handle time
+(agent turns per call, ``metrics.handle_time``) from ``study.json`` where it holds it, else
+from the episodes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from sim2human.diagnostics.rundir import RunDir, SubRun
+from sim2human.experiments.results import ConditionRow, StudyResult
+from sim2human.metrics.handle_time import HandleTime, handle_time
+from sim2human.metrics.outcomes import Estimate, cluster_bootstrap, member_std
+from sim2human.report.format import est, pct
+from sim2human.types import Episode
+
+CONDITION = "condition"
+TRAIN_PROXY = "train proxy"
+TRAIN_GOLD = "train gold"
+HELDOUT = "gold, held-out families"
+"""Gold on the programmatic held-out families (persona, LLM members): never real patients."""
+REAL = "gold, real patients"
+"""Gold on the replayed real patients (``replay`` members)."""
+REAL_FIELDS = "fields right, real patients"
+REAL_PROXY = "proxy, real patients"
+N_CELLS = "n (held-out / real)"
+EPISODES = "episodes trained"
+MEMBER_STD = "held-out member std"
+EXPLOIT = "exploit rate"
+TURNS = {"train": "train", "heldout": "held-out families", "real": "real patients"}
+"""Handle-time column labels, by split."""
+MISSING = "-"
+
+
+@dataclass(frozen=True)
+class Table:
+    """One table: ``rows`` of cell text under ``columns`` (labels; the first names the row)."""
+
+    key: str
+    title: str
+    columns: tuple[str, ...]
+    rows: tuple[tuple[str, ...], ...]
+    note: str = ""
+
+    def dump(self) -> dict[str, Any]:
+        return {
+            "key": self.key,
+            "title": self.title,
+            "columns": list(self.columns),
+            "rows": [list(r) for r in self.rows],
+            "note": self.note,
+        }
+
+    @classmethod
+    def load(cls, raw: dict[str, Any]) -> Table:
+        rows = tuple(tuple(str(c) for c in r) for r in raw["rows"])
+        cols = tuple(str(c) for c in raw["columns"])
+        return cls(str(raw["key"]), str(raw["title"]), cols, rows, str(raw.get("note", "")))
+
+
+@dataclass(frozen=True)
+class Numbers:
+    """What the tables show of one condition or reference agent."""
+
+    name: str
+    reference: bool = False
+    episodes_trained: int | None = None
+    train_proxy: Estimate | None = None
+    train_gold: Estimate | None = None
+    heldout_gold: Estimate | None = None
+    real_gold: Estimate | None = None
+    real_fields: Estimate | None = None
+    real_proxy: Estimate | None = None
+    member_std: float | None = None
+    exploit_rate: float | None = None
+    by_family: dict[str, float] = field(default_factory=dict)
+    turns: dict[str, HandleTime] = field(default_factory=dict)
+    """Split (``train``, ``heldout``, ``real``) -> agent turns per call (``metrics``)."""
+
+    @property
+    def label(self) -> str:
+        return f"{self.name} (reference)" if self.reference else self.name
+
+
+def _evals(subs: Sequence[SubRun]) -> list[Episode]:
+    return [e for s in subs for e in s.evals]
+
+
+def _subs(run: RunDir | None) -> dict[str, list[SubRun]]:
+    if run is None:
+        return {}
+    return {**run.conditions, **{name: [sub] for name, sub in run.reference.items()}}
+
+
+def from_study_row(row: ConditionRow, subs: Sequence[SubRun]) -> Numbers:
+    """``study.json``'s numbers (its ``heldout_gold`` leaves real patients out), with handle
+    time from the episodes."""
+    return Numbers(
+        name=row.name,
+        reference=row.is_reference or row.episodes_trained == 0,
+        episodes_trained=row.episodes_trained,
+        train_proxy=row.train_proxy,
+        train_gold=row.train_gold,
+        heldout_gold=row.heldout_gold,
+        real_gold=row.heldout_gold_real,
+        real_fields=row.heldout_fields_real,
+        real_proxy=row.heldout_proxy_real,
+        member_std=row.heldout_member_std,
+        exploit_rate=row.exploit_rate,
+        by_family=dict(row.heldout_gold_by_family),
+        turns=row.handle_time if row.handle_time is not None else handle_time(_evals(subs)),
+    )
+
+
+def from_episodes(name: str, subs: Sequence[SubRun], n_boot: int, reference: bool) -> Numbers:
+    """A run without ``study.json``: the same estimates as ``experiments.aggregate`` makes
+    (cluster bootstrap over training runs, then episodes), from the stored evaluations."""
+    tagged = [(s.run, e) for s in subs for e in s.evals]
+
+    def estimate(split: str, real: bool, metric: str) -> Estimate | None:
+        pairs = [(r, e) for r, e in tagged if e.split == split and (e.kind == "replay") == real]
+        if not pairs:
+            return None
+        values = [_metric(e, metric) for _, e in pairs]
+        return cluster_bootstrap(values, [r for r, _ in pairs], n_boot=n_boot)
+
+    fams = sorted({e.family for _, e in tagged if e.split == "heldout"})
+    return Numbers(
+        name=name,
+        reference=reference,
+        train_proxy=estimate("train", False, "proxy"),
+        train_gold=estimate("train", False, "gold"),
+        heldout_gold=estimate("heldout", False, "gold"),
+        real_gold=estimate("heldout", True, "gold"),
+        real_fields=estimate("heldout", True, "fields"),
+        real_proxy=estimate("heldout", True, "proxy"),
+        by_family={f: _family_gold(tagged, f) for f in fams},
+        member_std=_member_std(subs),
+        turns=handle_time([e for _, e in tagged]),
+    )
+
+
+def _metric(e: Episode, metric: str) -> float:
+    if metric == "proxy":
+        return e.proxy
+    return e.gold.field_accuracy if metric == "fields" else float(e.gold.success)
+
+
+def _family_gold(tagged: Sequence[tuple[str, Episode]], family: str) -> float:
+    eps = [e for _, e in tagged if e.split == "heldout" and e.family == family]
+    return float(np.mean([e.gold.success for e in eps]))
+
+
+def _member_std(subs: Sequence[SubRun]) -> float | None:
+    """As a study's sub-run summary has it (``member_std`` of its held-out evaluations), the
+    mean over training runs; None without held-out evaluations."""
+    spreads = [member_std(h) for s in subs if (h := [e for e in s.evals if e.split == "heldout"])]
+    return float(np.mean(spreads)) if spreads else None
+
+
+def numbers(study: StudyResult | None, run: RunDir | None) -> list[Numbers]:
+    """One ``Numbers`` per condition and reference agent, in the study's order."""
+    subs = _subs(run)
+    if study is not None:
+        return [from_study_row(r, subs.get(r.name, [])) for r in study.all_rows]
+    if run is None:
+        return []
+    n_boot = run.n_boot
+    out = [from_episodes(n, s, n_boot, False) for n, s in run.conditions.items()]
+    return out + [from_episodes(n, [s], n_boot, True) for n, s in run.reference.items()]
+
+
+def _e(e: Estimate | None) -> str:
+    return est(e, missing=MISSING)
+
+
+def _p(x: float | None, suffix: str = "") -> str:
+    return MISSING if x is None else f"{pct(x)}{suffix}"
+
+
+def _turns(t: HandleTime | None) -> str:
+    return MISSING if t is None else f"{t.median:g} / {t.p90:g}"
+
+
+def _has_real(rows: Sequence[Numbers]) -> bool:
+    return any(r.real_gold is not None for r in rows)
+
+
+def gold_table(rows: Sequence[Numbers]) -> Table:
+    real = _has_real(rows)
+    cols = (CONDITION, TRAIN_PROXY, TRAIN_GOLD, HELDOUT, *((REAL,) if real else ()))
+    cells = tuple(
+        (
+            r.label,
+            _e(r.train_proxy),
+            _e(r.train_gold),
+            _e(r.heldout_gold),
+            *((_e(r.real_gold),) if real else ()),
+        )
+        for r in rows
+    )
+    note = "Percentages, 95% CI by cluster bootstrap over training runs, then episodes."
+    if real:
+        note += " Real patients (replayed ACI-Bench visits) are never in the held-out families."
+    return Table("gold", "Proxy vs gold", cols, cells, note)
+
+
+def handle_table(rows: Sequence[Numbers]) -> Table:
+    splits = [s for s in TURNS if s != "real" or _has_real(rows)]
+    cells = tuple((r.label, *(_turns(r.turns.get(s)) for s in splits)) for r in rows)
+    return Table(
+        "handle_time",
+        "Handle time: agent turns per call (median / p90)",
+        (CONDITION, *(TURNS[s] for s in splits)),
+        cells,
+        "Over the evaluation calls; fewer turns for the same gold is the better agent.",
+    )
+
+
+def spread_table(rows: Sequence[Numbers]) -> Table:
+    cells = tuple(
+        (
+            r.label,
+            MISSING if r.episodes_trained is None else str(r.episodes_trained),
+            _p(r.member_std),
+            _p(r.exploit_rate, "%"),
+        )
+        for r in rows
+    )
+    return Table(
+        "spread",
+        "Training and spread",
+        (CONDITION, EPISODES, MEMBER_STD, EXPLOIT),
+        cells,
+        "Member std: of gold success across held-out members (real patients included), mean "
+        "over training runs. Exploit rate: share "
+        "of the agent's held-out turns that use a phrasing some training member's quirk "
+        "over-rewards.",
+    )
+
+
+def family_table(rows: Sequence[Numbers]) -> Table:
+    families = sorted({f for r in rows for f in r.by_family})
+    cells = tuple(
+        (r.label, *(pct(r.by_family[f]) if f in r.by_family else MISSING for f in families))
+        for r in rows
+    )
+    return Table("families", "Held-out gold by family", (CONDITION, *families), cells)
+
+
+def real_table(rows: Sequence[Numbers]) -> Table | None:
+    """Real patients beside the programmatic held-out families; None without any."""
+    shown = [r for r in rows if r.real_gold is not None]
+    if not shown:
+        return None
+    cells = tuple(
+        (
+            r.label,
+            _e(r.heldout_gold),
+            _e(r.real_gold),
+            _e(r.real_fields),
+            _e(r.real_proxy),
+            f"{_n(r.heldout_gold)} / {_n(r.real_gold)}",
+        )
+        for r in shown
+    )
+    cols = (CONDITION, HELDOUT, REAL, REAL_FIELDS, REAL_PROXY, N_CELLS)
+    return Table("real", "Real patients", cols, cells)
+
+
+def _n(e: Estimate | None) -> str:
+    return MISSING if e is None else str(e.n)
+
+
+def summary_tables(rows: Sequence[Numbers]) -> list[Table]:
+    """The tables every output shows, in order (the terminal shows the first three)."""
+    real = real_table(rows)
+    return [
+        gold_table(rows),
+        handle_table(rows),
+        spread_table(rows),
+        family_table(rows),
+        *([real] if real is not None else []),
+    ]
