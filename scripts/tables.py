@@ -5,12 +5,13 @@
 
 Each file holds pairs of markers, ``<!-- tables:NAME -->`` and ``<!-- /tables:NAME -->``; the
 script replaces what lies between them with the table NAME computed from RUN_DIR's
-``study.json`` (read through ``StudyResult``, the model the command's own table reads), and
-leaves everything else as it is. Hand-copied numbers go stale; these are regenerated from the
-run they came from. Names: ``provenance`` (command, commit, machine, wall time), ``demo`` (the
-table ``sim2human study`` prints), ``real-patients`` (each condition on the replayed visits)
-and ``families`` (held-out gold per family). A run directory does not record the commit it
-was measured at, hence ``--commit``.
+``study.json`` and its episodes through ``report.tables``, the one table model the terminal,
+``report.md`` and ``report.html`` also render, and leaves everything else as it is.
+Hand-copied numbers go stale; these are regenerated from the run they came from. Names:
+``provenance`` (command, commit, machine, wall time), ``demo`` (proxy vs gold, the first table
+``sim2human study`` prints), ``handle-time`` (agent turns per call), ``real-patients`` (each
+condition on the replayed visits) and ``families`` (held-out gold per family). A run
+directory does not record the commit it was measured at, hence ``--commit``.
 """
 
 from __future__ import annotations
@@ -19,15 +20,22 @@ import argparse
 import os
 import re
 import sys
-from collections.abc import Callable
 from importlib import metadata
 from pathlib import Path
 
+from sim2human.diagnostics.rundir import load_run_dir
 from sim2human.errors import Sim2HumanError, UsageError
-from sim2human.experiments.results import ConditionRow, StudyResult, load_study_result
-from sim2human.metrics.outcomes import Estimate
+from sim2human.experiments.results import StudyResult, load_study_result
 from sim2human.outputs import write_text
-from sim2human.report.format import est, md, pct
+from sim2human.report.format import md
+from sim2human.report.tables import (
+    Table,
+    family_table,
+    gold_table,
+    handle_table,
+    numbers,
+    real_table,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_INTO = tuple(
@@ -36,63 +44,24 @@ DEFAULT_INTO = tuple(
 MARKER = re.compile(r"(<!-- tables:([a-z-]+) -->\n)(.*?)(<!-- /tables:\2 -->)", re.DOTALL)
 
 
-def _e(e: Estimate | None) -> str:
-    return est(e, missing="-", sep=", ")
+def markdown(table: Table | None) -> str:
+    """A shared table's rows as Markdown, without its title (the page around it has one)."""
+    if table is None:
+        return "No real patients in this run.\n"
+    align = ["---"] + ["---:"] * (len(table.columns) - 1)
+    lines = [list(table.columns), align, *(list(r) for r in table.rows)]
+    return "".join("| " + " | ".join(md(c) for c in cells) + " |\n" for cells in lines)
 
 
-def _name(row: ConditionRow) -> str:
-    return md(row.name) if row.episodes_trained else f"{md(row.name)} (reference)"
-
-
-def _table(head: list[str], rows: list[list[str]]) -> str:
-    align = ["---"] + ["---:"] * (len(head) - 1)
-    lines = [head, align, *rows]
-    return "".join("| " + " | ".join(cells) + " |\n" for cells in lines)
-
-
-def demo_table(study: StudyResult) -> str:
-    """The table ``sim2human study`` prints, same columns, as Markdown."""
-    real = any(r.heldout_gold_real is not None for r in study.conditions)
-    head = ["condition", "train proxy", "train gold", "held-out gold", "member std", "exploit"]
-    head += ["real patients"] if real else []
-    rows = []
-    for r in study.all_rows:
-        cells = [_name(r), _e(r.train_proxy), _e(r.train_gold), _e(r.heldout_gold)]
-        cells += [pct(r.heldout_member_std), f"{pct(r.exploit_rate)}%"]
-        cells += [_e(r.heldout_gold_real)] if real else []
-        rows.append(cells)
-    return _table(head, rows)
-
-
-def _n(e: Estimate | None) -> str:
-    return est(e, n=True, missing="-")
-
-
-def real_patients_table(study: StudyResult) -> str:
-    """Programmatic held-out gold beside gold, fields right and proxy on the replayed visits."""
-    head = ["condition", "held-out gold, programmatic", "real patients: gold"]
-    head += ["real patients: fields right", "real patients: proxy"]
-    rows = [
-        [
-            _name(r),
-            _n(r.heldout_gold_programmatic),
-            _n(r.heldout_gold_real),
-            _n(r.heldout_fields_real),
-            _n(r.heldout_proxy_real),
-        ]
-        for r in study.all_rows
-    ]
-    return _table(head, rows)
-
-
-def families_table(study: StudyResult) -> str:
-    """Mean held-out gold per held-out family (%), one column a family."""
-    families = sorted({f for r in study.all_rows for f in r.heldout_gold_by_family})
-    rows = [
-        [_name(r)] + [pct(r.heldout_gold_by_family.get(f)) for f in families]
-        for r in study.all_rows
-    ]
-    return _table(["condition", *families], rows)
+def shared_tables(run_dir: Path, study: StudyResult) -> dict[str, str]:
+    """The tables the terminal, report.md and report.html show, by marker name."""
+    rows = numbers(study, load_run_dir(run_dir))
+    return {
+        "demo": markdown(gold_table(rows)),
+        "handle-time": markdown(handle_table(rows)),
+        "real-patients": markdown(real_table(rows)),
+        "families": markdown(family_table(rows)),
+    }
 
 
 def machine() -> str:
@@ -143,12 +112,7 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     try:
         study = load_study_result(args.run_dir)
-        makers: dict[str, Callable[[StudyResult], str]] = {
-            "demo": demo_table,
-            "real-patients": real_patients_table,
-            "families": families_table,
-        }
-        tables = {name: make(study) for name, make in makers.items()}
+        tables = shared_tables(args.run_dir, study)
         tables["provenance"] = provenance(
             study, args.command, args.commit, args.machine or machine()
         )

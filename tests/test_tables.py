@@ -8,10 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from sim2human.cli.app import study_table
+from sim2human.diagnostics.rundir import load_run_dir
 from sim2human.experiments.config import parse_study
 from sim2human.experiments.results import load_study_result
 from sim2human.experiments.runner import run_study
+from sim2human.report.summary import summarise
 from tiny_study import TINY
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -56,16 +57,12 @@ def test_demo_table_is_the_command_table_cell_for_cell(tiny_run: Path, tmp_path:
     done = tables(tiny_run, "--commit", "abc1234", "--machine", "a test box", "--into", page)
     assert done.returncode == 0, done.stderr
     rows = markdown_rows(page.read_text(), "demo")
-    terminal = study_table(load_study_result(tiny_run))
-    head = [str(c.header) for c in terminal.columns]
-    cells = [[str(c) for c in col._cells] for col in terminal.columns]
-    assert rows[0] == head
+    shown = summarise(None, load_run_dir(tiny_run), load_study_result(tiny_run)).table("gold")
+    assert shown is not None
+    assert rows[0] == list(shown.columns)
     assert rows[1][0] == "---"
-    body = rows[2:]
-    assert len(body) == len(cells[0]) == 3  # two conditions and the scripted reference
-    for i, row in enumerate(body):
-        # the terminal writes "[lo,hi]", Markdown "[lo, hi]": the same numbers
-        assert [c.replace(" ", "") for c in row] == [col[i].replace(" ", "") for col in cells]
+    assert len(rows[2:]) == len(shown.rows) == 3  # two conditions and the scripted reference
+    assert rows[2:] == [list(r) for r in shown.rows]
 
 
 def test_filling_keeps_the_page_and_is_idempotent(tiny_run: Path, tmp_path: Path) -> None:
