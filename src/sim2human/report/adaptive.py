@@ -239,22 +239,27 @@ def fragment(study: StudyResult, root: Path, out: Path | None = None) -> list[st
         "first baseline. A candidate is judged against its `compare_to`, else that baseline.",
         "",
     ]
-    events = timeline(root, study)
-    if events:
-        lines += [
-            f"### Evolve timeline (seed {seed})",
-            "",
-            "| condition | update | episodes | change | member | reason |",
-            "|---|---:|---:|---|---|---|",
-        ]
-        lines += [
+    lines += _timeline_lines(timeline(root, study), seed)
+    lines += [f"![{md(p.stem)}]({_link(p, out)})" for p in images if p is not None]
+    return [*lines, ""]
+
+
+def _timeline_lines(events: list[dict[str, Any]], seed: int) -> list[str]:
+    """The evolving ensemble's changes as a table (none when nothing evolved)."""
+    if not events:
+        return []
+    return [
+        f"### Evolve timeline (seed {seed})",
+        "",
+        "| condition | update | episodes | change | member | reason |",
+        "|---|---:|---:|---|---|---|",
+        *(
             f"| {md(e['condition'])} | {md(e['update'])} | {md(e['episodes_seen'])} | "
             f"{md(e['kind'])} | {md(e['member'])} | {md(e['reason'])} |"
             for e in events
-        ]
-        lines.append("")
-    lines += [f"![{md(p.stem)}]({_link(p, out)})" for p in images if p is not None]
-    return [*lines, ""]
+        ),
+        "",
+    ]
 
 
 HTML = jinja2.Template(

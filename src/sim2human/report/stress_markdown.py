@@ -59,37 +59,43 @@ def stress_markdown(stress: dict[str, Any]) -> str:
         "",
         *(md(f) for f in findings(stress)),
     ]
-    searches: dict[str, Any] = stress.get("adversarial") or {}
-    if searches:
-        threshold = (stress.get("search_config") or {}).get("threshold", "")
-        members = stress.get("adversarial_members") or "heldout"
-        lines += [
-            "",
-            f"## Adversarial search: the cheapest breaking mix ({md(members)} members)",
-            "",
-            f"Broken = gold success below {md(threshold)} x the agent's clean success (one-sided "
-            "Wilson bound), confirmed by replaying the mix on fresh seeds.",
-            "",
-            *_table(
-                ["agent", "status", "clean", "target", "total severity", "search", "fresh seeds"],
-                [
-                    [
-                        md(name),
-                        md(s["status"]),
-                        pct(s.get("clean")),
-                        f"< {pct(s.get('target'))}" if s.get("target") else "",
-                        f"{s['total_severity']:.2f}" if s.get("total_severity") is not None else "",
-                        pct(s.get("success")),
-                        fmt(s["confirm"]) if s.get("confirm") else "",
-                    ]
-                    for name, s in searches.items()
-                ],
-                numeric_from=2,
-            ),
-        ]
+    lines += _search_lines(stress)
     if wall := stress.get("wall_seconds"):
         lines += ["", f"Wall time {md(wall)} s."]
     return "\n".join(lines) + "\n"
+
+
+def _search_lines(stress: dict[str, Any]) -> list[str]:
+    """The adversarial search's section (none when the run did not search)."""
+    searches: dict[str, Any] = stress.get("adversarial") or {}
+    if not searches:
+        return []
+    threshold = (stress.get("search_config") or {}).get("threshold", "")
+    members = stress.get("adversarial_members") or "heldout"
+    return [
+        "",
+        f"## Adversarial search: the cheapest breaking mix ({md(members)} members)",
+        "",
+        f"Broken = gold success below {md(threshold)} x the agent's clean success (one-sided "
+        "Wilson bound), confirmed by replaying the mix on fresh seeds.",
+        "",
+        *_table(
+            ["agent", "status", "clean", "target", "total severity", "search", "fresh seeds"],
+            [
+                [
+                    md(name),
+                    md(s["status"]),
+                    pct(s.get("clean")),
+                    f"< {pct(s.get('target'))}" if s.get("target") else "",
+                    f"{s['total_severity']:.2f}" if s.get("total_severity") is not None else "",
+                    pct(s.get("success")),
+                    fmt(s["confirm"]) if s.get("confirm") else "",
+                ]
+                for name, s in searches.items()
+            ],
+            numeric_from=2,
+        ),
+    ]
 
 
 def write_stress_markdown(stress: dict[str, Any], out: Path) -> Path:
