@@ -19,6 +19,8 @@ from sim2human.experiments.runner import run_study
 from sim2human.experiments.units import Ledger, Unit, Work, perform, shipped_order
 from tiny_study import TINY
 
+DEMO = Path(__file__).parents[2] / "examples" / "collapse.yaml"
+
 
 def _write_run(context: str, name: str, out: str) -> str:
     """A unit that writes a folder the way a sub-run does (summary last) and returns a value."""
@@ -101,9 +103,7 @@ def test_executor_ray_without_ray_is_one_usage_error(
 ) -> None:
     monkeypatch.setattr(backends, "ray_installed", lambda: False)
     out = tmp_path / "run"
-    code = main(
-        ["study", "examples/collapse.yaml", "--quick", "--executor", "ray", "--out", str(out)]
-    )
+    code = main(["study", str(DEMO), "--quick", "--executor", "ray", "--out", str(out)])
     err = capsys.readouterr().err
     assert code == 2
     assert "--executor ray needs Ray" in err and "Traceback" not in err

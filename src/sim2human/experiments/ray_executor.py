@@ -33,7 +33,7 @@ import ray
 from ray import exceptions as ray_errors
 
 from sim2human import gc_tuning
-from sim2human.errors import UsageError
+from sim2human.errors import Sim2HumanError, UsageError
 from sim2human.experiments import executors
 from sim2human.experiments.executors import Failure, Interrupted, RemoteTraceback, WorkersDied
 from sim2human.experiments.units import (
@@ -47,6 +47,8 @@ from sim2human.experiments.units import (
     say_env,
 )
 
+QUIET: dict[str, Any] = {"logging_level": logging.WARNING, "log_to_driver": False}
+"""Ray's own start-up lines and the workers' output stay out of the study's terminal."""
 POLL_S = 0.2
 """How often the driver looks at finished units and the workers' progress."""
 INFRASTRUCTURE = (
@@ -124,18 +126,42 @@ def _init(address: str | None, workers: int | None) -> None:
     """``ray.init``, keeping this process's SIGTERM handler (Ray's own would exit without the
     lines an interrupted study prints, ``cli/signals``)."""
     previous = signal.getsignal(signal.SIGTERM)
-    kwargs: dict[str, Any] = {"logging_level": logging.WARNING, "log_to_driver": False}
     try:
         if address is None:
-            ray.init(num_cpus=workers or os.cpu_count() or 1, include_dashboard=False, **kwargs)
+            _start_local(workers or os.cpu_count() or 1)
         else:
-            ray.init(address=address, **kwargs)
-    except (ConnectionError, RuntimeError, ValueError) as err:
-        first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-        raise UsageError(f"--address {address}: cannot join the Ray cluster: {first}") from None
+            _join(address)
     finally:
         with suppress(ValueError):  # not the main thread: nothing was changed
             signal.signal(signal.SIGTERM, previous)
+
+
+def _start_local(cpus: int) -> None:
+    """A local Ray instance, patient with a busy machine: Ray gives its node agents 30 s to
+    start, which a machine whose every core is busy can miss (then one more try)."""
+    os.environ.setdefault("RAY_agent_register_timeout_ms", "180000")
+    for attempt in (1, 2):
+        try:
+            ray.init(num_cpus=cpus, include_dashboard=False, **QUIET)
+            return
+        except Exception as err:  # Ray raises a bare Exception when its node times out
+            ray.shutdown()
+            if attempt == 2:
+                raise Sim2HumanError(f"cannot start a local Ray cluster: {_first(err)}") from None
+
+
+def _join(address: str) -> None:
+    try:
+        ray.init(address=address, **QUIET)
+    except (ConnectionError, RuntimeError, ValueError) as err:
+        raise UsageError(
+            f"--address {address}: cannot join the Ray cluster: {_first(err)}"
+        ) from None
+
+
+def _first(err: BaseException) -> str:
+    text = str(err).strip()
+    return text.splitlines()[0] if text else type(err).__name__
 
 
 class RayExecutor:
@@ -268,7 +294,4 @@ class _Drive:
 
 def _reason(err: BaseException) -> str:
     """Why a unit's worker is gone, in one line."""
-    text = str(err).strip().splitlines()
-    first = text[0] if text else ""
-    kind = type(err).__name__
-    return f"ray worker lost ({kind}{': ' + first[:160] if first else ''})"
+    return f"ray worker lost ({type(err).__name__}: {_first(err)[:160]})"
