@@ -61,6 +61,9 @@ LAYERS: dict[str, int] = {
     # L6 orchestration over run directories. Integrations sit here, not at L5 as first
     # drawn: a population is built from a study's config.
     "sim2human.experiments": 6,
+    "sim2human.experiments.units": 6,  # the executor seam: units, the ledger, Executor
+    "sim2human.experiments.backends": 6,  # --executor local|ray
+    "sim2human.experiments.ray_executor": 6,  # the only module importing ray (the ray extra)
     "sim2human.integrations": 6,
     # L7 diagnosis of a run directory
     "sim2human.diagnostics": 7,

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from sim2human.experiments import runner
+from sim2human.experiments import executors, runner
 from sim2human.experiments.config import load_study, parse_study
 from sim2human.experiments.runner import Call, longest_first, run_study
 from tiny_study import TINY, study_numbers
@@ -55,10 +55,10 @@ def test_the_study_submits_its_jobs_longest_first(
         submitted.extend(calls)
         raise Submitted  # stop before any work: only the order is under test
 
-    monkeypatch.setattr(runner, "in_processes", record)
+    monkeypatch.setattr(executors, "in_processes", record)
     with pytest.raises(Submitted):
         run_study(parse_study(TINY), tmp_path / "run", workers=1)
-    kinds = [(kind, name) for _, kind, name, _, _ in submitted]
+    kinds = [(unit.args[0], unit.args[1]) for _, unit in submitted]
     assert kinds == [
         ("condition", "ensemble-uniform"),
         ("diversity", ""),

@@ -28,6 +28,7 @@ from sim2human.cli.stress import stress as stress_command
 from sim2human.cli.view import compare, view
 from sim2human.corpora import aci_bench
 from sim2human.errors import Sim2HumanError, UsageError
+from sim2human.experiments.backends import Choice
 from sim2human.experiments.config import load_study
 from sim2human.inputs import existing_dir
 from sim2human.redact import redact
@@ -62,7 +63,12 @@ OutOption = Annotated[
 ]
 WorkersOption = Annotated[
     int | None,
-    typer.Option("--workers", min=1, max=256, help="Processes to train in (default: all cores)."),
+    typer.Option(
+        "--workers",
+        min=1,
+        max=256,
+        help="Processes to train in (default: all cores; with --executor ray, the cluster's CPUs).",
+    ),
 ]
 RetriesOption = Annotated[
     int | None,
@@ -72,6 +78,22 @@ RetriesOption = Annotated[
         max=10,
         help="Times a sub-run whose worker died (say, out of memory) is run again before it "
         "is marked failed and the study goes on without it (default: 1).",
+    ),
+]
+ExecutorOption = Annotated[
+    str,
+    typer.Option(
+        "--executor",
+        help="Where sub-runs run: local (processes on this machine) or ray (Ray actors; "
+        "needs the ray extra). A study resumes on either.",
+    ),
+]
+AddressOption = Annotated[
+    str | None,
+    typer.Option(
+        "--address",
+        help="With --executor ray: the cluster to join (auto, or ray://HOST:PORT); "
+        "default: a local Ray cluster on this machine.",
     ),
 ]
 DataOption = Annotated[
@@ -108,7 +130,10 @@ def _run(
     check: bool = False,
     data: Path | None = None,
     retries: int | None = None,
+    executor: Choice | None = None,
 ) -> Path | None:
+    if executor is not None:
+        executor.check()  # ray asked for but missing: one line, exit 2, nothing written
     if data is not None:  # sub-runs (and worker processes) find the corpus through the env
         if why := aci_bench.missing(data):
             raise UsageError(f"--data {data}: {why}")
@@ -145,6 +170,7 @@ def _run(
             resume=resume,
             finish=finish_study,
             retries=RETRIES if retries is None else retries,
+            executor=executor,
         )
     except StudyFailed as failed:
         _failed(failed, config)
@@ -203,8 +229,11 @@ def study(
     ] = None,
     data: DataOption = None,
     retries: RetriesOption = None,
+    executor: ExecutorOption = "local",
+    address: AddressOption = None,
 ) -> None:
     """Run a study: every condition x seed trained, evaluated on held-out simulators, tabulated."""
+    choice = Choice(executor, address)
     if human is not None:
         from sim2human.human_store import check_existing
 
@@ -212,7 +241,7 @@ def study(
             check_existing(human)  # a bad database is refused before the study trains
         except UsageError as err:
             raise UsageError(f"--human {err}") from None
-    target = _run(config, quick, out, workers, resume, check, data, retries)
+    target = _run(config, quick, out, workers, resume, check, data, retries, choice)
     if human is not None and target is not None:
         from sim2human.experiments.human_eval import HUMAN_MD, fold_in, human_table
 

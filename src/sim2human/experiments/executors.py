@@ -39,6 +39,7 @@ from rich.progress import Progress, TaskID
 
 from sim2human import gc_tuning
 from sim2human.errors import Sim2HumanError
+from sim2human.experiments.units import Ledger, Shipment, Unit, Work
 
 T = TypeVar("T")
 PR_SET_PDEATHSIG = 1
@@ -105,9 +106,17 @@ def death(exitcode: int | None) -> str:
 
 
 def report_progress(n: int) -> None:
-    """Advance the parent's progress bar by ``n`` (in a worker of ``in_processes``)."""
+    """Advance the parent's progress bar by ``n`` (in a worker of ``in_processes``, or of an
+    executor that set a sink with ``set_progress_sink``)."""
     if _queue is not None:
         _queue.put(n)
+
+
+def set_progress_sink(sink: Any) -> None:
+    """Where ``report_progress`` puts its numbers in this worker (anything with ``put(n)``):
+    how a remote executor's worker feeds the driver's progress bar."""
+    global _queue
+    _queue = sink
 
 
 def die_with_parent(parent: int) -> None:
@@ -337,13 +346,20 @@ def in_processes(
 @contextmanager
 def queue_progress(bar: Progress, task: TaskID) -> Iterator[Any]:
     """Yield a queue (for ``in_processes(queue=...)``) whose numbers advance ``task``."""
+    with queue_to(lambda n: bar.advance(task, n)) as queue:
+        yield queue
+
+
+@contextmanager
+def queue_to(advance: Callable[[int], None]) -> Iterator[Any]:
+    """Yield a queue (for ``in_processes(queue=...)``) whose numbers are passed to ``advance``."""
     queue = mp.get_context("spawn").Queue()
     stop = threading.Event()
 
     def drain() -> None:
         while not stop.is_set():
             try:
-                bar.advance(task, queue.get(timeout=0.2))
+                advance(queue.get(timeout=0.2))
             except (Empty, EOFError, OSError, ValueError):  # closed, or being closed
                 continue
 
@@ -356,3 +372,51 @@ def queue_progress(bar: Progress, task: TaskID) -> Iterator[Any]:
         reader.join()
         queue.close()
         queue.cancel_join_thread()
+
+
+def _local_unit(work: Work, unit: Unit) -> Any:
+    """One unit in a local worker: the run directory is on this disk, so it writes in place."""
+    return work.fn(work.load(work.payload), *unit.call_args())
+
+
+class LocalExecutor:
+    """Today's pool (``in_processes``) behind the executor seam (``units.Executor``): units in
+    spawned processes on this machine, each writing its files in place; results delivered to
+    the ledger once the pool is done."""
+
+    name = "local"
+
+    def __init__(self, workers: int) -> None:
+        self.workers = workers
+
+    def run(
+        self,
+        work: Work,
+        units: Sequence[Unit],
+        ledger: Ledger,
+        *,
+        advance: Callable[[int], None],
+        retries: int,
+        note: Note,
+    ) -> None:
+        calls = [(work, u) for u in units]
+        labels = [u.label for u in units]
+        with queue_to(advance) as queue:
+            try:
+                results = in_processes(
+                    _local_unit,
+                    calls,
+                    self.workers,
+                    queue=queue,
+                    labels=labels,
+                    retries=retries,
+                    note=note,
+                )
+            except WorkersDied as died:
+                failed = {f.index for f in died.failures}
+                for i, unit in enumerate(units):
+                    if i not in failed:
+                        ledger.deliver(Shipment(unit.id, died.results[i]))
+                raise
+        for unit, value in zip(units, results, strict=True):
+            ledger.deliver(Shipment(unit.id, value))

@@ -17,19 +17,17 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from sim2human import outputs
 from sim2human.errors import Sim2HumanError, UsageError
 from sim2human.experiments.aggregate import aggregate
+from sim2human.experiments.backends import Choice, open_executor
 from sim2human.experiments.condition import reference_scripted, run_condition, train_config
 from sim2human.experiments.config import StudyConfig, parse_study
 from sim2human.experiments.diversity import DIVERSITY_JSON, diversity_groups, measure_groups
-from sim2human.experiments.executors import (
-    WorkersDied,
-    in_processes,
-    queue_progress,
-    report_progress,
-)
+from sim2human.experiments.executors import WorkersDied, report_progress
 from sim2human.experiments.results import FailedRun, StudyResult, write_study_result
+from sim2human.experiments.units import Advance, Executor, Ledger, Unit, Work, env_for_workers
 from sim2human.experiments.wholeness import TornSubRun, read_whole
 from sim2human.experiments.world import StudyWorld
 from sim2human.inputs import output_dir, read_text, read_yaml
+from sim2human.llm.client import EndpointConfig
 from sim2human.llm.runtime import Embedded, serve_embedded
 from sim2human.lock import run_lock
 from sim2human.store import SUMMARY, write_json
@@ -65,11 +63,16 @@ def default_out(cfg: StudyConfig) -> Path:
     return Path("runs") / f"{datetime.now():%Y%m%d-%H%M%S}-{cfg.name}"
 
 
-def _work(cfg_json: str, kind: str, name: str, seed: int, out: str) -> dict[str, Any]:
+def _load(cfg_json: str) -> StudyConfig:
+    """The study config a worker is handed, parsed (once per worker on a remote executor)."""
+    return StudyConfig.model_validate_json(cfg_json)
+
+
+def _work(config: StudyConfig | str, kind: str, name: str, seed: int, out: str) -> dict[str, Any]:
     """One job of a study, in a worker: a sub-run (``condition``), a ``reference`` agent's
     evaluation, or the simulators' ``diversity`` (which needs no trained agent, so it runs
-    beside training instead of after it)."""
-    cfg = StudyConfig.model_validate_json(cfg_json)
+    beside training instead of after it). ``config``: parsed, or as JSON."""
+    cfg = _load(config) if isinstance(config, str) else config
     if kind in ("reference", "condition"):  # a job run again after its worker died starts over
         outputs.remove(Path(out), inside=Path(out).parent)
     if kind == "reference":
@@ -168,6 +171,7 @@ def run_study(
     resume: bool = False,
     finish: Finish | None = None,
     retries: int = RETRIES,
+    executor: Choice | None = None,
 ) -> StudyResult:
     """Train and evaluate every condition x seed and write ``study.json``; then ``finish``
     (the command passes ``cli.app.diagnose_and_report``) while the run is still locked.
@@ -178,7 +182,11 @@ def run_study(
     finished (without ``finish``).
     An embedded model that ``llm`` members use is started once here and shared by the workers.
     The run directory is locked for the whole study: a second writer is refused (``lock.py``).
+    ``executor`` says where the jobs run (default: ``local`` processes; ``backends``); the
+    run directory is the same on every executor, so a study resumes on any of them.
     """
+    choice = executor or Choice()
+    choice.check()  # Ray asked for but missing: refused before anything is written
     if resume and not out.exists():
         raise UsageError(f"{out}: nothing to resume (no such directory)")
     console = console or Console(stderr=True)
@@ -191,7 +199,7 @@ def run_study(
         if workers is None and model_takes_every_core(cfg, needed):
             workers = 1
         with serve_embedded(cfg.llm, needed) as live:
-            run = _Run(cfg.model_copy(update={"llm": live}), out, console, note, retries)
+            run = _Run(cfg.model_copy(update={"llm": live}), out, console, note, retries, choice)
             study = run.study(jobs, workers)
         if study.failed:
             raise StudyFailed(study, out)
@@ -216,10 +224,16 @@ class _Run:
     """One pass over a study's jobs: run them, then aggregate what finished."""
 
     def __init__(
-        self, cfg: StudyConfig, out: Path, console: Console, note: Note, retries: int
+        self,
+        cfg: StudyConfig,
+        out: Path,
+        console: Console,
+        note: Note,
+        retries: int,
+        choice: Choice = Choice(),  # noqa: B008 (frozen)
     ) -> None:
         self.cfg, self.out, self.console = cfg, out, console
-        self.note, self.retries = note, retries
+        self.note, self.retries, self.choice = note, retries, choice
 
     def study(self, jobs: list[tuple[str, int]], workers: int | None) -> StudyResult:
         cfg, out = self.cfg, self.out
@@ -231,7 +245,17 @@ class _Run:
         )
         total = len(jobs) * (cfg.train.episodes + 2 * n_eval)
         side = _side_jobs(cfg, out, self.note)  # once: it clears an unfinished reference dir
-        workers = max(1, min(workers or os.cpu_count() or 1, len(jobs) + len(side)))
+        units = self._units(jobs, side)
+        env = env_for_workers(_key_names(cfg))
+        with open_executor(self.choice, workers, len(units), env, self.note) as (executor, n):
+            failed = self._with_bar(executor, units, f"{len(jobs)} runs, {n} at a time", total)
+        study = aggregate(cfg, out, time.perf_counter() - started, failed)
+        write_study_result(out, study)
+        return study
+
+    def _with_bar(
+        self, executor: Executor, units: list[Unit], what: str, total: int
+    ) -> list[FailedRun]:
         columns = (
             TextColumn("[bold]{task.description}"),
             BarColumn(),
@@ -239,53 +263,60 @@ class _Run:
             TextColumn("episodes"),
             TimeElapsedColumn(),
         )
+        on = "" if executor.name == "local" else f" on {executor.name}"
         with Progress(*columns, console=self.console, transient=False) as bar:
-            task = bar.add_task(f"{cfg.name}: {len(jobs)} runs, {workers} at a time", total=total)
-            with queue_progress(bar, task) as queue:
-                failed = self._jobs(jobs, side, workers, queue)
+            task = bar.add_task(f"{self.cfg.name}: {what}{on}", total=total)
+            failed = self._jobs(executor, units, lambda n: bar.advance(task, n))
             bar.update(task, completed=total)
-        study = aggregate(cfg, out, time.perf_counter() - started, failed)
-        write_study_result(out, study)
-        return study
+        return failed
 
-    def _jobs(
-        self, jobs: list[tuple[str, int]], side: list[Call], workers: int, queue: Any
-    ) -> list[FailedRun]:
-        """Run every job; the ones whose workers died (after ``retries``), as failed runs."""
-        cfg, out = self.cfg, self.out
-        config = cfg.model_dump_json()
+    def _units(self, jobs: list[tuple[str, int]], side: list[Call]) -> list[Unit]:
+        """Every job as a unit, longest first; its id is where it writes in the run directory
+        (deterministic: the same on every executor and every resume)."""
+        out = self.out
         calls = longest_first(
-            cfg,
+            self.cfg,
             [
                 ("condition", name, seed, str(out / "conditions" / name / f"seed-{seed}"))
                 for name, seed in jobs
             ]
             + side,
         )
-        labels = [
-            f"{name} seed {seed}" if kind == "condition" else f"{kind} {name}".strip()
-            for kind, name, seed, _ in calls
-        ]
-        try:
-            in_processes(
-                _work,
-                [(config, *c) for c in calls],
-                workers,
-                queue=queue,
-                labels=labels,
-                retries=self.retries,
-                note=self.note,
+        return [
+            Unit(
+                id=Path(path).relative_to(out).as_posix(),
+                label=f"{name} seed {seed}" if kind == "condition" else f"{kind} {name}".strip(),
+                args=(kind, name, seed),
+                out=path,
             )
+            for kind, name, seed, path in calls
+        ]
+
+    def _jobs(self, executor: Executor, units: list[Unit], advance: Advance) -> list[FailedRun]:
+        """Run every unit; the ones whose workers died (after ``retries``), as failed runs."""
+        ledger = Ledger.of(self.out, units)
+        work = Work(_work, _load, self.cfg.model_dump_json())
+        try:
+            executor.run(work, units, ledger, advance=advance, retries=self.retries, note=self.note)
         except WorkersDied as died:
             return [
                 FailedRun(
                     job=f.label,
-                    path=str(Path(calls[f.index][3]).relative_to(out)),
+                    path=units[f.index].id,
                     reason=f.reason + (f", on each of {f.attempts} attempts" * (f.attempts > 1)),
                 )
                 for f in died.failures
             ]
         return []
+
+
+def _key_names(cfg: StudyConfig) -> list[str]:
+    """The environment variables the study's endpoints read their keys from."""
+    return [
+        e.api_key_env
+        for e in cfg.llm.endpoints.values()
+        if isinstance(e, EndpointConfig) and e.api_key_env
+    ]
 
 
 def longest_first(cfg: StudyConfig, calls: list[Call]) -> list[Call]:

@@ -1,0 +1,63 @@
+"""Choosing an executor by name (``--executor local|ray``) and opening it for one study.
+
+``local`` is the process pool of ``executors``; ``ray`` is imported only when asked for, so the
+core never needs Ray, and a missing ``ray`` is one usage error before anything is written.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+from sim2human.errors import UsageError
+from sim2human.experiments.executors import LocalExecutor
+from sim2human.experiments.units import Executor, Note
+
+EXECUTORS = ("local", "ray")
+
+
+@dataclass(frozen=True)
+class Choice:
+    """What ``--executor``, ``--address`` and ``--workers`` asked for."""
+
+    kind: str = "local"
+    address: str | None = None
+
+    def check(self) -> None:
+        """Refuse an unknown executor, an address without Ray, or Ray not installed."""
+        if self.kind not in EXECUTORS:
+            raise UsageError(f"--executor {self.kind}: not one of {', '.join(EXECUTORS)}")
+        if self.kind != "ray":
+            if self.address is not None:
+                raise UsageError("--address is for --executor ray (a Ray cluster to join)")
+            return
+        if not ray_installed():
+            raise UsageError(
+                "--executor ray needs Ray, which is not installed: "
+                "pip install 'sim2human[ray]' (or pip install ray)"
+            )
+
+
+def ray_installed() -> bool:
+    """Whether ``import ray`` would find it (without importing it: that takes seconds)."""
+    return importlib.util.find_spec("ray") is not None
+
+
+@contextmanager
+def open_executor(
+    choice: Choice, workers: int | None, n_units: int, env: dict[str, str], note: Note
+) -> Iterator[tuple[Executor, int]]:
+    """The executor and how many units it runs at once (at most ``n_units``): ``local``
+    defaults to every core, ``ray`` to the cluster's CPUs."""
+    choice.check()
+    if choice.kind == "local":
+        n = max(1, min(workers or os.cpu_count() or 1, n_units))
+        yield LocalExecutor(n), n
+        return
+    from sim2human.experiments.ray_executor import connect
+
+    with connect(choice.address, workers, n_units, env, note) as ray_executor:
+        yield ray_executor, ray_executor.workers
