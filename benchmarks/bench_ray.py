@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import ray
+
 from sim2human.experiments.ray_executor import RayExecutor
 from sim2human.experiments.units import Ledger, Unit, Work
 

@@ -36,14 +36,6 @@ LAYERS: dict[str, int] = {
     "sim2human.corpora": 1,
     "sim2human.llm": 1,
     "sim2human.scenarios": 1,
-    "sim2human.scenarios.files": 1,  # scenario files: schema, lines, checks, loading, refs
-    "sim2human.scenarios.loading": 1,
-    "sim2human.scenarios.file_checks": 1,
-    "sim2human.scenarios.file_reading": 1,
-    "sim2human.scenarios.file_voice": 1,
-    "sim2human.scenarios.file_scenario": 1,
-    "sim2human.scenarios.file_load": 1,
-    "sim2human.scenarios.refs": 1,
     # L2 who plays the user, who plays the agent
     "sim2human.simulators": 2,
     "sim2human.agents": 2,
@@ -61,9 +53,6 @@ LAYERS: dict[str, int] = {
     # L6 orchestration over run directories. Integrations sit here, not at L5 as first
     # drawn: a population is built from a study's config.
     "sim2human.experiments": 6,
-    "sim2human.experiments.units": 6,  # the executor seam: units, the ledger, Executor
-    "sim2human.experiments.backends": 6,  # --executor local|ray
-    "sim2human.experiments.ray_executor": 6,  # the only module importing ray (the ray extra)
     "sim2human.integrations": 6,
     # L7 diagnosis of a run directory
     "sim2human.diagnostics": 7,

@@ -12,7 +12,7 @@ import pytest
 
 from sim2human.cli.app import main
 from sim2human.errors import UsageError
-from sim2human.experiments import backends, executors
+from sim2human.experiments import backends, local_executor
 from sim2human.experiments.backends import Choice
 from sim2human.experiments.config import parse_study
 from sim2human.experiments.runner import run_study
@@ -81,7 +81,7 @@ def test_a_study_s_units_have_ids_from_the_config(
         seen.append(list(units))
         raise Stop
 
-    monkeypatch.setattr(executors.LocalExecutor, "run", record)
+    monkeypatch.setattr(local_executor.LocalExecutor, "run", record)
     for name in ("a", "b"):
         with pytest.raises(Stop):
             run_study(parse_study(TINY), tmp_path / name, workers=1)

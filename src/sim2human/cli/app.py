@@ -134,10 +134,8 @@ def _run(
 ) -> Path | None:
     if executor is not None:
         executor.check()  # ray asked for but missing: one line, exit 2, nothing written
-    if data is not None:  # sub-runs (and worker processes) find the corpus through the env
-        if why := aci_bench.missing(data):
-            raise UsageError(f"--data {data}: {why}")
-        os.environ[aci_bench.ENV] = str(data.resolve())
+    if data is not None:
+        _use_corpus(data)
     from sim2human.cli.report import finish_study
     from sim2human.experiments.runner import RETRIES, StudyFailed, default_out, run_study
     from sim2human.experiments.world import without_missing_corpus
@@ -151,11 +149,8 @@ def _run(
     if target.exists() or target.is_symlink():  # a file, a FIFO, a symlink loop: as the run would
         existing_dir(target, "run directory (--out)")
     if check:
-        err_console.print(
-            f"{config}: valid ({len(cfg.conditions)} conditions x "
-            f"{len(cfg.seeds)} seeds); nothing run",
-            soft_wrap=True,
-        )
+        shape = f"{len(cfg.conditions)} conditions x {len(cfg.seeds)} seeds"
+        err_console.print(f"{config}: valid ({shape}); nothing run", soft_wrap=True)
         return None
     err_console.print(
         f"[bold]{cfg.name}[/]: {len(cfg.conditions)} conditions x {len(cfg.seeds)} seeds, "
@@ -176,15 +171,7 @@ def _run(
         _failed(failed, config)
         raise typer.Exit(failed.exit_code) from None
     except KeyboardInterrupt as stop:
-        for name in getattr(stop, "started", ()):
-            err_console.print(f"[yellow]interrupted[/]: {name} (unfinished; reruns on --resume)")
-        if waiting := getattr(stop, "not_started", 0):
-            err_console.print(f"[yellow]not started[/]: {waiting} sub-run(s)")
-        err_console.print(
-            f"[yellow]interrupted[/]: finished episodes are kept in {target}; "
-            f"continue with --resume --out {target}",
-            soft_wrap=True,
-        )
+        _interrupted(stop, target)
         raise typer.Exit(interrupt_code()) from None
     print_summary(
         out_console, stored_summary(target / "report.json") or summarise(None, None, study)
@@ -192,6 +179,26 @@ def _run(
     out_console.print(f"report: {target / 'report.html'}", soft_wrap=True)
     out_console.print(f"markdown: {target / 'report.md'}", soft_wrap=True)
     return target
+
+
+def _use_corpus(data: Path) -> None:
+    """Point sub-runs (and worker processes) at ``--data`` through the environment."""
+    if why := aci_bench.missing(data):
+        raise UsageError(f"--data {data}: {why}")
+    os.environ[aci_bench.ENV] = str(data.resolve())
+
+
+def _interrupted(stop: KeyboardInterrupt, target: Path) -> None:
+    """What an interrupted study kept, and how to continue it."""
+    for name in getattr(stop, "started", ()):
+        err_console.print(f"[yellow]interrupted[/]: {name} (unfinished; reruns on --resume)")
+    if waiting := getattr(stop, "not_started", 0):
+        err_console.print(f"[yellow]not started[/]: {waiting} sub-run(s)")
+    err_console.print(
+        f"[yellow]interrupted[/]: finished episodes are kept in {target}; "
+        f"continue with --resume --out {target}",
+        soft_wrap=True,
+    )
 
 
 def _failed(failed: StudyFailed, config: Path) -> None:

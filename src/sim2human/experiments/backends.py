@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from sim2human.errors import UsageError
-from sim2human.experiments.executors import LocalExecutor
+from sim2human.experiments.local_executor import LocalExecutor
 from sim2human.experiments.units import Executor, Note
 
 EXECUTORS = ("local", "ray")
