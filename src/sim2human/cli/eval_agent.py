@@ -138,7 +138,7 @@ def _evaluate(
     console: Console,
 ) -> None:
     """Play every member's episodes into ``target`` (locked by the caller) and summarise."""
-    from sim2human.experiments.world import evaluate_members
+    from sim2human.experiments.world import evaluate_splits
 
     specs = [s for _, g in groups for s in g]
     needed = {agent_endpoint} | {s.llm.endpoint for s in specs if s.llm is not None}
@@ -163,21 +163,8 @@ def _evaluate(
             bar.advance(task)
 
         agent = LLMAgent(world.scenario, rt.clients[agent_endpoint], **agent_kw)
-        played = [
-            e
-            for name, members in groups
-            for e in evaluate_members(
-                cfg,
-                agent,
-                members,
-                world,
-                per,
-                rt,
-                split=name,
-                condition="llm-agent",
-                on_episode=on_episode,
-            )
-        ]
+        splits = [(name, members, per) for name, members in groups]
+        played = evaluate_splits(cfg, agent, world, rt, splits, "llm-agent", on_episode)
         stats = {n: s.model_dump() for n, s in rt.stats().items()}
     summary = summarise(played, cfg.eval.bootstrap)
     summary.update(wall_seconds=round(time.perf_counter() - started, 1), llm=stats)

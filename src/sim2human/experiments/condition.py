@@ -18,12 +18,11 @@ import numpy as np
 import torch
 
 from sim2human import seeding
-from sim2human.agents.base import Agent
 from sim2human.agents.policy import PolicyAgent
 from sim2human.agents.scripted import ScriptedAgent
 from sim2human.experiments.config import Condition, StudyConfig
 from sim2human.experiments.wholeness import LOGGED
-from sim2human.experiments.world import StudyWorld, evaluate_members, llm_runtime
+from sim2human.experiments.world import StudyWorld, evaluate_splits, llm_runtime
 from sim2human.judging import EnsembleJudge, JudgePanel
 from sim2human.llm.runtime import LLMRuntime
 from sim2human.metrics.outcomes import by, member_std, summarise
@@ -270,33 +269,6 @@ class _UpdateLogs:
                 self.episodes.write(e.model_copy(update={"id": f"{e.id}/u{stats.update}.{i}"}))
         if progress is not None:
             progress(len(episodes))
-
-
-def evaluate_splits(
-    cfg: StudyConfig,
-    agent: Agent,
-    world: StudyWorld,
-    llm: LLMRuntime | None,
-    splits: Sequence[tuple[str, Sequence[SimulatorSpec], int]],
-    condition: str,
-    on_episode: Callable[[Episode], None],
-) -> list[Episode]:
-    """``(split, members, episodes per member)`` evaluated in order, as one list."""
-    return [
-        e
-        for split, members, per in splits
-        for e in evaluate_members(
-            cfg,
-            agent,
-            members,
-            world,
-            per,
-            llm,
-            split=split,
-            condition=condition,
-            on_episode=on_episode,
-        )
-    ]
 
 
 def _write_members(

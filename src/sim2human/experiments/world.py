@@ -4,7 +4,7 @@ limit and the endpoints; and evaluation of an agent on a set of its members."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Any
@@ -181,3 +181,30 @@ def without_missing_corpus(cfg: StudyConfig) -> tuple[StudyConfig, str | None]:
     ensemble = cfg.ensemble.model_copy(update={**keep, "members": members})
     line = f"real patients ({', '.join(real)}) left out: {why}"
     return cfg.model_copy(update={"ensemble": ensemble}), line
+
+
+def evaluate_splits(
+    cfg: StudyConfig,
+    agent: Agent,
+    world: StudyWorld,
+    llm: LLMRuntime | None,
+    splits: Sequence[tuple[str, Sequence[SimulatorSpec], int]],
+    condition: str,
+    on_episode: Callable[[Episode], None],
+) -> list[Episode]:
+    """``(split, members, episodes per member)`` evaluated in order, as one list."""
+    return [
+        e
+        for split, members, per in splits
+        for e in evaluate_members(
+            cfg,
+            agent,
+            members,
+            world,
+            per,
+            llm,
+            split=split,
+            condition=condition,
+            on_episode=on_episode,
+        )
+    ]

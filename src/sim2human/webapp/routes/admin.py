@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from typing import Annotated
 
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response
@@ -10,12 +11,12 @@ from fastapi.responses import HTMLResponse, PlainTextResponse, RedirectResponse,
 from sim2human.webapp import admin
 from sim2human.webapp.guard import client_key, retry_header
 from sim2human.webapp.http import form
-from sim2human.webapp.routes.deps import Services, services
+from sim2human.webapp.routes.deps import App
 
 router = APIRouter(prefix="/admin")
 
 
-def signed_in(request: Request, app: Services = Depends(services)) -> bool:
+def signed_in(request: Request, app: App) -> bool:
     """Whether the request carries a live admin session's cookie."""
     cookie = request.cookies.get(admin.COOKIE)
     if not app.admin_token or not cookie:
@@ -23,10 +24,11 @@ def signed_in(request: Request, app: Services = Depends(services)) -> bool:
     return app.calls.store.admin_session(admin.session_key(app.admin_token, cookie))
 
 
+SignedIn = Annotated[bool, Depends(signed_in)]
+
+
 @router.get("", response_class=HTMLResponse)
-async def admin_page(
-    authorised: bool = Depends(signed_in), app: Services = Depends(services)
-) -> Response:
+async def admin_page(authorised: SignedIn, app: App) -> Response:
     if not app.admin_token:
         return app.pages.message(
             "Admin is off",
@@ -48,7 +50,7 @@ async def admin_page(
 
 
 @router.post("/login")
-async def login(request: Request, app: Services = Depends(services)) -> Response:
+async def login(request: Request, app: App) -> Response:
     who, token = client_key(request), app.admin_token
     if wait := app.logins.wait(who):  # no guess is even looked at while locked out
         retry = retry_header(wait)
@@ -71,7 +73,7 @@ async def login(request: Request, app: Services = Depends(services)) -> Response
 
 
 @router.post("/logout")
-async def logout(request: Request, app: Services = Depends(services)) -> Response:
+async def logout(request: Request, app: App) -> Response:
     cookie = request.cookies.get(admin.COOKIE)
     if app.admin_token and cookie:
         app.calls.store.drop_admin_session(admin.session_key(app.admin_token, cookie))
@@ -81,9 +83,7 @@ async def logout(request: Request, app: Services = Depends(services)) -> Respons
 
 
 @router.get("/export.jsonl")
-async def export(
-    authorised: bool = Depends(signed_in), app: Services = Depends(services)
-) -> Response:
+async def export(authorised: SignedIn, app: App) -> Response:
     if not authorised:
         return PlainTextResponse("sign in at /admin first", status_code=403)
     lines = [e.model_dump_json() for e in app.calls.store.episodes()]

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, Response
 
 from sim2human.human_store import Session
@@ -16,7 +16,7 @@ from sim2human.webapp.calls import CallError
 from sim2human.webapp.card import card_lines, form_defaults, label
 from sim2human.webapp.http import form, form_int
 from sim2human.webapp.pages import Pages, there
-from sim2human.webapp.routes.deps import Services, current_session, services
+from sim2human.webapp.routes.deps import App, CallSession, Services
 
 log = logging.getLogger("sim2human.webapp")
 router = APIRouter(prefix="/call/{token}")
@@ -92,27 +92,18 @@ def confirm_page(
 
 
 @router.get("", response_class=HTMLResponse)
-async def call(
-    token: str, s: Session = Depends(current_session), app: Services = Depends(services)
-) -> Response:
+async def call(token: str, s: CallSession, app: App) -> Response:
     return render(app, s, token)
 
 
 @router.post("/begin")
-async def begin(
-    token: str, s: Session = Depends(current_session), app: Services = Depends(services)
-) -> Response:
+async def begin(token: str, s: CallSession, app: App) -> Response:
     app.calls.begin(s)
     return there(token)
 
 
 @router.post("/say")
-async def say(
-    token: str,
-    request: Request,
-    s: Session = Depends(current_session),
-    app: Services = Depends(services),
-) -> Response:
+async def say(token: str, request: Request, s: CallSession, app: App) -> Response:
     f = await form(request)
     text = " ".join(f.get("text", "").split())
     limit = app.limits.max_chars
@@ -132,12 +123,7 @@ async def say(
 
 
 @router.post("/hangup")
-async def hang_up(
-    token: str,
-    request: Request,
-    s: Session = Depends(current_session),
-    app: Services = Depends(services),
-) -> Response:
+async def hang_up(token: str, request: Request, s: CallSession, app: App) -> Response:
     f = await form(request)
     async with app.calls.lock(s.id):
         s = app.calls.store.by_token(token) or s
@@ -146,12 +132,7 @@ async def hang_up(
 
 
 @router.post("/confirm")
-async def confirm(
-    token: str,
-    request: Request,
-    s: Session = Depends(current_session),
-    app: Services = Depends(services),
-) -> Response:
+async def confirm(token: str, request: Request, s: CallSession, app: App) -> Response:
     f = await form(request)
     typed = {k: f.get(k, "")[:200] for k in app.calls.scenario.fields}
     async with app.calls.lock(s.id):
@@ -163,12 +144,7 @@ async def confirm(
 
 
 @router.post("/rate")
-async def rate_call(
-    token: str,
-    request: Request,
-    s: Session = Depends(current_session),
-    app: Services = Depends(services),
-) -> Response:
+async def rate_call(token: str, request: Request, s: CallSession, app: App) -> Response:
     f = await form(request)
     comment = f.get("comment", "").strip()[: app.limits.max_chars]
     async with app.calls.lock(s.id):

@@ -8,6 +8,7 @@ handler says in its signature what it reads.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Annotated
 
 from fastapi import Depends, Request
 
@@ -63,3 +64,9 @@ def current_session(token: str, app: Services = Depends(services)) -> Session:
     if s is None:
         raise NoSuchCall
     return s
+
+
+App = Annotated[Services, Depends(services)]
+"""A route's parameter for this app's ``Services``."""
+CallSession = Annotated[Session, Depends(current_session)]
+"""A route's parameter for the session its path's token opens."""

@@ -5,14 +5,14 @@ from __future__ import annotations
 import logging
 from importlib import resources
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, PlainTextResponse, Response
 
 from sim2human.human_store import Mode
 from sim2human.webapp.guard import client_key, retry_header
 from sim2human.webapp.http import form
 from sim2human.webapp.pages import there
-from sim2human.webapp.routes.deps import Services, services
+from sim2human.webapp.routes.deps import App
 
 log = logging.getLogger("sim2human.webapp")
 router = APIRouter()
@@ -35,12 +35,12 @@ async def health() -> PlainTextResponse:
 
 
 @router.get("/", response_class=HTMLResponse)
-async def consent(app: Services = Depends(services)) -> HTMLResponse:
+async def consent(app: App) -> HTMLResponse:
     return app.pages.page("consent.html", title="Welcome", step="1 · consent")
 
 
 @router.post("/start")
-async def start(request: Request, app: Services = Depends(services)) -> Response:
+async def start(request: Request, app: App) -> Response:
     f = await form(request)
     if f.get("consent") != "yes":
         return app.pages.page(
