@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from sim2human.experiments import executors, runner
+from sim2human.experiments import local_executor, runner
 from sim2human.experiments.config import load_study, parse_study
 from sim2human.experiments.runner import Call, longest_first, run_study
 from tiny_study import TINY, study_numbers
@@ -55,7 +55,7 @@ def test_the_study_submits_its_jobs_longest_first(
         submitted.extend(calls)
         raise Submitted  # stop before any work: only the order is under test
 
-    monkeypatch.setattr(executors, "in_processes", record)
+    monkeypatch.setattr(local_executor, "in_processes", record)
     with pytest.raises(Submitted):
         run_study(parse_study(TINY), tmp_path / "run", workers=1)
     kinds = [(unit.args[0], unit.args[1]) for _, unit in submitted]
