@@ -78,9 +78,13 @@ def test_half_open_connections_are_closed(run_dir: Path, db: Path) -> None:
 
 def test_huge_headers_are_refused(run_dir: Path, db: Path) -> None:
     with live(run_dir, db) as (url, _):
-        r = httpx.get(url + "/", headers={"X-Pad": "a" * 100_000}, timeout=10)
-        assert r.status_code in (400, 431)  # 400: h11 refused the head before it was whole
-        assert httpx.get(url + "/", timeout=10).status_code == 200
+        try:
+            r = httpx.get(url + "/", headers={"X-Pad": "a" * 100_000}, timeout=10)
+        except (httpx.ReadError, httpx.WriteError, httpx.RemoteProtocolError):
+            pass  # the server closed the connection mid-head (seen under load): refused too
+        else:
+            assert r.status_code in (400, 431)  # 400: h11 refused the head before it was whole
+        assert httpx.get(url + "/", timeout=10).status_code == 200  # and it still serves
 
 
 def starts(url: str, forwarded: Sequence[str]) -> list[int]:
