@@ -39,6 +39,7 @@ from rich.progress import Progress, TaskID
 
 from sim2human import gc_tuning
 from sim2human.errors import Sim2HumanError
+from sim2human.experiments.units import Note
 
 T = TypeVar("T")
 PR_SET_PDEATHSIG = 1
@@ -47,7 +48,6 @@ _queue: Any = None
 """In a worker: the progress queue it was given (None when there is none)."""
 _state: Any = None
 """In a worker: the shared per-call state array (not started / started / done)."""
-Note = Callable[[str], None]
 
 
 class Interrupted(KeyboardInterrupt):

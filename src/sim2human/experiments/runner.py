@@ -23,7 +23,15 @@ from sim2human.experiments.config import StudyConfig, parse_study
 from sim2human.experiments.diversity import DIVERSITY_JSON, diversity_groups, measure_groups
 from sim2human.experiments.executors import WorkersDied, report_progress
 from sim2human.experiments.results import FailedRun, StudyResult, write_study_result
-from sim2human.experiments.units import Advance, Executor, Ledger, Unit, Work, env_for_workers
+from sim2human.experiments.units import (
+    Advance,
+    Executor,
+    Ledger,
+    Note,
+    Unit,
+    Work,
+    env_for_workers,
+)
 from sim2human.experiments.wholeness import TornSubRun, read_whole
 from sim2human.experiments.world import StudyWorld
 from sim2human.inputs import output_dir, read_text, read_yaml
@@ -38,7 +46,6 @@ seed and output path."""
 Finish = Callable[[StudyResult, Path, Console], None]
 """What runs after ``study.json`` is written, under the run's lock: the command diagnoses the
 run once (``diagnosis.json``) and renders the reports from the stored files."""
-Note = Callable[[str], None]
 RETRIES = 1
 """How many times a job whose worker died is run again before it is marked failed (Ray Tune's
 ``FailureConfig(max_failures=...)``): once, in case the machine was only short of memory for a

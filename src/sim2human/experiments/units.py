@@ -29,11 +29,10 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from sim2human import outputs
+from sim2human.store import SUMMARY
 
 Note = Callable[[str], None]
 Advance = Callable[[int], None]
-LAST = "summary.json"
-"""Written last by the ledger: the file whose presence marks a sub-run finished."""
 
 
 @dataclass(frozen=True)
@@ -101,8 +100,9 @@ def _pack(target: Path) -> tuple[tuple[tuple[str, bytes], ...], bool]:
 
 
 def shipped_order(files: Sequence[tuple[str, bytes]]) -> list[tuple[str, bytes]]:
-    """The order the ledger writes a shipment's files in: ``LAST`` after everything else."""
-    return sorted(files, key=lambda f: (Path(f[0]).name == LAST, f[0]))
+    """The order the ledger writes a shipment's files in: ``SUMMARY`` (whose presence marks a
+    sub-run finished) after everything else."""
+    return sorted(files, key=lambda f: (Path(f[0]).name == SUMMARY, f[0]))
 
 
 @dataclass
