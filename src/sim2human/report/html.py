@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 from markupsafe import Markup
 from rich.console import Console
 
@@ -54,6 +53,7 @@ from sim2human.report.real import real_section
 from sim2human.report.stress_markdown import stress_markdown
 from sim2human.report.summary import KEY as SUMMARY_KEY
 from sim2human.report.summary import Summary, summarise
+from sim2human.report.templates_env import template_env
 
 REPORT_HTML = "report.html"
 REPORT_JSON = "report.json"
@@ -79,13 +79,7 @@ def render_html(
     """The page; ``summary``'s tables and ``sections`` (the study's prose sections, as HTML
     from their Markdown: ``html_sections``) are what report.md shows too."""
     summary = summary or summarise(d, None)
-    env = Environment(
-        loader=PackageLoader("sim2human.report", "templates"),
-        autoescape=select_autoescape(["html", "j2"]),
-        undefined=StrictUndefined,
-        trim_blocks=True,
-        lstrip_blocks=True,
-    )
+    env = template_env("sim2human.report")
     plots = {k: base64.b64encode(v).decode("ascii") for k, v in all_plots(d.conditions).items()}
     texts = {r.phrasing: r.text for c in d.conditions for r in c.exploits}
     return env.get_template("report.html.j2").render(

@@ -17,21 +17,15 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
-from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 from markupsafe import Markup
 
 from sim2human.metrics.collapse import N_BOOT, Transfer, transfer
 from sim2human.metrics.outcomes import Estimate, fmt_estimate
+from sim2human.report.templates_env import template_env
 from sim2human.types import Episode
 from sim2human.viewer.data import GOLD_LOW, PROXY_HIGH, Group, Matrix, is_exploit
 
-_ENV = Environment(
-    loader=PackageLoader("sim2human.viewer", "templates"),
-    autoescape=select_autoescape(["html", "j2"]),
-    undefined=StrictUndefined,
-    trim_blocks=True,
-    lstrip_blocks=True,
-)
+_ENV = template_env("sim2human.viewer")
 
 
 def embed_json(data: Any) -> Markup:
