@@ -8,7 +8,14 @@ from typing import Literal, Protocol, runtime_checkable
 import numpy as np
 from pydantic import Field, model_validator
 
+from sim2human.errors import ConfigError
 from sim2human.scenarios.base import Act, Scenario
+from sim2human.simulators.llm_templates import (
+    check_template,
+    is_template_ref,
+    read_template,
+    template_name,
+)
 from sim2human.types import Episode, Frozen, FrozenConfig, Profile, Range
 
 Emotion = Literal["calm", "anxious", "irritated"]
@@ -66,7 +73,13 @@ class LLMParams(FrozenConfig):
     """
 
     endpoint: str = Field("local", description="endpoint name; 'local' = the embedded model")
-    prompt: str = Field("plain", description="prompt style (simulators.llm_prompts.PROMPT_STYLES)")
+    prompt: str = Field(
+        "plain",
+        description="prompt style (simulators.llm_prompts.PROMPT_STYLES) or a template file",
+    )
+    template: str | None = None
+    """The text of a user's own prompt template (``simulators.llm_templates``), read from the
+    file ``prompt`` named when the study loaded; ``prompt`` is then the file's stem."""
     top_p: float = Field(1.0, gt=0.0, le=1.0)
     max_tokens: int = Field(24, ge=4, le=512)
     judge: Judge = "persona"
@@ -80,6 +93,21 @@ class LLMParams(FrozenConfig):
     cards: int | None = Field(None, ge=1, le=100_000)
     """Play a fixed set of this many patients (persona cards, as frozen simulators are usually
     given) instead of a fresh patient every call; at temperature 0 repeats then cost nothing."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _read_template(cls, data: object) -> object:
+        if not isinstance(data, dict):
+            return data
+        prompt, template = data.get("prompt"), data.get("template")
+        try:
+            if template is None and isinstance(prompt, str) and is_template_ref(prompt):
+                return {**data, "prompt": template_name(prompt), "template": read_template(prompt)}
+            if isinstance(template, str):
+                check_template(template, f"prompt template {prompt}")
+        except ConfigError as err:
+            raise ValueError(str(err)) from None
+        return data
 
 
 class SimulatorSpec(FrozenConfig):

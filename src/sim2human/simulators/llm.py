@@ -31,7 +31,7 @@ import numpy as np
 from pydantic import Field, field_validator, model_validator
 
 from sim2human import seeding
-from sim2human.errors import UsageError
+from sim2human.errors import ConfigError, UsageError
 from sim2human.llm.client import ChatClient, ChatResult
 from sim2human.perturb import compose
 from sim2human.scenarios.base import Scenario
@@ -56,7 +56,14 @@ from sim2human.simulators.llm_prompts import (
     persona_name,
     role_play,
     system_prompt,
+    template_prompt,
     turn_message,
+)
+from sim2human.simulators.llm_templates import (
+    check_template,
+    is_template_ref,
+    read_template,
+    template_name,
 )
 from sim2human.simulators.persona import PersonaSimulator
 from sim2human.types import Episode, FrozenConfig, Profile, Range, Record
@@ -89,7 +96,7 @@ class LLMSimulator:
         if spec.llm is None:
             raise ValueError(f"simulator {spec.id!r} is not an llm member")
         self.role_play = role_play(scenario)
-        if spec.llm.prompt not in self.role_play.prompts:
+        if spec.llm.template is None and spec.llm.prompt not in self.role_play.prompts:
             known = ", ".join(self.role_play.prompts)
             raise ValueError(f"simulator {spec.id!r}: unknown prompt {spec.llm.prompt!r} ({known})")
         self.spec = spec
@@ -112,9 +119,14 @@ class LLMSimulator:
 
     async def astart(self, profile: Profile, rng: np.random.Generator) -> UserTurn:
         fields, traits = self.scenario.fields, self.spec.traits
-        system = system_prompt(
-            self.role_play, self.params.prompt, self.name, profile, fields, traits
-        )
+        if self.params.template is None:
+            system = system_prompt(
+                self.role_play, self.params.prompt, self.name, profile, fields, traits
+            )
+        else:
+            system = template_prompt(
+                self.role_play, self.params, self.scenario.name, self.name, profile, fields, traits
+            )
         self._call = _Call(
             profile, int(rng.integers(2**31)), system, heard=self.scenario.empty_record()
         )
@@ -285,6 +297,10 @@ class LLMMembers(FrozenConfig):
         2, ge=1, le=10_000, description="members in total, spread over the families (<= 10^4)"
     )
     prompts: tuple[str, ...] = Field(("plain",), min_length=1)
+    """Built-in prompt styles (``PROMPT_STYLES``) or template files (``llm_templates``)."""
+    templates: dict[str, str] = Field(default_factory=dict)
+    """Template name -> text, read from the files ``prompts`` named when the study loaded
+    (``prompts`` then holds their names); stored with the run, so no worker reads a file."""
     temperature: Range = (0.0, 0.0)
     top_p: Range = (1.0, 1.0)
     max_tokens: int = Field(24, ge=4, le=512)
@@ -293,13 +309,39 @@ class LLMMembers(FrozenConfig):
     guard_retries: int = Field(2, ge=0, le=10)
     history: int = Field(0, ge=0, le=50)
 
-    @field_validator("prompts")
+    @model_validator(mode="before")
     @classmethod
-    def _known_prompts(cls, names: tuple[str, ...]) -> tuple[str, ...]:
-        for name in names:
-            if name not in PROMPT_STYLES:
-                raise ValueError(f"unknown prompt {name!r} (known: {', '.join(PROMPT_STYLES)})")
-        return names
+    def _read_templates(cls, data: object) -> object:
+        if not isinstance(data, dict) or not isinstance(data.get("prompts"), list | tuple):
+            return data
+        prompts, templates = [], dict(data.get("templates") or {})
+        for prompt in data["prompts"]:
+            if isinstance(prompt, str) and is_template_ref(prompt):
+                name = template_name(prompt)
+                if name in templates or name in PROMPT_STYLES:
+                    raise ValueError(f"prompt template {prompt}: the name {name!r} is taken")
+                try:
+                    templates[name] = read_template(prompt)
+                except ConfigError as err:
+                    raise ValueError(str(err)) from None
+                prompt = name
+            prompts.append(prompt)
+        return {**data, "prompts": prompts, "templates": templates}
+
+    @model_validator(mode="after")
+    def _known_prompts(self) -> LLMMembers:
+        known = (*PROMPT_STYLES, *self.templates)
+        for name in self.prompts:
+            if name not in known:
+                raise ValueError(
+                    f"unknown prompt {name!r} (known: {', '.join(known)}; or a template file)"
+                )
+        for name, text in self.templates.items():
+            try:
+                check_template(text, f"prompt template {name}")
+            except ConfigError as err:
+                raise ValueError(str(err)) from None
+        return self
 
     @field_validator("families")
     @classmethod
@@ -340,6 +382,7 @@ class LLMMembers(FrozenConfig):
                 llm_spec(
                     base,
                     prompt=prompt,
+                    template=self.templates.get(prompt),
                     top_p=top_p,
                     max_tokens=self.max_tokens,
                     judge=self.judge,

@@ -18,7 +18,8 @@ import numpy as np
 from sim2human.errors import UsageError
 from sim2human.scenarios.base import Scenario
 from sim2human.scenarios.voice import RolePlay
-from sim2human.simulators.base import Traits
+from sim2human.simulators.base import LLMParams, Traits
+from sim2human.simulators.llm_templates import render
 from sim2human.types import Profile
 
 PROMPT_STYLES = ("plain", "card", "story", "rules")
@@ -72,3 +73,27 @@ def turn_message(rp: RolePlay, agent_text: str, asks: tuple[str, ...], profile: 
         f"{rp.labels.get(f, f)}: {rp.fact(f, profile[f])}" for f in asks if f in profile
     )
     return f"{rp.agent_name}: {agent_text}" + (f"\n(Relevant facts: {hint}.)" if hint else "")
+
+
+def template_prompt(
+    rp: RolePlay,
+    params: LLMParams,
+    scenario: str,
+    name: str,
+    profile: Profile,
+    fields: tuple[str, ...],
+    t: Traits,
+) -> str:
+    """The persona prompt a user's own template (``params.template``) makes for ``name``."""
+    assert params.template is not None
+    variables = {
+        "name": name,
+        "scenario": scenario,
+        "agent_name": rp.agent_name,
+        "facts": facts(rp, profile, fields),
+        "profile": {f: rp.fact(f, profile[f]) for f in fields},
+        "values": {f: profile[f] for f in fields},
+        "manner": manner(rp, t),
+        "traits": t.model_dump(),
+    }
+    return render(params.template, params.prompt, variables)
