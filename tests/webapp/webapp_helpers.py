@@ -15,6 +15,7 @@ import yaml
 
 from sim2human.agents.policy import PolicyAgent
 from sim2human.experiments.config import load_study
+from sim2human.scenarios.catalog import get_scenario
 from sim2human.scenarios.intake.scenario import IntakeScenario
 from sim2human.store import CHECKPOINT
 
@@ -34,15 +35,18 @@ class FakeClock:
         self.now += seconds
 
 
-def make_run(root: Path, conditions: int = 2) -> Path:
+def make_run(root: Path, conditions: int = 2, scenario_ref: str | None = None) -> Path:
     """A study run directory as `study` leaves it: config.yaml and one checkpoint per
-    condition and seed (untrained policies: these tests are about the page, not the agents)."""
+    condition and seed (untrained policies: these tests are about the page, not the agents);
+    the collapse study's, on ``scenario_ref`` when given (a scenario file's path)."""
     path = resources.files("sim2human").joinpath("examples", "collapse.yaml")
     with resources.as_file(path) as config:
         cfg = load_study(config, quick=True)
+    if scenario_ref is not None:
+        cfg = cfg.model_copy(update={"scenario": scenario_ref})
     root.mkdir(parents=True, exist_ok=True)
     (root / "config.yaml").write_text(yaml.safe_dump(cfg.model_dump(mode="json"), sort_keys=False))
-    scenario = IntakeScenario()
+    scenario = get_scenario(cfg.scenario)
     for c in cfg.conditions[:conditions]:
         for seed in cfg.seeds:
             target = root / "conditions" / c.name / f"seed-{seed}" / CHECKPOINT
@@ -59,7 +63,7 @@ def answer(profile: dict[str, object], field: str | None) -> str:
         return "Yes, some chest pain." if profile["red_flag"] else "No, none of that."
     if field is None or field not in profile:
         return "Yes, that is right."
-    return plain(field, profile[field])  # type: ignore[arg-type]
+    return plain(IntakeScenario(), field, profile[field])  # type: ignore[arg-type]
 
 
 def opening(profile: dict[str, object]) -> str:

@@ -65,7 +65,7 @@ class FileScenario(SlotFilling):
     @cached_property
     def voice(self) -> Voice:
         labels = {n: r.label for n, r in self.readers.items()}
-        return build_voice(self.spec, labels, self.fact)
+        return build_voice(self.spec, labels, self.fact, lambda f, v: self.readers[f].plain(v))
 
     @property
     def reference_plan(self) -> dict[str, str]:

@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping
 from sim2human.scenarios.files import ScenarioFile
 from sim2human.scenarios.voice import (
     AgentVoice,
+    CardWords,
     MannerLines,
     PromptTemplate,
     RoleGuard,
@@ -27,8 +28,13 @@ USER_LABELS = ("caller", "customer", "user", "me")
 
 
 def build_voice(
-    spec: ScenarioFile, labels: Mapping[str, str], fact: Callable[[str, Value], str]
+    spec: ScenarioFile,
+    labels: Mapping[str, str],
+    fact: Callable[[str, Value], str],
+    show: Callable[[str, Value], str],
 ) -> Voice:
+    """The file's words; ``fact`` says a value to an LLM user (or that they do not know it),
+    ``show`` to a person on the call page (every value: the card is theirs to play)."""
     p = spec.persona
     user = UserLines(
         opening=p.opening,
@@ -44,7 +50,25 @@ def build_voice(
         trigger=p.trigger,
         canned=p.canned,
     )
-    return Voice(user=user, role_play=_role_play(spec, labels, fact), agent=_agent(spec, labels))
+    card = CardWords(
+        labels={f: label[:1].upper() + label[1:] for f, label in labels.items()},
+        show=show,
+        intro=f"You are {_lower_first(spec.user.persona)}. {spec.user.reason}",
+        heading=f"Talk to {spec.agent.name}, a phone assistant",
+        setting=f"as if you were phoning them ({_lower_first(spec.description)})",
+        place=spec.agent.name,
+    )
+    return Voice(
+        user=user,
+        role_play=_role_play(spec, labels, fact),
+        agent=_agent(spec, labels),
+        card=card,
+    )
+
+
+def _lower_first(text: str) -> str:
+    text = text.strip().rstrip(".")
+    return text[:1].lower() + text[1:] if text[1:2].islower() else text
 
 
 def _agent_labels(spec: ScenarioFile) -> tuple[str, ...]:

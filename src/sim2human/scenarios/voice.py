@@ -151,9 +151,43 @@ class AgentVoice:
 
 
 @dataclass(frozen=True)
+class CardWords:
+    """How the call page shows a person the hidden profile they play (their card) and asks them
+    to confirm their own details after the call."""
+
+    labels: Mapping[str, str]
+    """Field -> its label for a person ("Date of birth"); a field not here gets its name."""
+    show: Callable[[str, Value], str]
+    """One value as a person reads it ("3 days ago", "2 May 1980"); the extractor must read
+    it back, since a confirmed card is read with it."""
+    intro: str = ""
+    """Who the person plays and why they call, shown above the fields (none: no line)."""
+    role: str = "caller"
+    """Whom a person plays ("Play a patient from a card")."""
+    heading: str = "Talk to a phone assistant"
+    """The consent page's heading."""
+    setting: str = "as if you were phoning a company"
+    """Completes "You will have a short text conversation with an automated assistant, ..."."""
+    place: str = "the assistant"
+    """Whom the person is on the phone with ("On the phone with the clinic")."""
+    private: str = "real personal details"
+    """What a person should not type unless answering as themselves."""
+
+
+def plain_value(value: Value) -> str:
+    """Any value in plain words, for a scenario that gives no ``CardWords``."""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, tuple):
+        return ", ".join(value) if value else "none"
+    return str(value)
+
+
+@dataclass(frozen=True)
 class Voice:
     """Every word of a scenario that a simulator kind or an agent speaks or reads for."""
 
     user: UserLines
     role_play: RolePlay | None = None
     agent: AgentVoice | None = None
+    card: CardWords | None = None

@@ -1,4 +1,5 @@
-"""The patient card in plain words, and a card typed in by a person read back into a profile.
+"""The card in plain words (the scenario's ``Voice.card``), and a card typed in by a person read
+back into a profile.
 
 A person who answers "as yourself" confirms their card after the call: every field is shown
 filled in from what the agent's extractor heard, and each box they correct is read with the same
@@ -8,52 +9,31 @@ simulators.
 
 from __future__ import annotations
 
-from datetime import date
-
 from sim2human.scenarios.base import Scenario
+from sim2human.scenarios.voice import CardWords, plain_value
 from sim2human.types import Profile, Record, Value
 
-LABELS = {
-    "complaint": "Why you are calling",
-    "onset": "When it started",
-    "severity": "How bad it is (out of 10)",
-    "medications": "Medicines you take",
-    "allergies": "Allergies",
-    "history": "Long-term health conditions",
-    "red_flag": "Chest pain or trouble breathing",
-    "dob": "Date of birth",
-}
-"""Plain labels for the ``intake`` fields; other scenarios' fields get their own name."""
-SUFFIX = {"onset": " ago", "severity": " out of 10"}
+
+def words(scenario: Scenario) -> CardWords:
+    """The scenario's card words, or plain ones from its field names."""
+    return scenario.voice.card or CardWords(labels={}, show=lambda _f, v: plain_value(v))
 
 
-def label(field: str) -> str:
-    return LABELS.get(field, field.replace("_", " ").capitalize())
+def label(scenario: Scenario, field: str) -> str:
+    return words(scenario).labels.get(field, field.replace("_", " ").capitalize())
 
 
-def plain(field: str, value: Value | None) -> str:
-    """One value as a person would say it: ``"3 days ago"``, ``"none"``, ``"2 May 1980"``."""
-    if value is None:
-        return ""
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, tuple):
-        return ", ".join(value) if value else "none"
-    if field == "dob" and isinstance(value, str):
-        try:
-            d = date.fromisoformat(value)
-        except ValueError:
-            return value
-        return f"{d.day} {d:%B %Y}"
-    return f"{value}{SUFFIX.get(field, '')}"
+def plain(scenario: Scenario, field: str, value: Value | None) -> str:
+    """One value as a person would say it (empty while unknown)."""
+    return "" if value is None else words(scenario).show(field, value)
 
 
 def card_lines(scenario: Scenario, profile: Profile) -> list[tuple[str, str]]:
-    return [(label(f), plain(f, profile.get(f))) for f in scenario.fields]
+    return [(label(scenario, f), plain(scenario, f, profile.get(f))) for f in scenario.fields]
 
 
 def form_defaults(scenario: Scenario, record: Record) -> dict[str, str]:
-    return {f: plain(f, record.get(f)) for f in scenario.fields}
+    return {f: plain(scenario, f, record.get(f)) for f in scenario.fields}
 
 
 def read_card(scenario: Scenario, typed: dict[str, str]) -> tuple[Profile, dict[str, str]]:

@@ -8,6 +8,8 @@ from typing import Any
 from fastapi.responses import HTMLResponse, RedirectResponse
 from jinja2 import Environment, PackageLoader, select_autoescape
 
+from sim2human.scenarios.voice import CardWords
+
 
 @dataclass(frozen=True)
 class Limits:
@@ -33,10 +35,12 @@ class Limits:
 class Pages:
     """The templates (autoescaped), each rendered as a response."""
 
-    def __init__(self) -> None:
+    def __init__(self, words: CardWords) -> None:
         escape = select_autoescape(default=True, default_for_string=True)
         loader = PackageLoader("sim2human.webapp", "templates")
         self.env = Environment(loader=loader, autoescape=escape)
+        self.env.globals["words"] = words
+        """The scenario's words for people (``Voice.card``): every page names the setting."""
 
     def page(
         self, name: str, status: int = 200, headers: dict[str, str] | None = None, **ctx: Any

@@ -8,6 +8,7 @@ from datetime import date
 
 from sim2human.scenarios.voice import (
     AgentVoice,
+    CardWords,
     MannerLines,
     RoleGuard,
     RolePlay,
@@ -176,4 +177,42 @@ AGENT = AgentVoice(
     user_labels=("caller", "patient", "user"),
 )
 
-VOICE = Voice(user=USER, role_play=ROLE_PLAY, agent=AGENT)
+CARD_LABELS = {
+    "complaint": "Why you are calling",
+    "onset": "When it started",
+    "severity": "How bad it is (out of 10)",
+    "medications": "Medicines you take",
+    "allergies": "Allergies",
+    "history": "Long-term health conditions",
+    "red_flag": "Chest pain or trouble breathing",
+    "dob": "Date of birth",
+}
+CARD_SUFFIX = {"onset": " ago", "severity": " out of 10"}
+
+
+def card_value(field: str, value: Value) -> str:
+    """One value as a patient reads it on the call page: ``"3 days ago"``, ``"2 May 1980"``."""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, tuple):
+        return ", ".join(value) if value else "none"
+    if field == "dob" and isinstance(value, str):
+        try:
+            d = date.fromisoformat(value)
+        except ValueError:
+            return value
+        return f"{d.day} {d:%B %Y}"
+    return f"{value}{CARD_SUFFIX.get(field, '')}"
+
+
+CARD = CardWords(
+    labels=CARD_LABELS,
+    show=card_value,
+    role="patient",
+    heading="Talk to a clinic's phone assistant",
+    setting="as if you were phoning a clinic",
+    place="the clinic",
+    private="real health information",
+)
+
+VOICE = Voice(user=USER, role_play=ROLE_PLAY, agent=AGENT, card=CARD)

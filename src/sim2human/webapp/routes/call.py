@@ -84,7 +84,7 @@ def confirm_page(
         title="Your details",
         step="4 · your details",
         token=token,
-        fields=[(f, label(f)) for f in app.calls.scenario.fields],
+        fields=[(f, label(app.calls.scenario, f)) for f in app.calls.scenario.fields],
         values=values,
         problems=problems,
         error="Some boxes need another look." if problems else None,

@@ -14,6 +14,7 @@ from fastapi import Depends, Request
 
 from sim2human.human_store import Session
 from sim2human.webapp.calls import Calls
+from sim2human.webapp.card import words as card_words
 from sim2human.webapp.guard import Backoff, Clock, RateLimit
 from sim2human.webapp.pages import Limits, Pages
 
@@ -39,7 +40,7 @@ class Services:
     def build(cls, calls: Calls, limits: Limits, admin_token: str | None, clock: Clock) -> Services:
         return cls(
             calls=calls,
-            pages=Pages(),
+            pages=Pages(card_words(calls.scenario)),
             limits=limits,
             admin_token=admin_token,
             messages=RateLimit(limits.per_minute, clock),
