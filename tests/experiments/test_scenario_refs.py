@@ -20,6 +20,8 @@ from sim2human.integrations.gym import make_env
 from sim2human.rollout.conversation import Job
 from sim2human.rollout.play import play
 from sim2human.scenarios.catalog import get_scenario, known_scenario
+from sim2human.types import Episode
+from sim2human.webapp.card import card_lines
 from tiny_study import TINY
 
 SKELETON = resources.files("sim2human.scenarios.data").joinpath("skeleton")
@@ -150,7 +152,8 @@ def test_a_yaml_scenario_outside_the_package_runs_a_study_end_to_end(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """The issue's test: a scenario written only as a YAML file in a temporary folder:
-    ``scenario check``, a tiny study, its report, its diagnosis, an export, the gym env."""
+    ``scenario check``, a tiny study, its report, its diagnosis, stress, the call page's card,
+    an export, the gym env."""
     path = scenario_file(tmp_path / "tasks")
     assert main(["scenario", "check", str(path)]) == 0
     out = tmp_path / "run"
@@ -163,6 +166,9 @@ def test_a_yaml_scenario_outside_the_package_runs_a_study_end_to_end(
     assert main(["report", str(out)]) == 0
     assert "booking.yaml" in (out / "report.md").read_text()
     assert main(["diagnose", str(out)]) == 0
+    stressed(out, tmp_path / "stress")
+    card = card_lines(get_scenario(str(path.resolve())), job_of(out).profile)
+    assert [label for label, _ in card][:2] == ["Part of town", "Party size"]
     assert main(["export", str(out), "--format", "sb3-buffer", "--out", str(tmp_path / "b")]) == 0
     assert main(["export", str(out), "--format", "openai-chat", "--out", str(tmp_path / "c")]) == 0
     first = json.loads((tmp_path / "c").read_text().splitlines()[0])["messages"][0]
@@ -175,3 +181,37 @@ def test_a_yaml_scenario_outside_the_package_runs_a_study_end_to_end(
     assert term and info["gold"] == 0.0  # closed before most fields were asked
     assert info["termination"] == "completed"
     capsys.readouterr()
+
+
+def test_a_python_scenario_as_module_and_name_runs_the_same_way(
+    my_tasks: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The same commands on ``module:Name`` of a class in the user's own module."""
+    out = my_tasks / "run"
+    study = study_file(my_tasks, "my_tasks:MyIntake")
+    assert main(["study", str(study), "--out", str(out), "--workers", "1"]) == 0
+    assert json.loads((out / "study.json").read_text())["scenario"] == "my_tasks:MyIntake"
+    assert main(["report", str(out)]) == 0 and main(["diagnose", str(out)]) == 0
+    stressed(out, my_tasks / "stress")
+    card = dict(card_lines(get_scenario("my_tasks:MyIntake"), job_of(out).profile))
+    assert "Date of birth" in card
+    assert main(["export", str(out), "--format", "openai-chat", "--out", str(my_tasks / "c")]) == 0
+    env = make_env(study, condition="ensemble-uniform")
+    env.reset(seed=0)
+    *_, info = env.step(env.act_ids.index("close.plain"))
+    assert info["termination"] in ("completed", "hung_up")
+    capsys.readouterr()
+
+
+def stressed(run: Path, out: Path) -> None:
+    """``stress RUN`` at its smallest: one perturbation, one severity, one episode a member."""
+    argv = ["stress", str(run), "--out", str(out), "--workers", "1", "--grid", "1"]
+    argv += ["--perturbations", "typos", "--episodes-per-member", "1"]
+    assert main(argv) == 0
+    assert "scripted" in json.loads((out / "stress.json").read_text())["agents"]
+
+
+def job_of(run: Path) -> Episode:
+    """The first held-out episode a run stored (its hidden profile is a card to play)."""
+    episodes = next((run / "conditions").glob("*/seed-0/episodes.jsonl"))
+    return Episode.model_validate_json(episodes.read_text().splitlines()[0])
