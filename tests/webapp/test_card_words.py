@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pytest
 from test_call_page import client_for, start
 from webapp_helpers import make_run
 
@@ -52,3 +53,12 @@ def test_a_scenario_file_brings_its_own_card(tmp_path: Path, db: Path) -> None:
     }
     profile, problems = read_card(scenario, typed)
     assert problems == {} and profile == s.profile
+
+
+def test_human_play_names_its_own_flag_for_an_unknown_agent(
+    run_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """It said ``--agents: nobody not in ...`` (the serve flag) for ``play --agent nobody``."""
+    assert main(["human", "play", str(run_dir), "--agent", "nobody"]) == 2
+    err = capsys.readouterr().err
+    assert "--agent: nobody not in" in err and "--agents" not in err

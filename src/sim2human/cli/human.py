@@ -191,7 +191,7 @@ def play(
     from sim2human.webapp.agents import AgentPool
     from sim2human.webapp.card import card_lines
 
-    pool = AgentPool.from_run(_run_dir(run_dir), [agent])
+    pool = AgentPool.from_run(_run_dir(run_dir), [agent], option="--agent")
     scenario = pool.scenario
     job = Job(
         spec=human_spec("terminal"),

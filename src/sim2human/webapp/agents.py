@@ -53,8 +53,14 @@ class AgentPool:
 
     @classmethod
     def from_run(
-        cls, run: Path, names: Sequence[str] | None = None, llm: LLMAgentSettings | None = None
+        cls,
+        run: Path,
+        names: Sequence[str] | None = None,
+        llm: LLMAgentSettings | None = None,
+        option: str = "--agents",
     ) -> AgentPool:
+        """The agents of ``run`` (``names`` of them; ``option``: the flag that named them, for
+        the error when one is unknown)."""
         cfg = load_run_config(run)
         world = StudyWorld.build(cfg)
         found: dict[str, list[tuple[int, Path]]] = {}
@@ -68,7 +74,7 @@ class AgentPool:
             unknown = [n for n in names if n not in known]
             if unknown:
                 raise UsageError(
-                    f"--agents: {', '.join(unknown)} not in {run} (agents with a checkpoint: "
+                    f"{option}: {', '.join(unknown)} not in {run} (agents with a checkpoint: "
                     f"{', '.join(known)})"
                 )
             found = {k: v for k, v in found.items() if k in names}
