@@ -78,7 +78,8 @@ WorkersOpt = Annotated[
 ExecutorOpt = Annotated[
     str,
     typer.Option(
-        "--executor", help="Where agents are stressed: local (processes) or ray (Ray actors)."
+        "--executor",
+        help="Where the work runs: local (this machine) or ray (Ray actors; the ray extra).",
     ),
 ]
 AddressOpt = Annotated[
