@@ -205,3 +205,29 @@ def test_a_unit_s_own_error_is_raised_as_itself(tmp_path: Path) -> None:
             Work(_nap, str, "ctx"), units, ledger, advance=_ignore, retries=1, note=_ignore
         )
     assert ledger.values in ({}, {"fine": "slept 0.0"})  # never a result for the broken one
+
+
+def _read_env(context: str, name: str) -> str:
+    return os.environ.get(name, "")
+
+
+def test_endpoint_keys_reach_the_workers_and_no_log(tmp_path: Path) -> None:
+    """A key handed to the executor (``units.env_for_workers``, as a study's endpoints name
+    it) is set in each actor's environment, and is written into none of Ray's session logs
+    (Ray's ``runtime_env`` ``env_vars`` would be: its runtime-env agent logs them)."""
+    secret = "sk-seam-" + os.urandom(8).hex()
+    units = [Unit("k", "k", ("RAY2_SEAM_KEY",))]
+    ledger = Ledger.of(tmp_path, units)
+    RayExecutor(1, {"RAY2_SEAM_KEY": secret}).run(
+        Work(_read_env, str, "ctx"), units, ledger, advance=_ignore, retries=0, note=_ignore
+    )
+    assert ledger.values == {"k": secret}
+    logs = Path("/tmp/ray/session_latest/logs")
+    leaked = []
+    for p in logs.rglob("*"):
+        try:
+            if p.is_file() and secret.encode() in p.read_bytes():
+                leaked.append(p.name)
+        except OSError:
+            continue
+    assert leaked == []

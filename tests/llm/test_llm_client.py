@@ -222,3 +222,40 @@ def test_concurrency_is_bounded() -> None:
     with FakeOpenAI(lambda n, b: Reply(delay_s=0.1)) as fake:
         results = asyncio.run(run(ChatClient(config(fake.base_url, max_concurrency=3))))
         assert len(results) == 10 and fake.max_in_flight == 3
+
+
+def _burst(clients: list[ChatClient], n: int) -> None:
+    """``n`` requests at once, spread over ``clients``, on one event loop."""
+
+    async def all_at_once() -> None:
+        params: dict[str, Any] = {"temperature": 0.7, "max_tokens": 8}
+        await asyncio.gather(*(clients[i % len(clients)].chat(MSG, **params) for i in range(n)))
+        for c in clients:
+            await c.aclose()
+
+    asyncio.run(all_at_once())
+
+
+def test_one_server_s_cap_holds_across_every_client_of_it() -> None:
+    """Two endpoints naming one server (an LLM agent and its LLM users, say), capped at 3 and
+    5: the server never holds more than 3 requests from this process, and does hold 3."""
+    with FakeOpenAI(lambda n, b: Reply(delay_s=0.05)) as fake:
+        clients = [
+            ChatClient(config(fake.base_url, max_concurrency=5)),
+            ChatClient(config(fake.base_url + "/", model="other", max_concurrency=3)),
+        ]
+        _burst(clients, 24)
+        assert len(fake.seen) == 24 and fake.max_in_flight == 3
+
+
+def test_other_servers_keep_their_own_caps() -> None:
+    with (
+        FakeOpenAI(lambda n, b: Reply(delay_s=0.05)) as a,
+        FakeOpenAI(lambda n, b: Reply(delay_s=0.05)) as b,
+    ):
+        clients = [
+            ChatClient(config(a.base_url, max_concurrency=2)),
+            ChatClient(config(b.base_url, max_concurrency=4)),
+        ]
+        _burst(clients, 16)
+        assert (a.max_in_flight, b.max_in_flight) == (2, 4)

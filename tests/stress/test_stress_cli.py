@@ -133,3 +133,50 @@ def test_bad_run_dirs_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     (tmp_path / "config.yaml").write_text(yaml.safe_dump(cfg.model_dump(mode="json")))
     assert stress(tmp_path, tmp_path) == 2
     assert "checkpoint.pt: missing" in " ".join(capsys.readouterr().err.split())
+
+
+FAST = ("--grid", "1", "--perturbations", "typos", "--episodes-per-member", "1", "--no-search")
+
+
+def _numbers(out: Path) -> dict[str, object]:
+    data = json.loads((out / "stress.json").read_text())
+    return {k: v for k, v in data.items() if k != "wall_seconds"}
+
+
+def test_units_on_the_local_executor_give_the_numbers_of_one_process(
+    run_dir: Path, tmp_path: Path
+) -> None:
+    """Two workers (the executor seam: one unit per agent) and one (in this process): the same
+    stress.json, agents in the same order whichever finishes first."""
+    assert stress(run_dir, tmp_path / "one", *FAST) == 0
+    code = main(["stress", str(run_dir), "--out", str(tmp_path / "two"), "--workers", "2", *FAST])
+    assert code == 0
+    assert _numbers(tmp_path / "two") == _numbers(tmp_path / "one")
+    assert list(_numbers(tmp_path / "two")["agents"]) == ["frozen-small", "ens+perturb", "scripted"]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--executor", "dask"], "--executor dask: not one of local, ray"),
+        (["--address", "auto"], "--address is for --executor ray"),
+    ],
+)
+def test_a_bad_executor_exits_2_and_writes_nothing(
+    run_dir: Path, tmp_path: Path, args: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert stress(run_dir, tmp_path / "out", *args) == 2
+    assert message in " ".join(capsys.readouterr().err.split())
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.slow
+def test_ray_gives_the_numbers_of_the_local_executor(run_dir: Path, tmp_path: Path) -> None:
+    """``--executor ray`` on a local Ray cluster (started and stopped by the command), each
+    checkpoint shipped in its unit: the same stress.json as one local process."""
+    pytest.importorskip("ray", reason="the ray extra is not installed (pip install ray)")
+    assert stress(run_dir, tmp_path / "one", *FAST) == 0
+    out = tmp_path / "ray"
+    args = ["stress", str(run_dir), "--out", str(out), "--executor", "ray", "--workers", "2"]
+    assert main([*args, *FAST]) == 0
+    assert _numbers(out) == _numbers(tmp_path / "one")

@@ -9,6 +9,7 @@ family with 95% CIs (bootstrap over members, then episodes).
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
@@ -20,7 +21,9 @@ from rich.table import Table
 
 from sim2human.agents.llm import LLMAgent
 from sim2human.cli.options import finite
+from sim2human.cli.stress import AddressOpt, ExecutorOpt
 from sim2human.errors import UsageError
+from sim2human.experiments.backends import Choice
 from sim2human.experiments.config import StudyConfig, load_study
 from sim2human.inputs import output_dir, read_text
 from sim2human.llm.client import EndpointConfig
@@ -44,8 +47,22 @@ if TYPE_CHECKING:
     from sim2human.experiments.world import StudyWorld
 
 AGENT = "agent"
+CapOpt = Annotated[
+    int | None,
+    typer.Option(
+        min=1,
+        max=1024,
+        help="Requests in flight per endpoint server and conversations in flight, in each "
+        "process (default: the study file's max_concurrency and llm.conversations).",
+    ),
+]
+RayWorkersOpt = Annotated[
+    int | None,
+    typer.Option(min=1, max=256, help="With --executor ray: workers (default: its CPUs)."),
+]
 
 
+# long: one parameter per command-line option (typer), then the checks and the call
 def eval_agent(
     config: Annotated[Path, typer.Argument(help="Study YAML whose ensemble to evaluate on.")],
     base_url: Annotated[
@@ -74,8 +91,14 @@ def eval_agent(
         ),
     ] = 60.0,
     out: Annotated[Path | None, typer.Option(help="Run directory.")] = None,
+    max_concurrency: CapOpt = None,
+    executor: ExecutorOpt = "local",
+    address: AddressOpt = None,
+    workers: RayWorkersOpt = None,
 ) -> None:
     """Evaluate an LLM agent on a study's simulators (persona and llm members)."""
+    choice = Choice(executor, address)
+    choice.check()  # ray asked for but missing: one line, exit 2, nothing written
     if split not in ("heldout", "train", "all"):
         raise UsageError(f"--split must be heldout, train or all, not {split!r}")
     if (base_url is None) != (model is None):
@@ -89,6 +112,8 @@ def eval_agent(
         cfg = _with_endpoint(cfg, AGENT, endpoint)
     if episodes is not None:
         cfg = _with_episodes(cfg, episodes)
+    if max_concurrency is not None:
+        cfg = _with_cap(cfg, max_concurrency)
     from sim2human.experiments.world import StudyWorld
 
     world = StudyWorld.build(cfg)
@@ -104,11 +129,22 @@ def eval_agent(
                 f"{target}: already holds an evaluation ({EPISODES}); choose another --out"
             )
         agent = {"system_prompt": prompt, "temperature": temperature, "max_tokens": max_tokens}
-        _evaluate(cfg, world, groups, agent_endpoint, agent, target, console)
+        _evaluate(cfg, world, groups, agent_endpoint, agent, target, console, (choice, workers))
 
 
 def _with_endpoint(cfg: StudyConfig, name: str, endpoint: EndpointConfig) -> StudyConfig:
     llm = cfg.llm.model_copy(update={"endpoints": {**cfg.llm.endpoints, name: endpoint}})
+    return cfg.model_copy(update={"llm": llm})
+
+
+def _with_cap(cfg: StudyConfig, cap: int) -> StudyConfig:
+    """Every served endpoint capped at ``cap`` requests in flight, and ``cap`` conversations
+    in flight (an embedded model keeps its own ``parallel`` slots)."""
+    endpoints = {
+        name: e.model_copy(update={"max_concurrency": cap}) if isinstance(e, EndpointConfig) else e
+        for name, e in cfg.llm.endpoints.items()
+    }
+    llm = cfg.llm.model_copy(update={"endpoints": endpoints, "conversations": cap})
     return cfg.model_copy(update={"llm": llm})
 
 
@@ -136,42 +172,79 @@ def _evaluate(
     agent_kw: dict[str, Any],
     target: Path,
     console: Console,
+    where: tuple[Choice, int | None] = (Choice(), None),
 ) -> None:
-    """Play every member's episodes into ``target`` (locked by the caller) and summarise."""
+    """Play every member's episodes into ``target`` (locked by the caller) and summarise:
+    in this process, or one unit per member on ``where``'s executor (``--executor ray``)."""
     from sim2human.experiments.world import evaluate_splits
 
     specs = [s for _, g in groups for s in g]
     needed = {agent_endpoint} | {s.llm.endpoint for s in specs if s.llm is not None}
     started = time.perf_counter()
-    with (
-        LLMRuntime.open(cfg.llm, needed) as rt,
-        EpisodeLog(target / EPISODES) as log,
-        Progress(
-            TextColumn("[bold]eval-agent"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-            console=console,
-        ) as bar,
-    ):
-        per, per_llm = cfg.eval.episodes_per_member, cfg.eval.llm_episodes_per_member or 0
-        total = sum(per_llm or per if s.kind == "llm" else per for s in specs)
+    per, per_llm = cfg.eval.episodes_per_member, cfg.eval.llm_episodes_per_member or 0
+    total = sum(per_llm or per if s.kind == "llm" else per for s in specs)
+    with EpisodeLog(target / EPISODES) as log, _bar(console) as bar:
         task = bar.add_task("episodes", total=total)
+        if where[0].kind != "local":
+            played, stats = _on_executor(
+                cfg,
+                groups,
+                agent_endpoint,
+                agent_kw,
+                where,
+                console,
+                lambda n: bar.advance(task, n),
+            )
+            for e in played:
+                log.write(e)
+        else:
+            with LLMRuntime.open(cfg.llm, needed) as rt:
 
-        def on_episode(e: Episode) -> None:
-            log.write(e)
-            bar.advance(task)
+                def on_episode(e: Episode) -> None:
+                    log.write(e)
+                    bar.advance(task)
 
-        agent = LLMAgent(world.scenario, rt.clients[agent_endpoint], **agent_kw)
-        splits = [(name, members, per) for name, members in groups]
-        played = evaluate_splits(cfg, agent, world, rt, splits, "llm-agent", on_episode)
-        stats = {n: s.model_dump() for n, s in rt.stats().items()}
+                agent = LLMAgent(world.scenario, rt.clients[agent_endpoint], **agent_kw)
+                splits = [(name, members, per) for name, members in groups]
+                played = evaluate_splits(cfg, agent, world, rt, splits, "llm-agent", on_episode)
+                stats = {n: s.model_dump() for n, s in rt.stats().items()}
     summary = summarise(played, cfg.eval.bootstrap)
     summary.update(wall_seconds=round(time.perf_counter() - started, 1), llm=stats)
     _write_layout(cfg, world, target)
     write_json(target / SUMMARY, summary)
     Console().print(table(summary))
     Console().print(f"episodes: {target / EPISODES}")
+
+
+def _bar(console: Console) -> Progress:
+    return Progress(
+        TextColumn("[bold]eval-agent"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+    )
+
+
+def _on_executor(
+    cfg: StudyConfig,
+    groups: list[tuple[Literal["train", "heldout"], Any]],
+    agent_endpoint: str,
+    agent_kw: dict[str, Any],
+    where: tuple[Choice, int | None],
+    console: Console,
+    advance: Callable[[int], None],
+) -> tuple[list[Episode], dict[str, Any]]:
+    """One unit per member on the executor (``experiments.member_units``)."""
+    from sim2human.experiments.member_units import Agent, evaluate_on_executor
+
+    agent = Agent(agent_endpoint, agent_kw)
+    note = lambda m: console.print(f"note: {m}", soft_wrap=True, highlight=False)  # noqa: E731
+    per = cfg.eval.episodes_per_member
+    choice, workers = where
+    return evaluate_on_executor(
+        cfg, groups, agent, per, choice, workers=workers, advance=advance, note=note
+    )
 
 
 def _write_layout(cfg: StudyConfig, world: StudyWorld, target: Path) -> None:

@@ -67,7 +67,28 @@ ConditionsOpt = Annotated[
     str | None, typer.Option("--conditions", help="Comma-separated subset (and 'scripted').")
 ]
 WorkersOpt = Annotated[
-    int | None, typer.Option("--workers", min=1, max=256, help="Processes (default: all cores).")
+    int | None,
+    typer.Option(
+        "--workers",
+        min=1,
+        max=256,
+        help="Processes (default: all cores; with --executor ray, the cluster's CPUs).",
+    ),
+]
+ExecutorOpt = Annotated[
+    str,
+    typer.Option(
+        "--executor",
+        help="Where the work runs: local (this machine) or ray (Ray actors; the ray extra).",
+    ),
+]
+AddressOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--address",
+        help="With --executor ray: the cluster to join (auto, or ray://HOST:PORT); "
+        "default: a local Ray cluster on this machine.",
+    ),
 ]
 
 
@@ -82,8 +103,11 @@ def stress(
     search_on: SearchOnOpt = "heldout",
     conditions: ConditionsOpt = None,
     workers: WorkersOpt = None,
+    executor: ExecutorOpt = "local",
+    address: AddressOpt = None,
 ) -> None:
     """Stress every condition's agents (and the scripted reference) on the held-out ensemble."""
+    from sim2human.experiments.backends import Choice
     from sim2human.experiments.stress import stress_run
     from sim2human.report.stress import write_stress_reports
 
@@ -108,6 +132,7 @@ def stress(
             workers=workers,
             console=err_console,
             finish=write_stress_reports,
+            executor=Choice(executor, address),
         )
     except KeyboardInterrupt as stop:
         for name in getattr(stop, "started", ()):

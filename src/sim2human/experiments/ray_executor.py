@@ -14,8 +14,12 @@ whose actor died (killed, out of memory, its node lost) runs again on a fresh ac
 rerun a unit silently and could deliver it twice. Ctrl-C kills the actors (their units are cut
 short and rerun on ``--resume``); every unit delivered before it is kept.
 
-Endpoint keys and ``SIM2HUMAN_*`` settings reach the actors through their runtime
-environment's ``env_vars`` (``units.env_for_workers``); only their names are ever printed.
+Endpoint keys and ``SIM2HUMAN_*`` settings (``units.env_for_workers``) reach each actor as
+an argument of its constructor, which sets them in the actor's own environment before it
+loads anything; only their names are ever printed. Not through Ray's ``runtime_env``
+``env_vars``: Ray's runtime-env agent writes those, values and all, into
+``/tmp/ray/session_*/logs/runtime_env_agent.log`` ("created runtime env: {"env_vars": ...}",
+seen with Ray 2.x here), so a key passed that way lands in a log file on every node.
 """
 
 from __future__ import annotations
@@ -88,7 +92,8 @@ class _ToTally:
 class _Host:
     """A worker actor: the study config parsed once, then unit after unit."""
 
-    def __init__(self, work: Work, tally: Any) -> None:
+    def __init__(self, work: Work, tally: Any, env: dict[str, str]) -> None:
+        os.environ.update(env)  # keys and settings, before anything reads them
         gc_tuning.for_batch_work()  # the worker is ours: collect rarely while it plays
         executors.set_progress_sink(_ToTally(tally))
         self.work = work
@@ -214,9 +219,7 @@ class _Drive:
     def __post_init__(self) -> None:
         self.tally = ray.remote(num_cpus=0)(_Tally).remote()
         options: dict[str, Any] = {"num_cpus": 1, "max_restarts": 0, "max_task_retries": 0}
-        if self.ex.env:
-            options["runtime_env"] = {"env_vars": dict(self.ex.env)}
-        self.host = ray.remote(_Host).options(**options)
+        self.host = ray.remote(_Host).options(**options)  # no runtime_env: Ray logs its env_vars
 
     def loop(self) -> None:
         while self.busy or (self.pending and self.error is None):
@@ -229,7 +232,9 @@ class _Drive:
         self._progress()
 
     def _start(self, unit: Unit) -> None:
-        actor = self.idle.pop() if self.idle else self.host.remote(self.work, self.tally)
+        actor = (
+            self.idle.pop() if self.idle else self.host.remote(self.work, self.tally, self.ex.env)
+        )
         self.attempts[unit.id] = self.attempts.get(unit.id, 0) + 1
         self.busy[actor.run.remote(unit)] = (actor, unit)
 

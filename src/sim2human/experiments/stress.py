@@ -2,16 +2,21 @@
 reference, swept over the perturbation grid on the study's held-out ensemble, plus an
 adversarial search per condition; results in ``stress.json``, ``stress.html`` and ``stress.md``.
 
-Agents are stressed in worker processes (one per core, like the study's sub-runs) that report
-finished episodes to one progress bar. Nothing is written into the sub-run directories.
+Each agent is one unit of the executor seam (``units``; id ``stress/<label>/seed-<k>``): on
+the ``local`` executor, worker processes (one per core, like the study's sub-runs); on ``ray``,
+Ray actors that parse the study config once, with each checkpoint shipped in its unit (a
+cluster's nodes need not see the run directory). Workers report finished episodes to one
+progress bar; the driver alone writes, and results are assembled in unit order whatever order
+they finish in. Nothing is written into the sub-run directories.
 """
 
 from __future__ import annotations
 
 import os
+import tempfile
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -23,8 +28,10 @@ from sim2human.agents.base import Agent
 from sim2human.agents.policy import PolicyAgent
 from sim2human.agents.scripted import ScriptedAgent
 from sim2human.errors import RunDirError
+from sim2human.experiments.backends import Choice, open_executor
 from sim2human.experiments.config import StudyConfig, parse_study
-from sim2human.experiments.executors import in_processes, queue_progress, report_progress
+from sim2human.experiments.executors import report_progress
+from sim2human.experiments.units import Ledger, Note, Unit, Work, env_for_workers
 from sim2human.experiments.world import StudyWorld
 from sim2human.inputs import existing_dir, load_checkpoint, output_dir, read_yaml
 from sim2human.lock import run_lock
@@ -36,6 +43,11 @@ from sim2human.stress.sweep import Curves, StressPlan, summarise_curves, sweep
 
 STRESS_JSON = "stress.json"
 SCRIPTED = "scripted"
+RETRIES = 1
+"""Times an agent whose worker died is stressed again before the command fails (as a study's
+sub-runs: ``runner.RETRIES``)."""
+Context = tuple[StudyConfig, StressPlan, "SearchConfig | None"]
+"""What every stress unit shares: the study config, the sweep, the search (or None)."""
 
 
 @dataclass(frozen=True)
@@ -46,6 +58,12 @@ class AgentRef:
     seed: int
     checkpoint: str | None
     search: bool
+    blob: bytes | None = None
+    """The checkpoint's bytes, for a worker that may not see ``checkpoint`` (``ray``)."""
+
+    @property
+    def unit_id(self) -> str:
+        return f"stress/{self.label}/seed-{self.seed}"
 
 
 def load_run_config(run_dir: Path) -> StudyConfig:
@@ -87,7 +105,12 @@ def build_agent(ref: AgentRef, world: StudyWorld) -> Agent:
     if ref.checkpoint is None:
         return ScriptedAgent(world.scenario)
     try:
-        return PolicyAgent.load(Path(ref.checkpoint), world.scenario, seed=ref.seed)
+        if ref.blob is None:
+            return PolicyAgent.load(Path(ref.checkpoint), world.scenario, seed=ref.seed)
+        with tempfile.TemporaryDirectory(prefix="sim2human-stress-") as scratch:
+            local = Path(scratch) / CHECKPOINT
+            local.write_bytes(ref.blob)
+            return PolicyAgent.load(local, world.scenario, seed=ref.seed)
     except (ValueError, RuntimeError, OSError, KeyError) as err:
         raise RunDirError(f"{ref.checkpoint}: cannot load checkpoint ({err})") from None
 
@@ -154,10 +177,15 @@ def programmatic(members: Sequence[SimulatorSpec]) -> tuple[SimulatorSpec, ...]:
     return playable
 
 
-def _work(
-    cfg_json: str, ref: AgentRef, plan: StressPlan, search_cfg: SearchConfig | None
-) -> dict[str, Any]:
-    cfg = StudyConfig.model_validate_json(cfg_json)
+def _load(payload: tuple[str, StressPlan, SearchConfig | None]) -> Context:
+    """What a worker is handed, parsed (once per worker on a remote executor)."""
+    cfg_json, plan, search_cfg = payload
+    return StudyConfig.model_validate_json(cfg_json), plan, search_cfg
+
+
+def _work(context: Context, ref: AgentRef) -> dict[str, Any]:
+    """One stress unit, in a worker: one agent swept (and searched)."""
+    cfg, plan, search_cfg = context
     return stress_agent(cfg, ref, plan, search_cfg, progress=report_progress)
 
 
@@ -171,17 +199,22 @@ def stress_run(
     workers: int | None = None,
     console: Console | None = None,
     finish: Callable[[dict[str, Any], Path], object] | None = None,
+    executor: Choice | None = None,
 ) -> dict[str, Any]:
     """Stress every agent of the study run in ``run_dir``; write stress.json into ``out``
     (default: the run directory), then ``finish`` (the command passes
     ``report.stress.write_stress_reports``) under the same lock; ``search_cfg`` None skips the
-    adversarial search. Returns what stress.json holds."""
+    adversarial search; ``executor`` says where the agents are stressed (default: ``local``).
+    Returns what stress.json holds."""
+    choice = executor or Choice()
+    choice.check()  # Ray asked for but missing: refused before anything is written
     console = console or Console(stderr=True)
     target = out or run_dir
     load_run_config(run_dir)  # a bad run directory is named before any other directory is made
     note = lambda msg: console.print(f"note: {target}: {msg}", soft_wrap=True)  # noqa: E731
     with run_lock(output_dir(target), "stress", note=note):
-        stress = _stress_run(run_dir, target, plan, search_cfg, conditions, workers, console)
+        where = _Where(choice, workers, console, note)
+        stress = _stress_run(run_dir, target, plan, search_cfg, conditions, where)
         if finish is not None:
             finish(stress, target)
         return stress
@@ -193,8 +226,7 @@ def _stress_run(
     plan: StressPlan,
     search_cfg: SearchConfig | None,
     conditions: Sequence[str] | None,
-    workers: int | None,
-    console: Console,
+    where: _Where,
 ) -> dict[str, Any]:
     started = time.perf_counter()
     cfg = load_run_config(run_dir)
@@ -208,23 +240,28 @@ def _stress_run(
             else max(n_members, len(cfg.ensemble.train) * cfg.ensemble.members_per_family)
         )
         total += sum(r.search for r in refs) * search_cfg.max_episodes(n_search)
-    workers = max(1, min(workers or os.cpu_count() or 1, len(refs)))
-    results = _run_all(cfg, refs, plan, search_cfg, workers, total, console)
+    results = _run_all((cfg, plan, search_cfg), refs, where, total)
     stress = assemble(cfg, plan, search_cfg, results)
     stress["wall_seconds"] = round(time.perf_counter() - started, 1)
     write_json(target / STRESS_JSON, stress)
     return stress
 
 
+@dataclass(frozen=True)
+class _Where:
+    """Where a stress run's units go: the executor asked for, ``--workers``, the terminal."""
+
+    choice: Choice
+    workers: int | None
+    console: Console
+    note: Note
+
+
 def _run_all(
-    cfg: StudyConfig,
-    refs: Sequence[AgentRef],
-    plan: StressPlan,
-    search_cfg: SearchConfig | None,
-    workers: int,
-    total: int,
-    console: Console,
+    context: Context, refs: Sequence[AgentRef], where: _Where, total: int
 ) -> list[dict[str, Any]]:
+    """Every agent stressed, results in the order of ``refs``: in this process when the local
+    executor has one worker (as before the seam), else as units on the executor."""
     columns = (
         TextColumn("[bold]{task.description}"),
         BarColumn(),
@@ -232,21 +269,50 @@ def _run_all(
         TextColumn("episodes (at most)"),
         TimeElapsedColumn(),
     )
-    with Progress(*columns, console=console, transient=False) as bar:
-        task = bar.add_task(f"stress: {len(refs)} agents on {workers} cores", total=total)
-        if workers == 1:
-            out = [
-                stress_agent(cfg, r, plan, search_cfg, lambda n: bar.advance(task, n)) for r in refs
-            ]
-            bar.update(task, completed=total)
-            return out
-        with queue_progress(bar, task) as queue:
-            config = cfg.model_dump_json()
-            labels = [f"{r.label} seed {r.seed}" for r in refs]
-            calls = [(config, r, plan, search_cfg) for r in refs]
-            out = in_processes(_work, calls, workers, queue=queue, labels=labels)
+    cfg, plan, search_cfg = context
+    local = max(1, min(where.workers or os.cpu_count() or 1, len(refs)))
+    with Progress(*columns, console=where.console, transient=False) as bar:
+        task = bar.add_task(f"stress: {len(refs)} agents", total=total)
+        advance = lambda n: bar.advance(task, n)  # noqa: E731
+        if where.choice.kind == "local" and local == 1:
+            bar.update(task, description=f"stress: {len(refs)} agents on 1 core")
+            out = [stress_agent(cfg, r, plan, search_cfg, advance) for r in refs]
+        else:
+            out = _on_executor(
+                context, refs, where, lambda d: bar.update(task, description=d), advance
+            )
         bar.update(task, completed=total)
         return out
+
+
+def _on_executor(
+    context: Context,
+    refs: Sequence[AgentRef],
+    where: _Where,
+    describe: Callable[[str], None],
+    advance: Callable[[int], None],
+) -> list[dict[str, Any]]:
+    """``refs`` as units on the chosen executor; their results in the order of ``refs``."""
+    cfg, plan, search_cfg = context
+    remote = where.choice.kind != "local"
+    units = [
+        Unit(r.unit_id, f"{r.label} seed {r.seed}", (_shipped(r) if remote else r,)) for r in refs
+    ]
+    ledger = Ledger.of(Path("."), units)  # units write nothing: the ledger only keeps values
+    work = Work(_work, _load, (cfg.model_dump_json(), plan, search_cfg))
+    env = env_for_workers([])  # stress plays no endpoint: only SIM2HUMAN_* settings travel
+    with open_executor(where.choice, where.workers, len(units), env, where.note) as (ex, n):
+        on = "cores" if ex.name == "local" else f"{ex.name} workers"
+        describe(f"stress: {len(refs)} agents on {n} {on}")
+        ex.run(work, units, ledger, advance=advance, retries=RETRIES, note=where.note)
+    return [ledger.values[u.id] for u in units]
+
+
+def _shipped(ref: AgentRef) -> AgentRef:
+    """``ref`` carrying its checkpoint's bytes (a remote worker may not see the run dir)."""
+    if ref.checkpoint is None:
+        return ref
+    return replace(ref, blob=Path(ref.checkpoint).read_bytes())
 
 
 def assemble(

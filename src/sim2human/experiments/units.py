@@ -168,8 +168,8 @@ class Executor(Protocol):
 
 def env_for_workers(names: Sequence[str]) -> dict[str, str]:
     """The environment variables remote workers need (endpoint keys by the names the config
-    gives, ``SIM2HUMAN_*`` settings): set ones only. Their values travel in the runtime
-    environment, never in a log line (``say_env`` names them)."""
+    gives, ``SIM2HUMAN_*`` settings): set ones only. Their values travel to each worker in its
+    constructor's arguments, never in a log line (``say_env`` names them)."""
     wanted = {*names, *(k for k in os.environ if k.startswith("SIM2HUMAN_"))}
     return {k: os.environ[k] for k in sorted(wanted) if os.environ.get(k)}
 

@@ -21,6 +21,12 @@ What an endpoint sends back is untrusted and bounded here, before anything is st
   endpoint itself marks a completion cut at ``max_tokens``; the first cut is logged as a warning;
 - ``deadline_s``, when set, bounds one ``chat()`` over all its attempts and backoffs (the call
   page sets it so that a participant waits seconds, not minutes).
+
+Concurrency is capped per endpoint *server*, not per client: every client of one ``base_url``
+on one event loop (an LLM agent and the LLM users it talks to, named twice in a study file,
+and the start-up probe) waits on one gate (``gate.server_gate``) whose cap is the smallest
+``max_concurrency`` among them, so a server never holds more requests from this process than
+the study file allows it (tau2-bench's per-provider caps, per process).
 """
 
 from __future__ import annotations
@@ -45,6 +51,7 @@ from sim2human.llm.endpoint import (
     ClientStats,
     EndpointConfig,
 )
+from sim2human.llm.gate import Gate, server_gate
 from sim2human.llm.responses import (
     BodyRefused,
     Retryable,
@@ -87,11 +94,11 @@ class _Counters:
 
 @dataclass
 class _LoopState:
-    """Per-event-loop resources: the HTTP client and semaphore must not cross loops."""
+    """Per-event-loop resources: the HTTP client and the server's gate must not cross loops."""
 
     loop: asyncio.AbstractEventLoop
     openai: Any
-    semaphore: asyncio.Semaphore
+    gate: Gate
 
 
 def _import_openai() -> Any:
@@ -164,7 +171,8 @@ class ChatClient:
                 max_retries=0,
                 http_client=http,
             )
-            self._state = _LoopState(loop, oa, asyncio.Semaphore(self.config.max_concurrency))
+            gate = server_gate(loop, self.config.base_url, self.config.max_concurrency)
+            self._state = _LoopState(loop, oa, gate)
         return self._state
 
     async def chat(
@@ -259,7 +267,7 @@ class ChatClient:
         cfg = self.config
         for attempt in range(cfg.max_retries + 1):
             try:
-                async with state.semaphore:
+                async with state.gate:
                     text, pt, ct, finish = await self._attempt(state, messages, params)
             except Retryable as err:
                 reason = redact(err.reason, self._secrets)
