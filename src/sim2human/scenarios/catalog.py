@@ -7,6 +7,7 @@ name a scenario file, a Python class or a packaged scenario (``scenarios.refs``)
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import lru_cache
 from importlib import resources
 from typing import cast
 
@@ -18,8 +19,10 @@ from sim2human.scenarios.pizza import PizzaScenario
 
 
 def packaged_file(folder: str, name: str) -> Callable[[], Scenario]:
-    """A scenario file shipped in ``scenarios/data/<folder>/scenario.yaml``, known as ``name``."""
+    """A scenario file shipped in ``scenarios/data/<folder>/scenario.yaml``, known as ``name``
+    (loaded once: a loaded file is immutable, as ``refs`` keeps a file's too)."""
 
+    @lru_cache(maxsize=1)
     def build() -> Scenario:
         path = resources.files("sim2human.scenarios.data").joinpath(folder, "scenario.yaml")
         with resources.as_file(path) as real:
