@@ -12,7 +12,9 @@ import yaml
 from sim2human.checks.crossing import check_everything
 from sim2human.cli.app import DEMOS, main
 from sim2human.corpora import multiwoz
+from sim2human.experiments.config import load_study
 from sim2human.experiments.results import load_study_result
+from sim2human.experiments.world import without_missing_corpus
 from sim2human.rollout.conversation import Job, job_profile
 from sim2human.scenarios.catalog import SCENARIOS, get_scenario
 from sim2human.scenarios.file_scenario import FileScenario
@@ -124,3 +126,22 @@ def test_demo_refuses_an_unknown_scenario_in_one_line(capsys: pytest.CaptureFixt
     err = capsys.readouterr().err.strip()
     assert err == "error: demo --scenario: no demo for 'hotel' (known: intake, support)"
     assert not Path("/nonexistent/never").exists()
+
+
+def test_a_study_leaves_out_a_replay_family_whose_own_corpus_is_missing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """ACI-Bench there, MultiWOZ not: support's real callers are left out with MultiWOZ's line
+    (before, the check asked ACI-Bench only, and the study went on to fail on the corpus)."""
+    (tmp_path / "aci-bench").mkdir()
+    (tmp_path / "aci-bench" / "train.csv").write_text("dataset,encounter_id,dialogue,note\n")
+    monkeypatch.setenv(multiwoz.ENV, str(tmp_path))
+    with resources.as_file(resources.files("sim2human").joinpath("examples", "support.yaml")) as p:
+        cfg = load_study(p)
+    kept, line = without_missing_corpus(cfg)
+    assert "multiwoz-heldout" in cfg.ensemble.heldout
+    assert (
+        "multiwoz-heldout" not in kept.ensemble.heldout
+        and "multiwoz-heldout" not in kept.ensemble.members
+    )
+    assert line is not None and "MultiWOZ 2.1 corpus" in line and "\n" not in line
