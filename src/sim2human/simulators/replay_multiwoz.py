@@ -20,6 +20,7 @@ import numpy as np
 from sim2human.corpora import multiwoz
 from sim2human.errors import UsageError
 from sim2human.scenarios.base import Scenario
+from sim2human.scenarios.catalog import get_scenario
 from sim2human.simulators.replay_card import Card, Source
 from sim2human.simulators.replay_corpus import Corpus, Member, Speaker, build_member
 
@@ -62,8 +63,6 @@ def dialogue_ids(splits: tuple[str, ...]) -> tuple[str, ...]:
 def _holds(values: Mapping[str, str]) -> bool:
     """Whether ``support`` (the packaged file) reads every one of the goal's values: a cuisine
     the file leaves out ("north american", which would read as the area north) is no member."""
-    from sim2human.scenarios.catalog import get_scenario
-
     support = get_scenario("support")
     return all(support.extract(values[f], support.empty_record(), f)[f] is not None for f in SLOTS)
 
