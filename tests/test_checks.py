@@ -25,6 +25,7 @@ from sim2human.simulators import build_simulator
 from sim2human.simulators.base import QuirkPool, SimulatorSpec, UserTurn
 from sim2human.simulators.families import FAMILIES, REPLAY_FAMILIES, get_family
 from sim2human.simulators.persona import PersonaSimulator
+from sim2human.simulators.replay import playable_families
 from sim2human.testing import ScriptedUser, TinyScenario, scripted_spec
 from sim2human.types import Episode, Record
 
@@ -54,7 +55,9 @@ def test_every_persona_family_passes(family: str, scenario: IntakeScenario) -> N
 @needs_aci
 @pytest.mark.usefixtures("aci_env")
 def test_replay_families_pass(scenario: IntakeScenario) -> None:
-    for family in REPLAY_FAMILIES:
+    families = [f.name for f in playable_families(scenario)]  # MultiWOZ's play support
+    assert {"aci-train", "aci-heldout"} <= set(families)
+    for family in families:
         spec = get_family(family).sample(0, QuirkPool(liked=(), triggers=()))
         report = check_simulator(lambda spec=spec: build_simulator(spec, scenario), scenario)
         assert report.ok, "\n".join(report.lines())

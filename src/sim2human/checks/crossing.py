@@ -28,7 +28,7 @@ from sim2human.simulators import KINDS, build_simulator
 from sim2human.simulators.base import Family, QuirkPool, SimulatorSpec
 from sim2human.simulators.families import FAMILIES, HELDOUT_FAMILIES, TRAIN_FAMILIES
 from sim2human.simulators.noise import with_noise
-from sim2human.simulators.replay import REPLAY_FAMILIES, unplayable
+from sim2human.simulators.replay import REPLAY_FAMILIES, playable_families, unplayable
 
 MEMBERS = 2
 """Members drawn per family (seeds 0 and 1: the draws that crashed on a scenario without
@@ -88,7 +88,7 @@ def check_kinds(scenario: Scenario, pool: QuirkPool) -> CheckReport:
         elif kind == "replay" and (why := unplayable(scenario)) is not None:
             report.skip("replay", why)
         elif kind == "replay":
-            draws = [partial(f.sample, 0, pool) for f in REPLAY_FAMILIES.values()]
+            draws = [partial(f.sample, 0, pool) for f in playable_families(scenario)]
             for spec in _draw(report, "replay: draws members", draws):
                 _absorb(report, spec.id, _simulator_report(spec, scenario))
         else:

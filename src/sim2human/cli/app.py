@@ -256,10 +256,32 @@ def study(
         out_console.print(f"human: {target / HUMAN_MD}", soft_wrap=True)
 
 
+DEMOS: dict[str, str] = {"intake": "collapse.yaml", "support": "support.yaml"}
+"""Each scenario's packaged collapse study (``sim2human/examples/``); a scenario's demo is a row."""
+DemoScenarioOption = Annotated[
+    str,
+    typer.Option(
+        "--scenario",
+        help=f"Whose collapse study to run: {', '.join(DEMOS)} (default: intake, the "
+        "phone intake of examples/collapse.yaml).",
+    ),
+]
+
+
 @app.command()
-def demo(out: OutOption = None, workers: WorkersOption = None, data: DataOption = None) -> None:
-    """The collapse study, quick form: `study examples/collapse.yaml --quick` from the package."""
-    path = resources.files("sim2human").joinpath("examples", "collapse.yaml")
+def demo(
+    out: OutOption = None,
+    workers: WorkersOption = None,
+    data: DataOption = None,
+    scenario: DemoScenarioOption = "intake",
+) -> None:
+    """A collapse study, quick form: `study examples/collapse.yaml --quick` from the package
+    (`--scenario support`: examples/support.yaml)."""
+    study = DEMOS.get(scenario)
+    if study is None:
+        known = ", ".join(DEMOS)
+        raise UsageError(f"demo --scenario: no demo for {scenario!r} (known: {known})")
+    path = resources.files("sim2human").joinpath("examples", study)
     with resources.as_file(path) as config:
         _run(config, True, out, workers, data=data)
 

@@ -10,7 +10,6 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from sim2human.agents.base import Agent
-from sim2human.corpora import aci_bench
 from sim2human.ensemble import Ensemble
 from sim2human.errors import UsageError
 from sim2human.experiments.config import Condition, StudyConfig
@@ -23,7 +22,7 @@ from sim2human.scenarios.catalog import get_scenario
 from sim2human.simulators.base import QuirkPool, SimulatorSpec
 from sim2human.simulators.families import get_family
 from sim2human.simulators.llm import llm_spec
-from sim2human.simulators.replay import REPLAY_FAMILIES
+from sim2human.simulators.replay import REPLAY_FAMILIES, corpus_missing
 from sim2human.types import Episode
 
 log = logging.getLogger(__name__)
@@ -169,7 +168,7 @@ def without_missing_corpus(cfg: StudyConfig) -> tuple[StudyConfig, str | None]:
     install without the data), and the one line that says so; ``cfg`` itself otherwise."""
     names = [*cfg.ensemble.train, *cfg.ensemble.heldout]
     real = [n for n in names if n in REPLAY_FAMILIES]
-    if not real or (why := aci_bench.missing()) is None:
+    if not real or (why := corpus_missing(real)) is None:
         return cfg, None
     keep = {
         k: tuple(n for n in getattr(cfg.ensemble, k) if n not in REPLAY_FAMILIES)

@@ -7,15 +7,34 @@ name a scenario file, a Python class or a packaged scenario (``scenarios.refs``)
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import lru_cache
+from importlib import resources
+from typing import cast
 
 from sim2human.scenarios import refs
 from sim2human.scenarios.base import Scenario
+from sim2human.scenarios.file_load import load_scenario_file
 from sim2human.scenarios.intake.scenario import IntakeScenario
 from sim2human.scenarios.pizza import PizzaScenario
+
+
+def packaged_file(folder: str, name: str) -> Callable[[], Scenario]:
+    """A scenario file shipped in ``scenarios/data/<folder>/scenario.yaml``, known as ``name``
+    (loaded once: a loaded file is immutable, as ``refs`` keeps a file's too)."""
+
+    @lru_cache(maxsize=1)
+    def build() -> Scenario:
+        path = resources.files("sim2human.scenarios.data").joinpath(folder, "scenario.yaml")
+        with resources.as_file(path) as real:
+            return cast(Scenario, load_scenario_file(real, name=name))
+
+    return build
+
 
 SCENARIOS: dict[str, Callable[[], Scenario]] = {
     "intake": IntakeScenario,
     "pizza": PizzaScenario,
+    "support": packaged_file("support", "support"),  # MultiWOZ 2.1 restaurant bookings
 }
 
 

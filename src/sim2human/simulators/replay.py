@@ -1,8 +1,11 @@
-"""``replay``: users who speak in real patients' words (ACI-Bench doctor-patient visits).
+"""``replay``: users who speak in real people's words, from any corpus of ``CORPORA``: ACI-Bench
+doctor-patient visits (intake) and MultiWOZ 2.1 restaurant bookings (support).
 
-A member is one encounter. Its hidden profile is the encounter's card (``replay_card``); its
-words are the patient's own turns, indexed by what the doctor had just asked, as the scenario's
-``interpret`` reads the doctor's turn. When the agent asks for a field the member answers with:
+A corpus is one ``replay_corpus.Corpus`` row (``replay_aci``, ``replay_multiwoz``); a family
+names its corpus and splits. A member is one encounter (dialogue). Its hidden profile is the
+encounter's card (``replay_card``, or a MultiWOZ goal); its words are the user's own turns,
+indexed by what the agent (the doctor, the wizard) had just asked, as the scenario's
+``interpret`` reads the agent's turn. When the agent asks for a field the member answers with:
 
 ``verbatim``
     a real turn that answered that question in the visit and, read by the scenario's extractor,
@@ -18,47 +21,47 @@ Each reply carries one of those three tags (``UserTurn.tags``), so a run can rep
 Satisfaction is the persona rule without quirks (a replayed patient has no planted blind spot):
 it is computed by ``PersonaSimulator.judge`` on the call so far, not copied.
 
-The member id names its encounter (``aci-heldout-D2N068``); the corpus is read from the path
-``corpora.aci_bench`` resolves (``$SIM2HUMAN_DATA`` or ``../shared/data`` beside the repository).
+The member id names its encounter (``aci-heldout-D2N068``, ``multiwoz-heldout-PMUL1635``); each
+corpus is read from the path its ``corpora`` module resolves (``$SIM2HUMAN_DATA`` or
+``../shared/data`` beside the repository).
 """
 
 from __future__ import annotations
 
 import re
 import zlib
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Final, Literal
 
 import numpy as np
 
 from sim2human import seeding
-from sim2human.corpora import aci_bench
 from sim2human.errors import UsageError
 from sim2human.scenarios.base import Scenario
-from sim2human.scenarios.intake.scenario import IntakeScenario
 from sim2human.simulators.base import Family, QuirkPool, Quirks, SimulatorSpec, Traits, UserTurn
 from sim2human.simulators.persona import Manner, PersonaSimulator
-from sim2human.simulators.replay_card import Card, derive_card
+from sim2human.simulators.replay_aci import ACI_BENCH
+from sim2human.simulators.replay_corpus import Corpus, Member
+from sim2human.simulators.replay_multiwoz import MULTIWOZ
 from sim2human.types import Episode, Profile, Record, Turn
 
 ReplyKind = Literal["verbatim", "adapted", "fallback"]
 REPLY_KINDS: Final[tuple[ReplyKind, ...]] = ("verbatim", "adapted", "fallback")
-MIN_PATIENT_TURNS: Final = 5
-"""Encounters where the patient says less than this (a guardian speaks instead) are not members."""
-_COMMAND = re.compile(r"^(hey|okay) dragon\b")
 _YES = re.compile(r"^(yes|yeah|yep|correct|right|that's right|mm-hmm|uh-huh)\b")
-_THANKS = re.compile(r"\bthank")
+
+CORPORA: Final[dict[str, Corpus]] = {"aci-bench": ACI_BENCH, "multiwoz": MULTIWOZ}
+"""Replay corpora by name: a corpus module plus a card function (``replay_corpus.Corpus``)."""
 
 
 class ReplayFamily(Family):
-    """Encounters of some corpus splits; member ``seed`` picks encounter ``seed mod n``."""
+    """Dialogues of some splits of a corpus; member ``seed`` picks dialogue ``seed mod n``."""
 
-    splits: tuple[aci_bench.Split, ...]
+    splits: tuple[str, ...]
+    corpus: str = "aci-bench"
 
     def sample(self, seed: int, pool: QuirkPool, **override: float) -> SimulatorSpec:
-        ids = encounter_ids(self.splits)
+        ids = CORPORA[self.corpus].ids(self.splits)
         traits = Traits(
             temperature=override.get("temperature", 1.0),
             capacity=override.get("capacity", 1.0),
@@ -70,7 +73,7 @@ class ReplayFamily(Family):
         )
 
 
-REPLAY_FAMILIES: Final[dict[str, Family]] = {
+REPLAY_FAMILIES: Final[dict[str, ReplayFamily]] = {
     f.name: f
     for f in (
         ReplayFamily(
@@ -85,99 +88,59 @@ REPLAY_FAMILIES: Final[dict[str, Family]] = {
             trigger_prob=0.0,
             description="real patients' words: ACI-Bench valid + test splits",
         ),
+        ReplayFamily(
+            name="multiwoz-val",
+            splits=("val",),
+            corpus="multiwoz",
+            trigger_prob=0.0,
+            description="real callers' words: MultiWOZ 2.1 val restaurant bookings (support)",
+        ),
+        ReplayFamily(
+            name="multiwoz-heldout",
+            splits=("test",),
+            corpus="multiwoz",
+            trigger_prob=0.0,
+            description="real callers' words: MultiWOZ 2.1 test restaurant bookings (support)",
+        ),
     )
 }
 
 
-@lru_cache(maxsize=4)
-def encounter_ids(splits: tuple[aci_bench.Split, ...]) -> tuple[str, ...]:
-    found = tuple(
-        t.encounter_id
-        for t in aci_bench.split_of(aci_bench.load(), *splits)
-        if len(t.patient_turns) >= MIN_PATIENT_TURNS
-    )
-    if not found:
-        raise UsageError(f"ACI-Bench corpus: no encounter in split(s) {', '.join(splits)}")
-    return found
+def corpus_of(family: str) -> Corpus:
+    return CORPORA[REPLAY_FAMILIES[family].corpus]
 
 
-@dataclass(frozen=True)
-class Member:
-    """One encounter made playable: its card, and its patient's turns by what was asked."""
-
-    card: Card
-    turns: tuple[str, ...]
-    """The patient's turns, detokenised, in visit order."""
-    answers: dict[str, tuple[int, ...]]
-    """Field -> indices of turns that answered a doctor's question about it."""
-    says_card: frozenset[tuple[str, int]]
-    """(field, turn index) pairs of ``answers`` whose extraction gives the card's value."""
-    says_none: frozenset[tuple[str, int]]
-    """(field, turn index) pairs of ``answers`` the extractor reads no value for that field from."""
-    opening: int
-    closing: int | None
+def playable_families(scenario: Scenario) -> list[ReplayFamily]:
+    """The replay families whose corpus plays ``scenario`` here."""
+    return [f for f in REPLAY_FAMILIES.values() if CORPORA[f.corpus].unplayable(scenario) is None]
 
 
-def unplayable(scenario: object) -> str | None:
-    """Why replay members cannot play ``scenario`` here (the corpus is ACI-Bench's intake
-    visits), or None when they can."""
-    if not isinstance(scenario, IntakeScenario):
-        return "replay members play the intake scenario only (ACI-Bench's visits)"
-    return aci_bench.missing()
+def unplayable(scenario: Scenario) -> str | None:
+    """Why no replay member can play ``scenario`` here (each corpus's reason), or None when
+    one corpus can."""
+    reasons = [c.unplayable(scenario) for c in CORPORA.values()]
+    if any(r is None for r in reasons):
+        return None
+    return "; ".join(dict.fromkeys(r for r in reasons if r is not None))
+
+
+def corpus_missing(families: Iterable[str]) -> str | None:
+    """Why the corpus of one of ``families`` (replay family names) is not found, or None."""
+    for name in families:
+        if (why := corpus_of(name).missing()) is not None:
+            return why
+    return None
 
 
 def member_for(spec: SimulatorSpec, scenario: Scenario) -> Member:
-    if not isinstance(scenario, IntakeScenario):
-        raise UsageError(f"simulator {spec.id!r}: replay members play the intake scenario only")
-    return _member(spec.id.removeprefix(f"{spec.family}-"), scenario)
+    if spec.family not in REPLAY_FAMILIES:
+        raise UsageError(f"simulator {spec.id!r}: {spec.family!r} is not a replay family")
+    return corpus_of(spec.family).member(spec.id.removeprefix(f"{spec.family}-"), scenario)
 
 
 def replay_card(spec: SimulatorSpec, scenario: Scenario) -> Profile:
-    """The hidden profile a replay member plays (the same every episode: one real patient)."""
+    """The hidden profile a replay member plays (the same every episode: one real caller)."""
     return dict(member_for(spec, scenario).card.values)
-
-
-@lru_cache(maxsize=512)
-def _member(encounter_id: str, scenario: IntakeScenario) -> Member:
-    by_id = {t.encounter_id: t for t in aci_bench.load()}
-    if encounter_id not in by_id:
-        raise UsageError(
-            f"replay member: encounter {encounter_id!r} is not in the ACI-Bench corpus"
-        )
-    t = by_id[encounter_id]
-    turns: list[str] = []
-    answers: dict[str, list[int]] = {}
-    asked: tuple[str, ...] = ()
-    for turn in t.turns:
-        if turn.speaker == "doctor":
-            if not _COMMAND.match(turn.text):
-                asked = scenario.interpret(aci_bench.detokenize(turn.text)).asks
-            continue
-        if turn.speaker != "patient":
-            continue
-        k = len(turns)
-        turns.append(aci_bench.detokenize(turn.text))
-        for f in asked:
-            answers.setdefault(f, []).append(k)
-        asked = ()
-    card = derive_card(t, scenario, {f: [turns[k] for k in ks] for f, ks in answers.items()})
-    heard = {
-        (f, k): scenario.extract(turns[k], scenario.empty_record(), f)[f]
-        for f, ks in answers.items()
-        for k in ks
-    }
-    says = {fk for fk, v in heard.items() if v == card.values[fk[0]]}
-    silent = {fk for fk, v in heard.items() if v is None}
-    closing = next((k for k in reversed(range(len(turns))) if _THANKS.search(turns[k])), None)
-    return Member(
-        card,
-        tuple(turns),
-        {f: tuple(v) for f, v in answers.items()},
-        frozenset(says),
-        frozenset(silent),
-        0,
-        closing,
-    )
 
 
 @dataclass

@@ -25,7 +25,7 @@ from sim2human.scenarios.intake import parsing
 from sim2human.scenarios.intake.scenario import LIST_SIZES, IntakeScenario
 from sim2human.types import Profile, Value
 
-Source = Literal["from-metadata", "from-note", "from-transcript", "sampled"]
+Source = Literal["from-metadata", "from-note", "from-transcript", "sampled", "from-goal"]
 REFERENCE_DATE: Final = date(2023, 1, 1)
 """Ages in the metadata are taken at this date (ACI-Bench was published in 2023)."""
 SECTIONS: Final[dict[str, tuple[str, ...]]] = {

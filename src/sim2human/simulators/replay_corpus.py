@@ -1,0 +1,94 @@
+"""The seam between the ``replay`` kind and a corpus: a corpus is one ``Corpus`` row (its ids, a
+member by id, and whether it can play a scenario); ``build_member`` makes any dialogue playable.
+
+A dialogue reaches ``build_member`` as its turns, each tagged ``agent`` (asks the user something,
+read with the scenario's ``interpret``), ``user`` (the real words a member says) or ``aside``
+(neither: a dictation command, a guardian, another domain's part of the call); and a card
+function giving the hidden profile from the user's answers. So a corpus module plus a card
+function is all a new corpus needs (``replay_aci``, ``replay_multiwoz``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Final, Literal
+
+from sim2human.scenarios.base import Scenario
+from sim2human.simulators.replay_card import Card
+
+Speaker = Literal["agent", "user", "aside"]
+_THANKS: Final = re.compile(r"\bthank", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Member:
+    """One dialogue made playable: its card, and its user's turns by what was asked."""
+
+    card: Card
+    turns: tuple[str, ...]
+    """The user's turns, in call order."""
+    answers: dict[str, tuple[int, ...]]
+    """Field -> indices of turns that answered an agent's question about it."""
+    says_card: frozenset[tuple[str, int]]
+    """(field, turn index) pairs of ``answers`` whose extraction gives the card's value."""
+    says_none: frozenset[tuple[str, int]]
+    """(field, turn index) pairs of ``answers`` the extractor reads no value for that field from."""
+    opening: int
+    closing: int | None
+
+
+@dataclass(frozen=True)
+class Corpus:
+    """What the replay kind asks of a corpus (``replay.CORPORA`` holds one per corpus)."""
+
+    ids: Callable[[tuple[str, ...]], tuple[str, ...]]
+    """The playable dialogue ids of some splits, in a fixed order (member ``seed`` picks one)."""
+    member: Callable[[str, Scenario], Member]
+    """The dialogue of an id, made playable on a scenario (a UsageError if it cannot be)."""
+    unplayable: Callable[[Scenario], str | None]
+    """Why its members cannot play a scenario here (wrong task, corpus not found), or None."""
+    missing: Callable[[], str | None]
+    """Why the corpus is not found, or None."""
+
+
+Card_of = Callable[[Mapping[str, Sequence[str]]], Card]
+"""The card of a dialogue, given its user's answers to each field's questions (in call order)."""
+
+
+def build_member(
+    dialogue: Sequence[tuple[Speaker, str]], scenario: Scenario, card_of: Card_of
+) -> Member:
+    """``dialogue`` made playable: user turns indexed by the fields the agent's turn before them
+    asked (``aside`` turns change nothing), the card, and which answers say the card's value."""
+    turns: list[str] = []
+    answers: dict[str, list[int]] = {}
+    asked: tuple[str, ...] = ()
+    for speaker, text in dialogue:
+        if speaker == "agent":
+            asked = scenario.interpret(text).asks
+        elif speaker == "user":
+            k = len(turns)
+            turns.append(text)
+            for f in asked:
+                answers.setdefault(f, []).append(k)
+            asked = ()
+    card = card_of({f: [turns[k] for k in ks] for f, ks in answers.items()})
+    heard = {
+        (f, k): scenario.extract(turns[k], scenario.empty_record(), f)[f]
+        for f, ks in answers.items()
+        for k in ks
+    }
+    says = {fk for fk, v in heard.items() if v == card.values[fk[0]]}
+    silent = {fk for fk, v in heard.items() if v is None}
+    closing = next((k for k in reversed(range(len(turns))) if _THANKS.search(turns[k])), None)
+    return Member(
+        card,
+        tuple(turns),
+        {f: tuple(v) for f, v in answers.items()},
+        frozenset(says),
+        frozenset(silent),
+        0,
+        closing,
+    )
