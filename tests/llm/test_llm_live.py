@@ -142,3 +142,43 @@ def test_fifty_episodes_through_a_faulty_endpoint_are_all_accounted_for(
     # Retries stay within bounds, and every attempt the client made reached the proxy.
     assert stats.retries <= RETRIES * stats.requests
     assert len(proxy.events) == stats.requests + stats.retries
+
+
+SUPPORT_TEMPLATE = """You are {{ name }}, phoning a restaurant booking line ({{ scenario }}).
+You want a table: {{ profile.food }} food, {{ profile.area }} part of town,
+{{ profile.pricerange }} prices.
+Everything you know:
+{{ facts }}
+{{ manner }}
+Answer the {{ agent_name }} in one short sentence, as a caller would.
+Never speak as the {{ agent_name }}.
+"""
+
+
+def test_a_users_own_prompt_file_plays_a_support_call(
+    embedded: EndpointConfig, tmp_path: Path
+) -> None:
+    """The issue's test: an LLM member with a user's own prompt template file plays a
+    ``support`` call against the embedded model (plumbing, not quality: few turns)."""
+    from sim2human.agents.scripted import reference_agent
+    from sim2human.scenarios.catalog import get_scenario
+
+    support = get_scenario("support")
+    (tmp_path / "caller.j2").write_text(SUPPORT_TEMPLATE)
+    base = get_family("cooperative").sample(11, QuirkPool.of(support), temperature=0.0)
+    spec = llm_spec(base, prompt=str(tmp_path / "caller.j2"), max_tokens=24, guard_retries=0)
+    assert spec.llm is not None and spec.llm.prompt == "caller" and spec.llm.template
+    with runtime(embedded, None) as rt:
+        (ep,) = evaluate(
+            reference_agent(support),
+            [spec],
+            support,
+            split="heldout",
+            per_member=1,
+            llm=rt,
+            max_turns=4,
+        )
+    assert ep.error is None and ep.termination != Termination.ERROR
+    users = [t.text for t in ep.turns if t.speaker == "user"]
+    assert len(users) >= 2 and all(u.strip() for u in users)
+    assert ep.scenario == "support" and "-caller-" in ep.simulator_id
