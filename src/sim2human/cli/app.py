@@ -19,6 +19,7 @@ from sim2human.cli.check import check
 from sim2human.cli.diagnose import diagnose
 from sim2human.cli.export import export
 from sim2human.cli.fidelity import fidelity
+from sim2human.cli.helptext import HELP_OPTIONS, document
 from sim2human.cli.human import human_app
 from sim2human.cli.model import model_app
 from sim2human.cli.report import report
@@ -39,7 +40,10 @@ if TYPE_CHECKING:
     from sim2human.experiments.runner import StudyFailed
 
 app = typer.Typer(
-    add_completion=False, no_args_is_help=True, help=__doc__, pretty_exceptions_enable=False
+    add_completion=False,
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    context_settings=HELP_OPTIONS,
 )
 app.add_typer(model_app, name="model")
 app.add_typer(human_app, name="human")
@@ -284,6 +288,9 @@ def demo(
     path = resources.files("sim2human").joinpath("examples", study)
     with resources.as_file(path) as config:
         _run(config, True, out, workers, data=data)
+
+
+document(app)  # every verb's help reflowed, with its example (cli/helptext.py)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

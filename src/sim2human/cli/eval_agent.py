@@ -66,7 +66,11 @@ RayWorkersOpt = Annotated[
 def eval_agent(
     config: Annotated[Path, typer.Argument(help="Study YAML whose ensemble to evaluate on.")],
     base_url: Annotated[
-        str | None, typer.Option(help="Agent endpoint, e.g. http://host:8000/v1 (default: local).")
+        str | None,
+        typer.Option(
+            help="Agent endpoint, e.g. http://host:8000/v1 "
+            "(default: the embedded SmolLM2 model, started here).",
+        ),
     ] = None,
     model: Annotated[str | None, typer.Option(help="Model name at that endpoint.")] = None,
     api_key_env: Annotated[
@@ -81,9 +85,14 @@ def eval_agent(
         typer.Option(min=1, max=10_000, help="Episodes per member (default: the study's eval)."),
     ] = None,
     temperature: Annotated[
-        float, typer.Option(parser=finite(0.0, 2.0), metavar="FLOAT", help="0 to 2.")
+        float,
+        typer.Option(
+            parser=finite(0.0, 2.0), metavar="FLOAT", help="Sampling temperature, 0 to 2."
+        ),
     ] = 0.0,
-    max_tokens: Annotated[int, typer.Option(min=1, max=32_768)] = 64,
+    max_tokens: Annotated[
+        int, typer.Option(min=1, max=32_768, help="Longest agent reply, in tokens.")
+    ] = 64,
     timeout_s: Annotated[
         float,
         typer.Option(

@@ -25,7 +25,12 @@ if TYPE_CHECKING:
     from sim2human.simulators.base import UserTurn
     from sim2human.webapp.pages import Limits
 
-human_app = typer.Typer(no_args_is_help=True, help=__doc__)
+human_app = typer.Typer(
+    no_args_is_help=True,
+    help="Real people in the loop: serve the call page (``serve``) or a terminal call "
+    "(``play``), export the finished calls as a run (``export``), set them beside the "
+    "simulators (``compare``).",
+)
 out_console = Console()
 err_console = Console(stderr=True)
 
@@ -92,11 +97,15 @@ LLMKeyOpt = Annotated[
 def serve(
     run_dir: RunArg,
     agents: AgentsOpt = None,
-    port: Annotated[int, typer.Option("--port", min=1, max=65535)] = 8000,
+    port: Annotated[
+        int, typer.Option("--port", min=1, max=65535, help="Port to listen on.")
+    ] = 8000,
     host: HostOpt = "127.0.0.1",
     db: DbOpt = None,
     llm_base_url: LLMUrlOpt = None,
-    llm_model: Annotated[str | None, typer.Option("--llm-model")] = None,
+    llm_model: Annotated[
+        str | None, typer.Option("--llm-model", help="Model name at --llm-base-url.")
+    ] = None,
     llm_api_key_env: LLMKeyOpt = None,
     per_minute: PerMinuteOpt = 30,
     starts_per_client: StartsOpt = 20,

@@ -89,7 +89,7 @@ def bench(
     threads: int | None = typer.Option(
         None, "--threads", min=1, max=1024, help="llama.cpp threads"
     ),
-    max_tokens: int = typer.Option(128, "--max-tokens", min=1, max=8192),
+    max_tokens: int = typer.Option(128, "--max-tokens", min=1, max=8192, help="tokens per request"),
 ) -> None:
     """Measure decode tokens/s of the embedded model: one stream, then PARALLEL at once."""
     with _clean_errors(), local_model(n_parallel=parallel, n_threads=threads) as ep:
