@@ -5,7 +5,13 @@ Sim2HumanError                 base: the CLI prints its message, never a traceba
 │   └── ConfigError            a config file that does not validate; names file and field
 ├── RunDirError                a run directory that is missing, partial or corrupted
 ├── ModelUnavailableError      an optional model or extra is not installed; says what to run
-└── EndpointError              an LLM endpoint failed after its bounded retries
+└── EndpointError              an LLM endpoint failed after its bounded retries: exit code 1
+    └── EndpointUnusableError  an endpoint that fails its first probe (wrong URL, model, key,
+                               nothing listening): bad input, so exit code 2
+
+Other exit codes the CLI uses: 0 success, 1 collapse detected (``diagnose --fail-on-collapse``)
+or a study some of whose jobs failed, 130 interrupted (Ctrl-C or SIGTERM). docs/reference/cli.md
+lists them all; ``tests/cli/test_exit_codes.py`` keeps it and this tree in step.
 """
 
 from __future__ import annotations
@@ -37,6 +43,12 @@ class ModelUnavailableError(Sim2HumanError):
 
 class EndpointError(Sim2HumanError):
     pass
+
+
+class EndpointUnusableError(EndpointError):
+    """Raised before any episode is played, so nothing is lost: a usage error."""
+
+    exit_code = 2
 
 
 def first_problem(err: ValidationError) -> tuple[str, str]:

@@ -45,3 +45,23 @@ def test_a_trusted_proxy_must_be_an_address(
 ) -> None:
     assert main(["human", "serve", str(run_dir), "--trusted-proxy", "localhost"]) == 2
     assert "--trusted-proxy 'localhost': not an IP address" in capsys.readouterr().err
+
+
+def test_a_busy_port_is_a_usage_error_and_creates_no_database(
+    run_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        db = tmp_path / "d.sqlite"
+        code = main(["human", "serve", str(run_dir), "--port", str(port), "--db", str(db)])
+    captured = capsys.readouterr()
+    assert code == 2
+    assert captured.err.strip() == (
+        f"error: --port {port}: 127.0.0.1:{port} is already in use; choose another --port"
+    )
+    assert "call page" not in captured.out  # no URL printed for a server that never ran
+    assert not db.exists()

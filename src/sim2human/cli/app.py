@@ -25,6 +25,7 @@ from sim2human.cli.model import model_app
 from sim2human.cli.report import report
 from sim2human.cli.scenario import scenario_app
 from sim2human.cli.signals import interrupt_code, sigterm_as_interrupt
+from sim2human.cli.starting import check_endpoints, discard_unstarted
 from sim2human.cli.stress import stress as stress_command
 from sim2human.cli.view import compare, view
 from sim2human.corpora import aci_bench
@@ -156,6 +157,8 @@ def _run(
         shape = f"{len(cfg.conditions)} conditions x {len(cfg.seeds)} seeds"
         err_console.print(f"{config}: valid ({shape}); nothing run", soft_wrap=True)
         return None
+    check_endpoints(cfg)  # a wrong URL, model or key: one line, exit 2, no run directory
+    fresh = not target.exists()
     err_console.print(
         f"[bold]{cfg.name}[/]: {len(cfg.conditions)} conditions x {len(cfg.seeds)} seeds, "
         f"{cfg.train.episodes} training episodes each -> {target}"
@@ -177,6 +180,10 @@ def _run(
     except KeyboardInterrupt as stop:
         _interrupted(stop, target)
         raise typer.Exit(interrupt_code()) from None
+    except Exception:
+        if fresh:  # a failed start: no directory left that would then demand --resume
+            discard_unstarted(target)
+        raise
     print_summary(
         out_console, stored_summary(target / "report.json") or summarise(None, None, study)
     )

@@ -21,6 +21,7 @@ from rich.table import Table
 
 from sim2human.agents.llm import LLMAgent
 from sim2human.cli.options import finite
+from sim2human.cli.starting import discard_unstarted
 from sim2human.cli.stress import AddressOpt, ExecutorOpt
 from sim2human.errors import UsageError
 from sim2human.experiments.backends import Choice
@@ -130,15 +131,23 @@ def eval_agent(
     agent_endpoint = AGENT if base_url is not None else LOCAL
     target = out or Path("runs") / f"{datetime.now():%Y%m%d-%H%M%S}-eval-agent"
     console = Console(stderr=True)
-    with run_lock(
-        output_dir(target), "eval-agent", note=lambda m: console.print(f"note: {m}", soft_wrap=True)
-    ):
-        if (target / EPISODES).exists() or (target / SUMMARY).exists():
-            raise UsageError(
-                f"{target}: already holds an evaluation ({EPISODES}); choose another --out"
-            )
-        agent = {"system_prompt": prompt, "temperature": temperature, "max_tokens": max_tokens}
-        _evaluate(cfg, world, groups, agent_endpoint, agent, target, console, (choice, workers))
+    agent = {"system_prompt": prompt, "temperature": temperature, "max_tokens": max_tokens}
+    fresh = not (target.exists() or target.is_symlink())
+    try:
+        with run_lock(
+            output_dir(target),
+            "eval-agent",
+            note=lambda m: console.print(f"note: {m}", soft_wrap=True),
+        ):
+            if (target / EPISODES).exists() or (target / SUMMARY).exists():
+                raise UsageError(
+                    f"{target}: already holds an evaluation ({EPISODES}); choose another --out"
+                )
+            _evaluate(cfg, world, groups, agent_endpoint, agent, target, console, (choice, workers))
+    except Exception:
+        if fresh:  # a failed start (say, the endpoint is down) leaves no directory
+            discard_unstarted(target)
+        raise
 
 
 def _with_endpoint(cfg: StudyConfig, name: str, endpoint: EndpointConfig) -> StudyConfig:

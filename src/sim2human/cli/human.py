@@ -18,6 +18,7 @@ import typer
 from rich.console import Console
 
 from sim2human import seeding
+from sim2human.cli.starting import port_free
 from sim2human.errors import ModelUnavailableError, UsageError
 
 if TYPE_CHECKING:
@@ -132,6 +133,7 @@ def serve(
     pool = AgentPool.from_run(_run_dir(run_dir), names, llm)
     _check_checkpoints(pool.checkpoints)
     pool.warm()
+    port_free(host, port)  # a busy port: exit 2 before the database is created
     calls = Calls(HumanStore(path), pool)
     app = create_app(calls, _limits(per_minute, starts_per_client))
     err_console.print(f"agents (blinded to participants): {', '.join(pool.names)}")

@@ -26,7 +26,7 @@ from pydantic import (
     field_validator,
 )
 
-from sim2human.errors import EndpointError, UsageError
+from sim2human.errors import EndpointError, EndpointUnusableError, UsageError
 from sim2human.llm.client import ChatClient, ClientStats, EndpointConfig
 
 T = TypeVar("T")
@@ -152,13 +152,14 @@ class LLMRuntime:
                 runtime.close()
 
     async def check(self) -> None:
-        """Raise ``EndpointError`` naming the endpoint if any cannot answer a tiny request."""
+        """Raise ``EndpointUnusableError`` naming the endpoint if any cannot answer a tiny
+        request."""
         for name, client in self.clients.items():
             probe = ChatClient(client.config)  # no cache: a cached answer proves nothing
             try:
                 await probe.chat(PROBE, temperature=0.0, max_tokens=1)
             except EndpointError as err:
-                raise EndpointError(f"endpoint {name!r} is not usable: {err}") from None
+                raise EndpointUnusableError(f"endpoint {name!r} is not usable: {err}") from None
             finally:
                 await probe.aclose()
 

@@ -1,0 +1,69 @@
+"""A start that fails leaves nothing behind: checks made before a command writes anything, and
+the removal of a run directory a failed start made.
+
+A study's endpoints are probed in its sub-runs, after the run directory exists; a wrong URL
+then left a directory that the next attempt refused without ``--resume`` although nothing had
+run. ``check_endpoints`` probes them first, and ``discard_unstarted`` removes a directory this
+command made when the study failed before any sub-run finished: ``--resume`` reruns every
+unfinished sub-run whole (``experiments/runner``), so such a directory holds nothing a resume
+would keep (``eval-agent``: before any episode was logged). A busy port is found before
+``human serve`` creates its database (``port_free``).
+"""
+
+from __future__ import annotations
+
+import errno
+import shutil
+import socket
+from pathlib import Path
+
+from sim2human.errors import UsageError
+from sim2human.experiments.config import StudyConfig
+from sim2human.store import EPISODES, SUMMARY
+
+
+def check_endpoints(cfg: StudyConfig) -> None:
+    """One tiny request to every external endpoint the study's LLM members use (the embedded
+    model starts with the study); ``EndpointUnusableError`` (exit 2) names one that fails."""
+    from sim2human.experiments.world import StudyWorld
+    from sim2human.llm.client import EndpointConfig
+    from sim2human.llm.runtime import LLMRuntime
+
+    needed = StudyWorld.build(cfg).endpoints(cfg.conditions)
+    remote = {n for n in needed if isinstance(cfg.llm.entry(n), EndpointConfig)}
+    if remote:
+        settings = cfg.llm.model_copy(update={"cache": None})  # a probe caches nothing
+        with LLMRuntime.open(settings, remote):
+            pass
+
+
+def discard_unstarted(target: Path) -> bool:
+    """Remove ``target`` (a run directory this command made) if nothing in it would be kept:
+    no sub-run of a study finished, no episode of an ``eval-agent`` run was logged. Whether it
+    was removed."""
+    if target.is_symlink() or not target.is_dir():
+        return False
+    episodes = target / EPISODES
+    if any((target / "conditions").rglob(SUMMARY)) or (
+        episodes.exists() and episodes.stat().st_size > 0
+    ):
+        return False
+    shutil.rmtree(target, ignore_errors=True)
+    return not target.exists()
+
+
+def port_free(host: str, port: int) -> None:
+    """Refuse (exit 2) a port another process listens on, as uvicorn would bind it."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((host, port))
+        except OSError as err:
+            if err.errno == errno.EADDRINUSE:
+                raise UsageError(
+                    f"--port {port}: {host}:{port} is already in use; choose another --port"
+                ) from None
+            raise UsageError(
+                f"--host {host} --port {port}: cannot listen: {err.strerror}"
+            ) from None
