@@ -3,6 +3,7 @@ and a whole (tiny) study against a scripted endpoint, down to the report."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -247,3 +248,20 @@ def test_eval_agent_command_on_a_study_ensemble(tmp_path: Path) -> None:
 
     run = load_run_dir(out)  # a finished sub-run: no "did not finish" / "missing" warnings
     assert run.all_problems() == [] and run.conditions["llm-agent"][0].heldout
+
+
+def test_eval_agent_json_is_the_summary_on_stdout(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with FakeOpenAI(caller) as fake:
+        study = tmp_path / "study.yaml"
+        study.write_text(yaml.safe_dump(tiny(fake.base_url)))
+        out = tmp_path / "eval"
+        argv = ["eval-agent", str(study), "--base-url", fake.base_url, "--model", "fake"]
+        code = main([*argv, "--episodes", "1", "--out", str(out), "--json", "--quiet"])
+    assert code == 0
+    captured = capsys.readouterr()
+    doc = json.loads(captured.out)
+    assert captured.err == ""
+    assert doc["rows"] == read_json(out / "summary.json")["rows"]
+    assert doc["out"] == str(out)

@@ -180,3 +180,19 @@ def test_ray_gives_the_numbers_of_the_local_executor(run_dir: Path, tmp_path: Pa
     args = ["stress", str(run_dir), "--out", str(out), "--executor", "ray", "--workers", "2"]
     assert main([*args, *FAST]) == 0
     assert _numbers(out) == _numbers(tmp_path / "one")
+
+
+def test_stress_json_is_one_document_with_the_tables_numbers(
+    run_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ("--grid", "1", "--perturbations", "typos", "--episodes-per-member", "1", "--no-search")
+    assert stress(run_dir, tmp_path, *args, "--json", "--quiet") == 0
+    captured = capsys.readouterr()
+    doc = json.loads(captured.out)  # all of stdout: no table, no file line
+    assert captured.err == ""
+    stored = json.loads((tmp_path / "stress.json").read_text())
+    assert doc["perturbations"] == stored["perturbations"] == ["typos"]
+    for name, agent in stored["agents"].items():
+        assert doc["agents"][name]["clean"] == agent["clean"]
+        assert doc["agents"][name]["per_perturbation"] == agent["per_perturbation"]
+    assert doc["files"]["stress.json"] == str(tmp_path / "stress.json")

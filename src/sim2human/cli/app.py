@@ -22,6 +22,7 @@ from sim2human.cli.fidelity import fidelity
 from sim2human.cli.helptext import HELP_OPTIONS, document
 from sim2human.cli.human import human_app
 from sim2human.cli.model import model_app
+from sim2human.cli.output import JsonOpt, Output, QuietOpt, study_document
 from sim2human.cli.report import report
 from sim2human.cli.scenario import scenario_app
 from sim2human.cli.signals import interrupt_code, sigterm_as_interrupt
@@ -136,6 +137,7 @@ def _run(
     data: Path | None = None,
     retries: int | None = None,
     executor: Choice | None = None,
+    output: Output = Output(),  # noqa: B008 (frozen)
 ) -> Path | None:
     if executor is not None:
         executor.check()  # ray asked for but missing: one line, exit 2, nothing written
@@ -159,7 +161,8 @@ def _run(
         return None
     check_endpoints(cfg)  # a wrong URL, model or key: one line, exit 2, no run directory
     fresh = not target.exists()
-    err_console.print(
+    progress = output.progress_console(err_console)
+    progress.print(
         f"[bold]{cfg.name}[/]: {len(cfg.conditions)} conditions x {len(cfg.seeds)} seeds, "
         f"{cfg.train.episodes} training episodes each -> {target}"
     )
@@ -168,7 +171,7 @@ def _run(
             cfg,
             target,
             workers=workers,
-            console=err_console,
+            console=progress,
             resume=resume,
             finish=finish_study,
             retries=RETRIES if retries is None else retries,
@@ -184,11 +187,12 @@ def _run(
         if fresh:  # a failed start: no directory left that would then demand --resume
             discard_unstarted(target)
         raise
-    print_summary(
-        out_console, stored_summary(target / "report.json") or summarise(None, None, study)
-    )
-    out_console.print(f"report: {target / 'report.html'}", soft_wrap=True)
-    out_console.print(f"markdown: {target / 'report.md'}", soft_wrap=True)
+    summary = stored_summary(target / "report.json") or summarise(None, None, study)
+    shown = output.table_console(out_console)
+    print_summary(shown, summary)
+    shown.print(f"report: {target / 'report.html'}", soft_wrap=True)
+    shown.print(f"markdown: {target / 'report.md'}", soft_wrap=True)
+    output.emit(study_document(summary, target))
     return target
 
 
@@ -249,9 +253,12 @@ def study(
     retries: RetriesOption = None,
     executor: ExecutorOption = "local",
     address: AddressOption = None,
+    as_json: JsonOpt = False,
+    quiet: QuietOpt = False,
 ) -> None:
     """Run a study: every condition x seed trained, evaluated on held-out simulators, tabulated."""
     choice = Choice(executor, address)
+    output = Output(as_json, quiet)
     if human is not None:
         from sim2human.human_store import check_existing
 
@@ -259,12 +266,13 @@ def study(
             check_existing(human)  # a bad database is refused before the study trains
         except UsageError as err:
             raise UsageError(f"--human {err}") from None
-    target = _run(config, quick, out, workers, resume, check, data, retries, choice)
+    target = _run(config, quick, out, workers, resume, check, data, retries, choice, output)
     if human is not None and target is not None:
         from sim2human.experiments.human_eval import HUMAN_MD, fold_in, human_table
 
-        out_console.print(human_table(fold_in(target, human)))
-        out_console.print(f"human: {target / HUMAN_MD}", soft_wrap=True)
+        shown = output.table_console(out_console)
+        shown.print(human_table(fold_in(target, human)))
+        shown.print(f"human: {target / HUMAN_MD}", soft_wrap=True)
 
 
 DEMOS: dict[str, str] = {"intake": "collapse.yaml", "support": "support.yaml"}

@@ -12,12 +12,13 @@ with ``--fail-on-collapse``, 2 bad usage or a run directory with nothing to judg
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
 
 from sim2human.cli.options import finite
+from sim2human.cli.output import JsonOpt, Output, QuietOpt
 from sim2human.diagnostics.verdict import Thresholds
 from sim2human.errors import RunDirError
 
@@ -64,6 +65,8 @@ def diagnose(
     max_gap: GapOpt = DEFAULTS.max_gap,
     max_drop: DropOpt = DEFAULTS.max_drop,
     out_dir: OutOpt = None,
+    as_json: JsonOpt = False,
+    quiet: QuietOpt = False,
 ) -> None:
     """Judge a run: did the agent learn the task, or its simulator?
 
@@ -75,15 +78,18 @@ def diagnose(
     Exit code: 1 when collapse is detected and --fail-on-collapse is given; 0 otherwise; 2 on
     bad usage or a run directory with nothing to judge.
     """
+    from sim2human.cli.progress import steps
     from sim2human.cli.reading import noter, reading
     from sim2human.diagnostics.stored import diagnose_run
 
-    out, err = Console(), Console(stderr=True)
+    output = Output(as_json, quiet)
+    out, err = output.table_console(Console()), output.progress_console()
     limits = Thresholds(max_gap=max_gap, max_drop=max_drop)
     with reading(run_dir, out_dir, "diagnose", noter(err, run_dir)) as r:
         if r.store is None:
             err.print(f"note: {r.unstored('the diagnosis')}", highlight=False, soft_wrap=True)
-        with err.status("replaying conversations to find exploited phrasings") as status:
+        first = "replaying conversations to find exploited phrasings"
+        with steps(err, run_dir, first, "diagnose") as status:
             d = diagnose_run(
                 run_dir,
                 condition,
@@ -98,9 +104,29 @@ def diagnose(
     for c in d.conditions:
         colour = "red" if c.verdict.collapse else ("green" if c.verdict.checked else "yellow")
         out.print(f"[{colour}]{c.verdict.headline}[/]", highlight=False)
+    output.emit(_document(run_dir, d.problems, d.conditions))
     if not judged:
         raise RunDirError(f"{run_dir}: nothing to judge: no condition has a finished evaluation")
     collapsed = [c.name for c in judged if c.verdict.collapse]
     if collapsed and fail_on_collapse:
-        err.print(f"[red]collapse detected[/] in {', '.join(collapsed)}", highlight=False)
+        shown = ", ".join(collapsed)  # printed under --quiet too: it is why the exit code is 1
+        Console(stderr=True).print(f"[red]collapse detected[/] in {shown}", highlight=False)
         raise typer.Exit(1)
+
+
+def _document(run_dir: Path, problems: list[str], conditions: list[Any]) -> dict[str, Any]:
+    """The verdicts under ``--json``: one entry per condition, as the lines above show them."""
+    return {
+        "run_dir": str(run_dir),
+        "problems": list(problems),
+        "conditions": [
+            {
+                "condition": c.name,
+                "checked": c.verdict.checked,
+                "collapse": c.verdict.collapse,
+                "headline": c.verdict.headline,
+                "reasons": list(c.verdict.reasons),
+            }
+            for c in conditions
+        ],
+    }

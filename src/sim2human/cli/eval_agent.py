@@ -21,6 +21,7 @@ from rich.table import Table
 
 from sim2human.agents.llm import LLMAgent
 from sim2human.cli.options import finite
+from sim2human.cli.output import JsonOpt, Output, QuietOpt
 from sim2human.cli.starting import discard_unstarted
 from sim2human.cli.stress import AddressOpt, ExecutorOpt
 from sim2human.errors import UsageError
@@ -105,6 +106,8 @@ def eval_agent(
     executor: ExecutorOpt = "local",
     address: AddressOpt = None,
     workers: RayWorkersOpt = None,
+    as_json: JsonOpt = False,
+    quiet: QuietOpt = False,
 ) -> None:
     """Evaluate an LLM agent on a study's simulators (persona and llm members)."""
     choice = Choice(executor, address)
@@ -130,7 +133,8 @@ def eval_agent(
     groups = _groups(world, split)
     agent_endpoint = AGENT if base_url is not None else LOCAL
     target = out or Path("runs") / f"{datetime.now():%Y%m%d-%H%M%S}-eval-agent"
-    console = Console(stderr=True)
+    output = Output(as_json, quiet)
+    console = output.progress_console()
     agent = {"system_prompt": prompt, "temperature": temperature, "max_tokens": max_tokens}
     fresh = not (target.exists() or target.is_symlink())
     try:
@@ -143,11 +147,17 @@ def eval_agent(
                 raise UsageError(
                     f"{target}: already holds an evaluation ({EPISODES}); choose another --out"
                 )
-            _evaluate(cfg, world, groups, agent_endpoint, agent, target, console, (choice, workers))
+            summary = _evaluate(
+                cfg, world, groups, agent_endpoint, agent, target, console, (choice, workers)
+            )
     except Exception:
         if fresh:  # a failed start (say, the endpoint is down) leaves no directory
             discard_unstarted(target)
         raise
+    shown = output.table_console()
+    shown.print(table(summary))
+    shown.print(f"episodes: {target / EPISODES}")
+    output.emit({"out": str(target), "episodes": str(target / EPISODES), **summary})
 
 
 def _with_endpoint(cfg: StudyConfig, name: str, endpoint: EndpointConfig) -> StudyConfig:
@@ -191,7 +201,7 @@ def _evaluate(
     target: Path,
     console: Console,
     where: tuple[Choice, int | None] = (Choice(), None),
-) -> None:
+) -> dict[str, Any]:
     """Play every member's episodes into ``target`` (locked by the caller) and summarise:
     in this process, or one unit per member on ``where``'s executor (``--executor ray``)."""
     from sim2human.experiments.world import evaluate_splits
@@ -230,8 +240,7 @@ def _evaluate(
     summary.update(wall_seconds=round(time.perf_counter() - started, 1), llm=stats)
     _write_layout(cfg, world, target)
     write_json(target / SUMMARY, summary)
-    Console().print(table(summary))
-    Console().print(f"episodes: {target / EPISODES}")
+    return summary
 
 
 def _bar(console: Console) -> Progress:

@@ -14,9 +14,10 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.console import Console
 
-if TYPE_CHECKING:
-    from rich.status import Status
+from sim2human.cli.output import Output, QuietOpt
+from sim2human.cli.progress import Steps, steps
 
+if TYPE_CHECKING:
     from sim2human.experiments.results import StudyResult
     from sim2human.report.html import Written
 
@@ -38,11 +39,16 @@ def finish_study(study: StudyResult, out: Path, console: Console) -> None:
     ``finish``: the run is still locked)."""
     from sim2human.lock import run_lock
 
-    with run_lock(out, "study"), console.status("reading the run") as status:
-        _diagnose_and_write(out, None, console, status, diagnose=True)
+    with run_lock(out, "study"), steps(console, out, "reading the run") as bar:
+        _diagnose_and_write(out, None, console, bar, diagnose=True)
 
 
-def report(run_dir: RunDirArg, condition: ConditionOpt = None, out_dir: OutOpt = None) -> None:
+def report(
+    run_dir: RunDirArg,
+    condition: ConditionOpt = None,
+    out_dir: OutOpt = None,
+    quiet: QuietOpt = False,
+) -> None:
     """Write a run's self-contained HTML report (plus markdown and JSON) from its stored files.
 
     A run that was never diagnosed (no diagnosis.json) is diagnosed once first and the result
@@ -52,7 +58,8 @@ def report(run_dir: RunDirArg, condition: ConditionOpt = None, out_dir: OutOpt =
     from sim2human.cli.reading import noter, reading
     from sim2human.diagnostics.stored import diagnosis_path
 
-    out, err = Console(), Console(stderr=True)
+    output = Output(quiet=quiet)
+    out, err = output.table_console(Console()), output.progress_console()
     with reading(run_dir, out_dir, "report", noter(err, run_dir)) as r:
         if r.store is None:
             raise r.refusal("--out DIR")
@@ -65,10 +72,10 @@ def report(run_dir: RunDirArg, condition: ConditionOpt = None, out_dir: OutOpt =
                 "diagnosing what has finished" if stored else "not diagnosed yet; diagnosing once"
             )
             first = f"{run_dir}: {first}"
-        with err.status(first) as status:
+        with steps(err, run_dir, first) as bar:
             into = None if r.store == run_dir else r.store
             written = _diagnose_and_write(
-                run_dir, condition, err, status, diagnose=fresh, out_dir=into
+                run_dir, condition, err, bar, diagnose=fresh, out_dir=into
             )
     from sim2human.report.terminal import print_summary
 
@@ -86,7 +93,7 @@ def _diagnose_and_write(
     run_dir: Path,
     condition: str | None,
     console: Console,
-    status: Status,
+    status: Steps,
     *,
     diagnose: bool,
     out_dir: Path | None = None,

@@ -10,6 +10,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from sim2human.cli.output import JsonOpt, Output, QuietOpt
 from sim2human.cli.signals import interrupt_code
 from sim2human.errors import UsageError
 from sim2human.stress.adversarial import SearchConfig
@@ -105,6 +106,8 @@ def stress(
     workers: WorkersOpt = None,
     executor: ExecutorOpt = "local",
     address: AddressOpt = None,
+    as_json: JsonOpt = False,
+    quiet: QuietOpt = False,
 ) -> None:
     """Stress every condition's agents (and the scripted reference) on the held-out ensemble."""
     from sim2human.experiments.backends import Choice
@@ -113,6 +116,7 @@ def stress(
 
     if not run_dir.is_dir():
         raise UsageError(f"{run_dir}: no such run directory")
+    output = Output(as_json, quiet)
     names = parse_names(perturbations)
     plan = StressPlan.make(names, parse_grid(grid), episodes)
     search_cfg = SearchConfig(
@@ -130,7 +134,7 @@ def stress(
             search_cfg=search_cfg if search else None,
             conditions=parse_names(conditions),
             workers=workers,
-            console=err_console,
+            console=output.progress_console(err_console),
             finish=write_stress_reports,
             executor=Choice(executor, address),
         )
@@ -139,16 +143,17 @@ def stress(
             err_console.print(f"[yellow]interrupted[/]: {name}")
         err_console.print("[yellow]interrupted[/]: no stress results written")
         raise typer.Exit(interrupt_code()) from None
-    out_console.print(robustness_table(result))
     from sim2human.report.stress_findings import findings
 
-    for line in findings(result):
-        out_console.print(line, highlight=False)
+    shown = output.table_console(out_console)
+    shown.print(robustness_table(result))
+    lines = findings(result)
+    for line in lines:
+        shown.print(line, highlight=False)
     target = out or run_dir
-    out_console.print(
-        f"stress: {target / 'stress.json'}, "
-        f"report: {target / 'stress.html'}, {target / 'stress.md'}"
-    )
+    files = [target / name for name in ("stress.json", "stress.html", "stress.md")]
+    shown.print(f"stress: {files[0]}, report: {files[1]}, {files[2]}")
+    output.emit(_document(result, lines, files))
 
 
 def robustness_table(result: dict[str, Any]) -> Table:
@@ -161,3 +166,18 @@ def robustness_table(result: dict[str, Any]) -> Table:
         per = [fmt(a["per_perturbation"][p]) for p in result["perturbations"]]
         t.add_row(name, fmt(a["clean"]), fmt(a["overall"]), *per)
     return t
+
+
+def _document(result: dict[str, Any], lines: list[str], files: list[Path]) -> dict[str, Any]:
+    """The robustness table under ``--json``: per agent, clean gold, overall and per
+    perturbation (mean, 95% CI, n), then the findings printed under the table."""
+    agents = {
+        name: {k: a[k] for k in ("clean", "overall", "per_perturbation")}
+        for name, a in result["agents"].items()
+    }
+    return {
+        "perturbations": list(result["perturbations"]),
+        "agents": agents,
+        "findings": lines,
+        "files": {p.name: str(p) for p in files},
+    }
