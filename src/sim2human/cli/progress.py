@@ -65,5 +65,9 @@ def steps(console: Console, run_dir: Path, first: str, label: str = "report") ->
     with bar:
         s = Steps(bar, expected_steps(run_dir))
         s.update(first)
-        yield s
+        try:
+            yield s
+        except BaseException:
+            bar.live.transient = True  # an error stays one line: no half-done bar above it
+            raise
         s.finish()
