@@ -37,6 +37,7 @@ from sim2human.inputs import existing_dir
 from sim2human.redact import redact
 from sim2human.report.summary import stored_summary, summarise
 from sim2human.report.terminal import print_summary
+from sim2human.train import curves
 
 if TYPE_CHECKING:
     from sim2human.experiments.runner import StudyFailed
@@ -255,10 +256,20 @@ def study(
     address: AddressOption = None,
     as_json: JsonOpt = False,
     quiet: QuietOpt = False,
+    log_to: Annotated[
+        str | None,
+        typer.Option(
+            "--log-to",
+            help="Also log each sub-run's training curves to tensorboard, wandb and/or mlflow "
+            "(comma-separated; offline, inside the run; each needs its extra).",
+        ),
+    ] = None,
 ) -> None:
     """Run a study: every condition x seed trained, evaluated on held-out simulators, tabulated."""
     choice = Choice(executor, address)
     output = Output(as_json, quiet)
+    if log_to is not None:  # checked here; the sub-runs' workers read it from the environment
+        os.environ[curves.ENV] = ",".join(curves.parse_sinks(log_to))
     if human is not None:
         from sim2human.human_store import check_existing
 

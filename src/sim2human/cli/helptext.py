@@ -24,6 +24,7 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         "sim2human study examples/collapse.yaml --quick --out runs/quick",
         "sim2human study my-study.yaml --check",
         "sim2human study my-study.yaml --json --quiet > result.json",
+        "sim2human study my-study.yaml --log-to tensorboard  # then: tensorboard --logdir RUN",
     ),
     "demo": ("sim2human demo --out runs/demo",),
     "report": ("sim2human report runs/quick", "sim2human report /archive/run --out /tmp/r"),

@@ -41,6 +41,7 @@ from sim2human.store import (
     write_json,
 )
 from sim2human.train.config import PPOConfig, UpdateStats
+from sim2human.train.curves import CurveLog, open_curves
 from sim2human.train.ppo import train
 from sim2human.train.telemetry import HeldoutProbe
 from sim2human.types import Episode
@@ -135,10 +136,12 @@ def run_condition(
         JsonlWriter(out / SAMPLER_LOG) as sampler_log,
         JsonlWriter(out / CURVE_LOG) as curve_log,
         llm_runtime(cfg, world.endpoints([condition])) as llm,
+        open_curves(out, f"{condition.name}/seed-{seed}", _curve_params(cfg, seed)) as sink,
     ):
         if (initial := probe.initial()) is not None:
             metrics_log.write(initial)
-        logs = _UpdateLogs(probe, sampler, metrics_log, sampler_log, curve_log, episodes_log)
+            sink.log(initial)
+        logs = _UpdateLogs(probe, sampler, metrics_log, sampler_log, curve_log, episodes_log, sink)
         on_update = partial(logs.write, progress=progress)
         train(
             agent,
@@ -170,6 +173,11 @@ def run_condition(
     summary[LOGGED] = len(episodes_log.ids)  # what readers check the log against (wholeness)
     write_json(out / SUMMARY, summary)
     return summary
+
+
+def _curve_params(cfg: StudyConfig, seed: int) -> dict[str, Any]:
+    """What a curve sink (W&B, MLflow) records of the sub-run: its study, seed and training."""
+    return {"study": cfg.name, "seed": seed, **cfg.train.model_dump(mode="json")}
 
 
 def _log_evaluation(log: EpisodeLog, progress: Progress | None, episode: Episode) -> None:
@@ -248,12 +256,15 @@ class _UpdateLogs:
     sampler_log: JsonlWriter
     curve: JsonlWriter
     episodes: EpisodeLog
+    curves: CurveLog
+    """``--log-to``'s sinks (TensorBoard, W&B, MLflow: ``train/curves``); none by default."""
 
     def write(
         self, stats: UpdateStats, episodes: Sequence[Episode], progress: Progress | None
     ) -> None:
         extra = self.probe.at(stats.update, stats.kl_init, episodes)
-        self.metrics.write(stats.__dict__ | extra)
+        self.metrics.write(row := stats.__dict__ | extra)
+        self.curves.log(row)
         self.sampler_log.write(self.sampler.log_row(stats))
         if "heldout_gold" in extra:
             self.curve.write(
