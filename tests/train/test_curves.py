@@ -108,3 +108,34 @@ def test_a_study_logs_its_curves_and_its_numbers_do_not_change(
         assert [v for _, v in got[tag]] == pytest.approx([v for _, v in want], abs=1e-6)
     assert len(got["gold/heldout_probe"]) >= 2  # the d = 0 point and the updates
     assert {"entropy/policy", "entropy/acts_bits"} <= set(got)
+
+
+class FakeWandbRun:
+    def __init__(self, **init: object) -> None:
+        self.init, self.logged, self.finished = init, [], False
+
+    def log(self, values: dict[str, float], step: int) -> None:
+        self.logged.append((step, values))
+
+    def finish(self) -> None:
+        self.finished = True
+
+
+def test_wandb_runs_offline_inside_the_study(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The calls made to wandb (a stand-in module: the extra is large): an offline run in
+    STUDY/wandb, one log call per row, finished at the end."""
+    import types
+
+    runs: list[FakeWandbRun] = []
+    fake = types.ModuleType("wandb")
+    fake.init = lambda **kw: runs.append(FakeWandbRun(**kw)) or runs[-1]  # type: ignore[attr-defined]
+    monkeypatch.setitem(__import__("sys").modules, "wandb", fake)
+    sub = tmp_path / "conditions" / "uniform" / "seed-0"
+    with curves.open_curves(sub, "uniform/seed-0", {"seed": 0}, ("wandb",)) as log:
+        log.log({"episodes_seen": 32, "train_proxy": 0.5})
+    (run,) = runs
+    assert run.init["mode"] == "offline" and run.init["dir"] == str(tmp_path / "wandb")
+    assert run.init["name"] == "uniform/seed-0" and run.init["config"] == {"seed": 0}
+    assert run.logged == [(32, {"proxy/train": 0.5})] and run.finished
