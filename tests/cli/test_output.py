@@ -74,3 +74,12 @@ def test_study_quiet_prints_nothing(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert main(["study", str(config), "--out", str(out), "--workers", "1", "--quiet"]) == 0
     assert capsys.readouterr() == ("", "")
     assert (out / "report.html").exists()
+
+
+def test_study_check_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    config = tmp_path / "study.yaml"
+    config.write_text(yaml.safe_dump(TINY), encoding="utf-8")
+    assert main(["study", str(config), "--check", "--json", "--quiet"]) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out) == {"config": str(config), "valid": True, "conditions": 2}
+    assert captured.err == ""

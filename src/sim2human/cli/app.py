@@ -158,7 +158,9 @@ def _run(
         existing_dir(target, "run directory (--out)")
     if check:
         shape = f"{len(cfg.conditions)} conditions x {len(cfg.seeds)} seeds"
-        err_console.print(f"{config}: valid ({shape}); nothing run", soft_wrap=True)
+        shown = output.progress_console(err_console)
+        shown.print(f"{config}: valid ({shape}); nothing run", soft_wrap=True)
+        output.emit({"config": str(config), "valid": True, "conditions": len(cfg.conditions)})
         return None
     check_endpoints(cfg)  # a wrong URL, model or key: one line, exit 2, no run directory
     fresh = not target.exists()
