@@ -14,5 +14,7 @@ def test_every_registered_scenario_builds_under_its_name() -> None:
 
 
 def test_unknown_scenario_names_the_known_ones() -> None:
-    with pytest.raises(UsageError, match=r"unknown scenario 'support' \(known: intake, pizza\)"):
+    with pytest.raises(
+        UsageError, match=r"unknown scenario 'support' \(known: intake, negotiation, pizza\)"
+    ):
         get_scenario("support")

@@ -9,9 +9,20 @@ reference agent (issue #22, item 2), the pieces that need only the core take the
 
 from __future__ import annotations
 
-from sim2human.scenarios.core import Act, ActKind, ActStyle
-from sim2human.scenarios.slots import AgentIntent, UserSignals, grade_record
+from sim2human.scenarios.core import Act, ActKind, ActStyle, RendersActs, View
+from sim2human.scenarios.slots import AgentIntent, SlotState, UserSignals, grade_record
 from sim2human.scenarios.slots import SlotScenario as Scenario
+
+
+def say_act(scenario: Scenario, act: Act, view: View) -> str:
+    """The words of ``act`` in a call whose agent sees ``view``: the scenario's own ``render``
+    where it has one (``scenarios.core.RendersActs``), else the slot kit's ``render_act``."""
+    if isinstance(scenario, RendersActs):
+        return scenario.render(act, view)
+    if not isinstance(view, SlotState):
+        raise TypeError(f"scenario {scenario.name!r} words no act for a {type(view).__name__}")
+    return scenario.render_act(act, view.last_field, view.record)
+
 
 __all__ = [
     "Act",
@@ -21,4 +32,5 @@ __all__ = [
     "Scenario",
     "UserSignals",
     "grade_record",
+    "say_act",
 ]
