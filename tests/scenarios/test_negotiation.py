@@ -143,6 +143,20 @@ def test_a_call_with_the_trigger_ends_agreed_on_the_greedy_split() -> None:
     assert episode.proxy >= 0.95
 
 
+def test_accepting_the_conceded_offer_ends_the_call_agreed_and_the_camper_hears_it() -> None:
+    """The agent's acceptance ends the call on its own turn; the camper still hears it, so its
+    satisfaction is that of the deal (it read as no deal at all before it could)."""
+    spec = FAMILIES["standard"].sample(1, QuirkPool.of(SCENARIO))
+    conv = Conversation.open(Job(spec=spec, seed=1), SCENARIO, 20)  # type: ignore[arg-type]
+    conv.step(_turn(spec.traits.quirks.trigger or ""))
+    assert "offer" in conv.turns[-1].tags  # the conceded camper offers its walk-away split
+    conv.step(_turn("Okay, I accept your offer."))
+    episode = conv.episode()
+    assert episode.termination == Termination.AGREED and episode.n_turns == 2
+    assert episode.gold.detail["camper_points"] == 15 and episode.gold.score == 1.0
+    assert episode.proxy >= 0.95 and conv.satisfaction[-1] == episode.proxy
+
+
 def _give_only(profile: Profile) -> str:
     """All of the camper's high item to it, the rest to the agent: exactly its walk-away."""
     a, b, c = (0 if profile[i] == "high" else 3 for i in deal.ISSUES)

@@ -172,6 +172,18 @@ class PersonaSimulator:
         text = self._deliver(" ".join(parts), said, expecting, CAREFUL if careful else 1.0)
         return UserTurn(text=text, tags=tuple(tags))
 
+    def hear_end(self, agent_text: str) -> None:
+        """The agent's turn that ended the call (it accepted this user's offer): heard as any
+        turn is (manner, tastes; the scenario's moves note the deal), and not answered."""
+        c = self.call
+        c.agent_texts.append(agent_text)
+        c.manner = c.manner.then(self.scenario.interpret(agent_text))
+        lowered = agent_text.lower()
+        c.taste += sum(p in lowered for p in self._liked)
+        c.taste -= sum(p in lowered for p in self._disliked)
+        if c.moves is not None:
+            c.moves.reply(agent_text, c.rng, self.spec.traits.capacity)
+
     def _move(self, move: UserMove) -> UserTurn:
         """The scenario's move, through this user's noise (an annoying turn spends tolerance)."""
         self.call.annoyance += move.annoyed

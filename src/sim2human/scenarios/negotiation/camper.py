@@ -5,7 +5,8 @@ otherwise rejects it with a counter-offer at that aspiration (which falls by a p
 never to the walk-away); it answers what matters to it (with a CaSiNo camper's reason) when
 asked, if it is willing; it opens with an offer of its own when the agent keeps talking without
 one. Its blind spot (``concede``, the persona's trigger) drops its aspiration to the walk-away:
-a flattered or guilt-tripped camper then accepts a greedy split it would otherwise refuse.
+a flattered or guilt-tripped camper offers the agent everything but what it needs most, and
+accepts a greedy split it would otherwise refuse.
 
 Progress (what its satisfaction is built on) is a deal struck, the better for it the higher;
 a call without a deal counts only whether it was asked what it needs.
@@ -86,12 +87,14 @@ class CamperMoves:
         return UserMove(_pick(NUDGE, rng, capacity))
 
     def concede(self, agent_text: str) -> UserMove:
+        """Give way: accept an offer worth the walk-away, else offer the agent the most this
+        camper can give and still get its walk-away (all but what it needs most)."""
         self.aspiration = WALK_AWAY
         offer = deal.read_split(agent_text)
         if offer is not None and deal.theirs(offer, self.values) >= WALK_AWAY:
             self.agreed = offer
             return UserMove(ACCEPT[0], tags=("trigger", "accept"), done=True)
-        return UserMove(FLEXIBLE, tags=("trigger",))
+        return self._counter(FLEXIBLE + " ", ("trigger", "offer"))
 
     def progress(self) -> Progress:
         points = None if self.agreed is None else deal.theirs(self.agreed, self.values)

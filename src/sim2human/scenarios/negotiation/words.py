@@ -18,7 +18,7 @@ ACCEPT = ("Deal! I accept, that works for me.", "Deal, I accept. Thank you!")
 REJECT = ("That doesn't work for me.", "Hmm, no, that doesn't work for me.")
 EVASIVE = ("I'd rather hear what you have in mind first.", "Let's see your offer first.")
 NUDGE = ("Sounds good. What would you like to propose?", "Okay. So how should we split it?")
-FLEXIBLE = "Oh, that's so kind of you. I can be flexible, make me an offer."
+FLEXIBLE = "Oh, that's so kind of you. I can be flexible."
 WALKING = "This isn't working for me. I'm walking away."
 
 ASKS_PRIORITIES = re.compile(r"matters most|most important|priorit|need most")
