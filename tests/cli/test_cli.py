@@ -43,7 +43,10 @@ def test_study_runs_and_prints_the_report_path(
             {"conditions": [{"name": "x", "sampler": "best"}]},
             "conditions.0.sampler: unknown sampler 'best' (known: fixed, uniform, randomized",
         ),
-        ({"scenario": "hotel"}, "scenario: unknown scenario 'hotel' (known: intake, pizza)"),
+        (
+            {"scenario": "hotel"},
+            "scenario: unknown scenario 'hotel' (known: intake, negotiation, pizza)",
+        ),
         ({"conditions": [{"name": "x", "sampler": "fixed"}]}, "needs a 'simulator'"),
         ({"seeds": []}, "seeds"),
         ({"train": {"episodes": -5}, "seedz": 1}, "equal to 1 (and 1 more problem)"),

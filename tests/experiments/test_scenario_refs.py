@@ -124,7 +124,10 @@ def test_a_packaged_scenario_is_found_by_its_entry_point(
 @pytest.mark.parametrize(
     ("scenario", "message"),
     [
-        ("hotel-booking", "unknown scenario 'hotel-booking' (known: intake, pizza); or give a"),
+        (
+            "hotel-booking",
+            "unknown scenario 'hotel-booking' (known: intake, negotiation, pizza); or give a",
+        ),
         ("nowhere.yaml", "scenario: {work}/nowhere.yaml: no such scenario file"),
         ("bad.yaml", "scenario: {work}/bad.yaml:1: schema_version: 7 is not supported"),
         ("no_such_module:X", "scenario: scenario 'no_such_module:X': cannot import"),
