@@ -3,8 +3,10 @@
 The core every scenario implements is ``scenarios.core.Scenario`` (state, ends, gold as a
 score); ``scenarios.slots`` is the kit that implements it for slot filling. The simulators and
 the act-level agents still read slot members (``extract``, ``say``, ``interpret``, ``fields``),
-so ``Scenario`` here names the kit's protocol; once the scenario owns the user's moves and its
-reference agent (issue #22, item 2), the pieces that need only the core take the core's.
+so ``Scenario`` here names the kit's protocol. A scenario of another shape (negotiation) reaches
+them through the core's optional members, each checked first: its users' moves
+(``SuppliesMoves``), its act wording (``RendersActs``, through ``say_act`` here), its
+featuriser (``FeaturisesViews``) and its reference rule (``agents.scripted``).
 """
 
 from __future__ import annotations

@@ -19,7 +19,8 @@ The slot-filling kit (``scenarios.slots``) implements this core for tasks where 
 collects fields (intake, the pizza order, bookings); a scenario of that shape writes only its
 fields, its reading and its words.
 
-How negotiation will be expressed (CaSiNo: food, water and firewood, 3 packages each):
+How negotiation is expressed (``scenarios.negotiation``, after CaSiNo: food, water and firewood,
+3 packages each):
 
 - ``sample_profile``: the camper's hidden priorities (high / medium / low = 5 / 4 / 3 points per
   package) and reasons, and the agent's own priorities under keys of its own (``agent.food``...).
