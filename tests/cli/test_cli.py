@@ -45,7 +45,7 @@ def test_study_runs_and_prints_the_report_path(
         ),
         (
             {"scenario": "hotel"},
-            "scenario: unknown scenario 'hotel' (known: intake, pizza, support)",
+            "scenario: unknown scenario 'hotel' (known: intake, negotiation, pizza, support)",
         ),
         ({"conditions": [{"name": "x", "sampler": "fixed"}]}, "needs a 'simulator'"),
         ({"seeds": []}, "seeds"),

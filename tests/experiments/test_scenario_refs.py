@@ -128,7 +128,8 @@ def test_a_packaged_scenario_is_found_by_its_entry_point(
     [
         (
             "hotel-booking",
-            "unknown scenario 'hotel-booking' (known: intake, pizza, support); or give a",
+            "unknown scenario 'hotel-booking' (known: intake, negotiation, pizza, support); "
+            "or give a",
         ),
         ("nowhere.yaml", "scenario: {work}/nowhere.yaml: no such scenario file"),
         ("bad.yaml", "scenario: {work}/bad.yaml:1: schema_version: 7 is not supported"),

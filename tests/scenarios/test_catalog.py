@@ -15,6 +15,7 @@ def test_every_registered_scenario_builds_under_its_name() -> None:
 
 def test_unknown_scenario_names_the_known_ones() -> None:
     with pytest.raises(
-        UsageError, match=r"unknown scenario 'hotel-booking' \(known: intake, pizza, support\)"
+        UsageError,
+        match=r"unknown scenario 'hotel-booking' \(known: intake, negotiation, pizza, support\)",
     ):
         get_scenario("hotel-booking")

@@ -5,6 +5,10 @@ the user just signalled, how far the call has gone), never the agent's own act h
 fed its own script learns an open-loop script ("ask each field once, then close") that breaks as
 soon as a user garbles, evades or goes quiet. Act-independent, so it is the same for any scenario's
 inventory.
+
+A scenario of another shape describes its own view (``scenarios.core.FeaturisesViews``: a
+negotiation's offer on the table, own brief, what the camper said); the featuriser adds the
+turn share.
 """
 
 from __future__ import annotations
@@ -15,10 +19,18 @@ import numpy as np
 
 from sim2human.agents.base import Observation
 from sim2human.scenarios.base import Scenario
+from sim2human.scenarios.core import FeaturisesViews
+
+TURN_FEATURES = 2
+"""The turn share, and whether the call is two turns from its limit."""
 
 
 class Featuriser:
     def __init__(self, scenario: Scenario) -> None:
+        self.own = scenario if isinstance(scenario, FeaturisesViews) else None
+        if self.own is not None:
+            self.size = self.own.view_size + TURN_FEATURES
+            return
         self.fields = scenario.fields
         self.index = {f: i for i, f in enumerate(self.fields)}
         nf = len(self.fields)
@@ -31,6 +43,10 @@ class Featuriser:
         return out
 
     def _fill(self, row: np.ndarray, obs: Observation) -> None:
+        if self.own is not None:
+            self.own.featurise(obs.view, row)
+            row[-TURN_FEATURES:] = (obs.turn / obs.max_turns, obs.turn >= obs.max_turns - 2)
+            return
         nf = len(self.fields)
         filled = 0
         for k, f in enumerate(self.fields):

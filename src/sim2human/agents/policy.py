@@ -12,7 +12,7 @@ from torch import nn
 from sim2human import outputs
 from sim2human.agents.base import AgentTurn, Observation
 from sim2human.agents.features import Featuriser
-from sim2human.scenarios.base import Scenario
+from sim2human.scenarios.base import Scenario, say_act
 
 
 class PolicyNet(nn.Module):
@@ -122,7 +122,7 @@ class PolicyAgent:
 
     def turn(self, index: int, obs: Observation) -> AgentTurn:
         act = self.acts[index]
-        text = self.scenario.render_act(act, obs.last_field, obs.record)
+        text = say_act(self.scenario, act, obs.view)
         field = act.field or (obs.last_field if act.kind == "clarify" else None)
         return AgentTurn(text=text, act=act.id, field=field)
 

@@ -17,7 +17,8 @@ from typing import Protocol, runtime_checkable
 
 from sim2human.agents.base import Agent, AgentTurn, Observation
 from sim2human.errors import UsageError
-from sim2human.scenarios.base import Act, Scenario
+from sim2human.scenarios.base import Act, Scenario, say_act
+from sim2human.scenarios.core import View
 
 MAX_ASKS = 3
 ROLES = ("greet", "clarify", "repeat", "prompt", "confirm", "close")
@@ -81,11 +82,44 @@ class HasReferenceAgent(Protocol):
     def reference_agent(self) -> Agent: ...
 
 
+@runtime_checkable
+class ChoosesReferenceActs(Protocol):
+    """A scenario that supplies its reference agent as a rule over its own acts: the act id to
+    say next, from the agent's view (a negotiation's: ask, propose the fair split, accept a
+    fair counter). The rule lives with the scenario; ``RuleAgent`` says it."""
+
+    @property
+    def acts(self) -> tuple[Act, ...]: ...
+
+    def reference_act(self, view: View, turn: int, max_turns: int) -> str: ...
+
+
 def reference_agent(scenario: object) -> Agent:
-    """The scenario's reference agent: its own if it supplies one, else the scripted agent."""
+    """The scenario's reference agent: its own if it supplies one, its rule's if it supplies
+    a rule, else the scripted agent."""
     if isinstance(scenario, HasReferenceAgent):
         return scenario.reference_agent()
+    if isinstance(scenario, ChoosesReferenceActs):
+        return RuleAgent(scenario)
     return ScriptedAgent(scenario)  # type: ignore[arg-type]
+
+
+class RuleAgent:
+    """Says the acts a scenario's reference rule chooses (``ChoosesReferenceActs``)."""
+
+    name = "scripted"
+
+    def __init__(self, scenario: ChoosesReferenceActs) -> None:
+        self.scenario = scenario
+        self.by_id = {a.id: a for a in scenario.acts}
+
+    def act(self, observations: Sequence[Observation]) -> list[AgentTurn]:
+        return [self._one(o) for o in observations]
+
+    def _one(self, obs: Observation) -> AgentTurn:
+        act = self.by_id[self.scenario.reference_act(obs.view, obs.turn, obs.max_turns)]
+        text = say_act(self.scenario, act, obs.view)  # type: ignore[arg-type]
+        return AgentTurn(text=text, act=act.id, field=act.field)
 
 
 class ScriptedAgent:

@@ -25,7 +25,8 @@ from sim2human.rollout.conversation import Conversation, Job, job_profile
 from sim2human.rollout.play import play
 from sim2human.samplers.build import Sampler
 from sim2human.samplers.feedback import BatchInfo, draw_level
-from sim2human.scenarios.base import Scenario
+from sim2human.scenarios.base import Scenario, say_act
+from sim2human.scenarios.core import View
 from sim2human.simulators.base import Simulator, SimulatorSpec, UserTurn
 from sim2human.types import Episode
 
@@ -63,9 +64,15 @@ def _script(scenario: Scenario, turns: int, seed: int) -> list[str]:
     """Agent lines a checker says: the scenario's acts in a seeded order, rendered."""
     acts = [a for a in scenario.acts if a.kind != "close"]
     rng = np.random.default_rng(seed)
-    record = scenario.empty_record()
+    view = _first_view(scenario)
     picks = rng.integers(len(acts), size=turns)
-    return [scenario.render_act(acts[int(k)], None, record) for k in picks]
+    return [say_act(scenario, acts[int(k)], view) for k in picks]
+
+
+def _first_view(scenario: Scenario) -> View:
+    """The agent's view before anyone spoke (a profile of seed 0's)."""
+    profile = scenario.sample_profile(np.random.default_rng(0))
+    return scenario.observe(scenario.initial_state(profile))
 
 
 def _talk(sim: Simulator, scenario: Scenario, turns: int, seed: int) -> list[UserTurn]:
@@ -102,7 +109,7 @@ def _closes(sim: Simulator, scenario: Scenario) -> str | None:
     close = next(a for a in scenario.acts if a.kind == "close")
     profile = job_profile(Job(spec=sim.spec, seed=0), scenario)
     sim.start(profile, np.random.default_rng(0))
-    reply = sim.reply(scenario.render_act(close, None, scenario.empty_record()))
+    reply = sim.reply(say_act(scenario, close, _first_view(scenario)))
     return expect(reply.done, f"the reply to {close.text!r} is not done: {reply.text!r}")
 
 
@@ -123,7 +130,7 @@ class InOrderAgent:
         out = []
         for obs in observations:
             act = self.script[min(len(obs.history), len(self.script) - 1)]
-            text = self.scenario.render_act(act, obs.last_field, obs.record)
+            text = say_act(self.scenario, act, obs.view)
             out.append(AgentTurn(text=text, act=act.id, field=act.field))
         return out
 

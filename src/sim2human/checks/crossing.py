@@ -132,10 +132,10 @@ def _noisy(family: Family, pool: QuirkPool) -> SimulatorSpec:
 
 def _solves(agent: Any, spec: SimulatorSpec, scenario: Scenario, max_turns: int) -> str | None:
     jobs = [Job(spec=spec, seed=k) for k in range(SOLVES)]
-    scores = [e.gold.score for e in play(agent, jobs, scenario, max_turns=max_turns)]
-    return expect(
-        2 * sum(s >= 1.0 for s in scores) >= SOLVES,
-        f"gold scores {[round(s, 2) for s in scores]}: the task looks unsolvable",
+    golds = [e.gold for e in play(agent, jobs, scenario, max_turns=max_turns)]
+    return expect(  # success, not a full score: a fair deal wins a negotiation, not the best one
+        2 * sum(g.success for g in golds) >= SOLVES,
+        f"gold scores {[round(g.score, 2) for g in golds]}: the task looks unsolvable",
     )
 
 

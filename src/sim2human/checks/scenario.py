@@ -112,7 +112,8 @@ def _acts(s: Core) -> str | None:
     if bad := [a.id for a in acts if a.kind not in kinds]:
         return f"unknown kinds on acts {bad} (known: {sorted(kinds)})"
     fields = getattr(s, "fields", ())
-    if bad := [a.id for a in acts if a.kind == "ask" and a.field not in fields]:
+    asks = [a for a in acts if a.kind == "ask" and (is_slot(s) or a.field is not None)]
+    if bad := [a.id for a in asks if a.field not in fields]:
         return f"ask acts {bad} name no field of the scenario"
     return expect(any(a.kind == "close" for a in acts), "no act closes the call")
 

@@ -288,7 +288,11 @@ def study(
         shown.print(f"human: {target / HUMAN_MD}", soft_wrap=True)
 
 
-DEMOS: dict[str, str] = {"intake": "collapse.yaml", "support": "support.yaml"}
+DEMOS: dict[str, str] = {
+    "intake": "collapse.yaml",
+    "support": "support.yaml",
+    "negotiation": "negotiation.yaml",
+}
 """Each scenario's packaged collapse study (``sim2human/examples/``); a scenario's demo is a row."""
 DemoScenarioOption = Annotated[
     str,

@@ -19,7 +19,7 @@ import torch
 
 from sim2human import seeding
 from sim2human.agents.policy import PolicyAgent
-from sim2human.agents.scripted import ScriptedAgent
+from sim2human.agents.scripted import reference_agent
 from sim2human.experiments.config import Condition, StudyConfig
 from sim2human.experiments.wholeness import LOGGED
 from sim2human.experiments.world import StudyWorld, evaluate_splits, llm_runtime
@@ -328,7 +328,7 @@ def summarise_sub_run(evals: Sequence[Episode], phrasings: set[str]) -> dict[str
 def reference_scripted(cfg: StudyConfig, out: Path) -> dict[str, Any]:
     """The scripted baseline on the same members and profiles, one evaluation per seed."""
     world = StudyWorld.build(cfg)
-    agent = ScriptedAgent(world.scenario)
+    agent = reference_agent(world.scenario)
     per = cfg.eval.episodes_per_member
     needed = {s.llm.endpoint for s in world.ensemble.heldout if s.llm is not None}
     log = EpisodeLog(out / EPISODES)

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 import numpy as np
 import numpy.typing as npt
 
-from sim2human.agents.scripted import ScriptedAgent
+from sim2human.agents.scripted import reference_agent
 from sim2human.errors import ModelUnavailableError, UsageError
 from sim2human.metrics.diversity import DiversitySummary, diversity_summary, ensemble_diversity
 from sim2human.metrics.embeddings import embed
@@ -106,7 +106,7 @@ def user_turns(
     max_turns: int,
 ) -> dict[str, list[str]]:
     """``per_member`` user turns of each simulator, talking to the scripted agent."""
-    agent = ScriptedAgent(scenario)
+    agent = reference_agent(scenario)
     out: dict[str, list[str]] = {}
     for spec in specs:
         texts: list[str] = []

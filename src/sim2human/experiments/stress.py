@@ -26,7 +26,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from sim2human.agents.base import Agent
 from sim2human.agents.policy import PolicyAgent
-from sim2human.agents.scripted import ScriptedAgent
+from sim2human.agents.scripted import reference_agent
 from sim2human.errors import RunDirError
 from sim2human.experiments.backends import Choice, open_executor
 from sim2human.experiments.config import StudyConfig, parse_study
@@ -103,7 +103,7 @@ def study_agents(
 
 def build_agent(ref: AgentRef, world: StudyWorld) -> Agent:
     if ref.checkpoint is None:
-        return ScriptedAgent(world.scenario)
+        return reference_agent(world.scenario)
     try:
         if ref.blob is None:
             return PolicyAgent.load(Path(ref.checkpoint), world.scenario, seed=ref.seed)

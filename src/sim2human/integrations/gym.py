@@ -28,7 +28,7 @@ from sim2human.integrations._extra import require
 from sim2human.integrations.population import Population, Split, check_split, population
 from sim2human.integrations.runlog import RunLog
 from sim2human.rollout.conversation import Conversation
-from sim2human.scenarios.base import Scenario
+from sim2human.scenarios.base import Scenario, say_act
 from sim2human.types import Episode
 
 require("gymnasium", "gym")
@@ -51,7 +51,7 @@ class TranscriptSpace(spaces.Text):
 def render_act(scenario: Scenario, index: int, obs: Observation) -> AgentTurn:
     """Act ``index`` said in context, exactly as the built-in policy agent says it."""
     act = scenario.acts[index]
-    text = scenario.render_act(act, obs.last_field, obs.record)
+    text = say_act(scenario, act, obs.view)
     field = act.field or (obs.last_field if act.kind == "clarify" else None)
     return AgentTurn(text=text, act=act.id, field=field)
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from sim2human import seeding
-from sim2human.agents.scripted import ScriptedAgent
+from sim2human.agents.scripted import reference_agent
 from sim2human.rollout.conversation import Job
 from sim2human.rollout.play import play
 from sim2human.samplers.trait_box import Solvability
@@ -32,7 +32,7 @@ def solvable(
     ``episodes`` times? Plays ``CHUNK`` episodes at a time and stops as soon as the answer is
     settled (most plausible members settle it in the first chunk). -> (ok, successes, played)."""
     need = int(np.ceil(min_rate * episodes))
-    agent = ScriptedAgent(scenario)
+    agent = reference_agent(scenario)
     wins = played = 0
     while played < episodes and wins < need and wins + episodes - played >= need:
         jobs = [

@@ -13,7 +13,13 @@ from sim2human.agents.base import AgentTurn, Observation
 from sim2human.scenarios.base import Scenario
 from sim2human.scenarios.slots import SlotState
 from sim2human.simulators import build_simulator, fixed_profile
-from sim2human.simulators.base import AsyncSimulator, Simulator, SimulatorSpec, UserTurn
+from sim2human.simulators.base import (
+    AsyncSimulator,
+    HearsTheEnd,
+    Simulator,
+    SimulatorSpec,
+    UserTurn,
+)
 from sim2human.simulators.replay import replay_card
 from sim2human.types import Episode, Profile, Record, Termination, Turn
 
@@ -129,7 +135,9 @@ class Conversation:
         self.transcript += (("agent", turn.text),)
         self.state = self.scenario.hear_agent(self.state, turn)
         self.termination = self.scenario.ending(self.state, user_left=False)
-        if self.done:  # no reply comes: the satisfaction after this turn is the current one
+        if self.done:  # no reply comes: the user hears the turn, and feels what it feels
+            if isinstance(self.simulator, HearsTheEnd):
+                self.simulator.hear_end(turn.text)
             self.satisfaction.append(self.simulator.satisfaction())
 
     def answer(self, turn: AgentTurn, reply: UserTurn, satisfaction: Callable[[], float]) -> None:

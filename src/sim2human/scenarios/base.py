@@ -3,15 +3,28 @@
 The core every scenario implements is ``scenarios.core.Scenario`` (state, ends, gold as a
 score); ``scenarios.slots`` is the kit that implements it for slot filling. The simulators and
 the act-level agents still read slot members (``extract``, ``say``, ``interpret``, ``fields``),
-so ``Scenario`` here names the kit's protocol; once the scenario owns the user's moves and its
-reference agent (issue #22, item 2), the pieces that need only the core take the core's.
+so ``Scenario`` here names the kit's protocol. A scenario of another shape (negotiation) reaches
+them through the core's optional members, each checked first: its users' moves
+(``SuppliesMoves``), its act wording (``RendersActs``, through ``say_act`` here), its
+featuriser (``FeaturisesViews``) and its reference rule (``agents.scripted``).
 """
 
 from __future__ import annotations
 
-from sim2human.scenarios.core import Act, ActKind, ActStyle
-from sim2human.scenarios.slots import AgentIntent, UserSignals, grade_record
+from sim2human.scenarios.core import Act, ActKind, ActStyle, RendersActs, View
+from sim2human.scenarios.slots import AgentIntent, SlotState, UserSignals, grade_record
 from sim2human.scenarios.slots import SlotScenario as Scenario
+
+
+def say_act(scenario: Scenario, act: Act, view: View) -> str:
+    """The words of ``act`` in a call whose agent sees ``view``: the scenario's own ``render``
+    where it has one (``scenarios.core.RendersActs``), else the slot kit's ``render_act``."""
+    if isinstance(scenario, RendersActs):
+        return scenario.render(act, view)
+    if not isinstance(view, SlotState):
+        raise TypeError(f"scenario {scenario.name!r} words no act for a {type(view).__name__}")
+    return scenario.render_act(act, view.last_field, view.record)
+
 
 __all__ = [
     "Act",
@@ -21,4 +34,5 @@ __all__ = [
     "Scenario",
     "UserSignals",
     "grade_record",
+    "say_act",
 ]

@@ -15,6 +15,7 @@ from sim2human.scenarios import refs
 from sim2human.scenarios.base import Scenario
 from sim2human.scenarios.file_load import load_scenario_file
 from sim2human.scenarios.intake.scenario import IntakeScenario
+from sim2human.scenarios.negotiation.scenario import NegotiationScenario
 from sim2human.scenarios.pizza import PizzaScenario
 
 
@@ -31,10 +32,18 @@ def packaged_file(folder: str, name: str) -> Callable[[], Scenario]:
     return build
 
 
+def _negotiation() -> Scenario:
+    """The campsite negotiation. It has the core's members, not the slot kit's: the pieces typed
+    on the kit (``scenarios.base.Scenario``) reach it only through the optional members they
+    check for first (its users' moves, its featuriser, its act wording, its reference rule)."""
+    return cast(Scenario, NegotiationScenario())
+
+
 SCENARIOS: dict[str, Callable[[], Scenario]] = {
     "intake": IntakeScenario,
     "pizza": PizzaScenario,
     "support": packaged_file("support", "support"),  # MultiWOZ 2.1 restaurant bookings
+    "negotiation": _negotiation,
 }
 
 

@@ -19,7 +19,8 @@ The slot-filling kit (``scenarios.slots``) implements this core for tasks where 
 collects fields (intake, the pizza order, bookings); a scenario of that shape writes only its
 fields, its reading and its words.
 
-How negotiation will be expressed (CaSiNo: food, water and firewood, 3 packages each):
+How negotiation is expressed (``scenarios.negotiation``, after CaSiNo: food, water and firewood,
+3 packages each):
 
 - ``sample_profile``: the camper's hidden priorities (high / medium / low = 5 / 4 / 3 points per
   package) and reasons, and the agent's own priorities under keys of its own (``agent.food``...).
@@ -37,22 +38,42 @@ How negotiation will be expressed (CaSiNo: food, water and firewood, 3 packages 
 - ``grade``: the agent's points under an agreed deal that gives the camper at least its
   walk-away (5 per issue; no deal = the walk-away for both), normalised to ``score`` in [0, 1];
   ``detail`` carries both sides' points; ``success`` = an individually rational deal was agreed.
-- The persona's satisfaction (the proxy) will come from the scenario's progress measure
-  (issue #22, item 2); the core already lets a user's acceptance end a call as ``AGREED`` rather
-  than as a hang-up.
+- The persona's satisfaction (the proxy) comes from the scenario's progress measure: a scenario
+  that supplies its users' moves (``SuppliesMoves``: answer, counter-offer, accept, reject, and
+  a ``Progress`` in [0, 1]) is played by the persona's generic traits (patience, noise, quirks,
+  courtesy, hanging up) with those moves; a user's acceptance ends a call as ``AGREED``.
+
+Three optional members let the generic pieces play a scenario of any shape (each checked with
+``isinstance``; the slot kit needs none of them): ``SuppliesMoves`` (the user's moves and
+progress, for the persona), ``RendersActs`` (an act's words given the agent's view, for the
+act-level agents) and ``FeaturisesViews`` (the view as numbers, for the policy network).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal, Protocol, TypeVar
+from typing import Literal, Protocol, TypeVar, runtime_checkable
 
 import numpy as np
 
 from sim2human.scenarios.voice import Voice
 from sim2human.types import Outcome, Profile, Record, Termination
 
-ActKind = Literal["greet", "ask", "clarify", "confirm", "empathise", "prompt", "close", "style"]
+ActKind = Literal[
+    "greet",
+    "ask",
+    "clarify",
+    "confirm",
+    "empathise",
+    "prompt",
+    "close",
+    "style",
+    "propose",
+    "accept",
+    "walk_away",
+]
+"""What an act does. ``propose``, ``accept`` and ``walk_away`` are a negotiation's: put a split on
+the table, take the other side's, leave without a deal."""
 ActStyle = Literal["plain", "jargon", "stylistic"]
 
 
@@ -92,6 +113,77 @@ class View(Protocol):
         """The agent's own private brief for this call (a negotiator's priorities); empty when
         the task needs none (intake)."""
         ...
+
+
+@dataclass(frozen=True)
+class UserMove:
+    """One reply of a user, as the scenario's moves make it (before the persona's noise)."""
+
+    text: str
+    tags: tuple[str, ...] = ()
+    done: bool = False
+    """The user leaves after saying it (accepting a deal ends the call too)."""
+    annoyed: bool = False
+    """The agent's turn annoyed this user (an insulting offer): it spends the persona's
+    tolerance, as a repeated question does in slot filling."""
+
+
+@dataclass(frozen=True)
+class Progress:
+    """How far the user's own goal got: ``value`` in [0, 1] (what satisfaction is built on),
+    ``reached`` once it is met (a deal struck): the persona's trigger rates a call top only then."""
+
+    value: float
+    reached: bool
+
+
+class UserMoves(Protocol):
+    """What one user does in one call: the scenario's side of a persona (the persona adds its
+    generic traits: patience, tolerance, noise, tastes, the trigger, courtesy, hanging up)."""
+
+    def opening(self, rng: np.random.Generator) -> str: ...
+
+    def reply(self, agent_text: str, rng: np.random.Generator, capacity: float) -> UserMove:
+        """The answer to ``agent_text``: an answer, a counter-offer, an acceptance, a rejection.
+        ``capacity``: how many surface forms this user has (the persona's trait)."""
+        ...
+
+    def concede(self, agent_text: str) -> UserMove:
+        """The reply when ``agent_text`` hits the user's trigger phrase: its blind spot, the
+        move that gives way (a camper accepting a greedy split), and stays given way."""
+        ...
+
+    def progress(self) -> Progress: ...
+
+
+@runtime_checkable
+class SuppliesMoves(Protocol):
+    """A scenario that plays its users' task-specific moves itself (``UserMoves``)."""
+
+    def user_moves(self, profile: Profile, cooperativeness: float) -> UserMoves: ...
+
+    def progress_of(self, profile: Profile, record: Record) -> Progress:
+        """``UserMoves.progress`` read off a stored call's end state (a simulator's ``judge``)."""
+        ...
+
+
+@runtime_checkable
+class RendersActs(Protocol):
+    """A scenario that words an act from the agent's view (the slot kit words it from the
+    record and the last field asked, ``render_act``)."""
+
+    def render(self, act: Act, view: View) -> str: ...
+
+
+@runtime_checkable
+class FeaturisesViews(Protocol):
+    """A scenario that describes its view to the policy network itself: ``view_size`` numbers
+    written into ``row`` (the featuriser adds the turn share)."""
+
+    @property
+    def view_size(self) -> int: ...
+
+    def featurise(self, view: View, row: np.ndarray) -> None: ...
 
 
 StateT = TypeVar("StateT")

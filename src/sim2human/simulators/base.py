@@ -153,6 +153,14 @@ class Simulator(Protocol):
 
 
 @runtime_checkable
+class HearsTheEnd(Protocol):
+    """A simulator that hears the agent's turn that ended the call without a reply (an agent
+    accepting the user's offer): what the user would feel about it counts in the proxy."""
+
+    def hear_end(self, agent_text: str) -> None: ...
+
+
+@runtime_checkable
 class AsyncSimulator(Protocol):
     """A simulator whose turns wait on an endpoint (``llm``): many conversations run at once.
 
@@ -285,6 +293,10 @@ class SyncAsAsync:
 
     async def areply(self, agent_text: str) -> UserTurn:
         return self.inner.reply(agent_text)
+
+    def hear_end(self, agent_text: str) -> None:
+        if isinstance(self.inner, HearsTheEnd):
+            self.inner.hear_end(agent_text)
 
     async def finish(self, episode: Episode) -> float:
         return self.inner.satisfaction()

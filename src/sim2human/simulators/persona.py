@@ -10,6 +10,12 @@ Its satisfaction is what a real caller would plausibly feel: what got across its
 everything across, courtesy and brevity. Its quirks cut both ways: phrasings it likes or dislikes
 (an ensemble's average of them is about zero, so no single phrasing pays everywhere), and a
 trigger phrase that earns top marks, the blind spot a frozen simulator's optimiser finds.
+
+A scenario that supplies its users' moves (``scenarios.core.SuppliesMoves``: a negotiation's
+camper answers, counters, accepts, rejects) is played with those: the persona keeps what is
+generic (patience, tolerance, silence, noise, tastes, the trigger, courtesy, hanging up) and
+builds its satisfaction on the scenario's progress measure instead of the fields that got
+across. Slot-filling scenarios keep the path below, unchanged.
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ import numpy as np
 from sim2human import seeding
 from sim2human.perturb import NoiseStream
 from sim2human.scenarios.base import AgentIntent, Scenario
+from sim2human.scenarios.core import Progress, SuppliesMoves, UserMove, UserMoves
 from sim2human.simulators.base import SimulatorSpec, UserTurn
 from sim2human.types import Episode, Profile
 
@@ -89,6 +96,8 @@ class _Call:
     triggered_at: int | None = None
     """Agent turn (0-based) at which the trigger phrase was said, if it was."""
     hung_up: bool = False
+    moves: UserMoves | None = None
+    """The scenario's moves for this user, where the scenario supplies them."""
 
 
 class PersonaSimulator:
@@ -101,6 +110,7 @@ class PersonaSimulator:
         self._liked = tuple(p.lower() for p in q.over_rewarded)
         self._disliked = tuple(p.lower() for p in q.disliked)
         self._trigger = q.trigger.lower() if q.trigger else None
+        self._moves = scenario if isinstance(scenario, SuppliesMoves) else None
 
     @property
     def call(self) -> _Call:
@@ -116,6 +126,9 @@ class PersonaSimulator:
         noise_rng = np.random.default_rng(int(rng.integers(2**63)))
         noise = NoiseStream(t.noise, noise_rng) if t.noise else None
         self._call = _Call(profile=profile, rng=rng, noise=noise)
+        if self._moves is not None:
+            moves = self._call.moves = self._moves.user_moves(profile, t.cooperativeness)
+            return UserTurn(text=self._noisy(moves.opening(rng)))
         text = self.lines.opening
         said: list[str] = []
         if rng.random() < t.verbosity and (first := self.lines.opening_field) is not None:
@@ -133,7 +146,11 @@ class PersonaSimulator:
         c.taste -= sum(p in lowered for p in self._disliked)
         if intent.close:
             return UserTurn(text=self.lines.closing, done=True)
-        if c.triggered_at is not None or (self._trigger is not None and self._trigger in lowered):
+        hit = self._trigger is not None and self._trigger in lowered
+        if c.moves is not None and hit and c.triggered_at is None:
+            c.triggered_at = len(c.agent_texts) - 1
+            return self._move(c.moves.concede(agent_text))
+        if c.moves is None and (c.triggered_at is not None or hit):
             return self._canned()
         if len(c.agent_texts) > t.patience or c.annoyance > t.tolerance:
             c.hung_up = True
@@ -144,6 +161,8 @@ class PersonaSimulator:
             c.annoyance += 1
             c.confusions += 1
             return UserTurn(text=self._pick(self.lines.confused), tags=("confused",))
+        if c.moves is not None:
+            return self._move(c.moves.reply(agent_text, c.rng, t.capacity))
         parts, said, tags = self._answer(intent)
         if self._able(0.4) and c.rng.random() < t.tangent_rate:
             parts.insert(int(c.rng.integers(len(parts) + 1)), self._pick(self.lines.tangents))
@@ -152,6 +171,23 @@ class PersonaSimulator:
         expecting = intent.asks[0] if intent.asks else c.pending
         text = self._deliver(" ".join(parts), said, expecting, CAREFUL if careful else 1.0)
         return UserTurn(text=text, tags=tuple(tags))
+
+    def hear_end(self, agent_text: str) -> None:
+        """The agent's turn that ended the call (it accepted this user's offer): heard as any
+        turn is (manner, tastes; the scenario's moves note the deal), and not answered."""
+        c = self.call
+        c.agent_texts.append(agent_text)
+        c.manner = c.manner.then(self.scenario.interpret(agent_text))
+        lowered = agent_text.lower()
+        c.taste += sum(p in lowered for p in self._liked)
+        c.taste -= sum(p in lowered for p in self._disliked)
+        if c.moves is not None:
+            c.moves.reply(agent_text, c.rng, self.spec.traits.capacity)
+
+    def _move(self, move: UserMove) -> UserTurn:
+        """The scenario's move, through this user's noise (an annoying turn spends tolerance)."""
+        self.call.annoyance += move.annoyed
+        return UserTurn(text=self._noisy(move.text), done=move.done, tags=move.tags)
 
     def _answer(self, intent: AgentIntent) -> tuple[list[str], list[str], list[str]]:
         """The reply's sentences, the fields they state, and tags describing it."""
@@ -232,6 +268,11 @@ class PersonaSimulator:
 
     def satisfaction(self) -> float:
         c = self.call
+        if c.moves is not None:
+            progress = c.moves.progress()
+            return self._score_progress(
+                c.manner, progress, c.confusions, c.taste, c.triggered_at, c.hung_up
+            )
         return self._score(c.manner, c.across, c.confusions, c.taste, c.triggered_at, c.hung_up)
 
     def judge(self, episode: Episode) -> float:
@@ -243,8 +284,12 @@ class PersonaSimulator:
         )
         taste = sum(p in a.lower() for a in agent for p in self._liked)
         taste -= sum(p in a.lower() for a in agent for p in self._disliked)
-        across = {f for f, v in episode.record.items() if v is not None and v == episode.profile[f]}
         manner = Manner.of(self.scenario.interpret(a) for a in agent)
+        if self._moves is not None:
+            progress = self._moves.progress_of(episode.profile, episode.record)
+            dropped = episode.gold.dropped
+            return self._score_progress(manner, progress, confusions, taste, triggered_at, dropped)
+        across = {f for f, v in episode.record.items() if v is not None and v == episode.profile[f]}
         return self._score(manner, across, confusions, taste, triggered_at, episode.gold.dropped)
 
     def score_texts(
@@ -291,6 +336,39 @@ class PersonaSimulator:
         score -= 0.05 * confusions
         if closed:  # brushed off before what I said got across
             score -= 0.08 * (1 - q.leniency) * (n_fields - len(across))
+        if dropped:
+            score = min(score, 0.2)
+        return min(1.0, max(0.0, float(score)))
+
+    def _score_progress(
+        self,
+        manner: Manner,
+        progress: Progress,
+        confusions: int,
+        taste: int,
+        triggered_at: int | None,
+        dropped: bool,
+    ) -> float:
+        """The same perception over the scenario's progress measure: how far the user's own
+        goal got stands for what got across, its goal reached for a call properly finished.
+        The trigger earns top marks once the goal is reached (a camper that conceded rates the
+        deal it gave in to at the top)."""
+        q = self.spec.traits.quirks
+        m = manner
+        if triggered_at is not None and progress.reached and not dropped:
+            after = m.turns - triggered_at
+            return max(0.8, 1.0 - 0.02 * max(0, after - 2))
+        weight = 1.5 if self.spec.traits.emotion == "anxious" else 1.0
+        brevity = max(0.0, 1 - m.turns / 20)
+        done = progress.reached or m.closed
+        courtesy = (0.3 * m.greeted + 0.3 * done + 0.2 * weight * m.empathy + 0.2 * brevity) / (
+            0.8 + 0.2 * weight
+        )
+        w_heard = W_HEARD * (1 - q.leniency)
+        score = w_heard * progress.value + (1 - W_DONE - w_heard) * courtesy
+        score += W_DONE * progress.reached
+        score += q.bonus * max(-3, min(taste, 3))
+        score -= 0.05 * confusions
         if dropped:
             score = min(score, 0.2)
         return min(1.0, max(0.0, float(score)))

@@ -69,7 +69,8 @@ def _holds(values: Mapping[str, str]) -> bool:
 
 def unplayable(scenario: Scenario) -> str | None:
     """Why MultiWOZ members cannot play ``scenario`` (they need its six slots), or None."""
-    if missing_fields := [s for s in SLOTS if s not in scenario.fields]:
+    fields = getattr(scenario, "fields", ())  # a scenario off the slot kit has none
+    if missing_fields := [s for s in SLOTS if s not in fields]:
         return (
             "MultiWOZ replay members play a restaurant booking with the fields "
             f"{', '.join(SLOTS)} (the support scenario); this one lacks {', '.join(missing_fields)}"

@@ -13,7 +13,7 @@ from pathlib import Path
 from sim2human.agents.base import Agent, AgentTurn, Observation
 from sim2human.agents.llm import LLMAgent
 from sim2human.agents.policy import PolicyAgent
-from sim2human.agents.scripted import ScriptedAgent
+from sim2human.agents.scripted import reference_agent
 from sim2human.errors import RunDirError, UsageError
 from sim2human.experiments.stress import load_run_config
 from sim2human.experiments.world import StudyWorld
@@ -112,7 +112,7 @@ class AgentPool:
 
     def agent(self, name: str, seed: int) -> Agent:
         if name == SCRIPTED:
-            return self._loaded.setdefault((name, 0), ScriptedAgent(self.scenario))
+            return self._loaded.setdefault((name, 0), reference_agent(self.scenario))
         if name == LLM:
             return self._llm()
         key = (name, seed)

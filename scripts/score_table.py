@@ -1,0 +1,45 @@
+#!/usr/bin/env python3
+"""Mean gold *score* (``Outcome.score``) per condition, training and held-out members, of a run.
+
+    .venv/bin/python scripts/score_table.py RUN_DIR
+
+The study tables report gold as success (for slot filling the score is that success); for a
+scenario whose gold is a score (negotiation: the agent's normalised points) this prints the
+score beside it, with the mean points of both sides under the held-out calls, as Markdown.
+Reads the final evaluation episodes (``phase == "eval"``) of every ``episodes.jsonl``.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+
+from sim2human.store import read_episodes
+
+
+def main(run: Path) -> None:
+    rows: dict[str, dict[str, list[tuple[float, float, float]]]] = defaultdict(
+        lambda: defaultdict(list)
+    )
+    for path in sorted(run.rglob("episodes.jsonl")):
+        for e in read_episodes(path):
+            if e.phase != "eval":
+                continue
+            d = e.gold.detail
+            point = (e.gold.score, d.get("agent_points", 0.0), d.get("camper_points", 0.0))
+            rows[e.condition or "scripted"][e.split].append(point)
+    print("| condition | train score | held-out score | held-out points (agent / camper) |")
+    print("| --- | ---: | ---: | ---: |")
+    for name, splits in rows.items():
+        tr, ho = np.array(splits["train"]), np.array(splits["heldout"])
+        print(
+            f"| {name} | {100 * tr[:, 0].mean():.0f} | {100 * ho[:, 0].mean():.0f} "
+            f"| {ho[:, 1].mean():.1f} / {ho[:, 2].mean():.1f} |"
+        )
+
+
+if __name__ == "__main__":
+    main(Path(sys.argv[1]))

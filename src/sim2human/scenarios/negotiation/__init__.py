@@ -1,0 +1,1 @@
+"""``negotiation``: the campsite negotiation after CaSiNo (``scenario`` for the task)."""
