@@ -261,13 +261,13 @@ def test_real_patients_are_their_own_column_everywhere(study: tuple[Path, str]) 
     gold = summary.table("gold")
     assert gold is not None and gold.columns[-2:] == (
         "gold, held-out families",
-        "gold, real patients",
+        "gold, real people",
     )
     page = (run / "report.html").read_text()
-    for section in ("Real patients", "Proxy vs gold", "Handle time"):
+    for section in ("Real people", "Proxy vs gold", "Handle time"):
         assert f">{section}" in page
     heads = [h for title, h, _ in terminal_tables(printed) if title == "Proxy vs gold"]
-    assert heads and heads[0][-2:] == ["gold, held-out families", "gold, real patients"]
+    assert heads and heads[0][-2:] == ["gold, held-out families", "gold, real people"]
     study_json = json.loads((run / "study.json").read_text())
     for row in study_json["conditions"]:
         cell = next(r for r in gold.rows if r[0] == row["name"])
@@ -291,7 +291,7 @@ def test_report_shows_real_patients_in_headless_chromium(
         browser.open(run / "report.html")
         found = browser.run(
             "const h = Array.from(document.querySelectorAll('h2'))"
-            ".find(e => e.textContent.trim() === 'Real patients');"
+            ".find(e => e.textContent.trim() === 'Real people');"
             "if (!h) return null; let t = h.nextElementSibling;"
             "while (t && t.tagName !== 'TABLE') t = t.nextElementSibling;"
             "const r = h.getBoundingClientRect();"
@@ -302,9 +302,9 @@ def test_report_shows_real_patients_in_headless_chromium(
             "return Array.from(document.querySelectorAll('.verdict b')).map(b => b.textContent)"
         )
         errors = [e for e in browser.console() if e.get("level") == "SEVERE"]
-    assert found is not None, "no visible 'Real patients' section"
+    assert found is not None, "no visible 'Real people' section"
     visible, n_rows, head = found
-    assert visible and n_rows >= 3 and "gold, real patients" in head
+    assert visible and n_rows >= 3 and "gold, real people" in head
     assert boxes and all(re.search(r": (collapsed|clean|inconclusive)$", b) for b in boxes)
     assert errors == []
 

@@ -1,4 +1,4 @@
-"""The study's "real patients" section: held-out gold on ``replay`` families (ACI-Bench) beside
+"""The study's "real people" section: held-out gold on ``replay`` families (a corpus's people) beside
 the programmatic held-out families (the shared ``real`` table of ``report.tables``)."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ from sim2human.report.format import md
 from sim2human.report.tables import Table, numbers, real_table
 
 INTRO = (
-    "Held-out gold on replayed ACI-Bench patients (their own words, a card derived from the "
-    "visit) next to the programmatic held-out families. The scripted agent's score says how "
+    "Held-out gold on replayed real people (their own words from a recorded conversation, "
+    "a card derived from it) next to the programmatic held-out families. The scripted agent's score says how "
     "solvable the replayed calls are."
 )
 

@@ -28,16 +28,16 @@ CONDITION = "condition"
 TRAIN_PROXY = "train proxy"
 TRAIN_GOLD = "train gold"
 HELDOUT = "gold, held-out families"
-"""Gold on the programmatic held-out families (persona, LLM members): never real patients."""
-REAL = "gold, real patients"
-"""Gold on the replayed real patients (``replay`` members)."""
-REAL_FIELDS = "fields right, real patients"
-REAL_PROXY = "proxy, real patients"
+"""Gold on the programmatic held-out families (persona, LLM members): never real people."""
+REAL = "gold, real people"
+"""Gold on replayed real people (``replay`` members: ACI-Bench patients, MultiWOZ callers)."""
+REAL_FIELDS = "fields right, real people"
+REAL_PROXY = "proxy, real people"
 N_CELLS = "n (held-out / real)"
 EPISODES = "episodes trained"
 MEMBER_STD = "held-out member std"
 EXPLOIT = "exploit rate"
-TURNS = {"train": "train", "heldout": "held-out families", "real": "real patients"}
+TURNS = {"train": "train", "heldout": "held-out families", "real": "real people"}
 """Handle-time column labels, by split."""
 MISSING = "-"
 
@@ -211,7 +211,7 @@ def gold_table(rows: Sequence[Numbers]) -> Table:
     )
     note = "Percentages, 95% CI by cluster bootstrap over training runs, then episodes."
     if real:
-        note += " Real patients (replayed ACI-Bench visits) are never in the held-out families."
+        note += " Real people (replayed recorded conversations) are never in the held-out families."
     return Table("gold", "Proxy vs gold", cols, cells, note)
 
 
@@ -275,7 +275,7 @@ def real_table(rows: Sequence[Numbers]) -> Table | None:
         for r in shown
     )
     cols = (CONDITION, HELDOUT, REAL, REAL_FIELDS, REAL_PROXY, N_CELLS)
-    return Table("real", "Real patients", cols, cells)
+    return Table("real", "Real people", cols, cells)
 
 
 def _n(e: Estimate | None) -> str:

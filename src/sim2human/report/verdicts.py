@@ -17,7 +17,7 @@ from sim2human.report.format import est, pct
 
 COLLAPSED, CLEAN, INCONCLUSIVE = "collapsed", "clean", "inconclusive"
 POOLED = (
-    "The verdicts read every held-out member: programmatic families and real patients "
+    "The verdicts read every held-out member: programmatic families and real people "
     "together (the tables keep them apart)."
 )
 
