@@ -19,7 +19,7 @@ from sim2human.diagnostics.rundir import load_run_dir
 from sim2human.diagnostics.stored import DIAGNOSIS_JSON, INPUTS, diagnose_run, load_diagnosis
 from sim2human.experiments.wholeness import LOGGED, counts
 from sim2human.metrics import embeddings
-from sim2human.store import EPISODES, SUMMARY, read_episodes
+from sim2human.store.rundir import EPISODES, SUMMARY, read_episodes
 
 
 @pytest.fixture(scope="module")

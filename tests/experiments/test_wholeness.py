@@ -16,7 +16,7 @@ from sim2human.experiments.wholeness import (
     read_whole,
     shortfall,
 )
-from sim2human.store import EPISODES, SUMMARY, read_episodes
+from sim2human.store.rundir import EPISODES, SUMMARY, read_episodes
 
 
 @pytest.fixture(scope="module")

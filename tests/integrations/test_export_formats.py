@@ -11,7 +11,7 @@ import pytest
 
 from sim2human.cli.app import main
 from sim2human.integrations.population import population
-from sim2human.store import EPISODES, read_episodes
+from sim2human.store.rundir import EPISODES, read_episodes
 from sim2human.types import Turn
 
 gymnasium = pytest.importorskip("gymnasium")

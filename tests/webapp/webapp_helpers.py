@@ -16,7 +16,7 @@ import yaml
 from sim2human.agents.policy import PolicyAgent
 from sim2human.experiments.config import load_study
 from sim2human.scenarios.intake.scenario import IntakeScenario
-from sim2human.store import CHECKPOINT
+from sim2human.store.rundir import CHECKPOINT
 
 ADMIN = "test-admin-token-7f3a9c"
 
@@ -67,7 +67,7 @@ def opening(profile: dict[str, object]) -> str:
 
 
 def _serve(run: str, db: str, agents: str, port: int) -> None:
-    from sim2human.human_store import HumanStore
+    from sim2human.store.calls import HumanStore
     from sim2human.webapp import serving
     from sim2human.webapp.agents import AgentPool
     from sim2human.webapp.app import create_app

@@ -30,10 +30,10 @@ from sim2human.corpora import aci_bench
 from sim2human.errors import Sim2HumanError, UsageError
 from sim2human.experiments.backends import Choice
 from sim2human.experiments.config import load_study
-from sim2human.inputs import existing_dir
 from sim2human.redact import redact
 from sim2human.report.summary import stored_summary, summarise
 from sim2human.report.terminal import print_summary
+from sim2human.store.loading import existing_dir
 
 if TYPE_CHECKING:
     from sim2human.experiments.runner import StudyFailed
@@ -242,7 +242,7 @@ def study(
     """Run a study: every condition x seed trained, evaluated on held-out simulators, tabulated."""
     choice = Choice(executor, address)
     if human is not None:
-        from sim2human.human_store import check_existing
+        from sim2human.store.calls import check_existing
 
         try:
             check_existing(human)  # a bad database is refused before the study trains

@@ -22,13 +22,13 @@ from sim2human.agents.llm import LLMAgent
 from sim2human.cli.options import finite
 from sim2human.errors import UsageError
 from sim2human.experiments.config import StudyConfig, load_study
-from sim2human.inputs import output_dir, read_text
 from sim2human.llm.client import EndpointConfig
 from sim2human.llm.runtime import LOCAL, LLMRuntime
-from sim2human.lock import run_lock
 from sim2human.metrics.outcomes import cluster_bootstrap
 from sim2human.metrics.outcomes import fmt_estimate as est
-from sim2human.store import (
+from sim2human.store.loading import output_dir, read_text
+from sim2human.store.lock import run_lock
+from sim2human.store.rundir import (
     CONFIG,
     EPISODES,
     MEMBERS,

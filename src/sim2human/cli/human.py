@@ -104,7 +104,7 @@ def serve(
 ) -> None:
     """Serve the call page: consent, patient card, a blinded call with a random agent, rating."""
     _need_web()
-    from sim2human.human_store import HumanStore
+    from sim2human.store.calls import HumanStore
     from sim2human.webapp import serving
     from sim2human.webapp.admin import ADMIN_TOKEN_ENV, check_token
     from sim2human.webapp.agents import AgentPool, LLMAgentSettings
@@ -156,7 +156,7 @@ def _networks(values: list[str]) -> list[str]:
 
 def _check_checkpoints(checkpoints: dict[str, list[tuple[int, Path]]]) -> None:
     """Every checkpoint read as the other commands read them, so a damaged one is one line."""
-    from sim2human.inputs import load_checkpoint
+    from sim2human.store.loading import load_checkpoint
 
     for seeds in checkpoints.values():
         for _, path in seeds:
@@ -166,7 +166,7 @@ def _check_checkpoints(checkpoints: dict[str, list[tuple[int, Path]]]) -> None:
 def _default_db(run_dir: Path) -> Path:
     """``RUN_DIR/human.sqlite``, unless the run is read-only to this user or another process is
     writing it (only a run's writer writes into it): then ``--db`` must say where."""
-    from sim2human.lock import live_writer
+    from sim2human.store.lock import live_writer
 
     writer = live_writer(run_dir)
     if writer is not None:
@@ -255,7 +255,7 @@ def export(
     Exporting again into the same directory replaces what the last export wrote. A path that
     exists and is not a directory (a file, ``/dev/null``) is refused, never overwritten."""
     from sim2human.experiments.human_eval import export_run
-    from sim2human.human_store import HumanStore
+    from sim2human.store.calls import HumanStore
 
     store = HumanStore.open_existing(db)
     try:

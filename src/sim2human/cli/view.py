@@ -107,8 +107,8 @@ def compare(
 
     Example: sim2human compare runs/demo --conditions frozen-small ensemble-uniform"""
     from sim2human.cli.reading import noter
-    from sim2human.inputs import existing_dir
-    from sim2human.lock import read_lock
+    from sim2human.store.loading import existing_dir
+    from sim2human.store.lock import read_lock
     from sim2human.viewer.build import build_compare
 
     names = list(conditions or ())

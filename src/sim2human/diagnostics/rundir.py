@@ -21,16 +21,22 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from sim2human import gc_tuning
 from sim2human.errors import RunDirError, UsageError
 from sim2human.experiments.config import EvalConfig
 from sim2human.experiments.results import CONFIG_YAML, STUDY_JSON, StudyResult, load_study_result
 from sim2human.experiments.wholeness import foreign, shortfall
-from sim2human.inputs import MAX_JSON_BYTES, existing_dir, read_bytes, read_json_object, read_yaml
 from sim2human.scenarios.base import Scenario
 from sim2human.scenarios.catalog import get_scenario
 from sim2human.simulators.base import SimulatorSpec
-from sim2human.store import (
+from sim2human.store import collector
+from sim2human.store.loading import (
+    MAX_JSON_BYTES,
+    existing_dir,
+    read_bytes,
+    read_json_object,
+    read_yaml,
+)
+from sim2human.store.rundir import (
     CONFIG,
     EPISODES,
     MEMBERS,
@@ -196,7 +202,7 @@ def _episodes(path: Path, problems: list[str]) -> tuple[list[Episode], int]:
     numbers: list[int] = []
     lines, corrupted = _lines(path, problems)
     bad: list[str] = []
-    with gc_tuning.paused():
+    with collector.paused():
         for number, episode in episode_lines(lines):
             if isinstance(episode, BadLine):
                 not_json = episode.what == "not valid JSON"

@@ -39,10 +39,10 @@ from sim2human.experiments.diversity import (
     measure_groups,
 )
 from sim2human.experiments.results import CONFIG_YAML, STUDY_JSON
-from sim2human.inputs import existing_dir, read_json_object
-from sim2human.lock import read_lock, run_lock
 from sim2human.outputs import OutputError
-from sim2human.store import CONFIG, EPISODES, MEMBERS, METRICS, SUMMARY, write_json
+from sim2human.store.loading import existing_dir, read_json_object
+from sim2human.store.lock import read_lock, run_lock
+from sim2human.store.rundir import CONFIG, EPISODES, MEMBERS, METRICS, SUMMARY, write_json
 
 DIAGNOSIS_JSON = "diagnosis.json"
 INPUTS = "inputs"

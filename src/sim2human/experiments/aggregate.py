@@ -17,7 +17,7 @@ from sim2human.metrics.handle_time import handle_time
 from sim2human.metrics.outcomes import Estimate, cluster_bootstrap
 from sim2human.metrics.robustness import curve_mean, episodes_to_reach, worst_decile_estimate
 from sim2human.simulators.replay import reply_shares
-from sim2human.store import SUMMARY, iter_jsonl, read_json
+from sim2human.store.rundir import SUMMARY, iter_jsonl, read_json
 from sim2human.types import Episode
 
 RERUN = "continue the study with --resume to rerun it"

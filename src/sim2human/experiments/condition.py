@@ -23,13 +23,13 @@ from sim2human.agents.scripted import ScriptedAgent
 from sim2human.experiments.config import Condition, StudyConfig
 from sim2human.experiments.wholeness import LOGGED
 from sim2human.experiments.world import StudyWorld, evaluate_splits, llm_runtime
-from sim2human.judging import EnsembleJudge, JudgePanel
 from sim2human.llm.runtime import LLMRuntime
 from sim2human.metrics.outcomes import by, member_std, summarise
+from sim2human.population.panel import EnsembleJudge, JudgePanel
 from sim2human.samplers.build import PerturbingSampler, Sampler
 from sim2human.samplers.feedback import BatchInfo, Reporting, draw_level
 from sim2human.simulators.base import SimulatorSpec
-from sim2human.store import (
+from sim2human.store.rundir import (
     CHECKPOINT,
     CONFIG,
     EPISODES,

@@ -33,11 +33,11 @@ from sim2human.experiments.results import (
     StudyResult,
     load_study_result,
 )
-from sim2human.human_store import HUMAN_FAMILY, HumanStore
 from sim2human.metrics.outcomes import Estimate, by, fmt_estimate, summarise
 from sim2human.outputs import OutputError
 from sim2human.simulators.human import human_spec
-from sim2human.store import (
+from sim2human.store.calls import HUMAN_FAMILY, HumanStore
+from sim2human.store.rundir import (
     CONFIG,
     EPISODES,
     MEMBERS,

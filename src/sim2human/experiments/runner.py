@@ -34,11 +34,11 @@ from sim2human.experiments.units import (
 )
 from sim2human.experiments.wholeness import TornSubRun, read_whole
 from sim2human.experiments.world import StudyWorld
-from sim2human.inputs import output_dir, read_text, read_yaml
 from sim2human.llm.client import EndpointConfig
 from sim2human.llm.runtime import Embedded, serve_embedded
-from sim2human.lock import run_lock
-from sim2human.store import SUMMARY, write_json
+from sim2human.store.loading import output_dir, read_text, read_yaml
+from sim2human.store.lock import run_lock
+from sim2human.store.rundir import SUMMARY, write_json
 
 Call = tuple[str, str, int, str]
 """One job of a study for ``_work``: kind (``condition``, ``reference``, ``diversity``), name,
@@ -188,7 +188,7 @@ def run_study(
     others finish: ``StudyFailed`` then says which, after ``study.json`` is written over what
     finished (without ``finish``).
     An embedded model that ``llm`` members use is started once here and shared by the workers.
-    The run directory is locked for the whole study: a second writer is refused (``lock.py``).
+    The run directory is locked for the whole study: a second writer is refused (``store.lock``).
     ``executor`` says where the jobs run (default: ``local`` processes; ``backends``); the
     run directory is the same on every executor, so a study resumes on any of them.
     """

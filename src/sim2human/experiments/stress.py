@@ -26,11 +26,11 @@ from sim2human.errors import RunDirError
 from sim2human.experiments.config import StudyConfig, parse_study
 from sim2human.experiments.executors import in_processes, queue_progress, report_progress
 from sim2human.experiments.world import StudyWorld
-from sim2human.inputs import existing_dir, load_checkpoint, output_dir, read_yaml
-from sim2human.lock import run_lock
 from sim2human.simulators import needs_endpoint
 from sim2human.simulators.base import SimulatorSpec
-from sim2human.store import CHECKPOINT, write_json
+from sim2human.store.loading import existing_dir, load_checkpoint, output_dir, read_yaml
+from sim2human.store.lock import run_lock
+from sim2human.store.rundir import CHECKPOINT, write_json
 from sim2human.stress.adversarial import SearchConfig, result_json, search
 from sim2human.stress.sweep import Curves, StressPlan, summarise_curves, sweep
 

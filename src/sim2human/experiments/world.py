@@ -11,10 +11,10 @@ from typing import Any
 
 from sim2human.agents.base import Agent
 from sim2human.corpora import aci_bench
-from sim2human.ensemble import Ensemble
 from sim2human.errors import UsageError
 from sim2human.experiments.config import Condition, StudyConfig
 from sim2human.llm.runtime import LLMRuntime
+from sim2human.population.ensemble import Ensemble
 from sim2human.rollout.checks import solvability
 from sim2human.rollout.evaluate import evaluate
 from sim2human.samplers.build import MixedSampler, Sampler, build_sampler

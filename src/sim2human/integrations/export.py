@@ -30,7 +30,7 @@ from sim2human.rollout.conversation import MAX_TURNS, Conversation, Job
 from sim2human.scenarios.base import Scenario
 from sim2human.scenarios.catalog import get_scenario
 from sim2human.simulators.base import UserTurn
-from sim2human.store import CONFIG, EPISODES, read_episodes
+from sim2human.store.rundir import CONFIG, EPISODES, read_episodes
 from sim2human.types import Episode
 
 Format = Literal["openai-chat", "art", "sb3-buffer"]

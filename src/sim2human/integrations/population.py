@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
-from sim2human.ensemble import Ensemble
 from sim2human.errors import UsageError
+from sim2human.population.ensemble import Ensemble
 from sim2human.rollout.checks import solvability
 from sim2human.rollout.conversation import MAX_TURNS, Conversation, Job
 from sim2human.samplers.build import FixedSampler, Sampler, build_sampler

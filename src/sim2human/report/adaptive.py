@@ -27,7 +27,7 @@ from sim2human import outputs
 from sim2human.experiments.results import ConditionRow, StudyResult
 from sim2human.metrics.outcomes import Estimate
 from sim2human.report.format import est, md
-from sim2human.store import iter_jsonl
+from sim2human.store.rundir import iter_jsonl
 
 DIR = "adaptive"
 MARGIN = 0.05

@@ -32,8 +32,6 @@ from sim2human.diagnostics.stored import (
 from sim2human.errors import Sim2HumanError
 from sim2human.experiments.diversity import DIVERSITY_JSON, DiversityRow
 from sim2human.experiments.stress import STRESS_JSON
-from sim2human.inputs import existing_dir, read_json_object
-from sim2human.lock import read_lock, run_lock
 from sim2human.report import fidelity
 from sim2human.report.adaptive import adaptive_section
 from sim2human.report.by_family import diversity_rows, quirk_cell
@@ -54,6 +52,8 @@ from sim2human.report.stress_markdown import stress_markdown
 from sim2human.report.summary import KEY as SUMMARY_KEY
 from sim2human.report.summary import Summary, summarise
 from sim2human.report.templates_env import template_env
+from sim2human.store.loading import existing_dir, read_json_object
+from sim2human.store.lock import read_lock, run_lock
 
 REPORT_HTML = "report.html"
 REPORT_JSON = "report.json"

@@ -15,8 +15,8 @@ from typing import Any, Protocol
 import numpy as np
 from pydantic import ValidationError
 
-from sim2human.ensemble import Ensemble
 from sim2human.errors import ConfigError, UsageError, first_problem
+from sim2human.population.ensemble import Ensemble
 from sim2human.samplers.evolve import EvolveArgs, EvolveSampler
 from sim2human.samplers.feedback import BatchInfo
 from sim2human.samplers.must import MustArgs, MustSampler

@@ -19,7 +19,7 @@ from sim2human.experiments.stress import load_run_config
 from sim2human.experiments.world import StudyWorld
 from sim2human.llm.client import ChatClient, EndpointConfig
 from sim2human.scenarios.base import Scenario
-from sim2human.store import CHECKPOINT
+from sim2human.store.rundir import CHECKPOINT
 
 SCRIPTED = "scripted"
 LLM = "llm"

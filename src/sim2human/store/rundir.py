@@ -18,8 +18,9 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from sim2human import gc_tuning, outputs
+from sim2human import outputs
 from sim2human.errors import RunDirError
+from sim2human.store import collector
 from sim2human.types import Episode
 
 EPISODES = "episodes.jsonl"
@@ -242,7 +243,7 @@ def parse_episode(line: str) -> Episode | None:
 def read_episodes(path: Path) -> list[Episode]:
     """Every episode of a log; the first line that is not one is an error naming it."""
     episodes, lines = [], []
-    with gc_tuning.paused():
+    with collector.paused():
         for number, episode in episode_lines(_text_lines(path)):
             if isinstance(episode, BadLine):
                 raise episode.error(path)
