@@ -17,8 +17,9 @@ from reliability_helpers import TINY, assert_one_clear_error, run_cli
 from planted_runs import write_sub_run
 from sim2human.errors import RunDirError, UsageError
 from sim2human.store import collector
-from sim2human.store.lock import LOCK_FILE, LockedError, holder_of, run_lock
-from sim2human.store.rundir import EPISODES, EpisodeLog, read_episodes
+from sim2human.store.layout import EPISODES, LOCK_FILE
+from sim2human.store.lock import LockedError, holder_of, run_lock
+from sim2human.store.rundir import EpisodeLog, read_episodes
 
 HOLD = """
 import sys, time

@@ -38,7 +38,8 @@ from sim2human.outputs import OutputError
 from sim2human.report.html import write_report
 from sim2human.scenarios.intake.scenario import IntakeScenario
 from sim2human.store.calls import HumanStore
-from sim2human.store.rundir import EPISODES, EpisodeLog, JsonlWriter, read_episodes
+from sim2human.store.layout import EPISODES
+from sim2human.store.rundir import EpisodeLog, JsonlWriter, read_episodes
 from sim2human.types import Episode
 
 HOSTILE = "<script>alert(1)"

@@ -21,7 +21,8 @@ from reliability_helpers import TINY, assert_one_clear_error, run_cli
 from aci_data import ACI
 from sim2human.cli.app import main
 from sim2human.diagnostics.stored import derived_dir
-from sim2human.store.lock import LOCK_FILE, read_lock, run_lock
+from sim2human.store.layout import LOCK_FILE
+from sim2human.store.lock import read_lock, run_lock
 
 ONE: dict[str, object] = {**TINY, "name": "tiny-readers", "seeds": [0]}
 DROP_CAPS = [

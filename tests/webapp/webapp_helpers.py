@@ -16,7 +16,7 @@ import yaml
 from sim2human.agents.policy import PolicyAgent
 from sim2human.experiments.config import load_study
 from sim2human.scenarios.intake.scenario import IntakeScenario
-from sim2human.store.rundir import CHECKPOINT
+from sim2human.store.layout import CHECKPOINT
 
 ADMIN = "test-admin-token-7f3a9c"
 

@@ -33,6 +33,7 @@ from sim2human.experiments.config import load_study
 from sim2human.redact import redact
 from sim2human.report.summary import stored_summary, summarise
 from sim2human.report.terminal import print_summary
+from sim2human.store.layout import REPORT_HTML, REPORT_JSON, REPORT_MD, STUDY_JSON
 from sim2human.store.loading import existing_dir
 
 if TYPE_CHECKING:
@@ -173,11 +174,9 @@ def _run(
     except KeyboardInterrupt as stop:
         _interrupted(stop, target)
         raise typer.Exit(interrupt_code()) from None
-    print_summary(
-        out_console, stored_summary(target / "report.json") or summarise(None, None, study)
-    )
-    out_console.print(f"report: {target / 'report.html'}", soft_wrap=True)
-    out_console.print(f"markdown: {target / 'report.md'}", soft_wrap=True)
+    print_summary(out_console, stored_summary(target / REPORT_JSON) or summarise(None, None, study))
+    out_console.print(f"report: {target / REPORT_HTML}", soft_wrap=True)
+    out_console.print(f"markdown: {target / REPORT_MD}", soft_wrap=True)
     return target
 
 
@@ -210,7 +209,7 @@ def _failed(failed: StudyFailed, config: Path) -> None:
     for f in study.failed:
         err_console.print(f"[red]failed[/]: {escape(f.job)}: {escape(f.reason)}", highlight=False)
     err_console.print(
-        f"[red]error:[/] {len(study.failed)} job(s) failed; {out / 'study.json'} holds what "
+        f"[red]error:[/] {len(study.failed)} job(s) failed; {out / STUDY_JSON} holds what "
         f"finished and names them; run them again with "
         f"`sim2human study {escape(str(config))} --resume --out {escape(str(out))}`",
         highlight=False,
@@ -250,7 +249,8 @@ def study(
             raise UsageError(f"--human {err}") from None
     target = _run(config, quick, out, workers, resume, check, data, retries, choice)
     if human is not None and target is not None:
-        from sim2human.experiments.human_eval import HUMAN_MD, fold_in, human_table
+        from sim2human.experiments.human_eval import fold_in, human_table
+        from sim2human.store.layout import HUMAN_MD
 
         out_console.print(human_table(fold_in(target, human)))
         out_console.print(f"human: {target / HUMAN_MD}", soft_wrap=True)

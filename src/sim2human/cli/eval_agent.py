@@ -26,18 +26,10 @@ from sim2human.llm.client import EndpointConfig
 from sim2human.llm.runtime import LOCAL, LLMRuntime
 from sim2human.metrics.outcomes import cluster_bootstrap
 from sim2human.metrics.outcomes import fmt_estimate as est
+from sim2human.store.layout import CONFIG, EPISODES, MEMBERS, METRICS, SUMMARY
 from sim2human.store.loading import output_dir, read_text
 from sim2human.store.lock import run_lock
-from sim2human.store.rundir import (
-    CONFIG,
-    EPISODES,
-    MEMBERS,
-    METRICS,
-    SUMMARY,
-    EpisodeLog,
-    JsonlWriter,
-    write_json,
-)
+from sim2human.store.rundir import EpisodeLog, JsonlWriter, write_json
 from sim2human.types import Episode
 
 if TYPE_CHECKING:

@@ -19,6 +19,7 @@ from rich.console import Console
 
 from sim2human import seeding
 from sim2human.errors import ModelUnavailableError, UsageError
+from sim2human.store.layout import HUMAN_DB
 
 if TYPE_CHECKING:
     from sim2human.scenarios.base import Scenario
@@ -173,7 +174,7 @@ def _default_db(run_dir: Path) -> Path:
         raise UsageError(f"{run_dir}: {writer}: give --db PATH to store the calls outside it")
     if not os.access(run_dir, os.W_OK | os.X_OK):
         raise UsageError(f"{run_dir} is read-only: give --db PATH to store the calls elsewhere")
-    return run_dir / "human.sqlite"
+    return run_dir / HUMAN_DB
 
 
 @human_app.command()
@@ -275,5 +276,5 @@ def compare(
     predict people (rank correlation and mean absolute gap). Writes RUN_DIR/human.json."""
     from sim2human.experiments.human_eval import fold_in, human_table
 
-    result = fold_in(_run_dir(run_dir), db or run_dir / "human.sqlite")
+    result = fold_in(_run_dir(run_dir), db or run_dir / HUMAN_DB)
     out_console.print(human_table(result))

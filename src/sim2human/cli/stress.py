@@ -12,6 +12,7 @@ from rich.table import Table
 
 from sim2human.cli.signals import interrupt_code
 from sim2human.errors import UsageError
+from sim2human.store.layout import STRESS_HTML, STRESS_JSON, STRESS_MD
 from sim2human.stress.adversarial import SearchConfig
 from sim2human.stress.sweep import DEFAULT_GRID, StressPlan
 
@@ -121,8 +122,7 @@ def stress(
         out_console.print(line, highlight=False)
     target = out or run_dir
     out_console.print(
-        f"stress: {target / 'stress.json'}, "
-        f"report: {target / 'stress.html'}, {target / 'stress.md'}"
+        f"stress: {target / STRESS_JSON}, report: {target / STRESS_HTML}, {target / STRESS_MD}"
     )
 
 

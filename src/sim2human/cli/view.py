@@ -16,14 +16,13 @@ from rich.console import Console
 from rich.table import Table
 
 from sim2human import outputs
+from sim2human.store.layout import COMPARE_HTML, VIEW_HTML
 
 if TYPE_CHECKING:
     from sim2human.viewer.compare import Comparison
 
 Note = Callable[[str], None]
 
-VIEW_HTML = "view.html"
-COMPARE_HTML = "compare.html"
 
 RunDirArg = Annotated[Path, typer.Argument(help="A study directory or one sub-run directory.")]
 OutOpt = Annotated[

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from sim2human.experiments.condition import CURVE_LOG, train_config
+from sim2human.experiments.condition import train_config
 from sim2human.experiments.config import Condition, StudyConfig
 from sim2human.experiments.results import FailedRun, StudyResult
 from sim2human.experiments.wholeness import read_whole
@@ -17,7 +17,8 @@ from sim2human.metrics.handle_time import handle_time
 from sim2human.metrics.outcomes import Estimate, cluster_bootstrap
 from sim2human.metrics.robustness import curve_mean, episodes_to_reach, worst_decile_estimate
 from sim2human.simulators.replay import reply_shares
-from sim2human.store.rundir import SUMMARY, iter_jsonl, read_json
+from sim2human.store.layout import CURVE_LOG, REFERENCE, SUMMARY, RunLayout, sub_run_relative
+from sim2human.store.rundir import iter_jsonl, read_json
 from sim2human.types import Episode
 
 RERUN = "continue the study with --resume to rerun it"
@@ -38,7 +39,7 @@ def aggregate(
         summaries = []
         curves = []
         for seed in cfg.seeds:
-            sub = Path("conditions") / condition.name / f"seed-{seed}"
+            sub = sub_run_relative(condition.name, seed)
             if str(sub) in gone:
                 continue
             summary, episodes = read_whole(root / sub, cfg.scenario, RERUN)
@@ -51,9 +52,9 @@ def aggregate(
     _episodes_to_baseline_final(rows)
     reference = []
     for name in cfg.reference_agents:
-        if str(Path("reference") / name) in gone:
+        if str(Path(REFERENCE) / name) in gone:
             continue
-        summary, episodes = read_whole(root / "reference" / name, cfg.scenario, RERUN)
+        summary, episodes = read_whole(RunLayout(root).reference(name), cfg.scenario, RERUN)
         row = _condition_row(name, cfg, {0: episodes}, [summary])
         row["episodes_trained"] = 0
         reference.append(row)
@@ -100,8 +101,8 @@ def _known_comparisons(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def _llm_accounting(root: Path, cfg: StudyConfig, gone: set[str]) -> dict[str, Any]:
     """Endpoint accounting summed over every sub-run (absent for studies without LLMs)."""
-    subs = [Path("conditions") / c.name / f"seed-{s}" for c in cfg.conditions for s in cfg.seeds]
-    subs += [Path("reference") / name for name in cfg.reference_agents]
+    subs = [sub_run_relative(c.name, s) for c in cfg.conditions for s in cfg.seeds]
+    subs += [Path(REFERENCE) / name for name in cfg.reference_agents]
     total: dict[str, float] = {}
     for sub in subs:
         if str(sub) in gone:

@@ -29,17 +29,17 @@ from sim2human.population.panel import EnsembleJudge, JudgePanel
 from sim2human.samplers.build import PerturbingSampler, Sampler
 from sim2human.samplers.feedback import BatchInfo, Reporting, draw_level
 from sim2human.simulators.base import SimulatorSpec
-from sim2human.store.rundir import (
+from sim2human.store.layout import (
     CHECKPOINT,
     CONFIG,
+    CURVE_LOG,
     EPISODES,
     MEMBERS,
     METRICS,
+    SAMPLER_LOG,
     SUMMARY,
-    EpisodeLog,
-    JsonlWriter,
-    write_json,
 )
+from sim2human.store.rundir import EpisodeLog, JsonlWriter, write_json
 from sim2human.train.config import PPOConfig, UpdateStats
 from sim2human.train.ppo import train
 from sim2human.train.telemetry import HeldoutProbe
@@ -50,10 +50,6 @@ Progress = Callable[[int], None]
 TRAIN_LOG_EVERY = 10
 """Keep every tenth update's training episodes in ``episodes.jsonl`` (all of them are summarised
 in ``metrics.jsonl``); storing all of them would make a run directory hundreds of MB."""
-SAMPLER_LOG = "sampler.jsonl"
-"""Per update: the sampler's member shares, the batch's member counts, and its events (why)."""
-CURVE_LOG = "heldout_curve.jsonl"
-"""Held-out gold on a fixed subset every ``train.eval_every`` updates (logged, never used)."""
 
 
 def train_config(cfg: StudyConfig, condition: Condition) -> PPOConfig:

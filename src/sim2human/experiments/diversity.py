@@ -23,8 +23,6 @@ from sim2human.simulators.base import SimulatorSpec
 from sim2human.types import Frozen
 
 TURNS_PER_MEMBER = 40
-DIVERSITY_JSON = "diversity.json"
-"""Where a study stores its simulators' diversity (measured beside training, read by reports)."""
 
 
 class DiversityRow(Frozen):

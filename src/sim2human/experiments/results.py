@@ -22,11 +22,9 @@ from sim2human.errors import RunDirError, UsageError
 from sim2human.experiments.config import Role, default_role, parse_study
 from sim2human.metrics.handle_time import HandleTime
 from sim2human.metrics.outcomes import Estimate
+from sim2human.store.layout import CONFIG_YAML, STUDY_JSON
 from sim2human.store.loading import read_json_object, read_yaml
 from sim2human.store.rundir import write_json
-
-STUDY_JSON = "study.json"
-CONFIG_YAML = "config.yaml"
 
 
 class ConditionRow(BaseModel):

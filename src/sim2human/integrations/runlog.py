@@ -16,15 +16,8 @@ from typing import Any
 
 from sim2human.integrations.population import Population
 from sim2human.metrics.outcomes import by, member_std, summarise
-from sim2human.store.rundir import (
-    CONFIG,
-    EPISODES,
-    MEMBERS,
-    METRICS,
-    SUMMARY,
-    JsonlWriter,
-    write_json,
-)
+from sim2human.store.layout import CONFIG, EPISODES, MEMBERS, METRICS, SUMMARY
+from sim2human.store.rundir import JsonlWriter, write_json
 from sim2human.types import Episode
 
 

@@ -31,12 +31,12 @@ from sim2human.metrics.fidelity import FidelityRow, fidelity_row
 from sim2human.report.format import md, md_code, num
 from sim2human.scenarios.intake.scenario import IntakeScenario
 from sim2human.simulators.replay import reply_shares
+from sim2human.store.layout import FIDELITY_JSON
 from sim2human.types import Episode
 
 HUMAN = "human (other half)"
 DEFAULT_CAP = 150
 """User turns per family (and per human half) in ``sim2human report``."""
-FIDELITY_JSON = "fidelity.json"
 
 
 class Fidelity(BaseModel):

@@ -23,13 +23,6 @@ from sim2human.errors import RunDirError
 from sim2human.store import collector
 from sim2human.types import Episode
 
-EPISODES = "episodes.jsonl"
-METRICS = "metrics.jsonl"
-CONFIG = "config.json"
-MEMBERS = "members.json"
-SUMMARY = "summary.json"
-CHECKPOINT = "checkpoint.pt"
-
 
 def json_text(data: Any) -> str:
     """``data`` (a pydantic model or plain data) as the JSON text ``write_json`` writes."""
