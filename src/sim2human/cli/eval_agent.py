@@ -26,6 +26,7 @@ from sim2human.llm.client import EndpointConfig
 from sim2human.llm.runtime import LOCAL, LLMRuntime
 from sim2human.metrics.outcomes import cluster_bootstrap
 from sim2human.metrics.outcomes import fmt_estimate as est
+from sim2human.simulators import needs_endpoint
 from sim2human.store.layout import CONFIG, EPISODES, MEMBERS, METRICS, SUMMARY
 from sim2human.store.loading import output_dir, read_text
 from sim2human.store.lock import run_lock
@@ -147,7 +148,7 @@ def _evaluate(
         ) as bar,
     ):
         per, per_llm = cfg.eval.episodes_per_member, cfg.eval.llm_episodes_per_member or 0
-        total = sum(per_llm or per if s.kind == "llm" else per for s in specs)
+        total = sum(per_llm or per if needs_endpoint(s) else per for s in specs)
         task = bar.add_task("episodes", total=total)
 
         def on_episode(e: Episode) -> None:

@@ -16,6 +16,7 @@ from sim2human.experiments.wholeness import read_whole
 from sim2human.metrics.handle_time import handle_time
 from sim2human.metrics.outcomes import Estimate, cluster_bootstrap
 from sim2human.metrics.robustness import curve_mean, episodes_to_reach, worst_decile_estimate
+from sim2human.simulators import played_on_endpoint, speaks_real_words
 from sim2human.simulators.replay import reply_shares
 from sim2human.store.layout import CURVE_LOG, REFERENCE, SUMMARY, RunLayout, sub_run_relative
 from sim2human.store.rundir import iter_jsonl, read_json
@@ -85,7 +86,7 @@ def _trained_row(
     row["sampler"] = condition.sampler
     row["role"] = condition.role
     row["compare_to"] = condition.compare_to
-    programmatic = {s: [e for e in eps if e.kind != "replay"] for s, eps in by_seed.items()}
+    programmatic = {s: [e for e in eps if not speaks_real_words(e)] for s, eps in by_seed.items()}
     w = worst_decile_estimate(programmatic, n_boot=cfg.eval.bootstrap)
     row["heldout_worst_decile"] = {"mean": w.mean, "ci": list(w.ci), "n": w.n}
     row["heldout_curve"] = [list(p) for p in curve_mean(curves)] if all(curves) else []
@@ -139,7 +140,7 @@ def _condition_row(
 
     def est(split: str, metric: Callable[[Episode], float]) -> dict[str, Any]:
         # real patients (replay families) have their own column: real_patient_rows
-        pairs = [(seed, e) for seed, e in tagged if e.split == split and e.kind != "replay"]
+        pairs = [(seed, e) for seed, e in tagged if e.split == split and not speaks_real_words(e)]
         r: Estimate = cluster_bootstrap(
             [metric(e) for _, e in pairs], [seed for seed, _ in pairs], n_boot=cfg.eval.bootstrap
         )
@@ -149,9 +150,9 @@ def _condition_row(
     trained = [e for _, e in tagged if e.split == "train"]
     families = sorted({e.family for e in held})
     extra: dict[str, Any] = {}
-    if any(e.kind == "llm" for e in held):
+    if any(played_on_endpoint(e) for e in held):
         extra = llm_rows(tagged, cfg.eval.bootstrap)
-    if any(e.kind == "replay" for e in held):
+    if any(speaks_real_words(e) for e in held):
         extra |= real_patient_rows(tagged, cfg.eval.bootstrap)
     return {
         **extra,
@@ -173,7 +174,9 @@ def _condition_row(
         "heldout_dropped_rate": float(np.mean([e.gold.dropped for e in held])) if held else 0.0,
         "handle_time": {
             k: v.model_dump()
-            for k, v in handle_time([e for _, e in tagged if e.phase == "eval"]).items()
+            for k, v in handle_time(
+                [e for _, e in tagged if e.phase == "eval"], speaks_real_words
+            ).items()
         },
     }
 
@@ -182,11 +185,11 @@ def real_patient_rows(tagged: Sequence[tuple[int, Episode]], n_boot: int) -> dic
     """Held-out results on real patients (``replay`` families) and on the programmatic rest."""
 
     def est(real: bool, metric: Callable[[Episode], float]) -> dict[str, Any]:
-        pairs = [(s, e) for s, e in tagged if e.split == "heldout" and (e.kind == "replay") == real]
+        pairs = [(s, e) for s, e in tagged if e.split == "heldout" and speaks_real_words(e) == real]
         r = cluster_bootstrap([metric(e) for _, e in pairs], [s for s, _ in pairs], n_boot=n_boot)
         return {"mean": r.mean, "ci": list(r.ci), "n": r.n}
 
-    real = [e for _, e in tagged if e.split == "heldout" and e.kind == "replay"]
+    real = [e for _, e in tagged if e.split == "heldout" and speaks_real_words(e)]
     return {
         "heldout_gold_real": est(True, lambda e: float(e.gold.success)),
         "heldout_fields_real": est(True, lambda e: e.gold.field_accuracy),
@@ -205,7 +208,7 @@ def llm_rows(tagged: Sequence[tuple[int, Episode]], n_boot: int) -> dict[str, An
         return {"mean": r.mean, "ci": list(r.ci), "n": r.n}
 
     def is_llm(e: Episode) -> bool:
-        return e.kind == "llm"
+        return played_on_endpoint(e)
 
     llm_eps = [e for _, e in tagged if is_llm(e)]
     replies = sum(e.diagnostics.get("replies", 0.0) for e in llm_eps)

@@ -28,6 +28,7 @@ from sim2human.metrics.outcomes import by, member_std, summarise
 from sim2human.population.panel import EnsembleJudge, JudgePanel
 from sim2human.samplers.build import PerturbingSampler, Sampler
 from sim2human.samplers.feedback import BatchInfo, Reporting, draw_level
+from sim2human.simulators import is_programmatic
 from sim2human.simulators.base import SimulatorSpec
 from sim2human.store.layout import (
     CHECKPOINT,
@@ -221,7 +222,7 @@ def _probe(
     diagnostics (d, field accuracy and a checkpoint at each point, in ``metrics.jsonl``)."""
     return HeldoutProbe(
         agent,
-        [s for s in world.ensemble.heldout if s.kind == "persona"],
+        [s for s in world.ensemble.heldout if is_programmatic(s)],
         world.scenario,
         every=ppo.eval_every,
         per_member=min(cfg.eval.curve_episodes_per_member, cfg.eval.episodes_per_member),

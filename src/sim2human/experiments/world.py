@@ -20,6 +20,7 @@ from sim2human.rollout.evaluate import evaluate
 from sim2human.samplers.build import MixedSampler, Sampler, build_sampler
 from sim2human.scenarios.base import Scenario
 from sim2human.scenarios.catalog import get_scenario
+from sim2human.simulators import needs_endpoint
 from sim2human.simulators.base import QuirkPool, SimulatorSpec
 from sim2human.simulators.families import get_family
 from sim2human.simulators.llm import llm_spec
@@ -135,8 +136,8 @@ def evaluate_members(
     **kw: Any,
 ) -> list[Episode]:
     """``evaluate`` with ``eval.llm_episodes_per_member`` episodes on each ``llm`` member."""
-    persona = [s for s in specs if s.kind != "llm"]
-    chat = [s for s in specs if s.kind == "llm"]
+    persona = [s for s in specs if not needs_endpoint(s)]
+    chat = [s for s in specs if needs_endpoint(s)]
     per_llm = cfg.eval.llm_episodes_per_member or per_member
     out = (
         evaluate(
