@@ -123,7 +123,7 @@ class PolicyAgent:
     def turn(self, index: int, obs: Observation) -> AgentTurn:
         act = self.acts[index]
         text = self.scenario.render_act(act, obs.last_field, obs.record)
-        field = act.field or (obs.last_field if act.kind == "clarify" else None)
+        field = act.about(obs.last_field)
         return AgentTurn(text=text, act=act.id, field=field)
 
     def save(self, path: Path, *, inside: Path | None = None) -> None:

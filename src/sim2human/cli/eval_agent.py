@@ -198,7 +198,7 @@ def summarise(episodes: list[Episode], n_boot: int) -> dict[str, Any]:
 
         def est(values: list[float], members: list[str] = members) -> dict[str, Any]:
             r = cluster_bootstrap(values, members, n_boot=n_boot)
-            return {"mean": r.mean, "ci": list(r.ci), "n": r.n}
+            return r.stored()
 
         rows.append(
             {

@@ -88,7 +88,7 @@ def _trained_row(
     row["compare_to"] = condition.compare_to
     programmatic = {s: [e for e in eps if not speaks_real_words(e)] for s, eps in by_seed.items()}
     w = worst_decile_estimate(programmatic, n_boot=cfg.eval.bootstrap)
-    row["heldout_worst_decile"] = {"mean": w.mean, "ci": list(w.ci), "n": w.n}
+    row["heldout_worst_decile"] = w.stored()
     row["heldout_curve"] = [list(p) for p in curve_mean(curves)] if all(curves) else []
     return row
 
@@ -144,7 +144,7 @@ def _condition_row(
         r: Estimate = cluster_bootstrap(
             [metric(e) for _, e in pairs], [seed for seed, _ in pairs], n_boot=cfg.eval.bootstrap
         )
-        return {"mean": r.mean, "ci": list(r.ci), "n": r.n}
+        return r.stored()
 
     held = [e for _, e in tagged if e.split == "heldout"]
     trained = [e for _, e in tagged if e.split == "train"]
@@ -187,7 +187,7 @@ def real_patient_rows(tagged: Sequence[tuple[int, Episode]], n_boot: int) -> dic
     def est(real: bool, metric: Callable[[Episode], float]) -> dict[str, Any]:
         pairs = [(s, e) for s, e in tagged if e.split == "heldout" and speaks_real_words(e) == real]
         r = cluster_bootstrap([metric(e) for _, e in pairs], [s for s, _ in pairs], n_boot=n_boot)
-        return {"mean": r.mean, "ci": list(r.ci), "n": r.n}
+        return r.stored()
 
     real = [e for _, e in tagged if e.split == "heldout" and speaks_real_words(e)]
     return {
@@ -205,7 +205,7 @@ def llm_rows(tagged: Sequence[tuple[int, Episode]], n_boot: int) -> dict[str, An
     def est(pick: Callable[[Episode], bool], metric: Callable[[Episode], float]) -> dict[str, Any]:
         pairs = [(seed, e) for seed, e in tagged if pick(e)]
         r = cluster_bootstrap([metric(e) for _, e in pairs], [s for s, _ in pairs], n_boot=n_boot)
-        return {"mean": r.mean, "ci": list(r.ci), "n": r.n}
+        return r.stored()
 
     def is_llm(e: Episode) -> bool:
         return played_on_endpoint(e)

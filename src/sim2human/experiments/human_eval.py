@@ -153,7 +153,7 @@ def _ranks(v: np.ndarray) -> np.ndarray:
 
 
 def _est(e: Estimate) -> dict[str, Any]:
-    return {"mean": e.mean, "ci": list(e.ci), "n": e.n}
+    return e.stored()
 
 
 ALL_HELDOUT = "(all held-out)"

@@ -19,9 +19,15 @@ from sim2human.types import Episode
 
 
 class Estimate(BaseModel):
+    """A mean with its bootstrap confidence interval and the number of values behind it."""
+
     mean: float
     ci: tuple[float, float]
     n: int
+
+    def stored(self) -> dict[str, Any]:
+        """The form ``study.json`` and the other result files keep (``mean``, ``ci``, ``n``)."""
+        return {"mean": self.mean, "ci": list(self.ci), "n": self.n}
 
 
 def fmt_pct(x: float | None, missing: str = "") -> str:
