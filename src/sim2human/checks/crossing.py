@@ -17,9 +17,10 @@ from functools import partial
 from typing import Any
 
 from sim2human.agents.scripted import reference_agent
-from sim2human.checks import check_agent, check_simulator
+from sim2human.checks.agent import check_agent
 from sim2human.checks.report import CheckReport, expect
 from sim2human.checks.scenario import check_scenario
+from sim2human.checks.simulator import check_simulator
 from sim2human.perturb import PERTURBATIONS
 from sim2human.rollout.conversation import Job
 from sim2human.rollout.play import play

@@ -15,8 +15,8 @@ from sim2human.errors import UsageError
 from sim2human.experiments.config import Condition, StudyConfig
 from sim2human.llm.runtime import LLMRuntime
 from sim2human.population.ensemble import Ensemble
-from sim2human.rollout.checks import solvability
 from sim2human.rollout.evaluate import evaluate
+from sim2human.rollout.solvability import solvability
 from sim2human.samplers.build import MixedSampler, Sampler, build_sampler
 from sim2human.scenarios.base import Scenario
 from sim2human.scenarios.catalog import get_scenario

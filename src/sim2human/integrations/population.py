@@ -19,8 +19,8 @@ import numpy as np
 
 from sim2human.errors import UsageError
 from sim2human.population.ensemble import Ensemble
-from sim2human.rollout.checks import solvability
 from sim2human.rollout.conversation import MAX_TURNS, Conversation, Job
+from sim2human.rollout.solvability import solvability
 from sim2human.samplers.build import FixedSampler, Sampler, build_sampler
 from sim2human.samplers.feedback import draw_level
 from sim2human.scenarios.base import Scenario

@@ -260,7 +260,7 @@ def build_sampler(
     ``perturb_ramp_episodes`` training episodes (``PerturbingSampler``).
 
     Samplers see gold outcomes only when ``oracle_gold`` is set (the default works without it).
-    ``evolve`` also needs the scenario and ``solvable`` (``rollout.checks.solvability``).
+    ``evolve`` also needs the scenario and ``solvable`` (``rollout.solvability.solvability``).
     """
     settings = sampler_args(name, args)
     ctx = _Context(ensemble, pool, fixed, scenario, solvable, oracle_gold, seed)
