@@ -89,7 +89,7 @@ def _work(config: StudyConfig | str, kind: str, name: str, seed: int, out: str) 
         torch.set_num_threads(1)  # the embedding model beside a training worker
         world = StudyWorld.build(cfg)
         runs = [(c.name, world.train_members(c), world.ensemble.heldout) for c in cfg.conditions]
-        measured = measure_groups(diversity_groups(runs), world.scenario, cfg.train.max_turns)
+        measured = measure_groups(diversity_groups(runs), world.scenario, world.max_turns)
         write_json(Path(out), measured.model_dump(mode="json"))
         return {}
     cond = next(c for c in cfg.conditions if c.name == name)

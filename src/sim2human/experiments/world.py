@@ -146,7 +146,7 @@ def evaluate_members(
             world.scenario,
             per_member=per_member,
             llm=llm,
-            max_turns=cfg.train.max_turns,
+            max_turns=world.max_turns,
             **kw,
         )
         if persona
@@ -159,7 +159,7 @@ def evaluate_members(
             world.scenario,
             per_member=per_llm,
             llm=llm,
-            max_turns=cfg.train.max_turns,
+            max_turns=world.max_turns,
             **kw,
         )
     return out

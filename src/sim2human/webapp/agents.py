@@ -74,7 +74,7 @@ class AgentPool:
             found = {k: v for k, v in found.items() if k in names}
         scripted = names is None or SCRIPTED in names
         use_llm = llm if names is None or LLM in names else None
-        pool = cls(run, world.scenario, cfg.train.max_turns, found, scripted, use_llm)
+        pool = cls(run, world.scenario, world.max_turns, found, scripted, use_llm)
         if not pool.names:
             raise RunDirError(f"{run}: no agents to call (no finished checkpoints)")
         return pool
