@@ -77,6 +77,7 @@ class ConditionRow(BaseModel):
 
     @property
     def is_reference(self) -> bool:
+        """A reference agent's row (no sampler, no role, nothing trained)."""
         return self.sampler is None and self.role is None and self.episodes_trained == 0
 
 
@@ -94,6 +95,8 @@ class FailedRun(BaseModel):
 
 
 class StudyResult(BaseModel):
+    """What ``study.json`` holds: every condition's row, the reference agents' rows, what failed."""
+
     model_config = ConfigDict(extra="forbid")
 
     study: str
@@ -116,13 +119,16 @@ class StudyResult(BaseModel):
         return self
 
     def row(self, name: str | None) -> ConditionRow | None:
+        """The condition called ``name``, or None."""
         return next((r for r in self.conditions if r.name == name), None)
 
     @property
     def all_rows(self) -> list[ConditionRow]:
+        """The conditions' rows, then the reference agents'."""
         return [*self.conditions, *self.reference]
 
     def with_role(self, role: Role) -> list[ConditionRow]:
+        """The conditions of ``role``, in study order."""
         return [r for r in self.conditions if r.role == role]
 
     @property

@@ -96,10 +96,12 @@ def cluster_bootstrap(
 
 
 def gold(e: Episode) -> float:
+    """An episode's gold success as 0 or 1 (what the study reports)."""
     return float(e.gold.success)
 
 
 def proxy(e: Episode) -> float:
+    """An episode's proxy: the simulated user's satisfaction (what training sees)."""
     return e.proxy
 
 
@@ -109,6 +111,8 @@ def estimate(
     cluster: Callable[[Episode], object] = lambda e: e.condition,
     n_boot: int = 1000,
 ) -> Estimate:
+    """The cluster-bootstrap estimate of ``metric`` over ``episodes``, clustered by ``cluster``
+    (default: the condition)."""
     return cluster_bootstrap(
         [metric(e) for e in episodes], [cluster(e) for e in episodes], n_boot=n_boot
     )
@@ -126,6 +130,8 @@ class GroupSummary(BaseModel):
 
 
 def summarise(episodes: Sequence[Episode]) -> GroupSummary:
+    """The outcomes of a group of episodes (one member, family or split); an empty group is a
+    ValueError."""
     if not episodes:
         raise ValueError("no episodes to summarise")
     fields = episodes[0].gold.fields.keys()
@@ -140,6 +146,7 @@ def summarise(episodes: Sequence[Episode]) -> GroupSummary:
 
 
 def by(episodes: Sequence[Episode], key: Callable[[Episode], str]) -> dict[str, GroupSummary]:
+    """``summarise`` of each group of ``episodes`` by ``key``, in key order."""
     groups: dict[str, list[Episode]] = defaultdict(list)
     for e in episodes:
         groups[key(e)].append(e)

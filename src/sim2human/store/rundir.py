@@ -36,6 +36,7 @@ def write_json(path: Path, data: Any, *, inside: Path | None = None) -> None:
 
 
 def read_json(path: Path) -> Any:
+    """A JSON file of a run; missing, damaged or unreadable is one ``RunDirError`` naming it."""
     try:
         return json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -60,6 +61,8 @@ class JsonlWriter:
         self._size = os.fstat(self._fd).st_size
 
     def write(self, row: BaseModel | dict[str, Any]) -> None:
+        """Append ``row`` as one whole line (a failed write leaves the log at its last whole
+        line)."""
         line = row.model_dump_json() if isinstance(row, BaseModel) else json.dumps(row)
         encoded = (line + "\n").encode("utf-8")
         if self._fd is None:
@@ -75,6 +78,7 @@ class JsonlWriter:
         self._size += len(encoded)
 
     def close(self) -> None:
+        """Close the log (closing twice is harmless)."""
         if self._fd is not None:
             fd, self._fd = self._fd, None
             os.close(fd)
@@ -107,6 +111,7 @@ class EpisodeLog(JsonlWriter):
             raise
 
     def write(self, row: BaseModel | dict[str, Any]) -> None:
+        """Append an episode; one whose id the log already holds is refused."""
         eid = str(row.id if isinstance(row, Episode) else dict(row).get("id"))
         if eid in self.ids:
             raise RunDirError(
@@ -129,6 +134,7 @@ class BadLine:
     detail: str
 
     def error(self, path: Path) -> RunDirError:
+        """The one-line error naming ``path``, this line and what is wrong with it."""
         return RunDirError(f"{path}:{self.number}: {self.what} ({self.detail})")
 
 
