@@ -24,7 +24,7 @@ from sim2human.errors import UsageError
 from sim2human.experiments.config import StudyConfig, load_study
 from sim2human.llm.client import EndpointConfig
 from sim2human.llm.runtime import LOCAL, LLMRuntime
-from sim2human.metrics.outcomes import cluster_bootstrap
+from sim2human.metrics.outcomes import StoredEstimate, cluster_bootstrap
 from sim2human.metrics.outcomes import fmt_estimate as est
 from sim2human.simulators import needs_endpoint
 from sim2human.store.layout import CONFIG, EPISODES, MEMBERS, METRICS, SUMMARY
@@ -196,7 +196,7 @@ def summarise(episodes: list[Episode], n_boot: int) -> dict[str, Any]:
         eps = [e for e in episodes if (split, family) in (("all", "all"), (e.split, e.family))]
         members = [e.simulator_id for e in eps]
 
-        def est(values: list[float], members: list[str] = members) -> dict[str, Any]:
+        def est(values: list[float], members: list[str] = members) -> StoredEstimate:
             r = cluster_bootstrap(values, members, n_boot=n_boot)
             return r.stored()
 

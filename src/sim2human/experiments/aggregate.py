@@ -14,7 +14,7 @@ from sim2human.experiments.config import Condition, StudyConfig
 from sim2human.experiments.results import FailedRun, StudyResult
 from sim2human.experiments.wholeness import read_whole
 from sim2human.metrics.handle_time import handle_time
-from sim2human.metrics.outcomes import Estimate, cluster_bootstrap
+from sim2human.metrics.outcomes import Estimate, StoredEstimate, cluster_bootstrap
 from sim2human.metrics.robustness import curve_mean, episodes_to_reach, worst_decile_estimate
 from sim2human.simulators import played_on_endpoint, speaks_real_words
 from sim2human.simulators.replay import reply_shares
@@ -138,7 +138,7 @@ def _condition_row(
 ) -> dict[str, Any]:
     tagged = [(seed, e) for seed, eps in by_seed.items() for e in eps]
 
-    def est(split: str, metric: Callable[[Episode], float]) -> dict[str, Any]:
+    def est(split: str, metric: Callable[[Episode], float]) -> StoredEstimate:
         # real patients (replay families) have their own column: real_patient_rows
         pairs = [(seed, e) for seed, e in tagged if e.split == split and not speaks_real_words(e)]
         r: Estimate = cluster_bootstrap(
@@ -184,7 +184,7 @@ def _condition_row(
 def real_patient_rows(tagged: Sequence[tuple[int, Episode]], n_boot: int) -> dict[str, Any]:
     """Held-out results on real patients (``replay`` families) and on the programmatic rest."""
 
-    def est(real: bool, metric: Callable[[Episode], float]) -> dict[str, Any]:
+    def est(real: bool, metric: Callable[[Episode], float]) -> StoredEstimate:
         pairs = [(s, e) for s, e in tagged if e.split == "heldout" and speaks_real_words(e) == real]
         r = cluster_bootstrap([metric(e) for _, e in pairs], [s for s, _ in pairs], n_boot=n_boot)
         return r.stored()
@@ -202,7 +202,7 @@ def real_patient_rows(tagged: Sequence[tuple[int, Episode]], n_boot: int) -> dic
 def llm_rows(tagged: Sequence[tuple[int, Episode]], n_boot: int) -> dict[str, Any]:
     """Held-out results split into persona and ``llm`` members (CIs), and LLM member health."""
 
-    def est(pick: Callable[[Episode], bool], metric: Callable[[Episode], float]) -> dict[str, Any]:
+    def est(pick: Callable[[Episode], bool], metric: Callable[[Episode], float]) -> StoredEstimate:
         pairs = [(seed, e) for seed, e in tagged if pick(e)]
         r = cluster_bootstrap([metric(e) for _, e in pairs], [s for s, _ in pairs], n_boot=n_boot)
         return r.stored()

@@ -28,7 +28,7 @@ from sim2human import outputs
 from sim2human.errors import RunDirError
 from sim2human.escape import md
 from sim2human.experiments.results import ConditionRow, StudyResult, load_study_result
-from sim2human.metrics.outcomes import Estimate, by, fmt_estimate, summarise
+from sim2human.metrics.outcomes import Estimate, StoredEstimate, by, fmt_estimate, summarise
 from sim2human.outputs import OutputError
 from sim2human.simulators.human import human_spec
 from sim2human.store.calls import HUMAN_FAMILY, HumanStore
@@ -152,7 +152,7 @@ def _ranks(v: np.ndarray) -> np.ndarray:
     return ranks
 
 
-def _est(e: Estimate) -> dict[str, Any]:
+def _est(e: Estimate) -> StoredEstimate:
     return e.stored()
 
 

@@ -10,12 +10,20 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, TypedDict
 
 import numpy as np
 from pydantic import BaseModel
 
 from sim2human.types import Episode
+
+
+class StoredEstimate(TypedDict):
+    """An ``Estimate`` as the result files keep it (``Estimate.stored``)."""
+
+    mean: float
+    ci: list[float]
+    n: int
 
 
 class Estimate(BaseModel):
@@ -25,7 +33,7 @@ class Estimate(BaseModel):
     ci: tuple[float, float]
     n: int
 
-    def stored(self) -> dict[str, Any]:
+    def stored(self) -> StoredEstimate:
         """The form ``study.json`` and the other result files keep (``mean``, ``ci``, ``n``)."""
         return {"mean": self.mean, "ci": list(self.ci), "n": self.n}
 
