@@ -96,14 +96,11 @@ class StaleSession(Sim2HumanError):
 
 
 def hash_token(token: str) -> str:
-    """The SHA-256 of a call's token: only the hash is stored, so the file gives no call away."""
     return hashlib.sha256(token.encode("utf-8")).hexdigest()
 
 
 @dataclass(frozen=True)
 class StoredTurn:
-    """One stored turn of a call, in the order it was said."""
-
     speaker: Literal["agent", "user"]
     text: str
     act: str | None = None
@@ -112,7 +109,7 @@ class StoredTurn:
 
 @dataclass(frozen=True)
 class Session:
-    """One call between a person and an agent: who, on what, how it went, and its turns."""
+    """One call between a person and an agent: who, on what, how it went, its turns."""
 
     id: str
     run: str
@@ -175,13 +172,10 @@ class HumanStore:
 
     @classmethod
     def open_existing(cls, path: Path) -> HumanStore:
-        """An existing database (checked first: ``check_existing``); a new one is never created
-        here."""
         check_existing(path)
         return cls(path)
 
     def close(self) -> None:
-        """Close the database."""
         with self._lock:
             self._db.close()
 
@@ -255,7 +249,6 @@ class HumanStore:
         return True
 
     def update(self, sid: str, **values: Any) -> None:
-        """Set some of a session's columns (only those a call may change) in one transaction."""
         allowed = {
             "status",
             "profile",
@@ -292,7 +285,6 @@ class HumanStore:
             db.execute("INSERT OR REPLACE INTO admin_sessions VALUES (?, ?)", (key, expires))
 
     def admin_session(self, key: str) -> bool:
-        """Is ``key`` a live admin login (known and not expired)?"""
         with self._lock:
             row = self._db.execute(
                 "SELECT expires FROM admin_sessions WHERE key=?", (key,)
@@ -300,18 +292,15 @@ class HumanStore:
         return row is not None and float(row[0]) > time.time()
 
     def drop_admin_session(self, key: str) -> None:
-        """Log the admin login ``key`` out."""
         with self._tx() as db:
             db.execute("DELETE FROM admin_sessions WHERE key=?", (key,))
 
     # -- reading ------------------------------------------------------------------------------
 
     def by_token(self, token: str) -> Session | None:
-        """The session a call's token opens, with its turns, or None."""
         return self._one("token_hash=?", hash_token(token))
 
     def by_id(self, sid: str) -> Session | None:
-        """The session ``sid``, with its turns, or None."""
         return self._one("id=?", sid)
 
     def _one(self, where: str, arg: str) -> Session | None:
@@ -335,7 +324,6 @@ class HumanStore:
         return [_session(dict(zip(cols, r, strict=True)), []) for r in rows]
 
     def turn_counts(self) -> dict[str, int]:
-        """Stored turns per session id."""
         with self._lock:
             rows = self._db.execute(
                 "SELECT session_id, COUNT(*) FROM turns GROUP BY session_id"
@@ -343,7 +331,6 @@ class HumanStore:
         return {sid: int(n) for sid, n in rows}
 
     def agent_counts(self) -> dict[str, int]:
-        """Sessions per agent."""
         with self._lock:
             rows = self._db.execute("SELECT agent, COUNT(*) FROM sessions GROUP BY agent")
             return {a: int(n) for a, n in rows.fetchall()}
@@ -410,5 +397,4 @@ def _session(row: dict[str, Any], turns: Sequence[tuple[Any, ...]]) -> Session:
 
 
 def as_turns(stored: Sequence[StoredTurn]) -> tuple[Turn, ...]:
-    """Stored turns as episode turns."""
     return tuple(Turn(speaker=t.speaker, text=t.text, act=t.act) for t in stored)
