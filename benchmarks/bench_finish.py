@@ -54,8 +54,8 @@ def measure(run_dir: Path, work: Path) -> dict[str, float]:
     from sim2human.experiments.aggregate import aggregate
     from sim2human.experiments.config import parse_study
     from sim2human.experiments.results import write_study_result
-    from sim2human.inputs import read_yaml
     from sim2human.report.html import write_report
+    from sim2human.store.loading import read_yaml
 
     wall = float(json.loads((run_dir / "study.json").read_text())["wall_seconds"])
     copy_run(run_dir, work)

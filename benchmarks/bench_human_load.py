@@ -35,9 +35,9 @@ import yaml
 
 from sim2human.agents.policy import PolicyAgent
 from sim2human.experiments.config import load_study
-from sim2human.human_store import HumanStore
 from sim2human.scenarios.intake.scenario import IntakeScenario
-from sim2human.store import CHECKPOINT
+from sim2human.store.calls import HumanStore
+from sim2human.store.layout import CHECKPOINT
 
 SEEN = re.compile(r'name="seen" value="(\d+)"')
 TIMEOUT = httpx.Timeout(60.0)

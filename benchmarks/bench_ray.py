@@ -32,7 +32,7 @@ def _world(seed: int) -> Any:
 
     torch.set_num_threads(1)
     from sim2human.agents.scripted import ScriptedAgent
-    from sim2human.ensemble import Ensemble
+    from sim2human.population.ensemble import Ensemble
     from sim2human.scenarios.intake.scenario import IntakeScenario
     from sim2human.simulators.base import QuirkPool
 

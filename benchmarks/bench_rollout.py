@@ -9,7 +9,7 @@ agent and by an untrained policy agent (the mix a study's training runs), one th
 Rounds alternate between the two sides; the best round of each is reported (noise on a shared
 machine only ever slows a round down). The current side is measured twice: as a library call
 plays (the interpreter's default garbage collector) and as a study's worker process plays, after
-``gc_tuning.for_batch_work()`` (rows marked "worker gc"); both are set against the baseline's
+``collector.for_batch_work()`` (rows marked "worker gc"); both are set against the baseline's
 plain rows, since its workers ran with the default collector. Each measurement plays fresh
 episode seeds, so no round replays conversations an earlier one left in the extractor's memo.
 """
@@ -33,7 +33,7 @@ def measure(episodes: int) -> dict[str, float]:
     torch.set_num_threads(1)
     from sim2human.agents.policy import PolicyAgent
     from sim2human.agents.scripted import ScriptedAgent
-    from sim2human.ensemble import Ensemble
+    from sim2human.population.ensemble import Ensemble
     from sim2human.simulators.base import QuirkPool
 
     try:  # the layered tree (#11)
@@ -63,17 +63,17 @@ def measure(episodes: int) -> dict[str, float]:
             out[name + label] = sum(len(e.turns) for e in played) / wall
 
     rounds("", 50_000)
-    try:  # a study's worker process tunes the garbage collector before it plays (gc_tuning)
-        from sim2human import gc_tuning
+    try:  # a study's worker process tunes the garbage collector before it plays (store.collector)
+        from sim2human.store import collector
     except ImportError:  # the baseline has no such step: its workers ran with the defaults
         return out
-    gc_tuning.for_batch_work()
+    collector.for_batch_work()
     rounds(WORKER, 150_000)  # fresh conversations of the same members, as a worker plays them
     return out
 
 
 WORKER = " (worker gc)"
-"""Rows measured after ``gc_tuning.for_batch_work()``, as a study's workers play; compared with
+"""Rows measured after ``collector.for_batch_work()``, as a study's workers play; compared with
 the baseline's plain rows, since its workers ran with the default collector."""
 
 

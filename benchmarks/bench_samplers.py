@@ -19,10 +19,10 @@ import numpy as np
 import torch
 
 from sim2human.agents.policy import PolicyAgent
-from sim2human.ensemble import Ensemble
-from sim2human.judging import EnsembleJudge, JudgePanel, JudgingConfig
-from sim2human.rollout.checks import solvability
+from sim2human.population.ensemble import Ensemble
+from sim2human.population.panel import EnsembleJudge, JudgePanel, JudgingConfig
 from sim2human.rollout.conversation import MAX_TURNS
+from sim2human.rollout.solvability import solvability
 from sim2human.samplers.build import Sampler, build_sampler
 from sim2human.samplers.feedback import BatchInfo, draw_level
 from sim2human.scenarios.intake.scenario import IntakeScenario

@@ -10,7 +10,7 @@ the held-out curve, as ``sim2human study`` runs them, minus the final evaluation
 checked out into a temporary git worktree and run in a subprocess with the same script; rounds
 alternate between the sides and the best round of each is reported (noise on a shared machine
 only ever slows a round down). Each side trains as its own study workers did: the current one
-after ``gc_tuning.for_batch_work()``. Wall time per sub-run is what the demo's 90 s target is
+after ``collector.for_batch_work()``. Wall time per sub-run is what the demo's 90 s target is
 made of: the demo runs 10 sub-runs on 2 cores.
 """
 
@@ -59,9 +59,9 @@ def measure(config: Path, condition: str, episodes: int) -> dict[str, float]:
         turns += sum(len(e.turns) for e in played)
 
     try:  # as a study's worker process runs it (the baseline's workers had no such step)
-        from sim2human import gc_tuning
+        from sim2human.store import collector
 
-        gc_tuning.for_batch_work()
+        collector.for_batch_work()
     except ImportError:
         pass
     started = time.perf_counter()

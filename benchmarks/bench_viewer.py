@@ -26,11 +26,12 @@ import time
 from pathlib import Path
 
 from sim2human.agents.scripted import ScriptedAgent
-from sim2human.ensemble import Ensemble
+from sim2human.population.ensemble import Ensemble
 from sim2human.rollout.evaluate import evaluate
 from sim2human.scenarios.intake.scenario import IntakeScenario
 from sim2human.simulators.base import QuirkPool
-from sim2human.store import CONFIG, EPISODES, MEMBERS, SUMMARY, JsonlWriter, write_json
+from sim2human.store.layout import CONFIG, EPISODES, MEMBERS, SUMMARY
+from sim2human.store.rundir import JsonlWriter, write_json
 from sim2human.types import Episode
 from sim2human.viewer.build import build_view
 from sim2human.viewer.load import load_groups

@@ -14,7 +14,8 @@ import argparse
 from pathlib import Path
 
 from sim2human.metrics.outcomes import cluster_bootstrap, fmt_estimate
-from sim2human.store import EPISODES, read_episodes
+from sim2human.store.layout import EPISODES
+from sim2human.store.rundir import read_episodes
 
 
 def family_gold(condition_dir: Path) -> dict[str, tuple[list[float], list[str]]]:

@@ -21,10 +21,10 @@ import torch
 from sim2human.agents.base import Agent
 from sim2human.agents.policy import PolicyAgent
 from sim2human.agents.scripted import ScriptedAgent
-from sim2human.ensemble import Ensemble
 from sim2human.experiments.config import load_study
 from sim2human.experiments.world import StudyWorld
 from sim2human.metrics.outcomes import cluster_bootstrap, fmt_estimate
+from sim2human.population.ensemble import Ensemble
 from sim2human.rollout.evaluate import evaluate
 from sim2human.simulators.replay import encounter_ids
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from sim2human.store import read_episodes
+from sim2human.store.rundir import read_episodes
 
 
 def main(run: Path) -> None:

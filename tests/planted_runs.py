@@ -13,13 +13,14 @@ from typing import Any
 
 from sim2human.agents.base import AgentTurn, Observation
 from sim2human.agents.scripted import ScriptedAgent
-from sim2human.ensemble import Ensemble
 from sim2human.experiments.results import StudyResult
+from sim2human.population.ensemble import Ensemble
 from sim2human.rollout.conversation import MAX_TURNS
 from sim2human.rollout.evaluate import evaluate
 from sim2human.scenarios.intake.scenario import IntakeScenario
 from sim2human.simulators.base import QuirkPool, Quirks, SimulatorSpec, Traits
-from sim2human.store import CONFIG, EPISODES, MEMBERS, METRICS, SUMMARY, JsonlWriter, write_json
+from sim2human.store.layout import CONFIG, EPISODES, MEMBERS, METRICS, SUMMARY
+from sim2human.store.rundir import JsonlWriter, write_json
 
 TRIGGER = "You're in good hands with us."
 

@@ -16,8 +16,8 @@ from sim2human.agents.scripted import Plan, ScriptedAgent
 from sim2human.checks import check_agent, check_sampler, check_scenario, check_simulator
 from sim2human.checks.crossing import check_everything
 from sim2human.cli.app import main
-from sim2human.ensemble import Ensemble
-from sim2human.rollout.checks import solvability
+from sim2human.population.ensemble import Ensemble
+from sim2human.rollout.solvability import solvability
 from sim2human.samplers.build import SAMPLERS, build_sampler
 from sim2human.scenarios.catalog import SCENARIOS
 from sim2human.scenarios.intake.scenario import IntakeScenario

@@ -11,7 +11,8 @@ import pytest
 from planted_runs import write_sub_run
 from sim2human.diagnostics.rundir import load_sub_run
 from sim2human.errors import RunDirError
-from sim2human.store import EPISODES, parse_episode, read_episodes
+from sim2human.store.layout import EPISODES
+from sim2human.store.rundir import parse_episode, read_episodes
 from sim2human.types import Episode
 
 

@@ -22,13 +22,9 @@ LAYERS: dict[str, int] = {
     "sim2human.errors": 0,
     "sim2human.redact": 0,
     "sim2human.seeding": 0,
-    "sim2human.gc_tuning": 0,
-    "sim2human.store": 0,
+    "sim2human.store": 0,  # the storage wing: layout, rundir, lock, loading, calls, collector
     "sim2human.outputs": 0,
     "sim2human.escape": 0,
-    "sim2human.lock": 0,
-    "sim2human.inputs": 0,
-    "sim2human.human_store": 0,
     "sim2human.examples": 0,
     # L1 leaves
     "sim2human.perturb": 1,
@@ -40,8 +36,7 @@ LAYERS: dict[str, int] = {
     "sim2human.simulators": 2,
     "sim2human.agents": 2,
     # L3 populations and who plays next
-    "sim2human.ensemble": 3,
-    "sim2human.judging": 3,
+    "sim2human.population": 3,  # the population wing: ensemble, panel
     "sim2human.samplers": 3,
     # L4 playing conversations
     "sim2human.rollout": 4,

@@ -14,7 +14,7 @@ import torch
 from sim2human import seeding
 from sim2human.agents.base import Agent, AgentTurn, Observation
 from sim2human.agents.policy import PolicyAgent
-from sim2human.ensemble import Ensemble
+from sim2human.population.ensemble import Ensemble
 from sim2human.rollout.evaluate import episode_seed, evaluate
 from sim2human.scenarios.intake.scenario import IntakeScenario
 from sim2human.simulators.base import QuirkPool, SimulatorSpec

@@ -13,10 +13,10 @@ if TYPE_CHECKING:
     from sim2human.agents.base import Agent, AgentTurn, Observation
     from sim2human.agents.policy import PolicyAgent
     from sim2human.agents.scripted import ScriptedAgent
-    from sim2human.ensemble import Ensemble
     from sim2human.errors import Sim2HumanError, UsageError
     from sim2human.experiments.config import StudyConfig, load_study
     from sim2human.experiments.runner import run_study
+    from sim2human.population.ensemble import Ensemble
     from sim2human.rollout.conversation import Conversation, Job
     from sim2human.rollout.evaluate import evaluate
     from sim2human.rollout.play import play
@@ -53,7 +53,7 @@ _WHERE: dict[str, str] = {
     "ScriptedAgent": "sim2human.agents.scripted",
     "PolicyAgent": "sim2human.agents.policy",
     # populations and who plays next
-    "Ensemble": "sim2human.ensemble",
+    "Ensemble": "sim2human.population.ensemble",
     "Sampler": "sim2human.samplers.build",
     "SAMPLERS": "sim2human.samplers.build",
     "build_sampler": "sim2human.samplers.build",

@@ -26,23 +26,29 @@ class Sim2HumanError(Exception):
 
 
 class UsageError(Sim2HumanError):
+    """A bad command line, file or argument: the user can fix it (exit 2)."""
+
     exit_code = 2
 
 
 class ConfigError(UsageError):
-    pass
+    """A study or scenario file that does not validate (a ``UsageError``: exit 2)."""
 
 
 class RunDirError(Sim2HumanError):
+    """A run directory that is missing, damaged or not a run (exit 2)."""
+
     exit_code = 2
 
 
 class ModelUnavailableError(Sim2HumanError):
+    """The embedded model cannot be found or loaded (exit 2)."""
+
     exit_code = 2
 
 
 class EndpointError(Sim2HumanError):
-    pass
+    """A chat endpoint that refused, failed or answered garbage (the run failed: exit 1)."""
 
 
 class EndpointUnusableError(EndpointError):

@@ -21,6 +21,8 @@ Record = dict[str, Value | None]
 
 
 class Frozen(BaseModel):
+    """An immutable record that refuses unknown keys (every stored record is one)."""
+
     model_config = ConfigDict(frozen=True, extra="forbid")
 
 
@@ -95,6 +97,7 @@ class Outcome(Frozen):
 
     @property
     def field_accuracy(self) -> float:
+        """The share of the scenario's fields the agent got right."""
         return sum(self.fields.values()) / max(1, len(self.fields))
 
 
@@ -132,10 +135,12 @@ class Episode(Frozen):
 
     @property
     def agent_turns(self) -> list[Turn]:
+        """The agent's turns, in order."""
         return [t for t in self.turns if t.speaker == "agent"]
 
     @property
     def n_turns(self) -> int:
+        """How many turns the agent took (the handle time of the call)."""
         return len(self.agent_turns)
 
 

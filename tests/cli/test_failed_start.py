@@ -11,7 +11,7 @@ import yaml
 
 from sim2human.cli.app import main
 from sim2human.errors import ConfigError
-from sim2human.store import SUMMARY
+from sim2human.store.layout import SUMMARY
 from tiny_study import TINY
 
 LLM_MEMBERS = {"families": ["chatty"], "prompts": ["plain"], "members": 1, "endpoint": "down"}

@@ -11,7 +11,7 @@ import pytest
 from planted_runs import write_sub_run
 from sim2human.cli.app import main
 from sim2human.metrics import embeddings
-from sim2human.store import EPISODES, MEMBERS, SUMMARY
+from sim2human.store.layout import EPISODES, MEMBERS, SUMMARY
 
 
 @pytest.fixture(scope="module")

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from sim2human import gc_tuning
 from sim2human.experiments.executors import WorkersDied, in_processes
+from sim2human.store import collector
 
 
 def test_results_come_back_in_call_order() -> None:
@@ -30,12 +30,12 @@ def _collector_settings() -> tuple[tuple[int, int, int], int]:
 
 
 def test_workers_collect_garbage_rarely() -> None:
-    """A study's jobs run with the batch collector settings (gc_tuning), the caller's are left
+    """A study's jobs run with the batch collector settings (store.collector), the caller's are left
     alone: the default collector walked the extractor's memo tables every few hundred
     allocations, a tenth of a sub-run."""
     before = gc.get_threshold()
     [(threshold, frozen)] = in_processes(_collector_settings, [()], workers=1)
-    assert threshold == gc_tuning.BATCH_THRESHOLDS
+    assert threshold == collector.BATCH_THRESHOLDS
     assert frozen > 0  # what the worker had built (its imports) is never walked again
     assert gc.get_threshold() == before
 

@@ -7,7 +7,8 @@ import sys
 from pathlib import Path
 
 from planted_runs import write_sub_run
-from sim2human.store import EPISODES, read_episodes
+from sim2human.store.layout import EPISODES
+from sim2human.store.rundir import read_episodes
 
 SCRIPT = Path(__file__).resolve().parents[2] / "examples" / "family_table.py"
 

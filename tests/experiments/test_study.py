@@ -12,7 +12,7 @@ from sim2human.experiments.condition import run_condition
 from sim2human.experiments.config import parse_study
 from sim2human.experiments.results import load_study_result
 from sim2human.experiments.runner import run_study
-from sim2human.store import read_episodes
+from sim2human.store.rundir import read_episodes
 from tiny_study import TINY, study_numbers
 
 

@@ -19,7 +19,7 @@ from sim2human.errors import RunDirError, UsageError
 from sim2human.experiments.config import parse_study
 from sim2human.experiments.results import StudyResult
 from sim2human.experiments.runner import run_study
-from sim2human.store import EPISODES, SUMMARY
+from sim2human.store.layout import EPISODES, SUMMARY
 from tiny_study import study_numbers
 
 TINY: dict[str, Any] = {

@@ -16,7 +16,8 @@ from sim2human.experiments.wholeness import (
     read_whole,
     shortfall,
 )
-from sim2human.store import EPISODES, SUMMARY, read_episodes
+from sim2human.store.layout import EPISODES, SUMMARY
+from sim2human.store.rundir import read_episodes
 
 
 @pytest.fixture(scope="module")

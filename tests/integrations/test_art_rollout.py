@@ -17,7 +17,8 @@ from sim2human.integrations.art import art, rollout
 from sim2human.integrations.population import population
 from sim2human.integrations.rows import draw_rows
 from sim2human.integrations.runlog import RunLog
-from sim2human.store import EPISODES, read_episodes
+from sim2human.store.layout import EPISODES
+from sim2human.store.rundir import read_episodes
 
 LINES = [
     "Hello, this is the clinic. What is the main problem today?",

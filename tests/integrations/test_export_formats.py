@@ -11,7 +11,8 @@ import pytest
 
 from sim2human.cli.app import main
 from sim2human.integrations.population import population
-from sim2human.store import EPISODES, read_episodes
+from sim2human.store.layout import EPISODES
+from sim2human.store.rundir import read_episodes
 from sim2human.types import Turn
 
 gymnasium = pytest.importorskip("gymnasium")

@@ -8,11 +8,11 @@ from typing import Any
 import numpy as np
 import pytest
 
-from sim2human.ensemble import Ensemble
 from sim2human.errors import UsageError
 from sim2human.integrations.evaluation import chat_agent_for, evaluate_agent
 from sim2human.integrations.population import population
 from sim2human.integrations.rows import draw_rows, eval_rows
+from sim2human.population.ensemble import Ensemble
 from sim2human.simulators.base import QuirkPool
 
 STUDY = Path(__file__).parents[2] / "examples" / "collapse.yaml"

@@ -6,7 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from sim2human.store import MEMBERS, SUMMARY
+from sim2human.store.layout import MEMBERS, SUMMARY
 
 SCRIPT = """
 import sys

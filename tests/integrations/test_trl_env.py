@@ -15,7 +15,8 @@ pytest.importorskip("datasets")
 from sim2human.diagnostics.rundir import load_run_dir
 from sim2human.integrations.population import population
 from sim2human.integrations.trl import SimulatedUser, env_factory, grpo_dataset, log_gold
-from sim2human.store import EPISODES, read_episodes
+from sim2human.store.layout import EPISODES
+from sim2human.store.rundir import read_episodes
 
 ROOT = Path(__file__).parents[2]
 STUDY = ROOT / "examples" / "collapse.yaml"

@@ -24,7 +24,7 @@ from sim2human.samplers.build import FixedSampler, MixedSampler
 from sim2human.scenarios.intake.scenario import IntakeScenario
 from sim2human.simulators.base import QuirkPool
 from sim2human.simulators.families import get_family
-from sim2human.store import read_episodes, read_json
+from sim2human.store.rundir import read_episodes, read_json
 from sim2human.testing import FakeOpenAI, Reply, completion
 
 EXAMPLE = Path(__file__).parents[2] / "examples" / "llm-collapse.yaml"

@@ -25,7 +25,7 @@ import pytest
 import yaml
 
 from sim2human.cli.app import main
-from sim2human.store import read_episodes
+from sim2human.store.rundir import read_episodes
 from sim2human.testing import FakeOpenAI, Reply, completion
 
 KEY = "sk-test-KEYECHO-123456789abcdef"
@@ -286,7 +286,7 @@ def test_the_call_page_waits_for_the_agent_at_most_its_deadline(tmp_path: Path) 
     sys.path.insert(0, str(TESTS / "webapp"))
     from webapp_helpers import make_run
 
-    from sim2human.human_store import HumanStore
+    from sim2human.store.calls import HumanStore
     from sim2human.webapp.agents import AgentPool, LLMAgentSettings
     from sim2human.webapp.app import create_app
     from sim2human.webapp.calls import AGENT_DOWN, Calls

@@ -21,7 +21,8 @@ import yaml
 from reliability_helpers import TINY, assert_one_clear_error, descendants, run_cli, wait_gone
 
 from sim2human.cli.app import main
-from sim2human.store import EPISODES, SUMMARY, read_episodes
+from sim2human.store.layout import EPISODES, SUMMARY
+from sim2human.store.rundir import read_episodes
 
 pytestmark = [
     pytest.mark.slow,  # three tiny studies: about a minute on 2 idle cores

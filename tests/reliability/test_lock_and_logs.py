@@ -15,15 +15,16 @@ import yaml
 from reliability_helpers import TINY, assert_one_clear_error, run_cli
 
 from planted_runs import write_sub_run
-from sim2human import gc_tuning
 from sim2human.errors import RunDirError, UsageError
-from sim2human.lock import LOCK_FILE, LockedError, holder_of, run_lock
-from sim2human.store import EPISODES, EpisodeLog, read_episodes
+from sim2human.store import collector
+from sim2human.store.layout import EPISODES, LOCK_FILE
+from sim2human.store.lock import LockedError, holder_of, run_lock
+from sim2human.store.rundir import EpisodeLog, read_episodes
 
 HOLD = """
 import sys, time
 from pathlib import Path
-from sim2human.lock import run_lock
+from sim2human.store.lock import run_lock
 with run_lock(Path(sys.argv[1]), "holder"):
     print("held", flush=True)
     time.sleep(120)
@@ -157,7 +158,7 @@ def test_reading_a_log_gives_the_garbage_collector_back_as_it_found_it(tmp_path:
     assert gc.isenabled()  # after a failed read too
     gc.disable()
     try:
-        with gc_tuning.paused():
+        with collector.paused():
             pass
         assert not gc.isenabled()  # one that was off stays off
     finally:

@@ -32,13 +32,14 @@ from sim2human.diagnostics.stored import diagnose_run
 from sim2human.experiments import runner
 from sim2human.experiments.config import parse_study
 from sim2human.experiments.human_eval import export_run
-from sim2human.human_store import HumanStore
 from sim2human.integrations.export import export
 from sim2human.metrics import embeddings
 from sim2human.outputs import OutputError
 from sim2human.report.html import write_report
 from sim2human.scenarios.intake.scenario import IntakeScenario
-from sim2human.store import EPISODES, EpisodeLog, JsonlWriter, read_episodes
+from sim2human.store.calls import HumanStore
+from sim2human.store.layout import EPISODES
+from sim2human.store.rundir import EpisodeLog, JsonlWriter, read_episodes
 from sim2human.types import Episode
 
 HOSTILE = "<script>alert(1)"

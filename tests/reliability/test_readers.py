@@ -21,7 +21,8 @@ from reliability_helpers import TINY, assert_one_clear_error, run_cli
 from aci_data import ACI
 from sim2human.cli.app import main
 from sim2human.diagnostics.stored import derived_dir
-from sim2human.lock import LOCK_FILE, read_lock, run_lock
+from sim2human.store.layout import LOCK_FILE
+from sim2human.store.lock import read_lock, run_lock
 
 ONE: dict[str, object] = {**TINY, "name": "tiny-readers", "seeds": [0]}
 DROP_CAPS = [
@@ -32,7 +33,7 @@ DROP_CAPS = [
 HOLD = """
 import sys, time
 from pathlib import Path
-from sim2human import lock
+from sim2human.store import lock
 run = Path(sys.argv[1])
 with lock.run_lock(run, "study") if sys.argv[2] == "write" else lock.read_lock(run):
     print("held", flush=True)
@@ -254,7 +255,7 @@ def test_a_writer_reading_its_own_run_does_not_lock_itself_out(tmp_path: Path) -
 def test_a_read_only_run_is_read_under_no_lock(read_only: Path) -> None:
     """Reading an archived run holds nothing over its owner: a writer is not kept out."""
     probe = (
-        "import sys, time\nfrom pathlib import Path\nfrom sim2human.lock import read_lock\n"
+        "import sys, time\nfrom pathlib import Path\nfrom sim2human.store.lock import read_lock\n"
         "with read_lock(Path(sys.argv[1])):\n    print('reading', flush=True)\n    time.sleep(60)"
     )
     reader = subprocess.Popen(

@@ -16,7 +16,7 @@ from sim2human import outputs
 from sim2human.cli.app import main
 from sim2human.cli.report import finish_study
 from sim2human.diagnostics import analyse, replay, rundir, stored
-from sim2human.diagnostics.stored import DIAGNOSIS_JSON, diagnose_run
+from sim2human.diagnostics.stored import diagnose_run
 from sim2human.errors import RunDirError
 from sim2human.experiments import diversity
 from sim2human.metrics import embeddings
@@ -25,6 +25,7 @@ from sim2human.report import html
 from sim2human.report.format import est
 from sim2human.report.html import write_report
 from sim2human.rollout import conversation, evaluate
+from sim2human.store.layout import DIAGNOSIS_JSON
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,7 @@ from adaptive_helpers import with_traits
 from sim2human.agents.base import AgentTurn, Observation
 from sim2human.agents.policy import PolicyAgent
 from sim2human.agents.scripted import ScriptedAgent
-from sim2human.judging import EnsembleJudge, JudgePanel, JudgingConfig, combine
+from sim2human.population.panel import EnsembleJudge, JudgePanel, JudgingConfig, combine
 from sim2human.rollout.conversation import MAX_TURNS, Job
 from sim2human.rollout.play import play
 from sim2human.samplers.build import UniformSampler

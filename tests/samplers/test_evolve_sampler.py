@@ -11,8 +11,8 @@ from pydantic import ValidationError
 
 from sim2human.agents.policy import PolicyAgent
 from sim2human.errors import UsageError
-from sim2human.rollout.checks import solvability, solvable
 from sim2human.rollout.conversation import MAX_TURNS
+from sim2human.rollout.solvability import solvability, solvable
 from sim2human.samplers.evolve import EvolveArgs, EvolveSampler, _Score
 from sim2human.samplers.trait_box import BOX, from_vector, to_vector
 from sim2human.scenarios.intake.scenario import IntakeScenario

@@ -7,8 +7,8 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from sim2human.ensemble import Ensemble
 from sim2human.errors import UsageError
+from sim2human.population.ensemble import Ensemble
 from sim2human.samplers.build import build_sampler
 from sim2human.simulators.base import QuirkPool
 from sim2human.simulators.families import FAMILIES, HELDOUT_FAMILIES, TRAIN_FAMILIES

@@ -22,7 +22,7 @@ from sim2human.simulators import build_simulator
 from sim2human.simulators.base import QuirkPool
 from sim2human.simulators.families import get_family
 from sim2human.simulators.replay import ReplaySimulator, member_for, unplayable
-from sim2human.store import read_episodes
+from sim2human.store.rundir import read_episodes
 from tiny_study import TINY
 
 FILE = resources.files("sim2human.scenarios.data").joinpath("support", "scenario.yaml")

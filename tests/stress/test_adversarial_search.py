@@ -9,8 +9,8 @@ import pytest
 
 from sim2human.agents.base import AgentTurn, Observation
 from sim2human.agents.scripted import ScriptedAgent
-from sim2human.ensemble import Ensemble
 from sim2human.errors import UsageError
+from sim2human.population.ensemble import Ensemble
 from sim2human.rollout.conversation import MAX_TURNS
 from sim2human.scenarios.intake.scenario import IntakeScenario
 from sim2human.simulators.base import QuirkPool

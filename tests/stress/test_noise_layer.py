@@ -8,10 +8,10 @@ from typing import Any
 import numpy as np
 import pytest
 
-from sim2human.ensemble import Ensemble
 from sim2human.errors import ConfigError, UsageError
 from sim2human.experiments.config import parse_study
 from sim2human.experiments.world import StudyWorld
+from sim2human.population.ensemble import Ensemble
 from sim2human.samplers.build import PerturbingSampler, build_sampler
 from sim2human.samplers.feedback import BatchInfo
 from sim2human.scenarios.intake.scenario import IntakeScenario

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from sim2human.agents.scripted import ScriptedAgent
-from sim2human.ensemble import Ensemble
 from sim2human.errors import UsageError
+from sim2human.population.ensemble import Ensemble
 from sim2human.rollout.conversation import MAX_TURNS
 from sim2human.rollout.evaluate import episode_seed, evaluate
 from sim2human.scenarios.intake.scenario import IntakeScenario

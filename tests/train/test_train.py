@@ -41,19 +41,3 @@ def test_advantages_credit_the_turn_that_raised_satisfaction() -> None:
     adv, returns = _advantages(batch, [ep], cfg)
     assert np.allclose(returns, [0.1, 0.8, 0.0])
     assert adv[1] > adv[0] > adv[2]
-
-
-def test_policy_samples_follow_its_probabilities() -> None:
-    import torch
-
-    from sim2human.agents.policy import PolicyAgent
-
-    agent = PolicyAgent(IntakeScenario(), seed=1)
-    x = np.zeros((4000, agent.featurise.size), dtype=np.float32)
-    x[:, 0] = 1
-    actions, logps = agent.decide(x)
-    with torch.no_grad():
-        p = torch.softmax(agent.net.logits(torch.from_numpy(x[:1])), -1).numpy()[0]
-    counts = np.bincount(actions, minlength=len(p)) / len(actions)
-    assert np.abs(counts - p).max() < 0.03
-    np.testing.assert_allclose(logps, np.log(p[actions]), rtol=1e-5)

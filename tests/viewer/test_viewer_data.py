@@ -238,7 +238,7 @@ def test_bad_input_is_one_error_line_exit_2(
 HOLD = """
 import sys, time
 from pathlib import Path
-from sim2human import lock
+from sim2human.store import lock
 with lock.run_lock(Path(sys.argv[1]), "study"):
     print("held", flush=True)
     time.sleep(60)

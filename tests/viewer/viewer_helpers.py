@@ -10,7 +10,7 @@ import pytest
 from planted_runs import write_sub_run
 from sim2human.diagnostics.stored import diagnose_run
 from sim2human.metrics import embeddings
-from sim2human.store import EPISODES
+from sim2human.store.layout import EPISODES
 
 PWN = "<script>window.__pwned=1</script>"
 BREAKOUT = "</script><script>window.__pwned=2</script><img src=x onerror=window.__pwned=3>"

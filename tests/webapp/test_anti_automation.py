@@ -10,7 +10,7 @@ from fastapi.testclient import TestClient
 from webapp_helpers import ADMIN, FakeClock
 
 from sim2human.errors import UsageError
-from sim2human.human_store import HumanStore
+from sim2human.store.calls import HumanStore
 from sim2human.webapp import admin
 from sim2human.webapp.agents import AgentPool
 from sim2human.webapp.app import Limits, create_app

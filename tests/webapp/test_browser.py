@@ -15,8 +15,8 @@ import pytest
 from headless_chromium import Browser, available
 from webapp_helpers import ADMIN, Server, answer, opening
 
-from sim2human.human_store import HumanStore, Session
 from sim2human.scenarios.intake.scenario import IntakeScenario
+from sim2human.store.calls import HumanStore, Session
 from sim2human.types import Episode, Termination
 
 

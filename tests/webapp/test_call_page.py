@@ -11,7 +11,7 @@ import pytest
 from fastapi.testclient import TestClient
 from webapp_helpers import ADMIN, FakeClock, answer, opening
 
-from sim2human.human_store import HumanStore
+from sim2human.store.calls import HumanStore
 from sim2human.types import Episode, Termination
 from sim2human.webapp.agents import AgentPool
 from sim2human.webapp.app import Limits, create_app

@@ -15,8 +15,8 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from webapp_helpers import ADMIN, FakeClock
 
-from sim2human.human_store import HumanStore
 from sim2human.scenarios.intake.scenario import IntakeScenario
+from sim2human.store.calls import HumanStore
 from sim2human.webapp import admin
 from sim2human.webapp.agents import AgentPool
 from sim2human.webapp.app import create_app

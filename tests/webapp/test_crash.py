@@ -8,7 +8,7 @@ from pathlib import Path
 import httpx
 from webapp_helpers import ADMIN, Server, answer, opening
 
-from sim2human.human_store import HumanStore
+from sim2human.store.calls import HumanStore
 from sim2human.types import Episode
 
 

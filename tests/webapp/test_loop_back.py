@@ -16,7 +16,6 @@ from sim2human.experiments.config import parse_study
 from sim2human.experiments.human_eval import compare, export_run, fold_in, spearman
 from sim2human.experiments.results import write_study_result
 from sim2human.experiments.world import StudyWorld
-from sim2human.human_store import HumanStore
 from sim2human.rollout.conversation import MAX_TURNS, Job, job_profile
 from sim2human.rollout.play import play
 from sim2human.rollout.play_async import play_one
@@ -24,6 +23,7 @@ from sim2human.simulators import build_simulator
 from sim2human.simulators.base import UserTurn
 from sim2human.simulators.human import HumanSimulator, NoReplyYet, human_spec
 from sim2human.simulators.human_replay import HumanReplayMembers
+from sim2human.store.calls import HumanStore
 from sim2human.types import Episode, Outcome, Termination
 from sim2human.webapp.agents import AgentPool
 from sim2human.webapp.calls import Calls

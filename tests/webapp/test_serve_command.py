@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from sim2human.cli.app import main
-from sim2human.store import CHECKPOINT
+from sim2human.store.layout import CHECKPOINT
 from sim2human.webapp import admin
 
 

@@ -14,7 +14,7 @@ import httpx
 import uvicorn
 from webapp_helpers import ADMIN
 
-from sim2human.human_store import HumanStore
+from sim2human.store.calls import HumanStore
 from sim2human.webapp import serving
 from sim2human.webapp.agents import AgentPool
 from sim2human.webapp.app import Limits, create_app

@@ -16,7 +16,7 @@ import pytest
 from fastapi.testclient import TestClient
 from webapp_helpers import ADMIN, FakeClock, answer, opening
 
-from sim2human.human_store import HumanStore, Session, StaleSession
+from sim2human.store.calls import HumanStore, Session, StaleSession
 from sim2human.webapp.agents import AgentPool
 from sim2human.webapp.app import create_app
 from sim2human.webapp.calls import Calls

@@ -17,7 +17,7 @@ from sim2human.agents.policy import PolicyAgent
 from sim2human.experiments.config import load_study
 from sim2human.scenarios.catalog import get_scenario
 from sim2human.scenarios.intake.scenario import IntakeScenario
-from sim2human.store import CHECKPOINT
+from sim2human.store.layout import CHECKPOINT
 
 ADMIN = "test-admin-token-7f3a9c"
 
@@ -71,7 +71,7 @@ def opening(profile: dict[str, object]) -> str:
 
 
 def _serve(run: str, db: str, agents: str, port: int) -> None:
-    from sim2human.human_store import HumanStore
+    from sim2human.store.calls import HumanStore
     from sim2human.webapp import serving
     from sim2human.webapp.agents import AgentPool
     from sim2human.webapp.app import create_app

@@ -53,6 +53,7 @@ class Observation:
 
     @property
     def signals(self) -> UserSignals:
+        """What the user's last turn showed: silent, confused, new fields, a correction."""
         return self.slots.signals
 
     @property
@@ -78,6 +79,8 @@ class Observation:
 
 @dataclass(frozen=True)
 class AgentTurn:
+    """One agent turn: its text, and the act and field it was, when the agent knows."""
+
     text: str
     act: str | None = None
     field: str | None = None
@@ -85,6 +88,8 @@ class AgentTurn:
 
 
 class Agent(Protocol):
+    """Who plays the agent: turns for a batch of conversations."""
+
     name: str
 
     def act(self, observations: Sequence[Observation]) -> list[AgentTurn]:
@@ -114,4 +119,5 @@ class AsyncAgent(Protocol):
 
     name: str
 
-    async def act_async(self, observations: Sequence[Observation]) -> list[AgentTurn]: ...
+    async def act_async(self, observations: Sequence[Observation]) -> list[AgentTurn]:
+        """Next turns for a batch of conversations (may wait on the endpoint)."""

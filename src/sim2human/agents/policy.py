@@ -42,10 +42,12 @@ class PolicyNet(nn.Module):
         self.critic = trunk(1, 1.0)
 
     def logits(self, x: torch.Tensor) -> torch.Tensor:
+        """The actor's act logits for feature rows ``x``."""
         out: torch.Tensor = self.actor(x)
         return out
 
     def value(self, x: torch.Tensor) -> torch.Tensor:
+        """The critic's value of feature rows ``x``."""
         out: torch.Tensor = self.critic(x)
         return out.squeeze(-1)
 
@@ -56,6 +58,7 @@ def log_prob(logits: torch.Tensor, actions: torch.Tensor) -> torch.Tensor:
 
 
 def entropy(logits: torch.Tensor) -> torch.Tensor:
+    """Entropy of the categorical distributions ``logits`` (row-wise)."""
     logp = torch.log_softmax(logits, -1)
     return -(logp.exp() * logp).sum(-1)
 
@@ -108,6 +111,7 @@ class PolicyAgent:
         return out
 
     def act(self, observations: Sequence[Observation]) -> list[AgentTurn]:
+        """Next turns for a batch of conversations, sampled from the policy's own generator."""
         actions, _ = self.decide(self.featurise(observations))
         return [self.turn(int(i), o) for i, o in zip(actions, observations, strict=True)]
 
@@ -121,9 +125,10 @@ class PolicyAgent:
         return [self.turn(int(i), o) for i, o in zip(idx, observations, strict=True)]
 
     def turn(self, index: int, obs: Observation) -> AgentTurn:
+        """Act ``index`` said in the context of ``obs`` (its text rendered, its field known)."""
         act = self.acts[index]
         text = say_act(self.scenario, act, obs.view)
-        field = act.field or (obs.last_field if act.kind == "clarify" else None)
+        field = act.about(obs.last_field)
         return AgentTurn(text=text, act=act.id, field=field)
 
     def save(self, path: Path, *, inside: Path | None = None) -> None:
@@ -134,6 +139,8 @@ class PolicyAgent:
 
     @classmethod
     def load(cls, path: Path, scenario: Scenario, seed: int = 0) -> PolicyAgent:
+        """A policy agent from a checkpoint ``save`` wrote; a checkpoint of another act inventory is
+        refused."""
         blob = torch.load(path, weights_only=True)
         agent = cls(scenario, seed=seed)
         if blob["acts"] != [a.id for a in agent.acts]:

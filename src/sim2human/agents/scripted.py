@@ -164,7 +164,7 @@ class ScriptedAgent:
         return AgentTurn(
             text=text,
             act=act.id,
-            field=act.field or (obs.last_field if act.kind == "clarify" else None),
+            field=act.about(obs.last_field),
         )
 
 

@@ -17,9 +17,10 @@ from functools import partial
 from typing import Any
 
 from sim2human.agents.scripted import reference_agent
-from sim2human.checks import check_agent, check_simulator
+from sim2human.checks.agent import check_agent
 from sim2human.checks.report import CheckReport, expect
 from sim2human.checks.scenario import check_scenario
+from sim2human.checks.simulator import check_simulator
 from sim2human.perturb import PERTURBATIONS
 from sim2human.rollout.conversation import Job
 from sim2human.rollout.play import play
@@ -78,21 +79,21 @@ def check_kinds(scenario: Scenario, pool: QuirkPool) -> CheckReport:
     persona members with every perturbation at full severity, and replay members where the
     scenario has a corpus; the others are skipped with their reason."""
     report = CheckReport(f"simulator kinds on {scenario.name}", "kinds")
-    for kind in KINDS:
-        if kind == "persona":
+    for name, kind in KINDS.items():
+        if kind.programmatic:
             noisy = partial(_noisy, FAMILIES["standard"], pool)
-            for spec in _draw(report, "persona: draws a member at full noise", [noisy]):
+            for spec in _draw(report, f"{name}: draws a member at full noise", [noisy]):
                 _absorb(
-                    report, "persona, every perturbation at 1", _simulator_report(spec, scenario)
+                    report, f"{name}, every perturbation at 1", _simulator_report(spec, scenario)
                 )
-        elif kind == "replay" and (why := unplayable(scenario)) is not None:
-            report.skip("replay", why)
-        elif kind == "replay":
+        elif kind.real_words and (why := unplayable(scenario)) is not None:
+            report.skip(name, why)
+        elif kind.real_words:
             draws = [partial(f.sample, 0, pool) for f in playable_families(scenario)]
-            for spec in _draw(report, "replay: draws members", draws):
+            for spec in _draw(report, f"{name}: draws members", draws):
                 _absorb(report, spec.id, _simulator_report(spec, scenario))
         else:
-            report.skip(kind, SKIPPED_KINDS.get(kind, "no contract check for this kind yet"))
+            report.skip(name, SKIPPED_KINDS.get(name, "no contract check for this kind yet"))
     return report
 
 

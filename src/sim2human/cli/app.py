@@ -33,10 +33,11 @@ from sim2human.corpora import aci_bench
 from sim2human.errors import Sim2HumanError, UsageError
 from sim2human.experiments.backends import Choice
 from sim2human.experiments.config import load_study
-from sim2human.inputs import existing_dir
 from sim2human.redact import redact
 from sim2human.report.summary import stored_summary, summarise
 from sim2human.report.terminal import print_summary
+from sim2human.store.layout import REPORT_HTML, REPORT_JSON, REPORT_MD, STUDY_JSON
+from sim2human.store.loading import existing_dir
 from sim2human.train import curves
 
 if TYPE_CHECKING:
@@ -190,11 +191,11 @@ def _run(
         if fresh:  # a failed start: no directory left that would then demand --resume
             discard_unstarted(target)
         raise
-    summary = stored_summary(target / "report.json") or summarise(None, None, study)
+    summary = stored_summary(target / REPORT_JSON) or summarise(None, None, study)
     shown = output.table_console(out_console)
     print_summary(shown, summary)
-    shown.print(f"report: {target / 'report.html'}", soft_wrap=True)
-    shown.print(f"markdown: {target / 'report.md'}", soft_wrap=True)
+    shown.print(f"report: {target / REPORT_HTML}", soft_wrap=True)
+    shown.print(f"markdown: {target / REPORT_MD}", soft_wrap=True)
     output.emit(study_document(summary, target))
     return target
 
@@ -228,7 +229,7 @@ def _failed(failed: StudyFailed, config: Path) -> None:
     for f in study.failed:
         err_console.print(f"[red]failed[/]: {escape(f.job)}: {escape(f.reason)}", highlight=False)
     err_console.print(
-        f"[red]error:[/] {len(study.failed)} job(s) failed; {out / 'study.json'} holds what "
+        f"[red]error:[/] {len(study.failed)} job(s) failed; {out / STUDY_JSON} holds what "
         f"finished and names them; run them again with "
         f"`sim2human study {escape(str(config))} --resume --out {escape(str(out))}`",
         highlight=False,
@@ -273,7 +274,7 @@ def study(
     if log_to is not None:  # checked here; the sub-runs' workers read it from the environment
         os.environ[curves.ENV] = ",".join(curves.parse_sinks(log_to))
     if human is not None:
-        from sim2human.human_store import check_existing
+        from sim2human.store.calls import check_existing
 
         try:
             check_existing(human)  # a bad database is refused before the study trains
@@ -281,7 +282,8 @@ def study(
             raise UsageError(f"--human {err}") from None
     target = _run(config, quick, out, workers, resume, check, data, retries, choice, output)
     if human is not None and target is not None:
-        from sim2human.experiments.human_eval import HUMAN_MD, fold_in, human_table
+        from sim2human.experiments.human_eval import fold_in, human_table
+        from sim2human.store.layout import HUMAN_MD
 
         shown = output.table_console(out_console)
         shown.print(human_table(fold_in(target, human)))

@@ -27,22 +27,15 @@ from sim2human.cli.stress import AddressOpt, ExecutorOpt
 from sim2human.errors import UsageError
 from sim2human.experiments.backends import Choice
 from sim2human.experiments.config import StudyConfig, load_study
-from sim2human.inputs import output_dir, read_text
 from sim2human.llm.client import EndpointConfig
 from sim2human.llm.runtime import LOCAL, LLMRuntime
-from sim2human.lock import run_lock
-from sim2human.metrics.outcomes import cluster_bootstrap
+from sim2human.metrics.outcomes import StoredEstimate, cluster_bootstrap
 from sim2human.metrics.outcomes import fmt_estimate as est
-from sim2human.store import (
-    CONFIG,
-    EPISODES,
-    MEMBERS,
-    METRICS,
-    SUMMARY,
-    EpisodeLog,
-    JsonlWriter,
-    write_json,
-)
+from sim2human.simulators import needs_endpoint
+from sim2human.store.layout import CONFIG, EPISODES, MEMBERS, METRICS, SUMMARY
+from sim2human.store.loading import output_dir, read_text
+from sim2human.store.lock import run_lock
+from sim2human.store.rundir import EpisodeLog, JsonlWriter, write_json
 from sim2human.types import Episode
 
 if TYPE_CHECKING:
@@ -210,7 +203,7 @@ def _evaluate(
     needed = {agent_endpoint} | {s.llm.endpoint for s in specs if s.llm is not None}
     started = time.perf_counter()
     per, per_llm = cfg.eval.episodes_per_member, cfg.eval.llm_episodes_per_member or 0
-    total = sum(per_llm or per if s.kind == "llm" else per for s in specs)
+    total = sum(per_llm or per if needs_endpoint(s) else per for s in specs)
     with EpisodeLog(target / EPISODES) as log, _bar(console) as bar:
         task = bar.add_task("episodes", total=total)
         if where[0].kind != "local":
@@ -303,9 +296,9 @@ def summarise(episodes: list[Episode], n_boot: int) -> dict[str, Any]:
         eps = [e for e in episodes if (split, family) in (("all", "all"), (e.split, e.family))]
         members = [e.simulator_id for e in eps]
 
-        def est(values: list[float], members: list[str] = members) -> dict[str, Any]:
+        def est(values: list[float], members: list[str] = members) -> StoredEstimate:
             r = cluster_bootstrap(values, members, n_boot=n_boot)
-            return {"mean": r.mean, "ci": list(r.ci), "n": r.n}
+            return r.stored()
 
         rows.append(
             {

@@ -15,6 +15,7 @@ import typer
 from rich.console import Console
 
 from sim2human.cli.options import finite
+from sim2human.store.layout import export_name
 
 
 def export(
@@ -48,7 +49,7 @@ def export(
     with reading(run_dir, out, "export", warn, out_is_dir=False) as r:
         if r.store is None:
             raise r.refusal("--out FILE")
-        target = out or run_dir / f"export-{format}{SUFFIX[format]}"
+        target = out or run_dir / export_name(format, SUFFIX[format])
         check_target(target, inside=run_dir if r.into_run else None)
         path, n = write(run_dir, format, target, split=split, min_gold=min_gold)
     Console().print(

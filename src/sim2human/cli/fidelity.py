@@ -16,6 +16,7 @@ from rich.console import Console
 from rich.table import Table
 
 from sim2human.errors import RunDirError
+from sim2human.store.layout import FIDELITY_JSON, FIDELITY_MD
 
 if TYPE_CHECKING:
     from sim2human.report.fidelity import Fidelity
@@ -90,7 +91,7 @@ def _store(result: Fidelity, folder: Path | None, run: Path | None) -> Path | No
 
     if folder is None:
         return None
-    js, md = folder / fid.FIDELITY_JSON, folder / "fidelity.md"
+    js, md = folder / FIDELITY_JSON, folder / FIDELITY_MD
     for target in (js, md):  # both checked before either is written
         check_target(target, inside=run)
     write_text(js, result.model_dump_json(indent=1), inside=run)

@@ -20,6 +20,7 @@ from rich.console import Console
 from sim2human import seeding
 from sim2human.cli.starting import port_free
 from sim2human.errors import ModelUnavailableError, UsageError
+from sim2human.store.layout import HUMAN_DB
 
 if TYPE_CHECKING:
     from sim2human.scenarios.base import Scenario
@@ -114,7 +115,7 @@ def serve(
 ) -> None:
     """Serve the call page: consent, patient card, a blinded call with a random agent, rating."""
     _need_web()
-    from sim2human.human_store import HumanStore
+    from sim2human.store.calls import HumanStore
     from sim2human.webapp import serving
     from sim2human.webapp.admin import ADMIN_TOKEN_ENV, check_token
     from sim2human.webapp.agents import AgentPool, LLMAgentSettings
@@ -167,7 +168,7 @@ def _networks(values: list[str]) -> list[str]:
 
 def _check_checkpoints(checkpoints: dict[str, list[tuple[int, Path]]]) -> None:
     """Every checkpoint read as the other commands read them, so a damaged one is one line."""
-    from sim2human.inputs import load_checkpoint
+    from sim2human.store.loading import load_checkpoint
 
     for seeds in checkpoints.values():
         for _, path in seeds:
@@ -177,14 +178,14 @@ def _check_checkpoints(checkpoints: dict[str, list[tuple[int, Path]]]) -> None:
 def _default_db(run_dir: Path) -> Path:
     """``RUN_DIR/human.sqlite``, unless the run is read-only to this user or another process is
     writing it (only a run's writer writes into it): then ``--db`` must say where."""
-    from sim2human.lock import live_writer
+    from sim2human.store.lock import live_writer
 
     writer = live_writer(run_dir)
     if writer is not None:
         raise UsageError(f"{run_dir}: {writer}: give --db PATH to store the calls outside it")
     if not os.access(run_dir, os.W_OK | os.X_OK):
         raise UsageError(f"{run_dir} is read-only: give --db PATH to store the calls elsewhere")
-    return run_dir / "human.sqlite"
+    return run_dir / HUMAN_DB
 
 
 @human_app.command()
@@ -266,7 +267,7 @@ def export(
     Exporting again into the same directory replaces what the last export wrote. A path that
     exists and is not a directory (a file, ``/dev/null``) is refused, never overwritten."""
     from sim2human.experiments.human_eval import export_run
-    from sim2human.human_store import HumanStore
+    from sim2human.store.calls import HumanStore
 
     store = HumanStore.open_existing(db)
     try:
@@ -286,5 +287,5 @@ def compare(
     predict people (rank correlation and mean absolute gap). Writes RUN_DIR/human.json."""
     from sim2human.experiments.human_eval import fold_in, human_table
 
-    result = fold_in(_run_dir(run_dir), db or run_dir / "human.sqlite")
+    result = fold_in(_run_dir(run_dir), db or run_dir / HUMAN_DB)
     out_console.print(human_table(result))

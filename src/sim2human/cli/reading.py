@@ -19,8 +19,8 @@ from pathlib import Path
 from rich.console import Console
 
 from sim2human.errors import UsageError
-from sim2human.inputs import existing_dir, output_dir
-from sim2human.lock import Access, read_lock, write_or_read_lock
+from sim2human.store.loading import existing_dir, output_dir
+from sim2human.store.lock import Access, read_lock, write_or_read_lock
 
 
 @dataclass(frozen=True)

@@ -37,7 +37,7 @@ def finish_study(study: StudyResult, out: Path, console: Console) -> None:
     """Diagnose the finished study once (``diagnosis.json``, replaying conversations for the
     exploit finder), then render its reports from the stored files (``runner.run_study``'s
     ``finish``: the run is still locked)."""
-    from sim2human.lock import run_lock
+    from sim2human.store.lock import run_lock
 
     with run_lock(out, "study"), steps(console, out, "reading the run") as bar:
         _diagnose_and_write(out, None, console, bar, diagnose=True)

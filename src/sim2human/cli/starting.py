@@ -19,7 +19,7 @@ from pathlib import Path
 
 from sim2human.errors import UsageError
 from sim2human.experiments.config import StudyConfig
-from sim2human.store import EPISODES, SUMMARY
+from sim2human.store.layout import CONDITIONS, EPISODES, SUMMARY
 
 
 def check_endpoints(cfg: StudyConfig) -> None:
@@ -44,7 +44,7 @@ def discard_unstarted(target: Path) -> bool:
     if target.is_symlink() or not target.is_dir():
         return False
     episodes = target / EPISODES
-    if any((target / "conditions").rglob(SUMMARY)) or (
+    if any((target / CONDITIONS).rglob(SUMMARY)) or (
         episodes.exists() and episodes.stat().st_size > 0
     ):
         return False

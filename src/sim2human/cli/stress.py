@@ -13,6 +13,7 @@ from rich.table import Table
 from sim2human.cli.output import JsonOpt, Output, QuietOpt
 from sim2human.cli.signals import interrupt_code
 from sim2human.errors import UsageError
+from sim2human.store.layout import STRESS_HTML, STRESS_JSON, STRESS_MD
 from sim2human.stress.adversarial import SearchConfig
 from sim2human.stress.sweep import DEFAULT_GRID, StressPlan
 
@@ -151,7 +152,7 @@ def stress(
     for line in lines:
         shown.print(line, highlight=False)
     target = out or run_dir
-    files = [target / name for name in ("stress.json", "stress.html", "stress.md")]
+    files = [target / name for name in (STRESS_JSON, STRESS_HTML, STRESS_MD)]
     shown.print(f"stress: {files[0]}, report: {files[1]}, {files[2]}")
     output.emit(_document(result, lines, files))
 

@@ -16,14 +16,13 @@ from rich.console import Console
 from rich.table import Table
 
 from sim2human import outputs
+from sim2human.store.layout import COMPARE_HTML, VIEW_HTML
 
 if TYPE_CHECKING:
     from sim2human.viewer.compare import Comparison
 
 Note = Callable[[str], None]
 
-VIEW_HTML = "view.html"
-COMPARE_HTML = "compare.html"
 
 RunDirArg = Annotated[Path, typer.Argument(help="A study directory or one sub-run directory.")]
 OutOpt = Annotated[
@@ -107,8 +106,8 @@ def compare(
 
     Example: sim2human compare runs/demo --conditions frozen-small ensemble-uniform"""
     from sim2human.cli.reading import noter
-    from sim2human.inputs import existing_dir
-    from sim2human.lock import read_lock
+    from sim2human.store.loading import existing_dir
+    from sim2human.store.lock import read_lock
     from sim2human.viewer.build import build_compare
 
     names = list(conditions or ())

@@ -30,6 +30,7 @@ from sim2human.metrics.collapse import (
 )
 from sim2human.metrics.overoptimisation import EvalPoint, OverFit, fit_overoptimisation
 from sim2human.scenarios.base import Scenario
+from sim2human.simulators import is_programmatic
 from sim2human.simulators.base import SimulatorSpec
 from sim2human.types import Episode, Frozen
 
@@ -142,7 +143,7 @@ def _exploits(
     by_id: dict[str, Episode] = {}
     for s in subs:
         # Replays need a programmatic simulator; LLM-played members are left out of the finder.
-        specs = {k: v for k, v in s.specs.items() if v.kind == "persona"}
+        specs = {k: v for k, v in s.specs.items() if is_programmatic(v)}
         for split in ("train", "heldout"):
             eps = [e for e in s.evals if e.split == split]
             ablated = ablate(

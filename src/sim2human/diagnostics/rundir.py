@@ -21,27 +21,32 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from sim2human import gc_tuning
 from sim2human.errors import RunDirError, UsageError
 from sim2human.experiments.config import EvalConfig
-from sim2human.experiments.results import CONFIG_YAML, STUDY_JSON, StudyResult, load_study_result
+from sim2human.experiments.results import StudyResult, load_study_result
 from sim2human.experiments.wholeness import foreign, shortfall
-from sim2human.inputs import MAX_JSON_BYTES, existing_dir, read_bytes, read_json_object, read_yaml
 from sim2human.scenarios.base import Scenario
 from sim2human.scenarios.catalog import get_scenario
 from sim2human.simulators.base import SimulatorSpec
-from sim2human.store import (
+from sim2human.store import collector
+from sim2human.store.layout import (
     CONFIG,
+    CONFIG_YAML,
     EPISODES,
     MEMBERS,
     METRICS,
+    STUDY_JSON,
     SUMMARY,
-    BadLine,
-    check_unique,
-    episode_lines,
-    json_lines,
-    log_lines,
+    RunLayout,
 )
+from sim2human.store.loading import (
+    MAX_JSON_BYTES,
+    existing_dir,
+    read_bytes,
+    read_json_object,
+    read_yaml,
+)
+from sim2human.store.rundir import BadLine, check_unique, episode_lines, json_lines, log_lines
 from sim2human.train.config import PPOConfig
 from sim2human.types import Episode
 
@@ -196,7 +201,7 @@ def _episodes(path: Path, problems: list[str]) -> tuple[list[Episode], int]:
     numbers: list[int] = []
     lines, corrupted = _lines(path, problems)
     bad: list[str] = []
-    with gc_tuning.paused():
+    with collector.paused():
         for number, episode in episode_lines(lines):
             if isinstance(episode, BadLine):
                 not_json = episode.what == "not valid JSON"
@@ -258,7 +263,7 @@ def load_sub_run(
 def load_run_dir(path: Path, condition: str | None = None) -> RunDir:
     """A study directory or one sub-run; ``condition`` keeps only that condition's runs."""
     existing_dir(path, "run directory")
-    if (path / "conditions").is_dir() or (path / STUDY_JSON).exists():
+    if RunLayout(path).conditions.is_dir() or (path / STUDY_JSON).exists():
         run = _load_study(path)
     elif (path / EPISODES).exists() or (path / METRICS).exists() or (path / CONFIG).exists():
         sub = load_sub_run(path)
@@ -301,7 +306,7 @@ def _load_study(path: Path) -> RunDir:
             "sub-runs found)"
         )
     conditions: dict[str, list[SubRun]] = {}
-    root = path / "conditions"
+    root = RunLayout(path).conditions
     for cond_dir in sorted(root.iterdir()) if root.is_dir() else []:
         if cond_dir.is_dir():
             runs = sorted((d for d in cond_dir.iterdir() if d.is_dir()), key=_seed_order)
@@ -309,7 +314,7 @@ def _load_study(path: Path) -> RunDir:
     order = [r.name for r in study.conditions] if study is not None else []
     conditions = dict(sorted(conditions.items(), key=lambda kv: _rank(order, kv[0])))
     reference = {}
-    ref_root = path / "reference"
+    ref_root = RunLayout(path).references
     for ref in sorted(ref_root.iterdir()) if ref_root.is_dir() else []:
         if ref.is_dir():
             reference[ref.name] = load_sub_run(ref, ref.name, "reference", reference=True)

@@ -32,19 +32,23 @@ from sim2human.diagnostics.analyse import Diagnosis, diagnose
 from sim2human.diagnostics.rundir import RunDir, load_run_dir
 from sim2human.diagnostics.verdict import Thresholds
 from sim2human.errors import RunDirError, UsageError
-from sim2human.experiments.diversity import (
-    DIVERSITY_JSON,
-    StoredDiversity,
-    diversity_groups,
-    measure_groups,
-)
-from sim2human.experiments.results import CONFIG_YAML, STUDY_JSON
-from sim2human.inputs import existing_dir, read_json_object
-from sim2human.lock import read_lock, run_lock
+from sim2human.experiments.diversity import StoredDiversity, diversity_groups, measure_groups
 from sim2human.outputs import OutputError
-from sim2human.store import CONFIG, EPISODES, MEMBERS, METRICS, SUMMARY, write_json
+from sim2human.store.layout import (
+    CONFIG,
+    CONFIG_YAML,
+    DIVERSITY_JSON,
+    EPISODES,
+    MEMBERS,
+    METRICS,
+    STUDY_JSON,
+    SUMMARY,
+    RunLayout,
+)
+from sim2human.store.loading import existing_dir, read_json_object
+from sim2human.store.lock import read_lock, run_lock
+from sim2human.store.rundir import write_json
 
-DIAGNOSIS_JSON = "diagnosis.json"
 INPUTS = "inputs"
 """The key of ``diagnosis.json`` that records what the diagnosis was taken from."""
 _READ = {EPISODES, METRICS, SUMMARY, MEMBERS, CONFIG}
@@ -52,7 +56,7 @@ _READ = {EPISODES, METRICS, SUMMARY, MEMBERS, CONFIG}
 
 
 def diagnosis_path(run_dir: Path, condition: str | None = None) -> Path:
-    return run_dir / (DIAGNOSIS_JSON if condition is None else f"diagnosis.{condition}.json")
+    return RunLayout(run_dir).diagnosis(condition)
 
 
 def diagnose_run(

@@ -9,15 +9,17 @@ from typing import Any
 
 import numpy as np
 
-from sim2human.experiments.condition import CURVE_LOG, train_config
+from sim2human.experiments.condition import train_config
 from sim2human.experiments.config import Condition, StudyConfig
 from sim2human.experiments.results import FailedRun, StudyResult
 from sim2human.experiments.wholeness import read_whole
 from sim2human.metrics.handle_time import handle_time
-from sim2human.metrics.outcomes import Estimate, cluster_bootstrap
+from sim2human.metrics.outcomes import Estimate, StoredEstimate, cluster_bootstrap
 from sim2human.metrics.robustness import curve_mean, episodes_to_reach, worst_decile_estimate
+from sim2human.simulators import played_on_endpoint, speaks_real_words
 from sim2human.simulators.replay import reply_shares
-from sim2human.store import SUMMARY, iter_jsonl, read_json
+from sim2human.store.layout import CURVE_LOG, REFERENCE, SUMMARY, RunLayout, sub_run_relative
+from sim2human.store.rundir import iter_jsonl, read_json
 from sim2human.types import Episode
 
 RERUN = "continue the study with --resume to rerun it"
@@ -38,7 +40,7 @@ def aggregate(
         summaries = []
         curves = []
         for seed in cfg.seeds:
-            sub = Path("conditions") / condition.name / f"seed-{seed}"
+            sub = sub_run_relative(condition.name, seed)
             if str(sub) in gone:
                 continue
             summary, episodes = read_whole(root / sub, cfg.scenario, RERUN)
@@ -51,9 +53,9 @@ def aggregate(
     _episodes_to_baseline_final(rows)
     reference = []
     for name in cfg.reference_agents:
-        if str(Path("reference") / name) in gone:
+        if str(Path(REFERENCE) / name) in gone:
             continue
-        summary, episodes = read_whole(root / "reference" / name, cfg.scenario, RERUN)
+        summary, episodes = read_whole(RunLayout(root).reference(name), cfg.scenario, RERUN)
         row = _condition_row(name, cfg, {0: episodes}, [summary])
         row["episodes_trained"] = 0
         reference.append(row)
@@ -84,9 +86,9 @@ def _trained_row(
     row["sampler"] = condition.sampler
     row["role"] = condition.role
     row["compare_to"] = condition.compare_to
-    programmatic = {s: [e for e in eps if e.kind != "replay"] for s, eps in by_seed.items()}
+    programmatic = {s: [e for e in eps if not speaks_real_words(e)] for s, eps in by_seed.items()}
     w = worst_decile_estimate(programmatic, n_boot=cfg.eval.bootstrap)
-    row["heldout_worst_decile"] = {"mean": w.mean, "ci": list(w.ci), "n": w.n}
+    row["heldout_worst_decile"] = w.stored()
     row["heldout_curve"] = [list(p) for p in curve_mean(curves)] if all(curves) else []
     return row
 
@@ -100,8 +102,8 @@ def _known_comparisons(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def _llm_accounting(root: Path, cfg: StudyConfig, gone: set[str]) -> dict[str, Any]:
     """Endpoint accounting summed over every sub-run (absent for studies without LLMs)."""
-    subs = [Path("conditions") / c.name / f"seed-{s}" for c in cfg.conditions for s in cfg.seeds]
-    subs += [Path("reference") / name for name in cfg.reference_agents]
+    subs = [sub_run_relative(c.name, s) for c in cfg.conditions for s in cfg.seeds]
+    subs += [Path(REFERENCE) / name for name in cfg.reference_agents]
     total: dict[str, float] = {}
     for sub in subs:
         if str(sub) in gone:
@@ -136,21 +138,21 @@ def _condition_row(
 ) -> dict[str, Any]:
     tagged = [(seed, e) for seed, eps in by_seed.items() for e in eps]
 
-    def est(split: str, metric: Callable[[Episode], float]) -> dict[str, Any]:
+    def est(split: str, metric: Callable[[Episode], float]) -> StoredEstimate:
         # real patients (replay families) have their own column: real_patient_rows
-        pairs = [(seed, e) for seed, e in tagged if e.split == split and e.kind != "replay"]
+        pairs = [(seed, e) for seed, e in tagged if e.split == split and not speaks_real_words(e)]
         r: Estimate = cluster_bootstrap(
             [metric(e) for _, e in pairs], [seed for seed, _ in pairs], n_boot=cfg.eval.bootstrap
         )
-        return {"mean": r.mean, "ci": list(r.ci), "n": r.n}
+        return r.stored()
 
     held = [e for _, e in tagged if e.split == "heldout"]
     trained = [e for _, e in tagged if e.split == "train"]
     families = sorted({e.family for e in held})
     extra: dict[str, Any] = {}
-    if any(e.kind == "llm" for e in held):
+    if any(played_on_endpoint(e) for e in held):
         extra = llm_rows(tagged, cfg.eval.bootstrap)
-    if any(e.kind == "replay" for e in held):
+    if any(speaks_real_words(e) for e in held):
         extra |= real_patient_rows(tagged, cfg.eval.bootstrap)
     return {
         **extra,
@@ -172,7 +174,9 @@ def _condition_row(
         "heldout_dropped_rate": float(np.mean([e.gold.dropped for e in held])) if held else 0.0,
         "handle_time": {
             k: v.model_dump()
-            for k, v in handle_time([e for _, e in tagged if e.phase == "eval"]).items()
+            for k, v in handle_time(
+                [e for _, e in tagged if e.phase == "eval"], speaks_real_words
+            ).items()
         },
     }
 
@@ -180,12 +184,12 @@ def _condition_row(
 def real_patient_rows(tagged: Sequence[tuple[int, Episode]], n_boot: int) -> dict[str, Any]:
     """Held-out results on real patients (``replay`` families) and on the programmatic rest."""
 
-    def est(real: bool, metric: Callable[[Episode], float]) -> dict[str, Any]:
-        pairs = [(s, e) for s, e in tagged if e.split == "heldout" and (e.kind == "replay") == real]
+    def est(real: bool, metric: Callable[[Episode], float]) -> StoredEstimate:
+        pairs = [(s, e) for s, e in tagged if e.split == "heldout" and speaks_real_words(e) == real]
         r = cluster_bootstrap([metric(e) for _, e in pairs], [s for s, _ in pairs], n_boot=n_boot)
-        return {"mean": r.mean, "ci": list(r.ci), "n": r.n}
+        return r.stored()
 
-    real = [e for _, e in tagged if e.split == "heldout" and e.kind == "replay"]
+    real = [e for _, e in tagged if e.split == "heldout" and speaks_real_words(e)]
     return {
         "heldout_gold_real": est(True, lambda e: float(e.gold.success)),
         "heldout_fields_real": est(True, lambda e: e.gold.field_accuracy),
@@ -198,13 +202,13 @@ def real_patient_rows(tagged: Sequence[tuple[int, Episode]], n_boot: int) -> dic
 def llm_rows(tagged: Sequence[tuple[int, Episode]], n_boot: int) -> dict[str, Any]:
     """Held-out results split into persona and ``llm`` members (CIs), and LLM member health."""
 
-    def est(pick: Callable[[Episode], bool], metric: Callable[[Episode], float]) -> dict[str, Any]:
+    def est(pick: Callable[[Episode], bool], metric: Callable[[Episode], float]) -> StoredEstimate:
         pairs = [(seed, e) for seed, e in tagged if pick(e)]
         r = cluster_bootstrap([metric(e) for _, e in pairs], [s for s, _ in pairs], n_boot=n_boot)
-        return {"mean": r.mean, "ci": list(r.ci), "n": r.n}
+        return r.stored()
 
     def is_llm(e: Episode) -> bool:
-        return e.kind == "llm"
+        return played_on_endpoint(e)
 
     llm_eps = [e for _, e in tagged if is_llm(e)]
     replies = sum(e.diagnostics.get("replies", 0.0) for e in llm_eps)

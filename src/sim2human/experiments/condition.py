@@ -23,23 +23,24 @@ from sim2human.agents.scripted import reference_agent
 from sim2human.experiments.config import Condition, StudyConfig
 from sim2human.experiments.wholeness import LOGGED
 from sim2human.experiments.world import StudyWorld, evaluate_splits, llm_runtime
-from sim2human.judging import EnsembleJudge, JudgePanel
 from sim2human.llm.runtime import LLMRuntime
 from sim2human.metrics.outcomes import by, member_std, summarise
+from sim2human.population.panel import EnsembleJudge, JudgePanel
 from sim2human.samplers.build import PerturbingSampler, Sampler
 from sim2human.samplers.feedback import BatchInfo, Reporting, draw_level
+from sim2human.simulators import is_programmatic
 from sim2human.simulators.base import SimulatorSpec
-from sim2human.store import (
+from sim2human.store.layout import (
     CHECKPOINT,
     CONFIG,
+    CURVE_LOG,
     EPISODES,
     MEMBERS,
     METRICS,
+    SAMPLER_LOG,
     SUMMARY,
-    EpisodeLog,
-    JsonlWriter,
-    write_json,
 )
+from sim2human.store.rundir import EpisodeLog, JsonlWriter, write_json
 from sim2human.train.config import PPOConfig, UpdateStats
 from sim2human.train.curves import CurveLog, open_curves
 from sim2human.train.ppo import train
@@ -51,10 +52,6 @@ Progress = Callable[[int], None]
 TRAIN_LOG_EVERY = 10
 """Keep every tenth update's training episodes in ``episodes.jsonl`` (all of them are summarised
 in ``metrics.jsonl``); storing all of them would make a run directory hundreds of MB."""
-SAMPLER_LOG = "sampler.jsonl"
-"""Per update: the sampler's member shares, the batch's member counts, and its events (why)."""
-CURVE_LOG = "heldout_curve.jsonl"
-"""Held-out gold on a fixed subset every ``train.eval_every`` updates (logged, never used)."""
 
 
 def train_config(cfg: StudyConfig, condition: Condition) -> PPOConfig:
@@ -233,7 +230,7 @@ def _probe(
     diagnostics (d, field accuracy and a checkpoint at each point, in ``metrics.jsonl``)."""
     return HeldoutProbe(
         agent,
-        [s for s in world.ensemble.heldout if s.kind == "persona"],
+        [s for s in world.ensemble.heldout if is_programmatic(s)],
         world.scenario,
         every=ppo.eval_every,
         per_member=min(cfg.eval.curve_episodes_per_member, cfg.eval.episodes_per_member),

@@ -1,6 +1,6 @@
 """Study configs: YAML validated by pydantic. Unknown keys are errors, named with their path.
 
-Everything is checked before anything is built or trained: the file itself (``inputs.py``: a
+Everything is checked before anything is built or trained: the file itself (``store.loading``: a
 regular UTF-8 file, no duplicate keys, bounded nesting and alias expansion), every number finite
 (``FrozenConfig``) and every knob that can hang or exhaust under a stated bound (the ``le=``
 bounds here and in the models of lower layers, ``MAX_FREE_INT`` for free-form integers), names
@@ -18,9 +18,8 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, ValidationError, field_validator, model_validator
 
 from sim2human.errors import ConfigError, UsageError, first_problem
-from sim2human.inputs import read_yaml
-from sim2human.judging import JudgingConfig
 from sim2human.llm.runtime import LLMSettings
+from sim2human.population.panel import JudgingConfig
 from sim2human.samplers.build import known_sampler, sampler_args
 from sim2human.scenarios.catalog import known_scenario
 from sim2human.scenarios.refs import is_path
@@ -30,6 +29,7 @@ from sim2human.simulators.human_replay import HumanReplayMembers
 from sim2human.simulators.llm import LLMMembers
 from sim2human.simulators.llm_templates import is_template_ref
 from sim2human.simulators.noise import validate_ranges
+from sim2human.store.loading import read_yaml
 from sim2human.train.config import MAX_BATCH, MAX_EPISODES, PPOConfig
 from sim2human.types import FrozenConfig
 

@@ -19,12 +19,11 @@ from sim2human.metrics.diversity import DiversitySummary, diversity_summary, ens
 from sim2human.metrics.embeddings import embed
 from sim2human.rollout.evaluate import evaluate
 from sim2human.scenarios.base import Scenario
+from sim2human.simulators import is_programmatic
 from sim2human.simulators.base import SimulatorSpec
 from sim2human.types import Frozen
 
 TURNS_PER_MEMBER = 40
-DIVERSITY_JSON = "diversity.json"
-"""Where a study stores its simulators' diversity (measured beside training, read by reports)."""
 
 
 class DiversityRow(Frozen):
@@ -86,7 +85,7 @@ def measure_groups(
     persona = {
         name: p
         for name, members in groups.items()
-        if (p := [s for s in members if s.kind == "persona"])
+        if (p := [s for s in members if is_programmatic(s)])
     }
     if not persona:
         return StoredDiversity(

@@ -37,9 +37,9 @@ from typing import Any, TypeVar
 
 from rich.progress import Progress, TaskID
 
-from sim2human import gc_tuning
 from sim2human.errors import Sim2HumanError
 from sim2human.experiments.units import Note
+from sim2human.store import collector
 
 T = TypeVar("T")
 PR_SET_PDEATHSIG = 1
@@ -147,7 +147,7 @@ def _init_worker(parent: int, queue: Any, state: Any) -> None:
 
 def _call(index: int, fn: Callable[..., T], args: tuple[Any, ...]) -> T:
     _state[index] = _STARTED
-    gc_tuning.for_batch_work()  # the worker is ours: collect rarely while it plays
+    collector.for_batch_work()  # the worker is ours: collect rarely while it plays
     try:
         return fn(*args)
     finally:

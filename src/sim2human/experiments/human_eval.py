@@ -27,29 +27,26 @@ from rich.table import Table
 from sim2human import outputs
 from sim2human.errors import RunDirError
 from sim2human.escape import md
-from sim2human.experiments.results import (
-    STUDY_JSON,
-    ConditionRow,
-    StudyResult,
-    load_study_result,
-)
-from sim2human.human_store import HUMAN_FAMILY, HumanStore
-from sim2human.metrics.outcomes import Estimate, by, fmt_estimate, summarise
+from sim2human.experiments.results import ConditionRow, StudyResult, load_study_result
+from sim2human.metrics.outcomes import Estimate, StoredEstimate, by, fmt_estimate, summarise
 from sim2human.outputs import OutputError
 from sim2human.simulators.human import human_spec
-from sim2human.store import (
+from sim2human.store.calls import HUMAN_FAMILY, HumanStore
+from sim2human.store.layout import (
     CONFIG,
+    CONFIG_YAML,
     EPISODES,
+    HUMAN_JSON,
+    HUMAN_MD,
     MEMBERS,
     METRICS,
+    STUDY_JSON,
     SUMMARY,
-    json_text,
-    write_json,
+    RunLayout,
 )
+from sim2human.store.rundir import json_text, write_json
 from sim2human.types import Episode
 
-HUMAN_JSON = "human.json"
-HUMAN_MD = "human.md"
 N_BOOT = 1000
 
 
@@ -67,7 +64,7 @@ def export_run(episodes: Sequence[Episode], out: Path) -> int:
     for e in episodes:
         groups[e.condition].append(e)
     for agent, eps in groups.items():
-        sub = out / "conditions" / agent / HUMAN_FAMILY
+        sub = RunLayout(out).condition(agent) / HUMAN_FAMILY
         outputs.write_text(sub / EPISODES, _jsonl(eps), inside=out)
         outputs.write_text(sub / METRICS, "", inside=out)  # no training happened here
         write_json(
@@ -115,7 +112,7 @@ def _export_folder(out: Path) -> None:
             f"{out}: exists and is not a folder; --out names the folder to write the calls into "
             "(as a run directory)"
         )
-    elif (out / STUDY_JSON).exists() or (out / "config.yaml").exists():
+    elif (out / STUDY_JSON).exists() or (out / CONFIG_YAML).exists():
         raise OutputError(f"{out}: holds a study run; export the calls into a folder of their own")
 
 
@@ -155,8 +152,8 @@ def _ranks(v: np.ndarray) -> np.ndarray:
     return ranks
 
 
-def _est(e: Estimate) -> dict[str, Any]:
-    return {"mean": e.mean, "ci": list(e.ci), "n": e.n}
+def _est(e: Estimate) -> StoredEstimate:
+    return e.stored()
 
 
 ALL_HELDOUT = "(all held-out)"

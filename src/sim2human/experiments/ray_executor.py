@@ -36,7 +36,6 @@ from typing import Any
 import ray
 from ray import exceptions as ray_errors
 
-from sim2human import gc_tuning
 from sim2human.errors import Sim2HumanError, UsageError
 from sim2human.experiments import executors
 from sim2human.experiments.executors import Failure, Interrupted, RemoteTraceback, WorkersDied
@@ -50,6 +49,7 @@ from sim2human.experiments.units import (
     perform,
     say_env,
 )
+from sim2human.store import collector
 
 QUIET: dict[str, Any] = {"logging_level": logging.WARNING, "log_to_driver": False}
 """Ray's own start-up lines and the workers' output stay out of the study's terminal."""
@@ -94,7 +94,7 @@ class _Host:
 
     def __init__(self, work: Work, tally: Any, env: dict[str, str]) -> None:
         os.environ.update(env)  # keys and settings, before anything reads them
-        gc_tuning.for_batch_work()  # the worker is ours: collect rarely while it plays
+        collector.for_batch_work()  # the worker is ours: collect rarely while it plays
         executors.set_progress_sink(_ToTally(tally))
         self.work = work
         self.context = work.load(work.payload)

@@ -20,13 +20,11 @@ from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
 from sim2human.errors import RunDirError, UsageError
 from sim2human.experiments.config import Role, default_role, parse_study
-from sim2human.inputs import read_json_object, read_yaml
 from sim2human.metrics.handle_time import HandleTime
 from sim2human.metrics.outcomes import Estimate
-from sim2human.store import write_json
-
-STUDY_JSON = "study.json"
-CONFIG_YAML = "config.yaml"
+from sim2human.store.layout import CONFIG_YAML, STUDY_JSON
+from sim2human.store.loading import read_json_object, read_yaml
+from sim2human.store.rundir import write_json
 
 
 class ConditionRow(BaseModel):
@@ -79,6 +77,7 @@ class ConditionRow(BaseModel):
 
     @property
     def is_reference(self) -> bool:
+        """A reference agent's row (no sampler, no role, nothing trained)."""
         return self.sampler is None and self.role is None and self.episodes_trained == 0
 
 
@@ -96,6 +95,8 @@ class FailedRun(BaseModel):
 
 
 class StudyResult(BaseModel):
+    """What ``study.json`` holds: every condition's row, the reference agents' rows, what failed."""
+
     model_config = ConfigDict(extra="forbid")
 
     study: str
@@ -118,13 +119,16 @@ class StudyResult(BaseModel):
         return self
 
     def row(self, name: str | None) -> ConditionRow | None:
+        """The condition called ``name``, or None."""
         return next((r for r in self.conditions if r.name == name), None)
 
     @property
     def all_rows(self) -> list[ConditionRow]:
+        """The conditions' rows, then the reference agents'."""
         return [*self.conditions, *self.reference]
 
     def with_role(self, role: Role) -> list[ConditionRow]:
+        """The conditions of ``role``, in study order."""
         return [r for r in self.conditions if r.role == role]
 
     @property

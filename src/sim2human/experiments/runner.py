@@ -20,7 +20,7 @@ from sim2human.experiments.aggregate import aggregate
 from sim2human.experiments.backends import Choice, open_executor
 from sim2human.experiments.condition import reference_scripted, run_condition, train_config
 from sim2human.experiments.config import StudyConfig, parse_study
-from sim2human.experiments.diversity import DIVERSITY_JSON, diversity_groups, measure_groups
+from sim2human.experiments.diversity import diversity_groups, measure_groups
 from sim2human.experiments.executors import WorkersDied, report_progress
 from sim2human.experiments.results import FailedRun, StudyResult, write_study_result
 from sim2human.experiments.units import (
@@ -34,11 +34,12 @@ from sim2human.experiments.units import (
 )
 from sim2human.experiments.wholeness import TornSubRun, read_whole
 from sim2human.experiments.world import StudyWorld
-from sim2human.inputs import output_dir, read_text, read_yaml
 from sim2human.llm.client import EndpointConfig
 from sim2human.llm.runtime import Embedded, serve_embedded
-from sim2human.lock import run_lock
-from sim2human.store import SUMMARY, write_json
+from sim2human.store.layout import CONFIG_YAML, DIVERSITY_JSON, SUMMARY, RunLayout
+from sim2human.store.loading import output_dir, read_text, read_yaml
+from sim2human.store.lock import run_lock
+from sim2human.store.rundir import write_json
 
 Call = tuple[str, str, int, str]
 """One job of a study for ``_work``: kind (``condition``, ``reference``, ``diversity``), name,
@@ -88,7 +89,7 @@ def _work(config: StudyConfig | str, kind: str, name: str, seed: int, out: str) 
         torch.set_num_threads(1)  # the embedding model beside a training worker
         world = StudyWorld.build(cfg)
         runs = [(c.name, world.train_members(c), world.ensemble.heldout) for c in cfg.conditions]
-        measured = measure_groups(diversity_groups(runs), world.scenario, cfg.train.max_turns)
+        measured = measure_groups(diversity_groups(runs), world.scenario, world.max_turns)
         write_json(Path(out), measured.model_dump(mode="json"))
         return {}
     cond = next(c for c in cfg.conditions if c.name == name)
@@ -100,7 +101,7 @@ def _side_jobs(cfg: StudyConfig, out: Path, note: Note) -> list[Call]:
     ``_finished``)."""
     jobs: list[Call] = []
     for name in cfg.reference_agents:
-        ref = out / "reference" / name
+        ref = RunLayout(out).reference(name)
         if name == "scripted" and not _finished(cfg, out, ref, note):
             outputs.remove(ref, inside=out)  # a linked one as a link, never followed
             jobs.append(("reference", name, 0, str(ref)))
@@ -123,7 +124,7 @@ def _prepare(cfg: StudyConfig, out: Path, resume: bool, note: Note) -> list[tupl
     (``_finished``) and clears the others: each is deterministic by its seed, so rerunning it
     whole gives the numbers a straight-through run would have given."""
     config_text = yaml.safe_dump(cfg.model_dump(mode="json"), sort_keys=False)
-    stored = out / "config.yaml"
+    stored = out / CONFIG_YAML
     if resume:
         if not stored.exists():
             raise UsageError(f"{out}: nothing to resume (no config.yaml)")
@@ -134,7 +135,7 @@ def _prepare(cfg: StudyConfig, out: Path, resume: bool, note: Note) -> list[tupl
                 f"{out}: the study config differs from the one it was started with; "
                 "resume with the same file and --quick setting"
             )
-    elif (out / "conditions").exists():
+    elif RunLayout(out).conditions.exists():
         raise UsageError(
             f"{out}: already holds sub-runs; pass --resume to continue it, or choose another --out"
         )
@@ -147,7 +148,7 @@ def _unfinished(cfg: StudyConfig, out: Path, note: Note) -> list[tuple[str, int]
     todo = []
     for c in cfg.conditions:
         for seed in cfg.seeds:
-            sub = out / "conditions" / c.name / f"seed-{seed}"
+            sub = RunLayout(out).sub_run(c.name, seed)
             if _finished(cfg, out, sub, note):
                 continue
             outputs.remove(sub, inside=out)  # a linked one as a link, never followed
@@ -188,7 +189,7 @@ def run_study(
     others finish: ``StudyFailed`` then says which, after ``study.json`` is written over what
     finished (without ``finish``).
     An embedded model that ``llm`` members use is started once here and shared by the workers.
-    The run directory is locked for the whole study: a second writer is refused (``lock.py``).
+    The run directory is locked for the whole study: a second writer is refused (``store.lock``).
     ``executor`` says where the jobs run (default: ``local`` processes; ``backends``); the
     run directory is the same on every executor, so a study resumes on any of them.
     """
@@ -284,7 +285,7 @@ class _Run:
         calls = longest_first(
             self.cfg,
             [
-                ("condition", name, seed, str(out / "conditions" / name / f"seed-{seed}"))
+                ("condition", name, seed, str(RunLayout(out).sub_run(name, seed)))
                 for name, seed in jobs
             ]
             + side,

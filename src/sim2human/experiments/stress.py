@@ -33,15 +33,15 @@ from sim2human.experiments.config import StudyConfig, parse_study
 from sim2human.experiments.executors import report_progress
 from sim2human.experiments.units import Ledger, Note, Unit, Work, env_for_workers
 from sim2human.experiments.world import StudyWorld
-from sim2human.inputs import existing_dir, load_checkpoint, output_dir, read_yaml
-from sim2human.lock import run_lock
 from sim2human.simulators import needs_endpoint
 from sim2human.simulators.base import SimulatorSpec
-from sim2human.store import CHECKPOINT, write_json
+from sim2human.store.layout import CHECKPOINT, CONFIG_YAML, STRESS_JSON, RunLayout
+from sim2human.store.loading import existing_dir, load_checkpoint, output_dir, read_yaml
+from sim2human.store.lock import run_lock
+from sim2human.store.rundir import write_json
 from sim2human.stress.adversarial import SearchConfig, result_json, search
 from sim2human.stress.sweep import Curves, StressPlan, summarise_curves, sweep
 
-STRESS_JSON = "stress.json"
 SCRIPTED = "scripted"
 RETRIES = 1
 """Times an agent whose worker died is stressed again before the command fails (as a study's
@@ -67,7 +67,7 @@ class AgentRef:
 
 
 def load_run_config(run_dir: Path) -> StudyConfig:
-    path = existing_dir(run_dir) / "config.yaml"
+    path = existing_dir(run_dir) / CONFIG_YAML
     if not path.exists():
         raise RunDirError(f"{run_dir}: not a study run directory (no config.yaml)")
     raw = read_yaml(path, "stored study config")
@@ -91,7 +91,7 @@ def study_agents(
     refs = []
     for name in [c for c in known if c in chosen]:
         for i, seed in enumerate(cfg.seeds):
-            path = run_dir / "conditions" / name / f"seed-{seed}" / CHECKPOINT
+            path = RunLayout(run_dir).sub_run(name, seed) / CHECKPOINT
             if not path.exists():
                 raise RunDirError(f"{path}: missing (did this sub-run finish?)")
             load_checkpoint(path)  # every checkpoint readable before any work starts

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from sim2human import outputs
-from sim2human.store import SUMMARY
+from sim2human.store.layout import SUMMARY
 
 Note = Callable[[str], None]
 Advance = Callable[[int], None]

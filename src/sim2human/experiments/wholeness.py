@@ -20,7 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from sim2human.errors import RunDirError
-from sim2human.store import EPISODES, SUMMARY, read_episodes, read_json
+from sim2human.store.layout import EPISODES, SUMMARY
+from sim2human.store.rundir import read_episodes, read_json
 from sim2human.types import Episode
 
 LOGGED = "episodes_logged"

@@ -10,15 +10,16 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from sim2human.agents.base import Agent
-from sim2human.ensemble import Ensemble
 from sim2human.errors import UsageError
 from sim2human.experiments.config import Condition, StudyConfig
 from sim2human.llm.runtime import LLMRuntime
-from sim2human.rollout.checks import solvability
+from sim2human.population.ensemble import Ensemble
 from sim2human.rollout.evaluate import evaluate
+from sim2human.rollout.solvability import solvability
 from sim2human.samplers.build import MixedSampler, Sampler, build_sampler
 from sim2human.scenarios.base import Scenario
 from sim2human.scenarios.catalog import get_scenario
+from sim2human.simulators import needs_endpoint
 from sim2human.simulators.base import QuirkPool, SimulatorSpec
 from sim2human.simulators.families import get_family
 from sim2human.simulators.llm import llm_spec
@@ -134,8 +135,8 @@ def evaluate_members(
     **kw: Any,
 ) -> list[Episode]:
     """``evaluate`` with ``eval.llm_episodes_per_member`` episodes on each ``llm`` member."""
-    persona = [s for s in specs if s.kind != "llm"]
-    chat = [s for s in specs if s.kind == "llm"]
+    persona = [s for s in specs if not needs_endpoint(s)]
+    chat = [s for s in specs if needs_endpoint(s)]
     per_llm = cfg.eval.llm_episodes_per_member or per_member
     out = (
         evaluate(
@@ -144,7 +145,7 @@ def evaluate_members(
             world.scenario,
             per_member=per_member,
             llm=llm,
-            max_turns=cfg.train.max_turns,
+            max_turns=world.max_turns,
             **kw,
         )
         if persona
@@ -157,7 +158,7 @@ def evaluate_members(
             world.scenario,
             per_member=per_llm,
             llm=llm,
-            max_turns=cfg.train.max_turns,
+            max_turns=world.max_turns,
             **kw,
         )
     return out

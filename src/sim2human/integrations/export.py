@@ -30,7 +30,8 @@ from sim2human.rollout.conversation import MAX_TURNS, Conversation, Job
 from sim2human.scenarios.base import Scenario
 from sim2human.scenarios.catalog import get_scenario
 from sim2human.simulators.base import UserTurn
-from sim2human.store import CONFIG, EPISODES, read_episodes
+from sim2human.store.layout import CONFIG, EPISODES, export_name
+from sim2human.store.rundir import read_episodes
 from sim2human.types import Episode
 
 Format = Literal["openai-chat", "art", "sb3-buffer"]
@@ -147,7 +148,7 @@ def transitions(
                 continue
             obs.append(featurise([conv.observe()])[0])
             act = scenario.acts[index[str(t.act)]]
-            field = act.field or (conv.state.last_field if act.kind == "clarify" else None)
+            field = act.about(conv.state.last_field)
             conv.say(AgentTurn(text=t.text, act=act.id, field=field))
             while i < len(turns) and turns[i].speaker == "user":  # the answer to this turn
                 conv.hear(UserTurn(text=turns[i].text, tags=turns[i].tags))
@@ -186,7 +187,7 @@ def export(
     inside the run must not lead outside it through a symlinked folder."""
     if fmt not in FORMATS:
         raise UsageError(f"--format must be one of {', '.join(FORMATS)}, not {fmt!r}")
-    target = out or run_dir / f"export-{fmt}{SUFFIX[fmt]}"
+    target = out or run_dir / export_name(fmt, SUFFIX[fmt])
     inside = None if out is not None else run_dir
     outputs.check_target(target, inside=inside)  # a directory or a FIFO: before any reading
     limited = load_with_limits(run_dir, split, min_gold)

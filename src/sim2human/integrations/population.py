@@ -17,14 +17,15 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
-from sim2human.ensemble import Ensemble
 from sim2human.errors import UsageError
-from sim2human.rollout.checks import solvability
+from sim2human.population.ensemble import Ensemble
 from sim2human.rollout.conversation import MAX_TURNS, Conversation, Job
+from sim2human.rollout.solvability import solvability
 from sim2human.samplers.build import FixedSampler, Sampler, build_sampler
 from sim2human.samplers.feedback import draw_level
 from sim2human.scenarios.base import Scenario
 from sim2human.scenarios.catalog import get_scenario
+from sim2human.simulators import is_programmatic
 from sim2human.simulators.base import QuirkPool, SimulatorSpec
 from sim2human.simulators.families import get_family
 from sim2human.simulators.replay import REPLAY_FAMILIES
@@ -94,7 +95,7 @@ class Population:
         self, spec: SimulatorSpec, seed: int, *, phase: str = "train", step: int = 0
     ) -> Conversation:
         """A new conversation with ``spec`` on the episode seed ``seed`` (its hidden profile)."""
-        if spec.kind != "persona":
+        if not is_programmatic(spec):
             raise UsageError(
                 f"member {spec.id!r} is an {spec.kind!r} simulator: the integrations play "
                 "persona members only (llm members need endpoints)"

@@ -1,7 +1,7 @@
 """Episodes from an external trainer, written as a sim2human run directory.
 
 The layout is a study's sub-run (``config.json``, ``episodes.jsonl``, ``members.json``,
-``summary.json``; see ``sim2human.store``), so ``sim2human report DIR`` and ``sim2human
+``summary.json``; see ``sim2human.store.rundir``), so ``sim2human report DIR`` and ``sim2human
 diagnose DIR`` judge an agent trained in Stable-Baselines3, TRL, verl or ART exactly as they
 judge one trained by ``sim2human study``: only ``phase == "eval"`` episodes are judged, split into
 training and held-out members.
@@ -16,7 +16,8 @@ from typing import Any
 
 from sim2human.integrations.population import Population
 from sim2human.metrics.outcomes import by, member_std, summarise
-from sim2human.store import CONFIG, EPISODES, MEMBERS, METRICS, SUMMARY, JsonlWriter, write_json
+from sim2human.store.layout import CONFIG, EPISODES, MEMBERS, METRICS, SUMMARY
+from sim2human.store.rundir import JsonlWriter, write_json
 from sim2human.types import Episode
 
 

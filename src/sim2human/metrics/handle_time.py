@@ -6,7 +6,7 @@ One function for ``study.json`` (``experiments.aggregate``) and the reports
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 from pydantic import BaseModel
@@ -22,13 +22,16 @@ class HandleTime(BaseModel):
     n: int
 
 
-def handle_time(episodes: Sequence[Episode]) -> dict[str, HandleTime]:
-    """Agent turns per call by split: ``train`` and ``heldout`` leave real patients
-    (``replay`` members) out, ``real`` is them alone; a split without episodes is absent."""
+def handle_time(
+    episodes: Sequence[Episode], real: Callable[[Episode], bool]
+) -> dict[str, HandleTime]:
+    """Agent turns per call by split: ``train`` and ``heldout`` leave real patients (``real``:
+    ``simulators.speaks_real_words``, which this layer cannot import) out, ``real`` is them
+    alone; a split without episodes is absent."""
     groups = {
-        "train": [e.n_turns for e in episodes if e.split == "train" and e.kind != "replay"],
-        "heldout": [e.n_turns for e in episodes if e.split == "heldout" and e.kind != "replay"],
-        "real": [e.n_turns for e in episodes if e.split == "heldout" and e.kind == "replay"],
+        "train": [e.n_turns for e in episodes if e.split == "train" and not real(e)],
+        "heldout": [e.n_turns for e in episodes if e.split == "heldout" and not real(e)],
+        "real": [e.n_turns for e in episodes if e.split == "heldout" and real(e)],
     }
     return {
         split: HandleTime(

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, TypedDict
 
 import numpy as np
 from pydantic import BaseModel
@@ -18,10 +18,24 @@ from pydantic import BaseModel
 from sim2human.types import Episode
 
 
+class StoredEstimate(TypedDict):
+    """An ``Estimate`` as the result files keep it (``Estimate.stored``)."""
+
+    mean: float
+    ci: list[float]
+    n: int
+
+
 class Estimate(BaseModel):
+    """A mean with its bootstrap confidence interval and the number of values behind it."""
+
     mean: float
     ci: tuple[float, float]
     n: int
+
+    def stored(self) -> StoredEstimate:
+        """The form ``study.json`` and the other result files keep (``mean``, ``ci``, ``n``)."""
+        return {"mean": self.mean, "ci": list(self.ci), "n": self.n}
 
 
 def fmt_pct(x: float | None, missing: str = "") -> str:
@@ -90,10 +104,12 @@ def cluster_bootstrap(
 
 
 def gold(e: Episode) -> float:
+    """An episode's gold success as 0 or 1 (what the study reports)."""
     return float(e.gold.success)
 
 
 def proxy(e: Episode) -> float:
+    """An episode's proxy: the simulated user's satisfaction (what training sees)."""
     return e.proxy
 
 
@@ -103,6 +119,8 @@ def estimate(
     cluster: Callable[[Episode], object] = lambda e: e.condition,
     n_boot: int = 1000,
 ) -> Estimate:
+    """The cluster-bootstrap estimate of ``metric`` over ``episodes``, clustered by ``cluster``
+    (default: the condition)."""
     return cluster_bootstrap(
         [metric(e) for e in episodes], [cluster(e) for e in episodes], n_boot=n_boot
     )
@@ -120,6 +138,8 @@ class GroupSummary(BaseModel):
 
 
 def summarise(episodes: Sequence[Episode]) -> GroupSummary:
+    """The outcomes of a group of episodes (one member, family or split); an empty group is a
+    ValueError."""
     if not episodes:
         raise ValueError("no episodes to summarise")
     fields = episodes[0].gold.fields.keys()
@@ -134,6 +154,7 @@ def summarise(episodes: Sequence[Episode]) -> GroupSummary:
 
 
 def by(episodes: Sequence[Episode], key: Callable[[Episode], str]) -> dict[str, GroupSummary]:
+    """``summarise`` of each group of ``episodes`` by ``key``, in key order."""
     groups: dict[str, list[Episode]] = defaultdict(list)
     for e in episodes:
         groups[key(e)].append(e)

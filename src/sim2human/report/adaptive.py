@@ -27,9 +27,10 @@ from sim2human import outputs
 from sim2human.experiments.results import ConditionRow, StudyResult
 from sim2human.metrics.outcomes import Estimate
 from sim2human.report.format import est, md
-from sim2human.store import iter_jsonl
+from sim2human.store.layout import ADAPTIVE, ADAPTIVE_HTML, SAMPLER_LOG, RunLayout
+from sim2human.store.rundir import iter_jsonl
 
-DIR = "adaptive"
+DIR = ADAPTIVE
 MARGIN = 0.05
 """Worst-decile gold a candidate must add over its baseline (the issue's bar: 5 points)."""
 SPEED = 0.7
@@ -41,7 +42,7 @@ def fmt(e: Estimate | None) -> str:
 
 
 def sampler_rows(root: Path, condition: str, seed: int) -> list[dict[str, Any]]:
-    path = root / "conditions" / condition / f"seed-{seed}" / "sampler.jsonl"
+    path = RunLayout(root).sub_run(condition, seed) / SAMPLER_LOG
     return [r for _, r in iter_jsonl(path)] if path.exists() else []
 
 
@@ -294,7 +295,7 @@ def adaptive_section(study: StudyResult, root: Path, out: Path | None = None) ->
         images=images,
         events=timeline(root, study),
     )
-    outputs.write_text(d / "adaptive.html", html, inside=out)
+    outputs.write_text(d / ADAPTIVE_HTML, html, inside=out)
     return lines
 
 

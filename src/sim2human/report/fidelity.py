@@ -30,13 +30,14 @@ from sim2human.metrics.embeddings import Embedder, embed
 from sim2human.metrics.fidelity import FidelityRow, fidelity_row
 from sim2human.report.format import md, md_code, num
 from sim2human.scenarios.intake.scenario import IntakeScenario
+from sim2human.simulators import speaks_real_words
 from sim2human.simulators.replay import reply_shares
+from sim2human.store.layout import FIDELITY_JSON
 from sim2human.types import Episode
 
 HUMAN = "human (other half)"
 DEFAULT_CAP = 150
 """User turns per family (and per human half) in ``sim2human report``."""
-FIDELITY_JSON = "fidelity.json"
 
 
 class Fidelity(BaseModel):
@@ -84,7 +85,7 @@ def measure(
     seed: int = 0,
 ) -> Fidelity:
     """The fidelity table for the families of ``episodes`` (see the module docstring)."""
-    played = {e.simulator_id.removeprefix(f"{e.family}-") for e in episodes if e.kind == "replay"}
+    played = {e.simulator_id.removeprefix(f"{e.family}-") for e in episodes if speaks_real_words(e)}
     ref, other, n_enc = human_halves(played, data)
     rng = np.random.default_rng(seed)
 
@@ -116,7 +117,7 @@ def measure(
             rows.append(fidelity_row(family, texts, ref, emb, ref_emb, reads_value, seed))
     shares = {
         f: reply_shares([e for e in episodes if e.family == f])
-        for f in sorted({e.family for e in episodes if e.kind == "replay"})
+        for f in sorted({e.family for e in episodes if speaks_real_words(e)})
     }
     return Fidelity(rows=rows, embedder=name, cap=cap, human_encounters=n_enc, replay_shares=shares)
 

@@ -30,10 +30,7 @@ from sim2human.diagnostics.stored import (
     load_diversity,
 )
 from sim2human.errors import Sim2HumanError
-from sim2human.experiments.diversity import DIVERSITY_JSON, DiversityRow
-from sim2human.experiments.stress import STRESS_JSON
-from sim2human.inputs import existing_dir, read_json_object
-from sim2human.lock import read_lock, run_lock
+from sim2human.experiments.diversity import DiversityRow
 from sim2human.report import fidelity
 from sim2human.report.adaptive import adaptive_section
 from sim2human.report.by_family import diversity_rows, quirk_cell
@@ -54,9 +51,10 @@ from sim2human.report.stress_markdown import stress_markdown
 from sim2human.report.summary import KEY as SUMMARY_KEY
 from sim2human.report.summary import Summary, summarise
 from sim2human.report.templates_env import template_env
+from sim2human.store.layout import DIVERSITY_JSON, FIDELITY_JSON, STRESS_JSON, report_stem
+from sim2human.store.loading import existing_dir, read_json_object
+from sim2human.store.lock import read_lock, run_lock
 
-REPORT_HTML = "report.html"
-REPORT_JSON = "report.json"
 ALL_TABLES = ("gold", "handle_time", "spread", "families", "real")
 
 
@@ -126,7 +124,7 @@ def write_report(
     and the run is only read (``lock.read_lock``); a diagnosis, diversity or fidelity
     measurement stored there by an earlier ``--out`` is used when newer than the run's."""
     console = console or Console(stderr=True)
-    stem = "report" if condition is None else f"report.{condition}"
+    stem = report_stem(condition)
     note = lambda msg: console.print(f"note: {run_dir}: {msg}", soft_wrap=True)  # noqa: E731
     existing_dir(run_dir)
     lock: AbstractContextManager[object] = (
@@ -148,7 +146,7 @@ def _write_report(
     src = None if out == run_dir else out
     d = load_diagnosis(run_dir, condition, folder=derived_dir(run_dir, src, *_diagnoses(condition)))
     diversity = load_diversity(derived_dir(run_dir, src, DIVERSITY_JSON))
-    fid = fidelity.for_report(derived_dir(run_dir, src, fidelity.FIDELITY_JSON), run)
+    fid = fidelity.for_report(derived_dir(run_dir, src, FIDELITY_JSON), run)
     summary = summarise(d, run)
     head, prose = _study_parts(d, summary, run_dir, out)
     page = render_html(d, diversity.rows, diversity.note, summary, md_to_html(prose, out))

@@ -22,8 +22,6 @@ from sim2human.report.real import real_section
 from sim2human.report.summary import Summary, summarise
 from sim2human.report.tables import Table
 
-REPORT_MD = "report.md"
-
 
 def md_table(t: Table) -> list[str]:
     """A shared table (``report.tables``) as Markdown: its title, its rows, its note."""

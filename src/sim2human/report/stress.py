@@ -20,10 +20,10 @@ from markupsafe import Markup
 from sim2human import outputs
 from sim2human.report.format import pct
 from sim2human.report.stress_findings import findings, fmt
-from sim2human.report.stress_markdown import STRESS_MD, stress_markdown
+from sim2human.report.stress_markdown import stress_markdown
+from sim2human.store.layout import STRESS_HTML, STRESS_MD, STRESS_PLOTS
 
-STRESS_HTML = "stress.html"
-PLOTS = "stress-plots"
+PLOTS = STRESS_PLOTS
 
 _SECTION = jinja2.Template(
     """

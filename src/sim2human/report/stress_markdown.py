@@ -10,8 +10,7 @@ from typing import Any
 from sim2human import outputs
 from sim2human.report.format import md, md_code, pct
 from sim2human.report.stress_findings import findings, fmt
-
-STRESS_MD = "stress.md"
+from sim2human.store.layout import STRESS_MD
 
 
 def _row(cells: list[str]) -> str:

@@ -22,6 +22,7 @@ from sim2human.experiments.results import ConditionRow, StudyResult
 from sim2human.metrics.handle_time import HandleTime, handle_time
 from sim2human.metrics.outcomes import Estimate, cluster_bootstrap, member_std
 from sim2human.report.format import est, pct
+from sim2human.simulators import speaks_real_words
 from sim2human.types import Episode
 
 CONDITION = "condition"
@@ -118,7 +119,9 @@ def from_study_row(row: ConditionRow, subs: Sequence[SubRun]) -> Numbers:
         member_std=row.heldout_member_std,
         exploit_rate=row.exploit_rate,
         by_family=dict(row.heldout_gold_by_family),
-        turns=row.handle_time if row.handle_time is not None else handle_time(_evals(subs)),
+        turns=row.handle_time
+        if row.handle_time is not None
+        else handle_time(_evals(subs), speaks_real_words),
     )
 
 
@@ -128,7 +131,7 @@ def from_episodes(name: str, subs: Sequence[SubRun], n_boot: int, reference: boo
     tagged = [(s.run, e) for s in subs for e in s.evals]
 
     def estimate(split: str, real: bool, metric: str) -> Estimate | None:
-        pairs = [(r, e) for r, e in tagged if e.split == split and (e.kind == "replay") == real]
+        pairs = [(r, e) for r, e in tagged if e.split == split and speaks_real_words(e) == real]
         if not pairs:
             return None
         values = [_metric(e, metric) for _, e in pairs]
@@ -146,7 +149,7 @@ def from_episodes(name: str, subs: Sequence[SubRun], n_boot: int, reference: boo
         real_proxy=estimate("heldout", True, "proxy"),
         by_family={f: _family_gold(tagged, f) for f in fams},
         member_std=_member_std(subs),
-        turns=handle_time([e for _, e in tagged]),
+        turns=handle_time([e for _, e in tagged], speaks_real_words),
     )
 
 

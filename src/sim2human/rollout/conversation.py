@@ -12,7 +12,7 @@ from sim2human import seeding
 from sim2human.agents.base import AgentTurn, Observation
 from sim2human.scenarios.base import Scenario
 from sim2human.scenarios.slots import SlotState
-from sim2human.simulators import build_simulator, fixed_profile
+from sim2human.simulators import build_simulator, member_profile
 from sim2human.simulators.base import (
     AsyncSimulator,
     HearsTheEnd,
@@ -20,7 +20,6 @@ from sim2human.simulators.base import (
     SimulatorSpec,
     UserTurn,
 )
-from sim2human.simulators.replay import replay_card
 from sim2human.types import Episode, Profile, Record, Termination, Turn
 
 MAX_TURNS = 20
@@ -39,16 +38,8 @@ class Job:
 
 
 def job_profile(job: Job, scenario: Scenario) -> Profile:
-    """The hidden patient a job plays: a fresh one per episode, or one of the member's fixed
-    ``cards`` (``LLMParams.cards``) chosen by the episode seed."""
-    if job.spec.kind == "replay":  # one real patient: the card derived from their encounter
-        return replay_card(job.spec, scenario)
-    if (fixed := fixed_profile(job.spec, scenario)) is not None:
-        return fixed
-    cards = job.spec.llm.cards if job.spec.llm is not None else None
-    if cards is None:
-        return scenario.sample_profile(seeding.stream(job.seed, "profile"))
-    return scenario.sample_profile(seeding.stream(job.spec.seed, "card", job.seed % cards))
+    """The hidden profile a job plays, as its kind chooses it (``simulators.member_profile``)."""
+    return member_profile(job.spec, scenario, job.seed)
 
 
 def user_rng(job: Job) -> np.random.Generator:

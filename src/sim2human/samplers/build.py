@@ -15,8 +15,8 @@ from typing import Any, Protocol
 import numpy as np
 from pydantic import ValidationError
 
-from sim2human.ensemble import Ensemble
 from sim2human.errors import ConfigError, UsageError, first_problem
+from sim2human.population.ensemble import Ensemble
 from sim2human.samplers.evolve import EvolveArgs, EvolveSampler
 from sim2human.samplers.feedback import BatchInfo
 from sim2human.samplers.must import MustArgs, MustSampler
@@ -29,9 +29,13 @@ from sim2human.types import Episode, FrozenConfig
 
 
 class Sampler(Protocol):
+    """Who plays next during training: a training member per episode, learning from the
+    finished ones."""
+
     name: str
 
-    def next(self, rng: np.random.Generator) -> SimulatorSpec: ...
+    def next(self, rng: np.random.Generator) -> SimulatorSpec:
+        """The member the next training episode plays, drawn from ``rng``."""
 
     def update(self, episodes: Sequence[Episode], info: BatchInfo | None = None) -> None:
         """Learn from an update's finished episodes; ``info`` is the trainer's side of it."""
@@ -47,9 +51,11 @@ class FixedSampler:
         self.spec = spec
 
     def next(self, rng: np.random.Generator) -> SimulatorSpec:
+        """The one simulator, every time."""
         return self.spec
 
     def update(self, episodes: Sequence[Episode], info: BatchInfo | None = None) -> None:
+        """Nothing to learn: the simulator never changes."""
         pass
 
 
@@ -66,9 +72,11 @@ class UniformSampler:
         self.p = w / w.sum()
 
     def next(self, rng: np.random.Generator) -> SimulatorSpec:
+        """A training member, uniformly or by weight."""
         return self.members[int(rng.choice(len(self.members), p=self.p))]
 
     def update(self, episodes: Sequence[Episode], info: BatchInfo | None = None) -> None:
+        """Nothing to learn: the weights are fixed."""
         pass
 
 
@@ -82,10 +90,12 @@ class RandomizedSampler:
         self.pool = pool
 
     def next(self, rng: np.random.Generator) -> SimulatorSpec:
+        """A fresh member of a random training family, its traits and quirks drawn anew."""
         family = self.families[int(rng.integers(len(self.families)))]
         return family.sample(int(rng.integers(2**31)), self.pool)
 
     def update(self, episodes: Sequence[Episode], info: BatchInfo | None = None) -> None:
+        """Nothing to learn: every draw is fresh."""
         pass
 
 
@@ -114,12 +124,14 @@ class PerturbingSampler:
         return 1.0 if self.ramp_episodes <= 0 else min(1.0, self.seen / self.ramp_episodes)
 
     def next(self, rng: np.random.Generator) -> SimulatorSpec:
+        """The inner sampler's member with perturbations at the current level."""
         level, ranges = self.level, self.ranges
         if level < 1.0:  # open ranges stay exactly as configured (lo + (hi - lo) may not be hi)
             ranges = {n: (lo, lo + level * (hi - lo)) for n, (lo, hi) in ranges.items()}
         return with_noise(self.inner.next(rng), draw_mix(ranges, rng))
 
     def update(self, episodes: Sequence[Episode], info: BatchInfo | None = None) -> None:
+        """Count the episodes seen (the ramp's level) and pass them on to the inner sampler."""
         self.seen = info.episodes_seen if info is not None else self.seen + len(episodes)
         self.inner.update(episodes, info)
 
@@ -150,12 +162,15 @@ class MixedSampler:
         self.name = f"{inner.name}+mixed"
 
     def next(self, rng: np.random.Generator) -> SimulatorSpec:
+        """One of the extra members (``share`` of episodes, in runs of ``block``), else the inner
+        sampler's."""
         if self._left > 0 or rng.random() < self._start:
             self._left = self._left - 1 if self._left > 0 else self.block - 1
             return self.members[int(rng.integers(len(self.members)))]
         return self.inner.next(rng)
 
     def update(self, episodes: Sequence[Episode], info: BatchInfo | None = None) -> None:
+        """Pass the episodes on to the inner sampler (the extra members learn nothing)."""
         self.inner.update(episodes, info)
 
 
@@ -260,7 +275,7 @@ def build_sampler(
     ``perturb_ramp_episodes`` training episodes (``PerturbingSampler``).
 
     Samplers see gold outcomes only when ``oracle_gold`` is set (the default works without it).
-    ``evolve`` also needs the scenario and ``solvable`` (``rollout.checks.solvability``).
+    ``evolve`` also needs the scenario and ``solvable`` (``rollout.solvability.solvability``).
     """
     settings = sampler_args(name, args)
     ctx = _Context(ensemble, pool, fixed, scenario, solvable, oracle_gold, seed)

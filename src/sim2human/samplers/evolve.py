@@ -26,7 +26,7 @@ from pydantic import Field, model_validator
 
 from sim2human import seeding
 from sim2human.errors import UsageError
-from sim2human.judging import JudgePanel
+from sim2human.population.panel import JudgePanel
 from sim2human.samplers.cem import CEM
 from sim2human.samplers.feedback import BatchInfo
 from sim2human.samplers.trait_box import (

@@ -34,7 +34,7 @@ EMOTIONS: tuple[Emotion, ...] = ("calm", "anxious")
 
 Solvability = Callable[[SimulatorSpec, int, float, int], tuple[bool, int, int]]
 """(member, episodes, min success rate, seed) -> (solvable?, successes, episodes played); built
-by ``rollout.checks.solvability`` and handed to ``evolve``."""
+by ``rollout.solvability.solvability`` and handed to ``evolve``."""
 
 
 def to_vector(traits: Traits) -> np.ndarray:

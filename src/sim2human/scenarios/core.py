@@ -87,6 +87,11 @@ class Act:
     field: str | None = None
     style: ActStyle = "plain"
 
+    def about(self, last_field: str | None) -> str | None:
+        """The field this act is about: its own, or for a ``clarify`` (which asks again) the
+        field asked last. The one home of that rule, for every agent and replayer."""
+        return self.field or (last_field if self.kind == "clarify" else None)
+
 
 class AgentMove(Protocol):
     """An agent's turn as the scenario hears it (``agents.base.AgentTurn`` is one)."""

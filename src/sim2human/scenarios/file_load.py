@@ -15,12 +15,12 @@ from pydantic import ValidationError
 from pydantic_core import ErrorDetails
 
 from sim2human.errors import UsageError
-from sim2human.inputs import read_text
 from sim2human.scenarios.file_checks import problems
 from sim2human.scenarios.file_scenario import FileScenario
 from sim2human.scenarios.files import FIELD_KINDS, SCHEMA_VERSION, ScenarioFile
 from sim2human.scenarios.loading import Lines, raise_at, read_document
 from sim2human.scenarios.vocab import Vocab
+from sim2human.store.loading import read_text
 
 MAX_VOCABULARY = 100_000
 """Items in one vocabulary (far above any real one; each is looked up in every user line)."""

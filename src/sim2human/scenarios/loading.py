@@ -17,7 +17,7 @@ from typing import Any
 import yaml
 
 from sim2human.errors import ConfigError
-from sim2human.inputs import parse_yaml, read_text
+from sim2human.store.loading import parse_yaml, read_text
 
 Key = str | int
 KeyPath = tuple[Key, ...]

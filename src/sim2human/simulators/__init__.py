@@ -1,7 +1,9 @@
 """User simulators: the ``Simulator`` protocol, families, and the table of kinds.
 
-A kind is one row of ``KINDS``: how to build a member of that kind, and whether it needs an
-endpoint (a chat client) to play. Adding a kind is one module plus one row here.
+A kind is one row of ``KINDS``: how to build a member of that kind, and what callers ask of it
+(does it need an endpoint, is it a programmatic persona with quirks, does it speak real people's
+words, how is its hidden profile chosen). Callers read those attributes, never a kind's name
+(``tests/test_kinds_declared.py``), so adding a kind is one module plus one row here.
 """
 
 from __future__ import annotations
@@ -10,12 +12,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from sim2human import seeding
 from sim2human.errors import UsageError
 from sim2human.scenarios.base import Scenario
 from sim2human.simulators.base import AsyncSimulator, Simulator, SimulatorSpec, SyncAsAsync
 from sim2human.simulators.persona import PersonaSimulator
-from sim2human.simulators.replay import ReplaySimulator
-from sim2human.types import Profile
+from sim2human.simulators.replay import ReplaySimulator, replay_card
+from sim2human.types import Episode, Profile
 
 if TYPE_CHECKING:
     from sim2human.llm.client import ChatClient
@@ -26,14 +29,30 @@ Clients = dict[str, "ChatClient"]
 
 @dataclass(frozen=True)
 class Kind:
-    """One simulator kind: a builder for programmatic members, or one that needs clients."""
+    """One simulator kind: a builder for programmatic members, or one that needs clients, and
+    what its members are."""
 
     build: Callable[[SimulatorSpec, Scenario], Simulator] | None = None
     build_async: Callable[[SimulatorSpec, Scenario, Clients], AsyncSimulator] | None = None
+    programmatic: bool = False
+    """A programmatic persona with traits and quirks: played offline and cheaply, so the
+    held-out probe, the diversity measure, the exploit finder and the integrations play it."""
+    real_words: bool = False
+    """Speaks real people's recorded words: its held-out episodes are reported as "real
+    patients" and kept out of the simulated-user estimates."""
+    profile: Callable[[SimulatorSpec, Scenario], Profile] | None = None
+    """The one hidden profile every episode of a member plays (a recorded person's card);
+    ``None``: the scenario draws one per episode (or from the member's fixed ``cards``)."""
 
     @property
     def needs_endpoint(self) -> bool:
+        """Plays on an endpoint: needs chat clients and an event loop."""
         return self.build_async is not None
+
+    @property
+    def fixed_profiles(self) -> bool:
+        """Plays fixed, recorded profiles rather than drawn ones."""
+        return self.profile is not None
 
 
 def _human(spec: SimulatorSpec, scenario: Scenario) -> Simulator:
@@ -54,11 +73,17 @@ def _llm(spec: SimulatorSpec, scenario: Scenario, clients: Clients) -> AsyncSimu
     return build_llm_simulator(spec, scenario, clients)
 
 
+def _recorded(spec: SimulatorSpec, scenario: Scenario) -> Profile:
+    from sim2human.simulators.human_replay import recorded_profile
+
+    return recorded_profile(spec, scenario)
+
+
 KINDS: dict[str, Kind] = {
-    "persona": Kind(build=PersonaSimulator),
-    "replay": Kind(build=ReplaySimulator),
+    "persona": Kind(build=PersonaSimulator, programmatic=True),
+    "replay": Kind(build=ReplaySimulator, real_words=True, profile=replay_card),
     "human": Kind(build=_human),
-    "human-replay": Kind(build=_human_replay),
+    "human-replay": Kind(build=_human_replay, profile=_recorded),
     "llm": Kind(build_async=_llm),
 }
 
@@ -75,6 +100,28 @@ def kind_of(spec: SimulatorSpec) -> Kind:
         known = ", ".join(KINDS)
         raise UsageError(f"simulator {spec.id!r}: unknown kind {spec.kind!r} (known: {known})")
     return kind
+
+
+def is_programmatic(spec: SimulatorSpec) -> bool:
+    """Is ``spec`` a programmatic persona with quirks (``Kind.programmatic``)?"""
+    return kind_of(spec).programmatic
+
+
+def episode_kind(episode: Episode) -> Kind:
+    """The ``KINDS`` row of the kind that played ``episode``. A stored kind this table does not
+    know (a run written by another version) reads as a kind with nothing set, as the name
+    comparisons it replaces read it."""
+    return KINDS.get(episode.kind, Kind())
+
+
+def speaks_real_words(episode: Episode) -> bool:
+    """Did real people's recorded words play the user in ``episode`` (``Kind.real_words``)?"""
+    return episode_kind(episode).real_words
+
+
+def played_on_endpoint(episode: Episode) -> bool:
+    """Did an endpoint-backed member play ``episode`` (``Kind.needs_endpoint``)?"""
+    return episode_kind(episode).needs_endpoint
 
 
 def build_simulator(spec: SimulatorSpec, scenario: Scenario) -> Simulator:
@@ -95,10 +142,13 @@ def build_async_simulator(
     return SyncAsAsync(build_simulator(spec, scenario))
 
 
-def fixed_profile(spec: SimulatorSpec, scenario: Scenario) -> Profile | None:
-    """The profile a recorded member always plays (``human-replay``: the person's card)."""
-    if spec.kind == "human-replay":
-        from sim2human.simulators.human_replay import recorded_profile
-
-        return recorded_profile(spec, scenario)
-    return None
+def member_profile(spec: SimulatorSpec, scenario: Scenario, seed: int) -> Profile:
+    """The hidden profile ``spec`` plays in the episode of seed ``seed``: its kind's fixed one
+    (``Kind.profile``: a recorded person's card), one of the member's fixed ``cards``
+    (``LLMParams.cards``) chosen by the episode seed, or a fresh one per episode."""
+    if (fixed := kind_of(spec).profile) is not None:
+        return fixed(spec, scenario)
+    cards = spec.llm.cards if spec.llm is not None else None
+    if cards is None:
+        return scenario.sample_profile(seeding.stream(seed, "profile"))
+    return scenario.sample_profile(seeding.stream(spec.seed, "card", seed % cards))

@@ -45,6 +45,8 @@ class Quirks(FrozenConfig):
 
 
 class Traits(FrozenConfig):
+    """How a simulated user behaves: cooperation, talkativeness, patience, and what confuses it."""
+
     cooperativeness: float = Field(0.9, ge=0.0, le=1.0)
     verbosity: float = Field(0.2, ge=0.0, le=1.0)
     """Probability of volunteering one more, unasked field in a reply."""
@@ -111,6 +113,8 @@ class LLMParams(FrozenConfig):
 
 
 class SimulatorSpec(FrozenConfig):
+    """One member of a population: its id, family, kind, traits and seed (all a builder needs)."""
+
     id: str
     family: str
     kind: str = "persona"
@@ -131,17 +135,25 @@ class SimulatorSpec(FrozenConfig):
 
 
 class UserTurn(Frozen):
+    """What the user says in one turn; ``done`` when it ends the call, ``tags`` for what kind of
+    reply it was."""
+
     text: str
     done: bool = False
     tags: tuple[str, ...] = ()
 
 
 class Simulator(Protocol):
+    """A programmatic simulated user: opens a call, answers each agent turn, scores the call."""
+
     spec: SimulatorSpec
 
-    def start(self, profile: Profile, rng: np.random.Generator) -> UserTurn: ...
+    def start(self, profile: Profile, rng: np.random.Generator) -> UserTurn:
+        """The user's opening line of a call about ``profile`` (its hidden facts), drawing from
+        ``rng``."""
 
-    def reply(self, agent_text: str) -> UserTurn: ...
+    def reply(self, agent_text: str) -> UserTurn:
+        """The user's answer to the agent's ``agent_text``."""
 
     def satisfaction(self) -> float:
         """The proxy reward in [0, 1]: this simulator's perception of the call so far."""
@@ -170,17 +182,24 @@ class AsyncSimulator(Protocol):
 
     spec: SimulatorSpec
 
-    async def astart(self, profile: Profile, rng: np.random.Generator) -> UserTurn: ...
+    async def astart(self, profile: Profile, rng: np.random.Generator) -> UserTurn:
+        """The user's opening line (may wait on the endpoint)."""
 
-    async def areply(self, agent_text: str) -> UserTurn: ...
+    async def areply(self, agent_text: str) -> UserTurn:
+        """The user's answer to ``agent_text`` (may wait on the endpoint)."""
 
-    async def finish(self, episode: Episode) -> float: ...
+    async def finish(self, episode: Episode) -> float:
+        """The final satisfaction of the ended call ``episode`` (an LLM judge reads it whole)."""
 
-    def satisfaction(self) -> float: ...
+    def satisfaction(self) -> float:
+        """The latest judgement in [0, 1], without waiting."""
 
-    def diagnostics(self) -> dict[str, float]: ...
+    def diagnostics(self) -> dict[str, float]:
+        """Counters of this member's endpoint use (replies, retries, faults), for the run's
+        accounting."""
 
-    async def ajudge(self, episode: Episode) -> float: ...
+    async def ajudge(self, episode: Episode) -> float:
+        """Score any transcript the way this simulator would have (may wait on the endpoint)."""
 
 
 class QuirkPool(FrozenConfig):
@@ -289,9 +308,11 @@ class SyncAsAsync:
         self.spec: SimulatorSpec = inner.spec
 
     async def astart(self, profile: Profile, rng: np.random.Generator) -> UserTurn:
+        """The inner simulator's ``start``."""
         return self.inner.start(profile, rng)
 
     async def areply(self, agent_text: str) -> UserTurn:
+        """The inner simulator's ``reply``."""
         return self.inner.reply(agent_text)
 
     def hear_end(self, agent_text: str) -> None:
@@ -299,13 +320,17 @@ class SyncAsAsync:
             self.inner.hear_end(agent_text)
 
     async def finish(self, episode: Episode) -> float:
+        """The inner simulator's satisfaction (a programmatic judge has nothing left to read)."""
         return self.inner.satisfaction()
 
     def satisfaction(self) -> float:
+        """The inner simulator's satisfaction."""
         return self.inner.satisfaction()
 
     def diagnostics(self) -> dict[str, float]:
+        """Nothing: a programmatic member uses no endpoint."""
         return {}
 
     async def ajudge(self, episode: Episode) -> float:
+        """The inner simulator's ``judge``."""
         return self.inner.judge(episode)

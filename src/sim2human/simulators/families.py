@@ -11,9 +11,9 @@ from typing import Any
 from pydantic import ValidationError
 
 from sim2human.errors import ConfigError, UsageError, first_problem
-from sim2human.inputs import parse_yaml
 from sim2human.simulators.base import Family
 from sim2human.simulators.replay import REPLAY_FAMILIES
+from sim2human.store.loading import parse_yaml
 
 FAMILIES_FILE = "data/families.yaml"
 

@@ -232,13 +232,11 @@ def summarise_curves(curves: Curves, *, n_boot: int = 1000, seed: int = 0) -> di
             est = cluster_bootstrap(
                 x[i, :, :, j].ravel().tolist(), clusters.tolist(), n_boot=n_boot, seed=seed
             )
-            curve_points[name].append(
-                {"severity": sev, "mean": est.mean, "ci": list(est.ci), "n": est.n}
-            )
+            curve_points[name].append({"severity": sev, **est.stored()})
     return {
         "seeds": list(curves.seeds),
         "n_units": int(n_seeds * n_units),
-        "clean": {"mean": clean.mean, "ci": list(clean.ci), "n": clean.n},
+        "clean": clean.stored(),
         "overall": _estimate(float(np.mean(norm)), overall_boot),
         "per_perturbation": {
             name: _estimate(float(norm[i]), boot_norm[:, i])

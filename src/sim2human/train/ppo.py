@@ -25,7 +25,7 @@ from sim2human.rollout.conversation import Conversation, Job
 from sim2human.samplers.build import Sampler
 from sim2human.samplers.feedback import BatchInfo, draw_level
 from sim2human.scenarios.base import Scenario
-from sim2human.simulators import build_async_simulator
+from sim2human.simulators import build_async_simulator, needs_endpoint
 from sim2human.simulators.base import AsyncSimulator, SimulatorSpec
 from sim2human.train.config import PPOConfig, UpdateStats
 from sim2human.types import Episode
@@ -73,7 +73,7 @@ def train(
         jobs = [
             Job(*draw_level(sampler, rng), "train", condition, "train", update) for _ in range(n)
         ]
-        if llm is not None and any(j.spec.kind == "llm" for j in jobs):
+        if llm is not None and any(needs_endpoint(j.spec) for j in jobs):
             batch, episodes = _collect_async(agent, jobs, scenario, cfg.max_turns, llm)
         else:
             batch, episodes = _collect(agent, jobs, scenario, cfg.max_turns)

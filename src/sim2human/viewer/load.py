@@ -18,8 +18,8 @@ from sim2human.diagnostics.analyse import Diagnosis
 from sim2human.diagnostics.rundir import RunDir, load_run_dir
 from sim2human.diagnostics.stored import INPUTS, diagnosis_path, inputs_of
 from sim2human.errors import RunDirError, UsageError
-from sim2human.inputs import read_json_object
 from sim2human.metrics.collapse import Transfer
+from sim2human.store.loading import read_json_object
 from sim2human.viewer.data import Group, evaluation_groups
 
 Note = Callable[[str], None]

@@ -19,7 +19,7 @@ from sim2human.experiments.stress import load_run_config
 from sim2human.experiments.world import StudyWorld
 from sim2human.llm.client import ChatClient, EndpointConfig
 from sim2human.scenarios.base import Scenario
-from sim2human.store import CHECKPOINT
+from sim2human.store.layout import CHECKPOINT, RunLayout
 
 SCRIPTED = "scripted"
 LLM = "llm"
@@ -65,7 +65,7 @@ class AgentPool:
         world = StudyWorld.build(cfg)
         found: dict[str, list[tuple[int, Path]]] = {}
         for c in cfg.conditions:
-            seeds = [(s, run / "conditions" / c.name / f"seed-{s}" / CHECKPOINT) for s in cfg.seeds]
+            seeds = [(s, RunLayout(run).sub_run(c.name, s) / CHECKPOINT) for s in cfg.seeds]
             seeds = [(s, p) for s, p in seeds if p.is_file()]
             if seeds:
                 found[c.name] = seeds
@@ -80,7 +80,7 @@ class AgentPool:
             found = {k: v for k, v in found.items() if k in names}
         scripted = names is None or SCRIPTED in names
         use_llm = llm if names is None or LLM in names else None
-        pool = cls(run, world.scenario, cfg.train.max_turns, found, scripted, use_llm)
+        pool = cls(run, world.scenario, world.max_turns, found, scripted, use_llm)
         if not pool.names:
             raise RunDirError(f"{run}: no agents to call (no finished checkpoints)")
         return pool

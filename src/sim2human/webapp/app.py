@@ -23,7 +23,7 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.responses import RedirectResponse, Response
 
-from sim2human.human_store import StaleSession
+from sim2human.store.calls import StaleSession
 from sim2human.webapp import admin
 from sim2human.webapp.calls import Calls
 from sim2human.webapp.guard import Clock, cross_site, retry_header

@@ -19,12 +19,12 @@ import numpy as np
 from sim2human import seeding
 from sim2human.agents.base import AgentTurn
 from sim2human.errors import EndpointError
-from sim2human.human_store import HumanStore, Mode, Session, StoredTurn, as_turns
 from sim2human.redact import redact
 from sim2human.rollout.conversation import Conversation, Job
 from sim2human.scenarios.base import Scenario
 from sim2human.simulators.base import UserTurn
 from sim2human.simulators.human import HumanSimulator, human_spec, rating_to_proxy
+from sim2human.store.calls import HumanStore, Mode, Session, StoredTurn, as_turns
 from sim2human.types import Episode, Profile, Termination
 from sim2human.webapp.agents import AgentPool
 from sim2human.webapp.card import read_card

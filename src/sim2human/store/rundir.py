@@ -18,16 +18,10 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from sim2human import gc_tuning, outputs
+from sim2human import outputs
 from sim2human.errors import RunDirError
+from sim2human.store import collector
 from sim2human.types import Episode
-
-EPISODES = "episodes.jsonl"
-METRICS = "metrics.jsonl"
-CONFIG = "config.json"
-MEMBERS = "members.json"
-SUMMARY = "summary.json"
-CHECKPOINT = "checkpoint.pt"
 
 
 def json_text(data: Any) -> str:
@@ -42,6 +36,7 @@ def write_json(path: Path, data: Any, *, inside: Path | None = None) -> None:
 
 
 def read_json(path: Path) -> Any:
+    """A JSON file of a run; missing, damaged or unreadable is one ``RunDirError`` naming it."""
     try:
         return json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -66,6 +61,8 @@ class JsonlWriter:
         self._size = os.fstat(self._fd).st_size
 
     def write(self, row: BaseModel | dict[str, Any]) -> None:
+        """Append ``row`` as one whole line (a failed write leaves the log at its last whole
+        line)."""
         line = row.model_dump_json() if isinstance(row, BaseModel) else json.dumps(row)
         encoded = (line + "\n").encode("utf-8")
         if self._fd is None:
@@ -81,6 +78,7 @@ class JsonlWriter:
         self._size += len(encoded)
 
     def close(self) -> None:
+        """Close the log (closing twice is harmless)."""
         if self._fd is not None:
             fd, self._fd = self._fd, None
             os.close(fd)
@@ -113,6 +111,7 @@ class EpisodeLog(JsonlWriter):
             raise
 
     def write(self, row: BaseModel | dict[str, Any]) -> None:
+        """Append an episode; one whose id the log already holds is refused."""
         eid = str(row.id if isinstance(row, Episode) else dict(row).get("id"))
         if eid in self.ids:
             raise RunDirError(
@@ -135,6 +134,7 @@ class BadLine:
     detail: str
 
     def error(self, path: Path) -> RunDirError:
+        """The one-line error naming ``path``, this line and what is wrong with it."""
         return RunDirError(f"{path}:{self.number}: {self.what} ({self.detail})")
 
 
@@ -242,7 +242,7 @@ def parse_episode(line: str) -> Episode | None:
 def read_episodes(path: Path) -> list[Episode]:
     """Every episode of a log; the first line that is not one is an error naming it."""
     episodes, lines = [], []
-    with gc_tuning.paused():
+    with collector.paused():
         for number, episode in episode_lines(_text_lines(path)):
             if isinstance(episode, BadLine):
                 raise episode.error(path)

@@ -2,7 +2,7 @@
 
 The web page (``webapp/``), the terminal call (``sim2human human play``), the ``human-replay``
 simulator kind and ``study --human`` all read and write through this one module, so the schema
-lives in one place. It sits next to ``store.py`` (layer 0) because the simulators read it too.
+lives in one place. It sits in the storage wing (layer 0) because the simulators read it too.
 
 Durability: every finished turn pair and every rating is its own transaction, committed before
 the page moves on, so killing the server (``kill -9``) mid-call loses nothing that was
@@ -109,6 +109,8 @@ class StoredTurn:
 
 @dataclass(frozen=True)
 class Session:
+    """One call between a person and an agent: who, on what, how it went, its turns."""
+
     id: str
     run: str
     scenario: str

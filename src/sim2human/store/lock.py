@@ -38,8 +38,8 @@ from pathlib import Path
 from typing import Any
 
 from sim2human.errors import UsageError
+from sim2human.store.layout import LOCK_FILE
 
-LOCK_FILE = ".sim2human.lock"
 _held: dict[Path, tuple[int, int]] = {}
 """Locks this process holds: resolved run directory -> (descriptor, depth)."""
 _READ_ONLY = (errno.EACCES, errno.EPERM, errno.EROFS)
