@@ -1,5 +1,5 @@
-"""The study's "real people" section: held-out gold on ``replay`` families (a corpus's people) beside
-the programmatic held-out families (the shared ``real`` table of ``report.tables``)."""
+"""The study's "real people" section: held-out gold on ``replay`` families (a corpus's people)
+beside the programmatic held-out families (the shared ``real`` table of ``report.tables``)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from sim2human.report.tables import Table, numbers, real_table
 
 INTRO = (
     "Held-out gold on replayed real people (their own words from a recorded conversation, "
-    "a card derived from it) next to the programmatic held-out families. The scripted agent's score says how "
-    "solvable the replayed calls are."
+    "a card derived from it) next to the programmatic held-out families. The scripted "
+    "agent's score says how solvable the replayed calls are."
 )
 
 
