@@ -41,6 +41,8 @@ from sim2human.store.loading import existing_dir
 from sim2human.train import curves
 
 if TYPE_CHECKING:
+    from sim2human.experiments.config import StudyConfig
+    from sim2human.experiments.results import StudyResult
     from sim2human.experiments.runner import StudyFailed
 
 app = typer.Typer(
@@ -141,17 +143,10 @@ def _run(
     executor: Choice | None = None,
     output: Output = Output(),  # noqa: B008 (frozen)
 ) -> Path | None:
-    if executor is not None:
-        executor.check()  # ray asked for but missing: one line, exit 2, nothing written
-    if data is not None:
-        _use_corpus(data)
     from sim2human.cli.report import finish_study
     from sim2human.experiments.runner import RETRIES, StudyFailed, default_out, run_study
-    from sim2human.experiments.world import without_missing_corpus
 
-    cfg, left_out = without_missing_corpus(load_study(config, quick=quick))
-    if left_out:
-        err_console.print(f"[yellow]note:[/] {escape(left_out)}", highlight=False, soft_wrap=True)
+    cfg = _study_config(config, quick, data, executor)
     if resume and out is None:
         raise UsageError("--resume needs --out: the run directory to continue")
     target = out or default_out(cfg)
@@ -159,8 +154,7 @@ def _run(
         existing_dir(target, "run directory (--out)")
     if check:
         shape = f"{len(cfg.conditions)} conditions x {len(cfg.seeds)} seeds"
-        shown = output.progress_console(err_console)
-        shown.print(f"{config}: valid ({shape}); nothing run", soft_wrap=True)
+        output.progress_console(err_console).print(f"{config}: valid ({shape}); nothing run")
         output.emit({"config": str(config), "valid": True, "conditions": len(cfg.conditions)})
         return None
     check_endpoints(cfg)  # a wrong URL, model or key: one line, exit 2, no run directory
@@ -191,13 +185,35 @@ def _run(
         if fresh:  # a failed start: no directory left that would then demand --resume
             discard_unstarted(target)
         raise
+    _show_study(study, target, output)
+    return target
+
+
+def _study_config(
+    config: Path, quick: bool, data: Path | None, executor: Choice | None
+) -> StudyConfig:
+    """The study to run: its executor available, its corpus found (or its real people left
+    out, with a note), its file valid."""
+    from sim2human.experiments.world import without_missing_corpus
+
+    if executor is not None:
+        executor.check()  # ray asked for but missing: one line, exit 2, nothing written
+    if data is not None:
+        _use_corpus(data)
+    cfg, left_out = without_missing_corpus(load_study(config, quick=quick))
+    if left_out:
+        err_console.print(f"[yellow]note:[/] {escape(left_out)}", highlight=False, soft_wrap=True)
+    return cfg
+
+
+def _show_study(study: StudyResult, target: Path, output: Output) -> None:
+    """A finished study's table and verdicts, and where its reports are (or the JSON)."""
     summary = stored_summary(target / REPORT_JSON) or summarise(None, None, study)
     shown = output.table_console(out_console)
     print_summary(shown, summary)
     shown.print(f"report: {target / REPORT_HTML}", soft_wrap=True)
     shown.print(f"markdown: {target / REPORT_MD}", soft_wrap=True)
     output.emit(study_document(summary, target))
-    return target
 
 
 def _use_corpus(data: Path) -> None:

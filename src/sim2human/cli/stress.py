@@ -144,6 +144,11 @@ def stress(
             err_console.print(f"[yellow]interrupted[/]: {name}")
         err_console.print("[yellow]interrupted[/]: no stress results written")
         raise typer.Exit(interrupt_code()) from None
+    _show(result, out or run_dir, output)
+
+
+def _show(result: dict[str, Any], target: Path, output: Output) -> None:
+    """The robustness table, the findings and where the files are (or the JSON document)."""
     from sim2human.report.stress_findings import findings
 
     shown = output.table_console(out_console)
@@ -151,7 +156,6 @@ def stress(
     lines = findings(result)
     for line in lines:
         shown.print(line, highlight=False)
-    target = out or run_dir
     files = [target / name for name in (STRESS_JSON, STRESS_HTML, STRESS_MD)]
     shown.print(f"stress: {files[0]}, report: {files[1]}, {files[2]}")
     output.emit(_document(result, lines, files))

@@ -18,16 +18,15 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, ValidationError, field_validator, model_validator
 
 from sim2human.errors import ConfigError, UsageError, first_problem
+from sim2human.experiments.study_paths import beside_study
 from sim2human.llm.runtime import LLMSettings
 from sim2human.population.panel import JudgingConfig
 from sim2human.samplers.build import known_sampler, sampler_args
 from sim2human.scenarios.catalog import known_scenario
-from sim2human.scenarios.refs import is_path
 from sim2human.simulators.base import MAX_TEMPERATURE, LLMParams
 from sim2human.simulators.families import FAMILIES
 from sim2human.simulators.human_replay import HumanReplayMembers
 from sim2human.simulators.llm import LLMMembers
-from sim2human.simulators.llm_templates import is_template_ref
 from sim2human.simulators.noise import validate_ranges
 from sim2human.store.loading import read_yaml
 from sim2human.train.config import MAX_BATCH, MAX_EPISODES, PPOConfig
@@ -310,7 +309,7 @@ def load_study(path: Path, *, quick: bool = False) -> StudyConfig:
         raise ConfigError(
             f"{path}: a study file must be a mapping of keys, got {type(raw).__name__}"
         )
-    raw = _scenario_beside(raw, path)
+    raw = beside_study(raw, path)
     overrides = raw.get("quick") or {}
     if not isinstance(overrides, dict):
         raise ConfigError(f"{path}: 'quick' must be a mapping of overrides")
@@ -322,40 +321,6 @@ def load_study(path: Path, *, quick: bool = False) -> StudyConfig:
             parse_study(_merge(raw, overrides), f"{path}: with its quick overrides")
     check_cache(cfg, str(path))
     return cfg
-
-
-def _scenario_beside(raw: dict[str, Any], path: Path) -> dict[str, Any]:
-    """A scenario file or prompt template named by a relative path is the one next to the
-    study file (in the study and in its ``quick`` overrides)."""
-    out = _prompts_beside(raw, path.parent)
-    assert isinstance(out, dict)
-    ref = raw.get("scenario")
-    if isinstance(ref, str) and is_path(ref) and not Path(ref).expanduser().is_absolute():
-        out["scenario"] = str(path.parent / ref)
-    if isinstance(quick := raw.get("quick"), dict):
-        out["quick"] = _scenario_beside(quick, path)
-    return out
-
-
-def _prompts_beside(value: Any, folder: Path) -> Any:
-    """``value`` with every relative template path under a ``prompt`` / ``prompts`` key made
-    absolute in ``folder`` (they sit in conditions' simulators and in ``ensemble.llm``)."""
-    if isinstance(value, list):
-        return [_prompts_beside(v, folder) for v in value]
-    if not isinstance(value, dict):
-        return value
-    out = {k: _prompts_beside(v, folder) for k, v in value.items()}
-    if isinstance(prompt := value.get("prompt"), str):
-        out["prompt"] = _beside(prompt, folder)
-    if isinstance(prompts := value.get("prompts"), list):
-        out["prompts"] = [_beside(p, folder) if isinstance(p, str) else p for p in prompts]
-    return out
-
-
-def _beside(prompt: str, folder: Path) -> str:
-    if is_template_ref(prompt) and not Path(prompt).expanduser().is_absolute():
-        return str(folder / prompt)
-    return prompt
 
 
 def check_cache(cfg: StudyConfig, where: str = "study") -> None:

@@ -59,12 +59,7 @@ from sim2human.simulators.llm_prompts import (
     template_prompt,
     turn_message,
 )
-from sim2human.simulators.llm_templates import (
-    check_template,
-    is_template_ref,
-    read_template,
-    template_name,
-)
+from sim2human.simulators.llm_templates import check_entries, read_entries
 from sim2human.simulators.persona import PersonaSimulator
 from sim2human.types import Episode, FrozenConfig, Profile, Range, Record
 
@@ -314,33 +309,18 @@ class LLMMembers(FrozenConfig):
     def _read_templates(cls, data: object) -> object:
         if not isinstance(data, dict) or not isinstance(data.get("prompts"), list | tuple):
             return data
-        prompts, templates = [], dict(data.get("templates") or {})
-        for prompt in data["prompts"]:
-            if isinstance(prompt, str) and is_template_ref(prompt):
-                name = template_name(prompt)
-                if name in templates or name in PROMPT_STYLES:
-                    raise ValueError(f"prompt template {prompt}: the name {name!r} is taken")
-                try:
-                    templates[name] = read_template(prompt)
-                except ConfigError as err:
-                    raise ValueError(str(err)) from None
-                prompt = name
-            prompts.append(prompt)
+        try:
+            prompts, templates = read_entries(data["prompts"], data.get("templates"), PROMPT_STYLES)
+        except ConfigError as err:
+            raise ValueError(str(err)) from None
         return {**data, "prompts": prompts, "templates": templates}
 
     @model_validator(mode="after")
     def _known_prompts(self) -> LLMMembers:
-        known = (*PROMPT_STYLES, *self.templates)
-        for name in self.prompts:
-            if name not in known:
-                raise ValueError(
-                    f"unknown prompt {name!r} (known: {', '.join(known)}; or a template file)"
-                )
-        for name, text in self.templates.items():
-            try:
-                check_template(text, f"prompt template {name}")
-            except ConfigError as err:
-                raise ValueError(str(err)) from None
+        try:
+            check_entries(self.prompts, self.templates, PROMPT_STYLES)
+        except ConfigError as err:
+            raise ValueError(str(err)) from None
         return self
 
     @field_validator("families")

@@ -14,7 +14,7 @@ the scenario does not have (``profile.no_such``) fails the first call with the s
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from pathlib import Path
 from typing import Final
@@ -84,6 +84,37 @@ def check_template(text: str, where: str) -> None:
         )
     if not text.strip():
         raise ConfigError(f"{where}: the template is empty")
+
+
+def read_entries(
+    prompts: Sequence[object], templates: Mapping[str, str] | None, styles: Sequence[str]
+) -> tuple[list[object], dict[str, str]]:
+    """A study's ``prompts`` with each template file read: (its names in place of the paths,
+    name -> text). A file whose stem is a style's or another file's name is refused."""
+    named, texts = [], dict(templates or {})
+    for prompt in prompts:
+        if isinstance(prompt, str) and is_template_ref(prompt):
+            name = template_name(prompt)
+            if name in texts or name in styles:
+                raise ConfigError(f"prompt template {prompt}: the name {name!r} is taken")
+            texts[name] = read_template(prompt)
+            prompt = name
+        named.append(prompt)
+    return named, texts
+
+
+def check_entries(
+    prompts: Sequence[str], templates: Mapping[str, str], styles: Sequence[str]
+) -> None:
+    """Every prompt a style or a template read, and every template's text sound."""
+    known = (*styles, *templates)
+    for name in prompts:
+        if name not in known:
+            raise ConfigError(
+                f"unknown prompt {name!r} (known: {', '.join(known)}; or a template file)"
+            )
+    for name, text in templates.items():
+        check_template(text, f"prompt template {name}")
 
 
 def render(text: str, name: str, variables: Mapping[str, object]) -> str:
