@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.console import Console
 
+from sim2human.store.layout import REPORT_HTML, REPORT_JSON, REPORT_MD, STUDY_JSON
+
 if TYPE_CHECKING:
     from sim2human.report.summary import Summary
 
@@ -77,10 +79,10 @@ def study_document(summary: Summary, run_dir: Path) -> dict[str, Any]:
     return {
         "run_dir": str(run_dir),
         "files": {
-            "study": str(run_dir / "study.json"),
-            "report_html": str(run_dir / "report.html"),
-            "report_md": str(run_dir / "report.md"),
-            "report_json": str(run_dir / "report.json"),
+            "study": str(run_dir / STUDY_JSON),
+            "report_html": str(run_dir / REPORT_HTML),
+            "report_md": str(run_dir / REPORT_MD),
+            "report_json": str(run_dir / REPORT_JSON),
         },
         **summary.dump(),
     }

@@ -16,6 +16,8 @@ from pathlib import Path
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from sim2human.store.layout import CONDITIONS
+
 FIXED_STEPS = 4
 """Reading the run, diagnosing, measuring diversity, writing the report; plus one per
 condition (its replayed conversations)."""
@@ -23,7 +25,7 @@ condition (its replayed conversations)."""
 
 def expected_steps(run_dir: Path) -> int:
     """The steps a report of ``run_dir`` takes: the fixed ones and one per condition."""
-    conditions = run_dir / "conditions"
+    conditions = run_dir / CONDITIONS
     n = sum(1 for p in conditions.iterdir() if p.is_dir()) if conditions.is_dir() else 1
     return FIXED_STEPS + n
 

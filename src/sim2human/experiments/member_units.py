@@ -31,6 +31,7 @@ from sim2human.experiments.units import Ledger, Note, Unit, Work, env_for_worker
 from sim2human.experiments.world import StudyWorld, evaluate_members
 from sim2human.llm.client import ClientStats, EndpointConfig
 from sim2human.llm.runtime import LLMRuntime, serve_embedded
+from sim2human.simulators import needs_endpoint
 from sim2human.simulators.base import SimulatorSpec
 from sim2human.types import Episode
 
@@ -96,7 +97,8 @@ def member_units(groups: Groups, per: int) -> list[Unit]:
     """One unit per member, in the order ``evaluate_splits`` plays them."""
     units = []
     for split, members in groups:
-        ordered = [s for s in members if s.kind != "llm"] + [s for s in members if s.kind == "llm"]
+        ordered = [s for s in members if not needs_endpoint(s)]
+        ordered += [s for s in members if needs_endpoint(s)]
         for s in ordered:
             unit_id = f"{split}/{s.id}"
             units.append(Unit(unit_id, unit_id, (split, s.id, per)))
