@@ -109,7 +109,7 @@ def test_a_missing_template_file_is_a_usage_error_of_the_study(
     study = write_study(tmp_path, "plain", "plain, nowhere/mine.j2")
     assert main(["study", str(study), "--out", str(tmp_path / "run")]) == 2
     err = capsys.readouterr().err
-    assert "nowhere/mine.j2: no such file" in err and "Traceback" not in err
+    assert "nowhere/mine.j2: no such prompt template" in err and "Traceback" not in err
     assert not (tmp_path / "run").exists()
 
 
@@ -164,3 +164,13 @@ def test_the_model_is_sent_the_users_own_prompt_with_the_profile_filled_in(
     assert "{{" not in system and "- " in system  # the facts block was filled in
     assert "Your date of birth is " in system and "{{" not in system
     assert ep.simulator_id == spec.id and ep.error is None
+
+
+def test_a_fifo_named_as_a_template_is_refused_not_waited_on(tmp_path: Path) -> None:
+    """A template path that is a FIFO would block a plain read forever."""
+    import os
+
+    os.mkfifo(tmp_path / "mine.j2")
+    refused = r"mine\.j2: is a FIFO \(named pipe\), expected a prompt template"
+    with pytest.raises(ConfigError, match=refused):
+        load_study(write_study(tmp_path, "mine.j2", "plain"))

@@ -8,7 +8,7 @@ from typing import Literal, Protocol, runtime_checkable
 import numpy as np
 from pydantic import Field, model_validator
 
-from sim2human.errors import ConfigError
+from sim2human.errors import UsageError
 from sim2human.scenarios.base import Act, Scenario
 from sim2human.simulators.llm_templates import (
     check_template,
@@ -107,7 +107,7 @@ class LLMParams(FrozenConfig):
                 return {**data, "prompt": template_name(prompt), "template": read_template(prompt)}
             if isinstance(template, str):
                 check_template(template, f"prompt template {prompt}")
-        except ConfigError as err:
+        except UsageError as err:  # a bad template file or text: one line, where it is
             raise ValueError(str(err)) from None
         return data
 

@@ -311,7 +311,7 @@ class LLMMembers(FrozenConfig):
             return data
         try:
             prompts, templates = read_entries(data["prompts"], data.get("templates"), PROMPT_STYLES)
-        except ConfigError as err:
+        except UsageError as err:
             raise ValueError(str(err)) from None
         return {**data, "prompts": prompts, "templates": templates}
 

@@ -24,6 +24,7 @@ from jinja2 import meta
 from jinja2.sandbox import SandboxedEnvironment
 
 from sim2human.errors import ConfigError
+from sim2human.store.loading import read_text
 
 SUFFIXES: Final = (".j2", ".jinja", ".jinja2", ".txt", ".md")
 """A prompt entry ending so (or holding a path separator) names a template file."""
@@ -51,20 +52,10 @@ def template_name(path: str) -> str:
 
 
 def read_template(path: str) -> str:
-    """The template text of ``path``, checked (else one ConfigError naming the file)."""
+    """The template text of ``path``, checked (else one UsageError naming the file). Read as
+    every input file is (``store.loading``): a regular file, size-capped, UTF-8, never a FIFO."""
     file = Path(path).expanduser()
-    try:
-        raw = file.read_bytes()
-    except FileNotFoundError:
-        raise ConfigError(f"prompt template {file}: no such file") from None
-    except OSError as err:
-        raise ConfigError(f"prompt template {file}: {err.strerror or err}") from None
-    if len(raw) > MAX_BYTES:
-        raise ConfigError(f"prompt template {file}: over {MAX_BYTES // 1024} KiB")
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as err:
-        raise ConfigError(f"prompt template {file}: not UTF-8 (byte {err.start})") from None
+    text = read_text(file, "prompt template", MAX_BYTES)
     check_template(text, str(file))
     return text
 
