@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from sim2human import corpora
 from sim2human.checks.crossing import check_everything
 from sim2human.cli.app import DEMOS, main
 from sim2human.corpora import multiwoz
@@ -35,7 +36,7 @@ NO_POOL = QuirkPool(liked=(), triggers=())
 
 @pytest.fixture
 def corpus(monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv(multiwoz.ENV, str(MULTIWOZ.parent))
+    monkeypatch.setenv(corpora.ENV, str(MULTIWOZ.parent))
     return MULTIWOZ
 
 
@@ -136,7 +137,7 @@ def test_a_study_leaves_out_a_replay_family_whose_own_corpus_is_missing(
     (before, the check asked ACI-Bench only, and the study went on to fail on the corpus)."""
     (tmp_path / "aci-bench").mkdir()
     (tmp_path / "aci-bench" / "train.csv").write_text("dataset,encounter_id,dialogue,note\n")
-    monkeypatch.setenv(multiwoz.ENV, str(tmp_path))
+    monkeypatch.setenv(corpora.ENV, str(tmp_path))
     with resources.as_file(resources.files("sim2human").joinpath("examples", "support.yaml")) as p:
         cfg = load_study(p)
     kept, line = without_missing_corpus(cfg)

@@ -13,7 +13,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from sim2human import __version__
+from sim2human import __version__, corpora
 from sim2human.cli import eval_agent as cli_eval_agent
 from sim2human.cli.check import check
 from sim2human.cli.diagnose import diagnose
@@ -220,7 +220,7 @@ def _use_corpus(data: Path) -> None:
     """Point sub-runs (and worker processes) at ``--data`` through the environment."""
     if why := aci_bench.missing(data):
         raise UsageError(f"--data {data}: {why}")
-    os.environ[aci_bench.ENV] = str(data.resolve())
+    os.environ[corpora.ENV] = str(data.resolve())
 
 
 def _interrupted(stop: KeyboardInterrupt, target: Path) -> None:

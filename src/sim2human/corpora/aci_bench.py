@@ -10,13 +10,13 @@ per line) and ``<split>_metadata.csv`` joined on ``encounter_id``.
 from __future__ import annotations
 
 import csv
-import os
 import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Final, Literal
 
+from sim2human.corpora import ENV, corpus_dir
 from sim2human.errors import UsageError
 
 Speaker = Literal["doctor", "patient", "patient_guest"]
@@ -40,7 +40,6 @@ METADATA_COLUMNS: Final = (
     "2nd_complaints",
 )
 FOLDER: Final = "aci-bench"
-ENV: Final = "SIM2HUMAN_DATA"
 _TURN = re.compile(r"^\[(doctor|patient|patient_guest)\]\s?(.*)$")
 _MONTHS = re.compile(r"^(\d+)[- ]?months?$")
 _CLITIC = re.compile(r" (n't|'s|'re|'ve|'ll|'d|'m)\b")
@@ -91,14 +90,8 @@ def detokenize(text: str) -> str:
 
 
 def default_dir() -> Path | None:
-    """``$SIM2HUMAN_DATA`` (root or the folder itself), else ``../shared/data/aci-bench`` beside
-    the repository when it exists, else None."""
-    env = os.environ.get(ENV)
-    if env:
-        root = Path(env)
-        return root / FOLDER if (root / FOLDER).is_dir() else root
-    beside = Path(__file__).resolve().parents[3].parent / "shared" / "data" / FOLDER
-    return beside if beside.is_dir() else None
+    """This corpus's folder under the data root (``corpora.corpus_dir``), or None."""
+    return corpus_dir(FOLDER)
 
 
 def resolve_dir(path: Path | str | None = None) -> Path:

@@ -14,7 +14,6 @@ turns with the domains their acts name (so a multi-domain call's hotel turns can
 from __future__ import annotations
 
 import json
-import os
 import re
 import zipfile
 from dataclasses import dataclass
@@ -22,12 +21,12 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Final, Literal
 
+from sim2human.corpora import ENV, corpus_dir
 from sim2human.errors import UsageError
 
 Split = Literal["val", "test"]
 SPLITS: Final[tuple[Split, ...]] = ("val", "test")
 FOLDER: Final = "multiwoz21-convlab2"
-ENV: Final = "SIM2HUMAN_DATA"
 SOURCE: Final = "https://github.com/thu-coai/ConvLab-2 (data/multiwoz/), MultiWOZ 2.1"
 _SPACE_PUNCT = re.compile(r" ([,.?!;:])")
 _CLITIC = re.compile(r" (n't|'s|'re|'ve|'ll|'d|'m)\b")
@@ -68,14 +67,8 @@ def detokenize(text: str) -> str:
 
 
 def default_dir() -> Path | None:
-    """``$SIM2HUMAN_DATA`` (root or the folder itself), else ``../shared/data/<FOLDER>`` beside
-    the repository when it exists, else None."""
-    env = os.environ.get(ENV)
-    if env:
-        root = Path(env)
-        return root / FOLDER if (root / FOLDER).is_dir() else root
-    beside = Path(__file__).resolve().parents[3].parent / "shared" / "data" / FOLDER
-    return beside if beside.is_dir() else None
+    """This corpus's folder under the data root (``corpora.corpus_dir``), or None."""
+    return corpus_dir(FOLDER)
 
 
 def missing(path: Path | str | None = None) -> str | None:
