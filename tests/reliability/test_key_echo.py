@@ -189,7 +189,8 @@ def test_eval_agent_error_line_holds_no_key(
         )
         code = main(eval_agent_argv(study, echo.fake.base_url, out))
     printed = capfd.readouterr()
-    assert code == 1 and "Traceback" not in printed.err
+    # An endpoint that fails its first probe is a usage error (exit 2; docs/reference/cli.md).
+    assert code == 2 and "Traceback" not in printed.err
     assert "error:" in printed.err and "Bearer [redacted]" in printed.err, printed.err
     assert KEY not in printed.out and KEY not in printed.err
     assert leaks(tmp_path) == []

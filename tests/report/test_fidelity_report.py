@@ -61,5 +61,5 @@ def test_real_patients_rows_and_section(scenario: IntakeScenario) -> None:
     assert rows["heldout_gold_real"]["n"] == 6 and rows["heldout_gold_programmatic"]["n"] == 2
     assert set(rows["real_reply_shares"]) == {"verbatim", "adapted", "fallback"}
     lines = real_section(study_result(study_row("scripted", **rows)))
-    assert lines[0] == "## Real patients" and any("| scripted |" in x for x in lines)
+    assert lines[0] == "## Real people" and any("| scripted |" in x for x in lines)
     assert real_section(study_result(study_row("x"))) == []

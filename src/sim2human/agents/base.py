@@ -8,7 +8,7 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-from sim2human.scenarios.core import View
+from sim2human.scenarios.core import Act, View
 from sim2human.scenarios.slots import SlotState, UserSignals
 from sim2human.types import Record
 
@@ -38,6 +38,11 @@ class Observation:
     def brief(self) -> str:
         """The agent's own private brief for this call (empty for intake)."""
         return self.view.brief
+
+    def field_of(self, act: Act) -> str | None:
+        """The field ``act`` is about in this call (``Act.about``): only a clarify reads the
+        field asked last, so an act of a scenario off the slot kit never needs a slot view."""
+        return act.about_in(self.view)
 
     @property
     def slots(self) -> SlotState:

@@ -128,7 +128,7 @@ class PolicyAgent:
         """Act ``index`` said in the context of ``obs`` (its text rendered, its field known)."""
         act = self.acts[index]
         text = say_act(self.scenario, act, obs.view)
-        field = act.about(obs.last_field)
+        field = obs.field_of(act)
         return AgentTurn(text=text, act=act.id, field=field)
 
     def save(self, path: Path, *, inside: Path | None = None) -> None:

@@ -53,7 +53,7 @@ def replay(
         act = acts.get(turn.act or "")
         field = None
         if act is not None:
-            field = act.about(conv.state.last_field)
+            field = act.about_in(conv.state)
         conv.step(AgentTurn(text=turn.text, act=turn.act, field=field))
     if not conv.done:
         conv.termination = Termination.MAX_TURNS

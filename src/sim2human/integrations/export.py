@@ -148,7 +148,7 @@ def transitions(
                 continue
             obs.append(featurise([conv.observe()])[0])
             act = scenario.acts[index[str(t.act)]]
-            field = act.about(conv.state.last_field)
+            field = act.about_in(conv.state)
             conv.say(AgentTurn(text=t.text, act=act.id, field=field))
             while i < len(turns) and turns[i].speaker == "user":  # the answer to this turn
                 conv.hear(UserTurn(text=turns[i].text, tags=turns[i].tags))

@@ -52,7 +52,7 @@ def render_act(scenario: Scenario, index: int, obs: Observation) -> AgentTurn:
     """Act ``index`` said in context, exactly as the built-in policy agent says it."""
     act = scenario.acts[index]
     text = say_act(scenario, act, obs.view)
-    field = act.about(obs.last_field)
+    field = obs.field_of(act)
     return AgentTurn(text=text, act=act.id, field=field)
 
 

@@ -92,6 +92,13 @@ class Act:
         field asked last. The one home of that rule, for every agent and replayer."""
         return self.field or (last_field if self.kind == "clarify" else None)
 
+    def about_in(self, view: object) -> str | None:
+        """``about`` in a call whose agent sees ``view``: only a clarify reads the field asked
+        last (a slot view's ``last_field``), so a view off the slot kit is never asked."""
+        return (
+            self.about(getattr(view, "last_field", None)) if self.kind == "clarify" else self.field
+        )
+
 
 class AgentMove(Protocol):
     """An agent's turn as the scenario hears it (``agents.base.AgentTurn`` is one)."""
