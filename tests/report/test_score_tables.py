@@ -166,3 +166,18 @@ def test_findings_read_the_headline() -> None:
         study="s", scenario="intake", seeds=[0], wall_seconds=1.0, conditions=[frozen, ens]
     )
     assert "train gold 80, held-out gold 40" in "\n".join(findings(as_success))
+
+
+def test_the_viewer_reads_the_headline_too(negotiation: tuple[Path, str]) -> None:
+    from sim2human.metrics.outcomes import GOLDS
+    from sim2human.viewer.load import load_groups
+    from sim2human.viewer.page import condition_rows
+
+    run, _ = negotiation
+    _, groups = load_groups(run, None)
+    study = json.loads((run / "study.json").read_text())
+    rows = {r.name: r for r in condition_rows(groups, 100, None, GOLDS["score"])}
+    for row in study["conditions"]:
+        shown = rows[row["name"]].transfer.heldout_gold
+        assert shown.mean == pytest.approx(row["heldout_score"]["mean"])
+        assert shown.mean != pytest.approx(row["heldout_gold"]["mean"])
