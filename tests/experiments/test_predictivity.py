@@ -14,6 +14,7 @@ from sim2human.corpora import aci_bench
 from sim2human.experiments import predictivity as pred
 from sim2human.experiments.config import parse_study
 from sim2human.experiments.runner import run_study
+from sim2human.report.predictivity import verdict
 from sim2human.store.layout import PREDICTIVITY_JSON, PREDICTIVITY_MD, probe_checkpoint
 from sim2human.store.layout import probe_updates as saved_probes
 from tiny_study import TINY
@@ -73,6 +74,8 @@ def test_a_family_that_ranks_agents_as_people_do_is_named_best() -> None:
     best = result["best"]
     assert best["family"] == "faithful" and best["supported"]
     assert best["over"]["backwards"]["ci"][0] > 0
+    assert result["closest"]["family"] == "faithful"
+    assert result["closest"]["over"]["backwards"]["difference"] > 0
 
 
 def test_two_equally_good_families_give_no_winner() -> None:
@@ -83,6 +86,8 @@ def test_two_equally_good_families_give_no_winner() -> None:
     b = (rng.random((20, 6)) < skill[:, None]).astype(float)
     result = pred.predictivity(_played(people, {"a": a, "b": b}), {"a": "heldout", "b": "heldout"})
     assert result["best"]["supported"] is False
+    line = verdict(result)
+    assert "do not support a winner" in line and "reaches 0" in line
 
 
 TINY_PROBED = {

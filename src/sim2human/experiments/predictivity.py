@@ -12,10 +12,11 @@ Per family, and per mixture of families (each family weighted equally), the Spea
 correlation between the family's gold and the real patients' gold across agents, and the mean
 absolute gap, with the ``--human`` comparison's code (``human_eval.agreement``); the 95% CIs are
 percentile bootstraps that resample agents, visits and each family's members together. The best
-family is the one with the highest Spearman; it is *supported* when the CI of its paired
-difference with every other row lies above 0. The same table is also computed over the agents of
-the conditions that are not ``frozen`` (by role, fixed before any result), since a frozen agent
-that fails everywhere makes a rank correlation easy.
+family is the one with the highest Spearman (``best``: it ranks agents as people do), the
+closest the one with the smallest gap (``closest``: its score is people's); either is
+*supported* when the CI of its paired margin over every other row lies above 0. The same table
+is also computed over the agents of the conditions that are not ``frozen`` (by role, fixed
+before any result), since frozen agents that fail everywhere make a rank correlation easy.
 """
 
 from __future__ import annotations
@@ -213,29 +214,35 @@ def predictivity(
         "agents": len(played),
         "people_gold": float(human.mean()),
         "families": table,
-        "best": _best(table, rhos),
+        "best": _best(table, rhos, "spearman", 1.0),
+        "closest": _best(table, gaps, "mean_abs_gap", -1.0),
     }
 
 
-def _best(table: Sequence[dict[str, Any]], rhos: Mapping[str, list[float | None]]) -> Any:
-    """The row with the highest Spearman, and its paired difference with each other row."""
-    ranked = [r for r in table if r["spearman"] is not None]
+def _best(
+    table: Sequence[dict[str, Any]],
+    draws: Mapping[str, Sequence[float | None]],
+    key: str,
+    sign: float,
+) -> Any:
+    """The row best on ``key`` (highest for ``sign`` 1, lowest for -1) and its paired margin
+    over each other row (positive: better), with the 95% CI of that margin over the draws."""
+    ranked = [r for r in table if r[key] is not None]
     if not ranked:
         return None
-    top = max(ranked, key=lambda r: r["spearman"])
+    top = max(ranked, key=lambda r: sign * r[key])
     margins = {}
     for r in ranked:
         if r is top:
             continue
-        pairs = zip(rhos[top["family"]], rhos[r["family"]], strict=True)
-        diff = [a - b for a, b in pairs if a is not None and b is not None]
+        pairs = zip(draws[top["family"]], draws[r["family"]], strict=True)
+        diff = [sign * (a - b) for a, b in pairs if a is not None and b is not None]
         margins[r["family"]] = {
-            "difference": top["spearman"] - r["spearman"],
+            "difference": sign * (top[key] - r[key]),
             "ci": percentile_ci(diff) if len(diff) > 10 else None,
         }
     above = [m["ci"] is not None and m["ci"][0] > 0 for m in margins.values()]
-    supported = bool(above) and all(above)
-    return {"family": top["family"], "supported": supported, "over": margins}
+    return {"family": top["family"], "supported": bool(above) and all(above), "over": margins}
 
 
 def agent_rows(pool: Sequence[PoolAgent], played: Sequence[Played]) -> list[dict[str, Any]]:

@@ -41,26 +41,37 @@ def cells(row: dict[str, Any]) -> list[str]:
 
 
 def verdict(table: dict[str, Any]) -> str:
-    """Which family predicts people best, and whether the data supports it over every other."""
-    best = table["best"]
+    """Which family ranks agents as people do, which scores them closest, and whether the data
+    support either over every other row."""
+    return " ".join(
+        _verdict(table.get(key), what, unit)
+        for key, what, unit in (
+            ("best", "Highest Spearman", ""),
+            ("closest", "Smallest mean |gap|", " points"),
+        )
+    )
+
+
+def _verdict(best: dict[str, Any] | None, what: str, unit: str) -> str:
     if best is None:
-        return "No family's gold has a rank correlation with the real patients' (constant ranks)."
+        return f"{what}: none defined."
     name = md_code(best["family"])
     over = best["over"]
-    closest = min(over.items(), key=lambda kv: kv[1]["difference"]) if over else None
+    if not over:
+        return f"{what}: {name}, the only row with one."
     if best["supported"]:
-        return (
-            f"Best: {name}; its Spearman beats every other row's (paired 95% CIs of the "
-            "difference all above 0)."
-        )
-    if closest is None:
-        return f"Best: {name}, the only row with a defined Spearman."
-    other, m = closest
+        return f"{what}: {name}, ahead of every other row (paired 95% CIs of the margin above 0)."
+    # the rival the data separate least: the lowest lower bound of the margin's CI
+    other, m = min(over.items(), key=lambda kv: (kv[1]["ci"] or [kv[1]["difference"]])[0])
+    scale = 100 if unit else 1
+    digits = 0 if unit else 2
     ci = m["ci"]
-    span = f"{m['difference']:+.2f} [{ci[0]:+.2f}, {ci[1]:+.2f}]" if ci else "n/a"
+    span = f"{scale * m['difference']:+.{digits}f}"
+    if ci:
+        span += f" [{scale * ci[0]:+.{digits}f}, {scale * ci[1]:+.{digits}f}]{unit}"
     return (
-        f"Highest Spearman: {name}, but the data do not support a winner: its paired "
-        f"difference with {md_code(other)} is {span} (the CI includes 0)."
+        f"{what}: {name}, but the data do not support a winner: its paired margin over "
+        f"{md_code(other)} is {span} (a CI that reaches 0)."
     )
 
 
