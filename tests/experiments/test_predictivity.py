@@ -4,6 +4,7 @@ family that ranks agents as the real patients do, and the command runs a study e
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -131,3 +132,23 @@ def test_a_folder_that_is_not_a_run_is_one_clear_error(
     assert main(["predictivity", str(tmp_path)]) == 2
     err = capsys.readouterr().err
     assert "no config.yaml" in err and "Traceback" not in err
+
+
+def test_the_page_tables_keep_their_columns() -> None:
+    from sim2human.report.predictivity import COLUMNS, markdown
+
+    rng = np.random.default_rng(2)
+    people = rng.random((5, 4))
+    played = _played(people, {"a": rng.random((5, 2)), "b": rng.random((5, 2))})
+    table = pred.predictivity(played, {"a": "train", "b": "heldout"})
+    result = {
+        "people": pred.PEOPLE,
+        "visits": 4,
+        "budget": {"per_member": 1, "per_visit": 1},
+        "note": "n",
+        "all_agents": table,
+        "not_frozen": None,
+    }
+    rows = [line for line in markdown(result, level=2) if line.startswith("|")]
+    assert len(rows) == 2 + 3  # head, rule, a, b and their mixture
+    assert {len(re.findall(r"(?<!\\)\|", line)) for line in rows} == {len(COLUMNS) + 1}

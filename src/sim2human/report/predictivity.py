@@ -47,7 +47,7 @@ def verdict(table: dict[str, Any]) -> str:
         _verdict(table.get(key), what, unit)
         for key, what, unit in (
             ("best", "Highest Spearman", ""),
-            ("closest", "Smallest mean |gap|", " points"),
+            ("closest", "Smallest gap", " points"),
         )
     )
 
@@ -76,7 +76,7 @@ def _verdict(best: dict[str, Any] | None, what: str, unit: str) -> str:
 
 
 def _table(table: dict[str, Any], title: str) -> list[str]:
-    head = "| " + " | ".join(COLUMNS) + " |"
+    head = "| " + " | ".join(map(md, COLUMNS)) + " |"
     return [
         f"## {title}: {table['agents']} agents, real patients' gold "
         f"{100 * table['people_gold']:.0f}%",
