@@ -152,3 +152,29 @@ def test_the_page_tables_keep_their_columns() -> None:
     rows = [line for line in markdown(result, level=2) if line.startswith("|")]
     assert len(rows) == 2 + 3  # head, rule, a, b and their mixture
     assert {len(re.findall(r"(?<!\\)\|", line)) for line in rows} == {len(COLUMNS) + 1}
+
+
+def test_the_pool_is_each_final_and_spaced_probes(tmp_path: Path) -> None:
+    from sim2human.agents.policy import PolicyAgent
+    from sim2human.errors import RunDirError
+    from sim2human.scenarios.catalog import get_scenario
+    from sim2human.store.layout import CHECKPOINT, RunLayout
+
+    cfg = parse_study(TINY)
+    agent = PolicyAgent(get_scenario(cfg.scenario), seed=0)
+    run = RunLayout(tmp_path)
+    with pytest.raises(RunDirError, match="missing"):
+        pred.build_pool(tmp_path, cfg, 2)
+    for c in cfg.conditions:
+        agent.save(run.sub_run(c.name, 0) / CHECKPOINT)
+    probed = run.sub_run(cfg.conditions[1].name, 0)
+    for update in (-1, 11, 23, 35, 47, 59):  # 59: the last, a copy of the final
+        agent.save(probed / probe_checkpoint(update))
+    pool = pred.build_pool(tmp_path, cfg, 2)
+    assert [a.label for a in pool] == [
+        "frozen-small/seed-0/final",
+        "ensemble-uniform/seed-0/final",
+        "ensemble-uniform/seed-0/update-23",
+        "ensemble-uniform/seed-0/update-35",
+    ]
+    assert [a.role for a in pool] == [c.role for c in cfg.conditions] + [cfg.conditions[1].role] * 2

@@ -64,6 +64,13 @@ def predictivity(
         cfg = load_run_config(run_dir)
         world = StudyWorld.build(cfg)
         pool = pred.build_pool(run_dir, cfg, probes)
+        if probes and all(a.update is None for a in pool):
+            err.print(
+                f"note: {run_dir}: no probe checkpoints saved (train.eval_every: 0); the pool "
+                f"holds the {len(pool)} final checkpoints only",
+                highlight=False,
+                soft_wrap=True,
+            )
         families = pred.simulator_families(world)
         members = {f: specs for f, (_, specs) in families.items()}
         members[pred.PEOPLE] = pred.people(world, cfg)
