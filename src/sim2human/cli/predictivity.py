@@ -10,8 +10,9 @@ still running) is measured and printed; ``--out DIR`` stores the files there ins
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
@@ -22,6 +23,11 @@ from sim2human.cli.fidelity import DataOpt, OutOpt, RunDirArg
 from sim2human.cli.options import use_corpus
 from sim2human.cli.output import JsonOpt, Output, QuietOpt
 from sim2human.store.layout import PREDICTIVITY_JSON, PREDICTIVITY_MD
+
+if TYPE_CHECKING:
+    from sim2human.experiments.predictivity import Budget, Played, PoolAgent
+    from sim2human.experiments.world import StudyWorld
+    from sim2human.simulators.base import SimulatorSpec
 
 ProbesOpt = Annotated[
     int,
@@ -84,8 +90,13 @@ def predictivity(
 
 
 def _play(
-    pool: list[Any], world: Any, members: dict[str, Any], budget: Any, err: Console
-) -> list[Any]:
+    pool: Sequence[PoolAgent],
+    world: StudyWorld,
+    members: Mapping[str, Sequence[SimulatorSpec]],
+    budget: Budget,
+    err: Console,
+) -> list[Played]:
+    """Every agent of the pool on every member, under one progress bar of episodes."""
     from sim2human.experiments import predictivity as pred
 
     per_agent = sum(
@@ -100,7 +111,7 @@ def _play(
         TimeElapsedColumn(),
         console=err,
     )
-    played = []
+    played: list[Played] = []
     with bar:
         task = bar.add_task("episodes", total=per_agent * len(pool))
         for agent in pool:
