@@ -1,44 +1,26 @@
 #!/usr/bin/env python3
-"""Mean gold *score* (``Outcome.score``) per condition, training and held-out members, of a run.
+"""The proxy-vs-gold table of a run, as Markdown: ``score_table.py RUN_DIR``.
 
-    .venv/bin/python scripts/score_table.py RUN_DIR
-
-The study tables report gold as success (for slot filling the score is that success); for a
-scenario whose gold is a score (negotiation: the agent's normalised points) this prints the
-score beside it, with the mean points of both sides under the held-out calls, as Markdown.
-Reads the final evaluation episodes (``phase == "eval"``) of every ``episodes.jsonl``.
+A thin caller of the shared tables (``report.tables``): for a scenario that leads with its
+score (``gold_metric: score``, negotiation) the gold columns are the mean ``Outcome.score`` with
+95% CIs and success beside them, as the terminal, report.md and report.html show them.
 """
 
 from __future__ import annotations
 
 import sys
-from collections import defaultdict
 from pathlib import Path
 
-import numpy as np
-
-from sim2human.store.rundir import read_episodes
+from sim2human.diagnostics.rundir import load_run_dir
+from sim2human.experiments.results import load_study_result
+from sim2human.report.markdown import md_table
+from sim2human.report.tables import gold_table, numbers
+from sim2human.store.layout import STUDY_JSON
 
 
 def main(run: Path) -> None:
-    rows: dict[str, dict[str, list[tuple[float, float, float]]]] = defaultdict(
-        lambda: defaultdict(list)
-    )
-    for path in sorted(run.rglob("episodes.jsonl")):
-        for e in read_episodes(path):
-            if e.phase != "eval":
-                continue
-            d = e.gold.detail
-            point = (e.gold.score, d.get("agent_points", 0.0), d.get("camper_points", 0.0))
-            rows[e.condition or "scripted"][e.split].append(point)
-    print("| condition | train score | held-out score | held-out points (agent / camper) |")
-    print("| --- | ---: | ---: | ---: |")
-    for name, splits in rows.items():
-        tr, ho = np.array(splits["train"]), np.array(splits["heldout"])
-        print(
-            f"| {name} | {100 * tr[:, 0].mean():.0f} | {100 * ho[:, 0].mean():.0f} "
-            f"| {ho[:, 1].mean():.1f} / {ho[:, 2].mean():.1f} |"
-        )
+    study = load_study_result(run) if (run / STUDY_JSON).is_file() else None
+    print("\n".join(md_table(gold_table(numbers(study, load_run_dir(run))))))
 
 
 if __name__ == "__main__":

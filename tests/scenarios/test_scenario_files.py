@@ -12,6 +12,7 @@ import pytest
 from sim2human.agents.scripted import Plan
 from sim2human.cli.app import main
 from sim2human.errors import ConfigError
+from sim2human.scenarios.core import headline_metric
 from sim2human.scenarios.file_load import load_scenario_file
 from sim2human.simulators.base import Traits
 from sim2human.simulators.llm_prompts import PROMPT_STYLES, role_play, system_prompt
@@ -379,3 +380,40 @@ def test_the_file_names_the_reference_agents_acts(tmp_path: Path) -> None:
     scenario = load_scenario_file(write(tmp_path, text))
     assert Plan.of(scenario).greet == next(a for a in scenario.acts if a.id == "greet.short")
     assert Plan.of(load_scenario_file(write(tmp_path, TEXT))).greet.id == "greet.plain"
+
+
+def test_a_time_is_said_and_read_back_as_its_file_writes_it(tmp_path: Path) -> None:
+    """A vocabulary name keeps words and digits only ("19 30"), for reading; callers, read-backs
+    and LLM prompts say the file's own spelling ("19:30", "7:30 pm")."""
+    text = TEXT.replace("areas.txt", "times.txt").replace(
+        "{downtown: centre}", "{half seven: '19:30'}"
+    )
+    path = write(tmp_path, text)
+    (tmp_path / "times.txt").write_text("19:30|7:30 pm\n12:15|12:15 pm\n", encoding="utf-8")
+    scenario = load_scenario_file(path)
+    assert scenario.readers["area"].vocab is not None
+    assert scenario.readers["area"].vocab.canonical == ("19 30", "12 15")
+    said = {
+        scenario.say("area", "19 30", c, np.random.default_rng(s))
+        for c in (0.1, 1.0)
+        for s in range(20)
+    }
+    assert any("19:30" in x for x in said) and any("7:30 pm" in x for x in said)
+    assert not [x for x in said if "19 30" in x or "7 30" in x]
+    for x in said:  # each form is still heard as the value
+        assert scenario.extract(x, scenario.empty_record(), "area")["area"] == "19 30"
+    confirm = next(a for a in scenario.acts if "{readback}" in a.text)
+    words = scenario.render_act(confirm, None, {**scenario.empty_record(), "area": "19 30"})
+    assert "19:30" in words and "19 30" not in words
+    assert scenario.fact("area", "12 15") == "12:15"
+
+
+def test_the_gold_rule_declares_the_headline(tmp_path: Path) -> None:
+    assert headline_metric(load_scenario_file(write(tmp_path, TEXT))) == "success"
+    scored = TEXT.replace("  # headline: success", "  headline: score", 1)
+    assert headline_metric(load_scenario_file(write(tmp_path, scored))) == "score"
+    wrong = TEXT.replace("  # headline: success", "  headline: points", 1)
+    with pytest.raises(ConfigError) as err:
+        load_scenario_file(write(tmp_path, wrong))
+    line = line_of(wrong, "headline: points")
+    assert str(err.value).startswith(f"{write(tmp_path, wrong)}:{line}: gold.headline: ")

@@ -3,6 +3,7 @@ the package; its replay family speaks real MultiWOZ users' turns; `demo --scenar
 
 from __future__ import annotations
 
+import re
 from importlib import resources
 from pathlib import Path
 
@@ -81,6 +82,10 @@ def test_a_tiny_support_study_runs_end_to_end(tmp_path: Path) -> None:
     assert episodes and all(set(e.profile) == set(get_scenario("support").fields) for e in episodes)
     [reference] = result.reference
     assert reference.heldout_gold.mean > 0.5  # the task is solvable as written
+    # times are said and read back as written ("19:30"), never as the vocabulary's name "19 30"
+    said = [t.text for p in run.rglob("episodes.jsonl") for e in read_episodes(p) for t in e.turns]
+    assert not [t for t in said if re.search(r"\b\d{1,2} \d\d\b", t)]
+    assert any(re.search(r"\b\d{1,2}:\d\d\b", t) for t in said)
 
 
 @needs_multiwoz

@@ -1,4 +1,6 @@
-"""``sim2human fidelity RUN_DIR``: every simulator family of a run against real patients' speech.
+"""``sim2human fidelity RUN_DIR``: every simulator family of a run against real people's speech
+(the scenario's human corpus: ACI-Bench patients for intake, MultiWOZ callers for support; a
+scenario without one is a usage error naming it).
 
 Writes ``fidelity.json`` and ``fidelity.md`` into the run (``sim2human report`` then includes
 this measurement instead of its cheaper lexical one) and prints the table. A run it may not
@@ -24,7 +26,11 @@ if TYPE_CHECKING:
 RunDirArg = Annotated[Path, typer.Argument(help="A study directory or one sub-run directory.")]
 DataOpt = Annotated[
     Path | None,
-    typer.Option("--data", help="ACI-Bench folder (default: $SIM2HUMAN_DATA, ../shared/data)."),
+    typer.Option(
+        "--data",
+        help="The scenario's human corpus folder: ACI-Bench for intake, MultiWOZ 2.1 for support "
+        "(default: $SIM2HUMAN_DATA, ../shared/data).",
+    ),
 ]
 EmbedderOpt = Annotated[
     str, typer.Option("--embedder", help="auto | minilm | lexical (auto: MiniLM if installed).")
@@ -47,7 +53,7 @@ def fidelity(
     cap: CapOpt = 300,
     out_dir: OutOpt = None,
 ) -> None:
-    """Measure how far each simulator family's user turns are from human patients' turns.
+    """Measure how far each simulator family's user turns are from real people's turns.
 
     Stores fidelity.json and fidelity.md in the run (in --out DIR instead when given); a run
     this user cannot write, or a study still running, is measured and printed, not stored."""
@@ -71,12 +77,14 @@ def _measure(
     from sim2human.diagnostics.rundir import load_run_dir
     from sim2human.report import fidelity as fid
 
-    episodes = fid.run_episodes(load_run_dir(run_dir, None))
+    run = load_run_dir(run_dir, None)
+    episodes = fid.run_episodes(run)
     if not episodes:
         raise RunDirError(f"{run_dir}: no evaluation episodes to measure")
     with err.status(f"embedding up to {cap} user turns per family"):
         return fid.measure(
             episodes,
+            run.scenario,
             cap=cap,
             embedder=embedder,  # type: ignore[arg-type]
             data=str(data) if data is not None else None,

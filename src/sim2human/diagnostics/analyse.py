@@ -28,8 +28,10 @@ from sim2human.metrics.collapse import (
     robustness,
     transfer,
 )
+from sim2human.metrics.outcomes import GOLDS
 from sim2human.metrics.overoptimisation import EvalPoint, OverFit, fit_overoptimisation
 from sim2human.scenarios.base import Scenario
+from sim2human.scenarios.core import headline_metric
 from sim2human.simulators import is_programmatic
 from sim2human.simulators.base import SimulatorSpec
 from sim2human.types import Episode, Frozen
@@ -188,7 +190,8 @@ def diagnose_condition(
     """``n_boot``: bootstrap replicates; a study's own (``eval.bootstrap``) makes these CIs the
     ones its study.json holds (the same ``cluster_bootstrap``, clusters and seed)."""
     by_run = {s.run: s.evals for s in subs if s.evals}
-    tr = transfer(by_run, n_boot=n_boot) if by_run else None
+    value = GOLDS[headline_metric(scenario)]
+    tr = transfer(by_run, n_boot=n_boot, value=value) if by_run else None
     curve = [p for s in subs for p in _curve(s)]
     # The overoptimisation fit reads gold as field accuracy: success rates of a few dozen
     # probe episodes sit at 0 for most of a collapsing run and hide the rise and fall.
@@ -212,8 +215,8 @@ def diagnose_condition(
         runs=[s.run for s in subs],
         finished_runs=sum(s.finished for s in subs),
         transfer=tr,
-        families=by_group(by_run, "family", n_boot=n_boot),
-        members=by_group(by_run, "simulator_id", n_boot=n_boot),
+        families=by_group(by_run, "family", n_boot=n_boot, value=value),
+        members=by_group(by_run, "simulator_id", n_boot=n_boot, value=value),
         curve=curve,
         eval_points=points,
         overfit=fit,

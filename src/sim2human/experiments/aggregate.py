@@ -16,6 +16,8 @@ from sim2human.experiments.wholeness import read_whole
 from sim2human.metrics.handle_time import handle_time
 from sim2human.metrics.outcomes import Estimate, StoredEstimate, cluster_bootstrap
 from sim2human.metrics.robustness import curve_mean, episodes_to_reach, worst_decile_estimate
+from sim2human.scenarios.catalog import get_scenario
+from sim2human.scenarios.core import headline_metric
 from sim2human.simulators import played_on_endpoint, speaks_real_words
 from sim2human.simulators.replay import reply_shares
 from sim2human.store.layout import CURVE_LOG, REFERENCE, SUMMARY, RunLayout, sub_run_relative
@@ -70,6 +72,7 @@ def aggregate(
             "reference": reference,
             **_llm_accounting(root, cfg, gone),
             **extra,
+            "gold_metric": headline_metric(get_scenario(cfg.scenario)),
         }
     )
 
@@ -178,6 +181,33 @@ def _condition_row(
                 [e for _, e in tagged if e.phase == "eval"], speaks_real_words
             ).items()
         },
+        **score_rows(tagged, cfg.eval.bootstrap),
+    }
+
+
+def score_rows(tagged: Sequence[tuple[int, Episode]], n_boot: int) -> dict[str, Any]:
+    """Gold as the mean ``Outcome.score`` beside success: what a scenario that leads with its
+    score (``gold_metric: score``, negotiation) shows, for every scenario (where the score is
+    success, as in slot filling, these equal the success columns)."""
+
+    def est(split: str, real: bool) -> StoredEstimate:
+        pairs = [(s, e) for s, e in tagged if e.split == split and speaks_real_words(e) == real]
+        return cluster_bootstrap(
+            [e.gold.score for _, e in pairs], [s for s, _ in pairs], n_boot=n_boot
+        ).stored()
+
+    def by_family(split: str) -> dict[str, float]:
+        eps = [e for _, e in tagged if e.split == split]
+        fams = sorted({e.family for e in eps})
+        return {f: float(np.mean([e.gold.score for e in eps if e.family == f])) for f in fams}
+
+    real = any(e.split == "heldout" and speaks_real_words(e) for _, e in tagged)
+    return {
+        "train_score": est("train", False),
+        "heldout_score": est("heldout", False),
+        "heldout_score_by_family": by_family("heldout"),
+        "train_score_by_family": by_family("train"),
+        **({"heldout_score_real": est("heldout", True)} if real else {}),
     }
 
 

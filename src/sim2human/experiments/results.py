@@ -14,7 +14,7 @@ an old file adds nothing to it.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
@@ -22,6 +22,7 @@ from sim2human.errors import RunDirError, UsageError
 from sim2human.experiments.config import Role, default_role, parse_study
 from sim2human.metrics.handle_time import HandleTime
 from sim2human.metrics.outcomes import Estimate
+from sim2human.scenarios.core import GoldMetric
 from sim2human.store.layout import CONFIG_YAML, STUDY_JSON
 from sim2human.store.loading import read_json_object, read_yaml
 from sim2human.store.rundir import write_json
@@ -50,6 +51,12 @@ class ConditionRow(BaseModel):
     heldout_proxy_real: Estimate | None = None
     heldout_gold_programmatic: Estimate | None = None
     real_reply_shares: dict[str, float] | None = None
+    # gold as the mean Outcome.score (absent from a file written before it was stored)
+    train_score: Estimate | None = None
+    heldout_score: Estimate | None = None
+    heldout_score_real: Estimate | None = None
+    heldout_score_by_family: dict[str, float] | None = None
+    train_score_by_family: dict[str, float] | None = None
 
     name: str
     episodes_trained: int
@@ -74,6 +81,33 @@ class ConditionRow(BaseModel):
     episodes_to_uniform_final: int | None = None
     """Episodes to reach the study's (first) baseline's final held-out gold on the curve
     (None: never)."""
+
+    def gold(
+        self, split: Literal["train", "heldout", "real"], metric: GoldMetric
+    ) -> Estimate | None:
+        """The gold of ``split`` (``real``: replayed real people) as ``metric`` says: success, or
+        the mean score where the row has it (a file written before scores were stored: success,
+        which is the score of every scenario that had no other)."""
+        success: dict[str, Estimate | None] = {
+            "train": self.train_gold,
+            "heldout": self.heldout_gold,
+            "real": self.heldout_gold_real,
+        }
+        scores = {"train": self.train_score, "heldout": self.heldout_score}
+        scores["real"] = self.heldout_score_real
+        if metric == "score" and scores[split] is not None:
+            return scores[split]
+        return success[split]
+
+    def gold_by_family(
+        self, split: Literal["train", "heldout"], metric: GoldMetric
+    ) -> dict[str, float]:
+        """Mean gold per family of ``split``, as ``metric`` says (see ``gold``)."""
+        if split == "train":
+            success, score = self.train_gold_by_family, self.train_score_by_family
+        else:
+            success, score = self.heldout_gold_by_family, self.heldout_score_by_family
+        return score if metric == "score" and score is not None else success
 
     @property
     def is_reference(self) -> bool:
@@ -106,6 +140,9 @@ class StudyResult(BaseModel):
     conditions: list[ConditionRow]
     reference: list[ConditionRow] = []
     llm_accounting: dict[str, int | float] | None = None
+    gold_metric: GoldMetric = "success"
+    """What the tables lead with: the scenario's headline gold (``scenarios.core.GoldMetric``);
+    a file written before it was stored: success."""
     failed: list[FailedRun] = []
     """Jobs left unfinished (their workers died): rows are over the rest; ``--resume`` reruns
     them. Absent from a study where everything finished."""

@@ -16,14 +16,17 @@ from __future__ import annotations
 
 import math
 from collections import Counter, defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from sim2human.metrics.diversity import distinct_n
-from sim2human.metrics.outcomes import Estimate, cluster_bootstrap
+from sim2human.metrics.outcomes import Estimate, cluster_bootstrap, gold
 from sim2human.types import Episode, Frozen
+
+Gold = Callable[[Episode], float]
+"""An episode's gold as a number (``metrics.outcomes.GOLDS``)."""
 
 N_BOOT = 1000
 """Bootstrap replicates when the caller does not say (a study passes its ``eval.bootstrap``)."""
@@ -46,9 +49,10 @@ class Transfer(Frozen):
     heldout_proxy: Estimate
     heldout_gold: Estimate
     gap: Estimate
-    """Mean (proxy - gold success) over training-member episodes: satisfaction not earned."""
+    """Mean (proxy - gold) over training-member episodes: satisfaction not earned."""
     drop: Estimate
-    """Gold success on training members minus gold success on held-out members."""
+    """Gold on training members minus gold on held-out members (gold: success, or the score
+    the scenario leads with)."""
 
 
 def _flat(by_run: Mapping[str, Sequence[Episode]], split: str) -> tuple[list[Episode], list[str]]:
@@ -56,12 +60,14 @@ def _flat(by_run: Mapping[str, Sequence[Episode]], split: str) -> tuple[list[Epi
     return [e for _, e in pairs], [run for run, _ in pairs]
 
 
-def _drop(by_run: Mapping[str, Sequence[Episode]], n_boot: int, seed: int = 0) -> Estimate:
+def _drop(
+    by_run: Mapping[str, Sequence[Episode]], n_boot: int, value: Gold = gold, seed: int = 0
+) -> Estimate:
     """Train gold minus held-out gold, resampling runs, then each run's episodes per split."""
     runs = []
     for eps in by_run.values():
-        tr = np.asarray([e.gold.success for e in eps if e.split == "train"], dtype=float)
-        ho = np.asarray([e.gold.success for e in eps if e.split == "heldout"], dtype=float)
+        tr = np.asarray([value(e) for e in eps if e.split == "train"], dtype=float)
+        ho = np.asarray([value(e) for e in eps if e.split == "heldout"], dtype=float)
         if tr.size and ho.size:
             runs.append((tr, ho))
     if not runs:
@@ -81,8 +87,11 @@ def _drop(by_run: Mapping[str, Sequence[Episode]], n_boot: int, seed: int = 0) -
     return Estimate(mean=mean, ci=(float(lo), float(hi)), n=n)
 
 
-def transfer(by_run: Mapping[str, Sequence[Episode]], *, n_boot: int = N_BOOT) -> Transfer:
-    """``by_run``: training run (e.g. seed) -> its evaluation episodes, both splits."""
+def transfer(
+    by_run: Mapping[str, Sequence[Episode]], *, n_boot: int = N_BOOT, value: Gold = gold
+) -> Transfer:
+    """``by_run``: training run (e.g. seed) -> its evaluation episodes, both splits. ``value``:
+    an episode's gold (``metrics.outcomes.GOLDS``: success, or the score a scenario leads with)."""
     tr, tr_runs = _flat(by_run, "train")
     ho, ho_runs = _flat(by_run, "heldout")
 
@@ -91,11 +100,11 @@ def transfer(by_run: Mapping[str, Sequence[Episode]], *, n_boot: int = N_BOOT) -
 
     return Transfer(
         train_proxy=est(tr, tr_runs, [e.proxy for e in tr]),
-        train_gold=est(tr, tr_runs, [float(e.gold.success) for e in tr]),
+        train_gold=est(tr, tr_runs, [value(e) for e in tr]),
         heldout_proxy=est(ho, ho_runs, [e.proxy for e in ho]),
-        heldout_gold=est(ho, ho_runs, [float(e.gold.success) for e in ho]),
-        gap=est(tr, tr_runs, [e.proxy - float(e.gold.success) for e in tr]),
-        drop=_drop(by_run, n_boot),
+        heldout_gold=est(ho, ho_runs, [value(e) for e in ho]),
+        gap=est(tr, tr_runs, [e.proxy - value(e) for e in tr]),
+        drop=_drop(by_run, n_boot, value),
     )
 
 
@@ -109,17 +118,18 @@ class GroupRow(Frozen):
 
 
 def by_group(
-    by_run: Mapping[str, Sequence[Episode]], key: str, *, n_boot: int = N_BOOT
+    by_run: Mapping[str, Sequence[Episode]], key: str, *, n_boot: int = N_BOOT, value: Gold = gold
 ) -> list[GroupRow]:
-    """Proxy and gold per ``key`` (``simulator_id`` or ``family``) and split, gold with a CI."""
+    """Proxy and gold (``value``, as in ``transfer``) per ``key`` (``simulator_id`` or
+    ``family``) and split, gold with a CI."""
     groups: dict[tuple[str, str], list[tuple[str, Episode]]] = defaultdict(list)
     for run, eps in by_run.items():
         for e in eps:
             groups[(e.split, str(getattr(e, key)))].append((run, e))
     rows = []
     for (split, name), pairs in sorted(groups.items()):
-        gold = cluster_bootstrap(
-            [float(e.gold.success) for _, e in pairs], [r for r, _ in pairs], n_boot=n_boot
+        gold_ = cluster_bootstrap(
+            [value(e) for _, e in pairs], [r for r, _ in pairs], n_boot=n_boot
         )
         rows.append(
             GroupRow(
@@ -127,8 +137,8 @@ def by_group(
                 split=split,
                 n=len(pairs),
                 proxy=float(np.mean([e.proxy for _, e in pairs])),
-                gold=gold.mean,
-                gold_ci=gold.ci,
+                gold=gold_.mean,
+                gold_ci=gold_.ci,
             )
         )
     return rows

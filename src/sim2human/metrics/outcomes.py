@@ -108,6 +108,15 @@ def gold(e: Episode) -> float:
     return float(e.gold.success)
 
 
+def score(e: Episode) -> float:
+    """An episode's gold score in [0, 1] (``Outcome.score``: negotiation's normalised points)."""
+    return e.gold.score
+
+
+GOLDS: dict[str, Callable[[Episode], float]] = {"success": gold, "score": score}
+"""A scenario's headline gold (``scenarios.core.GoldMetric``) -> its value of one episode."""
+
+
 def proxy(e: Episode) -> float:
     """An episode's proxy: the simulated user's satisfaction (what training sees)."""
     return e.proxy

@@ -1,9 +1,13 @@
-"""Fidelity to human speech: every simulator family of a run against real patients' turns.
+"""Fidelity to human speech: every simulator family of a run against real people's turns.
 
-The human reference is the ACI-Bench held-out splits (valid + test), minus the encounters any
-``replay`` member of the run played (a replayed patient must not be compared with their own
-words). It is cut into two disjoint halves by encounter: half A is the reference every family is
-compared with, half B is the ``human (other half)`` row, what "as human as humans" scores.
+The human reference is the scenario's own human corpus (``replay.human_corpus``: the replay
+corpus whose dialogues are its task): ACI-Bench's held-out visits (valid + test) for intake,
+MultiWOZ 2.1's held-out (test) restaurant bookings for support. A scenario without one
+(negotiation, until a CaSiNo replay corpus is declared) gets a section that says so. The
+dialogues any ``replay`` member of the run played are left out (a replayed person must not be
+compared with their own words); the rest is cut into two disjoint halves by dialogue: half A is
+the reference every family is compared with, half B is the ``human (other half)`` row, what
+"as human as humans" scores.
 
 Each family contributes its user turns from the run's evaluation episodes, at most ``cap`` of
 them (a seeded sample). ``sim2human report`` measures it with the lexical embedder (free), unless
@@ -23,15 +27,15 @@ from typing import Any, cast
 import numpy as np
 from pydantic import BaseModel
 
-from sim2human.corpora import aci_bench
 from sim2human.diagnostics.rundir import RunDir
 from sim2human.errors import ModelUnavailableError, RunDirError, UsageError
 from sim2human.metrics.embeddings import Embedder, embed
 from sim2human.metrics.fidelity import FidelityRow, fidelity_row
 from sim2human.report.format import md, md_code, num
-from sim2human.scenarios.intake.scenario import IntakeScenario
+from sim2human.scenarios.base import Scenario
 from sim2human.simulators import speaks_real_words
-from sim2human.simulators.replay import reply_shares
+from sim2human.simulators.replay import human_corpus, reply_shares
+from sim2human.simulators.replay_corpus import Corpus
 from sim2human.store.layout import FIDELITY_JSON
 from sim2human.types import Episode
 
@@ -48,18 +52,28 @@ class Fidelity(BaseModel):
     replay_shares: dict[str, dict[str, float]]
     """Replay family -> share of its replies that were verbatim / adapted / fallback."""
     note: str = ""
+    reference: str = "held-out ACI-Bench patient turns"
+    """The human corpus compared with, in words (a file stored before it was: ACI-Bench's)."""
 
 
-def human_halves(played: set[str], data: str | None = None) -> tuple[list[str], list[str], int]:
-    """Held-out patients' turns (detokenised), in two halves by alternating encounter."""
-    held = [
-        t
-        for t in aci_bench.split_of(aci_bench.load(data), "valid", "test")
-        if t.encounter_id not in played and t.patient_turns
-    ]
+def no_human_corpus(scenario: str) -> str:
+    """The section's line for a scenario that declares no human corpus."""
+    return (
+        f"Fidelity to human speech not measured: no human corpus for the scenario "
+        f"{scenario!r} (none of the replay corpora, ACI-Bench for intake and MultiWOZ 2.1 for "
+        "support, holds its task)."
+    )
+
+
+def human_halves(
+    corpus: Corpus, played: set[str], data: str | None = None
+) -> tuple[list[str], list[str], int]:
+    """The corpus's held-out user turns, in two halves by alternating dialogue, without the
+    dialogues in ``played``."""
+    held = [(d, turns) for d, turns in corpus.human_turns(data) if d not in played and turns]
     halves: tuple[list[str], list[str]] = ([], [])
-    for i, t in enumerate(held):
-        halves[i % 2].extend(aci_bench.detokenize(x) for x in t.patient_turns)
+    for i, (_, turns) in enumerate(held):
+        halves[i % 2].extend(turns)
     return halves[0], halves[1], len(held)
 
 
@@ -78,15 +92,20 @@ def family_turns(episodes: Sequence[Episode]) -> dict[str, list[str]]:
 
 def measure(
     episodes: Sequence[Episode],
+    scenario: Scenario,
     *,
     cap: int = DEFAULT_CAP,
     embedder: Embedder = "auto",
     data: str | None = None,
     seed: int = 0,
 ) -> Fidelity:
-    """The fidelity table for the families of ``episodes`` (see the module docstring)."""
+    """The fidelity table for the families of ``episodes`` of ``scenario`` against its human
+    corpus (see the module docstring); a UsageError when it declares none or it is not found."""
+    corpus = human_corpus(scenario)
+    if corpus is None:
+        raise UsageError(no_human_corpus(scenario.name))
     played = {e.simulator_id.removeprefix(f"{e.family}-") for e in episodes if speaks_real_words(e)}
-    ref, other, n_enc = human_halves(played, data)
+    ref, other, n_enc = human_halves(corpus, played, data)
     rng = np.random.default_rng(seed)
 
     def sample(texts: Sequence[str]) -> list[str]:
@@ -99,7 +118,6 @@ def measure(
         f: sample(v) for f, v in sorted(family_turns(episodes).items())
     }
     ref = sample(ref)
-    scenario = IntakeScenario()
     empty = scenario.empty_record()
 
     def reads_value(text: str) -> bool:
@@ -119,21 +137,32 @@ def measure(
         f: reply_shares([e for e in episodes if e.family == f])
         for f in sorted({e.family for e in episodes if speaks_real_words(e)})
     }
-    return Fidelity(rows=rows, embedder=name, cap=cap, human_encounters=n_enc, replay_shares=shares)
+    return Fidelity(
+        rows=rows,
+        embedder=name,
+        cap=cap,
+        human_encounters=n_enc,
+        replay_shares=shares,
+        reference=corpus.title,
+    )
 
 
-def measure_or_note(episodes: Sequence[Episode], **kw: Any) -> Fidelity:
+def measure_or_note(episodes: Sequence[Episode], scenario: Scenario, **kw: Any) -> Fidelity:
     """``measure``, or an empty table whose note says why it could not be measured."""
     try:
-        return measure(episodes, **kw)
+        return measure(episodes, scenario, **kw)
     except (UsageError, ModelUnavailableError) as err:
+        said = str(err)
         return Fidelity(
             rows=[],
             embedder="",
             cap=0,
             human_encounters=0,
             replay_shares={},
-            note=f"Fidelity to human speech not measured: {err}",
+            note=said
+            if said.startswith("Fidelity")
+            else f"Fidelity to human speech not measured: {said}",
+            reference="",
         )
 
 
@@ -145,7 +174,7 @@ def for_report(run_dir: Path, run: RunDir) -> Fidelity:
             return Fidelity.model_validate_json(stored.read_text(encoding="utf-8"))
         except ValueError as err:
             raise RunDirError(f"{stored}: not a fidelity measurement ({err})") from None
-    return measure_or_note(run_episodes(run), embedder="lexical")
+    return measure_or_note(run_episodes(run), run.scenario, embedder="lexical")
 
 
 def _one_thread() -> AbstractContextManager[Any]:
@@ -189,7 +218,7 @@ def markdown(f: Fidelity, esc: Callable[[object], str] = md) -> list[str]:
         return [*lines, esc(f.note) if f.note else "No user turns to measure.", ""]
     lines += [
         f"Each simulator family's user turns (at most {f.cap} per family, from evaluation "
-        f"episodes) against held-out ACI-Bench patient turns ({f.human_encounters} encounters, "
+        f"episodes) against {esc(f.reference)} ({f.human_encounters} dialogues, "
         f"half A); `{HUMAN}` is half B against half A, the reference. Embeddings: "
         f"{esc(f.embedder)}. AUC: a logistic regression telling the family from humans on "
         "held-out folds (0.5 = indistinguishable, 1 = always told apart).",

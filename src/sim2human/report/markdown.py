@@ -15,6 +15,7 @@ from sim2human import outputs
 from sim2human.diagnostics.analyse import Diagnosis
 from sim2human.experiments.diversity import DiversityRow
 from sim2human.experiments.results import ConditionRow, StudyResult
+from sim2human.metrics.outcomes import Estimate
 from sim2human.report.by_family import diversity_rows, quirk_cell
 from sim2human.report.format import est, md, md_code, num, pct
 from sim2human.report.llm import llm_section
@@ -35,9 +36,14 @@ def md_table(t: Table) -> list[str]:
     return [*lines, *(["", md(t.note)] if t.note else []), ""]
 
 
-def _apart(a: ConditionRow, b: ConditionRow) -> bool:
+def _held(r: ConditionRow, study: StudyResult) -> Estimate:
+    """``r``'s held-out gold as the study leads with it (success, or the mean score)."""
+    return r.gold("heldout", study.gold_metric) or r.heldout_gold
+
+
+def _apart(a: ConditionRow, b: ConditionRow, study: StudyResult) -> bool:
     """Whether ``a``'s held-out gold CI lies wholly above ``b``'s."""
-    return a.heldout_gold.ci[0] > b.heldout_gold.ci[1]
+    return _held(a, study).ci[0] > _held(b, study).ci[1]
 
 
 def _frozen_against(row: ConditionRow, study: StudyResult, first: ConditionRow) -> ConditionRow:
@@ -48,35 +54,43 @@ def _frozen_against(row: ConditionRow, study: StudyResult, first: ConditionRow) 
 
 
 def findings(study: StudyResult) -> list[str]:
-    """Claims the numbers support, each stated from the data (and said so when they do not)."""
+    """Claims the numbers support, each stated from the data (and said so when they do not).
+    Gold is what the scenario leads with (``study.gold_metric``): success, or the mean score."""
     out: list[str] = []
+    m = study.gold_metric
+    word = "score" if m == "score" else "gold"
     frozen = study.with_role("frozen")
     ensembles = [r for r in study.conditions if r.role != "frozen"]
+
+    def held(r: ConditionRow) -> float:
+        return _held(r, study).mean
+
     for r in frozen:
-        gap = r.train_gold.mean - r.heldout_gold.mean
+        train = (r.gold("train", m) or r.train_gold).mean
+        gap = train - held(r)
         out.append(
-            f"- {md_code(r.name)}: train proxy {pct(r.train_proxy.mean)}, train gold "
-            f"{pct(r.train_gold.mean)}, held-out gold {pct(r.heldout_gold.mean)}: "
+            f"- {md_code(r.name)}: train proxy {pct(r.train_proxy.mean)}, train {word} "
+            f"{pct(train)}, held-out {word} {pct(held(r))}: "
             f"held-out is {pct(abs(gap))} points {'below' if gap >= 0 else 'above'} its own "
-            "training gold."
+            f"training {word}."
         )
     if frozen and ensembles:
-        best = max(ensembles, key=lambda r: r.heldout_gold.mean)
+        best = max(ensembles, key=held)
         small = _frozen_against(best, study, frozen[0])
-        lift = best.heldout_gold.mean - small.heldout_gold.mean
+        lift = held(best) - held(small)
         out.append(
-            f"- Best ensemble condition {md_code(best.name)}: held-out gold "
-            f"{pct(best.heldout_gold.mean)}, {pct(lift)} points above {md_code(small.name)}"
+            f"- Best ensemble condition {md_code(best.name)}: held-out {word} "
+            f"{pct(held(best))}, {pct(lift)} points above {md_code(small.name)}"
             + (
                 " (the 95% CIs do not overlap)."
-                if _apart(best, small)
+                if _apart(best, small, study)
                 else " (the 95% CIs overlap: not a supported difference)."
             )
         )
-    ens_best = max((r.heldout_gold.mean for r in ensembles), default=0.0)
+    ens_best = max((held(r) for r in ensembles), default=0.0)
     for other in frozen[1:]:
         base = _frozen_against(other, study, frozen[0])
-        better = _apart(other, base)
+        better = _apart(other, base, study)
         verdict = (
             f"holds: {md_code(other.name)}'s agent does not transfer better than "
             f"{md_code(base.name)}'s"
@@ -86,14 +100,14 @@ def findings(study: StudyResult) -> list[str]:
         )
         out.append(
             f"- 'Another frozen simulator does not save you' {verdict} "
-            f"(held-out gold {pct(other.heldout_gold.mean)} vs {pct(base.heldout_gold.mean)}"
+            f"(held-out {word} {pct(held(other))} vs {pct(held(base))}"
             f" for {md(base.name)} and {pct(ens_best)} for the best ensemble)."
         )
     for r in study.reference:
-        if r.train_gold_by_family:
-            cells = ", ".join(f"{md(f)} {pct(v)}" for f, v in r.train_gold_by_family.items())
+        if by_family := r.gold_by_family("train", m):
+            cells = ", ".join(f"{md(f)} {pct(v)}" for f, v in by_family.items())
             out.append(
-                f"- Reference {md_code(r.name)} agent, gold on the training families: {cells}."
+                f"- Reference {md_code(r.name)} agent, {word} on the training families: {cells}."
             )
     return out
 

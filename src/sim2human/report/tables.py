@@ -20,8 +20,9 @@ import numpy as np
 from sim2human.diagnostics.rundir import RunDir, SubRun
 from sim2human.experiments.results import ConditionRow, StudyResult
 from sim2human.metrics.handle_time import HandleTime, handle_time
-from sim2human.metrics.outcomes import Estimate, cluster_bootstrap, member_std
+from sim2human.metrics.outcomes import GOLDS, Estimate, cluster_bootstrap, member_std
 from sim2human.report.format import est, pct
+from sim2human.scenarios.core import GoldMetric, headline_metric
 from sim2human.simulators import speaks_real_words
 from sim2human.types import Episode
 
@@ -32,6 +33,17 @@ HELDOUT = "gold, held-out families"
 """Gold on the programmatic held-out families (persona, LLM members): never real people."""
 REAL = "gold, real people"
 """Gold on replayed real people (``replay`` members: ACI-Bench patients, MultiWOZ callers)."""
+TRAIN_SCORE = "train score"
+HELDOUT_SCORE = "score, held-out families"
+REAL_SCORE = "score, real people"
+HELDOUT_SUCCESS = "success, held-out families"
+"""Beside the score, for a scenario that leads with it: the share of held-out calls graded a
+success (negotiation: an individually rational deal agreed)."""
+LABELS: dict[GoldMetric, tuple[str, str, str]] = {
+    "success": (TRAIN_GOLD, HELDOUT, REAL),
+    "score": (TRAIN_SCORE, HELDOUT_SCORE, REAL_SCORE),
+}
+"""The gold columns' labels (train, held-out families, real people) by headline metric."""
 REAL_FIELDS = "fields right, real people"
 REAL_PROXY = "proxy, real people"
 N_CELLS = "n (held-out / real)"
@@ -71,10 +83,14 @@ class Table:
 
 @dataclass(frozen=True)
 class Numbers:
-    """What the tables show of one condition or reference agent."""
+    """What the tables show of one condition or reference agent. The gold estimates are of the
+    scenario's headline ``metric`` (success, or the mean score); ``heldout_success`` is success
+    beside a score."""
 
     name: str
     reference: bool = False
+    metric: GoldMetric = "success"
+    heldout_success: Estimate | None = None
     episodes_trained: int | None = None
     train_proxy: Estimate | None = None
     train_gold: Estimate | None = None
@@ -103,65 +119,79 @@ def _subs(run: RunDir | None) -> dict[str, list[SubRun]]:
     return {**run.conditions, **{name: [sub] for name, sub in run.reference.items()}}
 
 
-def from_study_row(row: ConditionRow, subs: Sequence[SubRun]) -> Numbers:
-    """``study.json``'s numbers (its ``heldout_gold`` leaves real patients out), with handle
-    time from the episodes."""
+def from_study_row(
+    row: ConditionRow, subs: Sequence[SubRun], metric: GoldMetric = "success"
+) -> Numbers:
+    """``study.json``'s numbers (its ``heldout_gold`` leaves real patients out) as ``metric``
+    says (``ConditionRow.gold``), with handle time from the episodes."""
     return Numbers(
         name=row.name,
         reference=row.is_reference or row.episodes_trained == 0,
+        metric=metric,
+        heldout_success=row.heldout_gold if metric == "score" else None,
         episodes_trained=row.episodes_trained,
         train_proxy=row.train_proxy,
-        train_gold=row.train_gold,
-        heldout_gold=row.heldout_gold,
-        real_gold=row.heldout_gold_real,
+        train_gold=row.gold("train", metric),
+        heldout_gold=row.gold("heldout", metric),
+        real_gold=row.gold("real", metric),
         real_fields=row.heldout_fields_real,
         real_proxy=row.heldout_proxy_real,
         member_std=row.heldout_member_std,
         exploit_rate=row.exploit_rate,
-        by_family=dict(row.heldout_gold_by_family),
+        by_family=dict(row.gold_by_family("heldout", metric)),
         turns=row.handle_time
         if row.handle_time is not None
         else handle_time(_evals(subs), speaks_real_words),
     )
 
 
-def from_episodes(name: str, subs: Sequence[SubRun], n_boot: int, reference: bool) -> Numbers:
+def from_episodes(
+    name: str,
+    subs: Sequence[SubRun],
+    n_boot: int,
+    reference: bool,
+    metric: GoldMetric = "success",
+) -> Numbers:
     """A run without ``study.json``: the same estimates as ``experiments.aggregate`` makes
-    (cluster bootstrap over training runs, then episodes), from the stored evaluations."""
+    (cluster bootstrap over training runs, then episodes), from the stored evaluations; gold as
+    ``metric`` says."""
     tagged = [(s.run, e) for s in subs for e in s.evals]
 
-    def estimate(split: str, real: bool, metric: str) -> Estimate | None:
+    def estimate(split: str, real: bool, which: str) -> Estimate | None:
         pairs = [(r, e) for r, e in tagged if e.split == split and speaks_real_words(e) == real]
         if not pairs:
             return None
-        values = [_metric(e, metric) for _, e in pairs]
+        values = [_metric(e, which) for _, e in pairs]
         return cluster_bootstrap(values, [r for r, _ in pairs], n_boot=n_boot)
 
     fams = sorted({e.family for _, e in tagged if e.split == "heldout"})
     return Numbers(
         name=name,
         reference=reference,
+        metric=metric,
+        heldout_success=estimate("heldout", False, "success") if metric == "score" else None,
         train_proxy=estimate("train", False, "proxy"),
-        train_gold=estimate("train", False, "gold"),
-        heldout_gold=estimate("heldout", False, "gold"),
-        real_gold=estimate("heldout", True, "gold"),
+        train_gold=estimate("train", False, metric),
+        heldout_gold=estimate("heldout", False, metric),
+        real_gold=estimate("heldout", True, metric),
         real_fields=estimate("heldout", True, "fields"),
         real_proxy=estimate("heldout", True, "proxy"),
-        by_family={f: _family_gold(tagged, f) for f in fams},
+        by_family={f: _family_gold(tagged, f, metric) for f in fams},
         member_std=_member_std(subs),
         turns=handle_time([e for _, e in tagged], speaks_real_words),
     )
 
 
-def _metric(e: Episode, metric: str) -> float:
-    if metric == "proxy":
+def _metric(e: Episode, which: str) -> float:
+    """``which`` of ``e``: ``proxy``, ``fields`` (share right) or a gold (``metrics.GOLDS``)."""
+    if which == "proxy":
         return e.proxy
-    return e.gold.field_accuracy if metric == "fields" else float(e.gold.success)
+    return e.gold.field_accuracy if which == "fields" else GOLDS[which](e)
 
 
-def _family_gold(tagged: Sequence[tuple[str, Episode]], family: str) -> float:
+def _family_gold(tagged: Sequence[tuple[str, Episode]], family: str, metric: GoldMetric) -> float:
     eps = [e for _, e in tagged if e.split == "heldout" and e.family == family]
-    return float(np.mean([e.gold.success for e in eps]))
+    return float(np.mean([GOLDS[metric](e) for e in eps]))
 
 
 def _member_std(subs: Sequence[SubRun]) -> float | None:
@@ -175,12 +205,13 @@ def numbers(study: StudyResult | None, run: RunDir | None) -> list[Numbers]:
     """One ``Numbers`` per condition and reference agent, in the study's order."""
     subs = _subs(run)
     if study is not None:
-        return [from_study_row(r, subs.get(r.name, [])) for r in study.all_rows]
+        m = study.gold_metric
+        return [from_study_row(r, subs.get(r.name, []), m) for r in study.all_rows]
     if run is None:
         return []
-    n_boot = run.n_boot
-    out = [from_episodes(n, s, n_boot, False) for n, s in run.conditions.items()]
-    return out + [from_episodes(n, [s], n_boot, True) for n, s in run.reference.items()]
+    n_boot, m = run.n_boot, headline_metric(run.scenario)
+    out = [from_episodes(n, s, n_boot, False, m) for n, s in run.conditions.items()]
+    return out + [from_episodes(n, [s], n_boot, True, m) for n, s in run.reference.items()]
 
 
 def _e(e: Estimate | None) -> str:
@@ -199,20 +230,42 @@ def _has_real(rows: Sequence[Numbers]) -> bool:
     return any(r.real_gold is not None for r in rows)
 
 
+def _headline(rows: Sequence[Numbers]) -> GoldMetric:
+    return rows[0].metric if rows else "success"
+
+
 def gold_table(rows: Sequence[Numbers]) -> Table:
+    """Proxy and gold, the gold as the scenario leads with it: success, or the mean score
+    (x100) with success on the held-out families beside it."""
     real = _has_real(rows)
-    cols = (CONDITION, TRAIN_PROXY, TRAIN_GOLD, HELDOUT, *((REAL,) if real else ()))
+    metric = _headline(rows)
+    train, held, people = LABELS[metric]
+    beside = metric == "score"
+    cols = (
+        CONDITION,
+        TRAIN_PROXY,
+        train,
+        held,
+        *((HELDOUT_SUCCESS,) if beside else ()),
+        *((people,) if real else ()),
+    )
     cells = tuple(
         (
             r.label,
             _e(r.train_proxy),
             _e(r.train_gold),
             _e(r.heldout_gold),
+            *((_e(r.heldout_success),) if beside else ()),
             *((_e(r.real_gold),) if real else ()),
         )
         for r in rows
     )
     note = "Percentages, 95% CI by cluster bootstrap over training runs, then episodes."
+    if beside:
+        note += (
+            " Gold is the mean score (Outcome.score in [0, 1], x100), as the scenario declares "
+            "(gold_metric: score); success is the share of held-out calls graded a success."
+        )
     if real:
         note += " Real people (replayed recorded conversations) are never in the held-out families."
     return Table("gold", "Proxy vs gold", cols, cells, note)
@@ -258,7 +311,8 @@ def family_table(rows: Sequence[Numbers]) -> Table:
         (r.label, *(pct(r.by_family[f]) if f in r.by_family else MISSING for f in families))
         for r in rows
     )
-    return Table("families", "Held-out gold by family", (CONDITION, *families), cells)
+    title = "Held-out score by family" if _headline(rows) == "score" else "Held-out gold by family"
+    return Table("families", title, (CONDITION, *families), cells)
 
 
 def real_table(rows: Sequence[Numbers]) -> Table | None:
@@ -277,7 +331,8 @@ def real_table(rows: Sequence[Numbers]) -> Table | None:
         )
         for r in shown
     )
-    cols = (CONDITION, HELDOUT, REAL, REAL_FIELDS, REAL_PROXY, N_CELLS)
+    _, held, people = LABELS[_headline(rows)]
+    cols = (CONDITION, held, people, REAL_FIELDS, REAL_PROXY, N_CELLS)
     return Table("real", "Real people", cols, cells)
 
 

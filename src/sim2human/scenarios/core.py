@@ -43,6 +43,11 @@ How negotiation is expressed (``scenarios.negotiation``, after CaSiNo: food, wat
   a ``Progress`` in [0, 1]) is played by the persona's generic traits (patience, noise, quirks,
   courtesy, hanging up) with those moves; a user's acceptance ends a call as ``AGREED``.
 
+Which gold number a study's tables lead with is the scenario's to say (``DeclaresGold``:
+``gold_metric`` is ``"success"`` or ``"score"``; ``headline_metric`` reads it, ``"success"`` when a
+scenario does not say). Negotiation declares ``"score"`` (its points, normalised); a slot-filling
+scenario's score is its success, so it needs to declare nothing.
+
 Three optional members let the generic pieces play a scenario of any shape (each checked with
 ``isinstance``; the slot kit needs none of them): ``SuppliesMoves`` (the user's moves and
 progress, for the persona), ``RendersActs`` (an act's words given the agent's view, for the
@@ -75,6 +80,10 @@ ActKind = Literal[
 """What an act does. ``propose``, ``accept`` and ``walk_away`` are a negotiation's: put a split on
 the table, take the other side's, leave without a deal."""
 ActStyle = Literal["plain", "jargon", "stylistic"]
+GoldMetric = Literal["success", "score"]
+"""The gold a study's tables lead with: the share of calls that succeeded (``Outcome.success``),
+or the mean ``Outcome.score`` (negotiation: the agent's normalised points)."""
+GOLD_METRICS: tuple[GoldMetric, ...] = ("success", "score")
 
 
 @dataclass(frozen=True)
@@ -196,6 +205,19 @@ class FeaturisesViews(Protocol):
     def view_size(self) -> int: ...
 
     def featurise(self, view: View, row: np.ndarray) -> None: ...
+
+
+@runtime_checkable
+class DeclaresGold(Protocol):
+    """A scenario that says which gold its study tables lead with (``GoldMetric``)."""
+
+    @property
+    def gold_metric(self) -> GoldMetric: ...
+
+
+def headline_metric(scenario: object) -> GoldMetric:
+    """The gold ``scenario``'s study tables lead with: its ``gold_metric``, else ``"success"``."""
+    return scenario.gold_metric if isinstance(scenario, DeclaresGold) else "success"
 
 
 StateT = TypeVar("StateT")

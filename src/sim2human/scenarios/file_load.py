@@ -109,4 +109,4 @@ def _with_aliases(vocab: Vocab, aliases: dict[str, str]) -> Vocab:
     merged = dict(vocab.aliases)
     for alias, canonical in more.aliases.items():
         merged.setdefault(alias, canonical)
-    return Vocab(vocab.name, vocab.canonical, merged)
+    return Vocab(vocab.name, vocab.canonical, merged, {**more.spelled, **vocab.spelled})

@@ -145,10 +145,13 @@ class FieldReader:
         return self._alias(str(value), capacity, rng)
 
     def _alias(self, canonical: str, capacity: float, rng: np.random.Generator) -> str:
-        if capacity < 0.5 or self.vocab is None:
+        """A name of ``canonical`` for a caller of ``capacity``, spelled as its file writes it."""
+        if self.vocab is None:
             return canonical
+        if capacity < 0.5:
+            return self.vocab.spell(canonical)
         names = [a for a, c in self.vocab.aliases.items() if c == canonical]
-        return names[int(rng.integers(n_forms(capacity, len(names))))]
+        return self.vocab.spell(names[int(rng.integers(n_forms(capacity, len(names))))])
 
     def plain(self, value: Value) -> str:
         """``value`` in plain words that this reader reads back (read-backs, LLM prompts)."""
@@ -156,13 +159,17 @@ class FieldReader:
         if isinstance(value, bool):
             return "yes" if value else "no"
         if isinstance(value, tuple):
-            return " and ".join(value) if value else "none"
+            return " and ".join(self._spell(v) for v in value) if value else "none"
         if isinstance(f, NumberField) and f.unit:
             return f"{value} {f.unit}"
         if isinstance(f, DateField):
             d = date.fromisoformat(str(value))
             return f"{d.day} {parsing.MONTHS[d.month - 1].capitalize()} {d.year}"
-        return str(value)
+        return self._spell(str(value))
+
+    def _spell(self, name: str) -> str:
+        """A vocabulary item as its file writes it ("19:30", not the name "19 30")."""
+        return self.vocab.spell(name) if self.vocab is not None else name
 
 
 def _value(token: str) -> int:

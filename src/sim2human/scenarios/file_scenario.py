@@ -10,7 +10,7 @@ from typing import Any, cast
 
 import numpy as np
 
-from sim2human.scenarios.core import Act
+from sim2human.scenarios.core import Act, GoldMetric
 from sim2human.scenarios.file_checks import canonical_value
 from sim2human.scenarios.file_reading import FieldReader
 from sim2human.scenarios.file_voice import build_voice
@@ -47,6 +47,11 @@ class FileScenario(SlotFilling):
     @property
     def fields(self) -> tuple[str, ...]:
         return tuple(self.spec.fields)
+
+    @property
+    def gold_metric(self) -> GoldMetric:
+        """The file's ``gold.headline`` (``scenarios.core.DeclaresGold``)."""
+        return self.spec.gold.headline
 
     @cached_property
     def acts(self) -> tuple[Act, ...]:

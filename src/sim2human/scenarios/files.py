@@ -13,7 +13,7 @@ from typing import Annotated, Literal
 
 from pydantic import Discriminator, Field
 
-from sim2human.scenarios.core import ActKind, ActStyle
+from sim2human.scenarios.core import ActKind, ActStyle, GoldMetric
 from sim2human.types import FrozenConfig
 
 SCHEMA_VERSION = 1
@@ -150,6 +150,9 @@ class Gold(FrozenConfig):
     fields: tuple[Name, ...] | None = None
     """Default: every field."""
     closed: bool = True
+    headline: GoldMetric = "success"
+    """What the study tables lead with: ``success`` (share of calls graded a success) or
+    ``score`` (mean ``Outcome.score``; for this rule the same number: a call scores 1 or 0)."""
 
 
 class Persona(FrozenConfig):

@@ -30,6 +30,10 @@ class Vocab:
     canonical: tuple[str, ...]
     aliases: dict[str, str] = field(hash=False, compare=False)
     """alias (lower-case, one space between words) -> canonical name; includes the canonical."""
+    spelled: dict[str, str] = field(default_factory=dict, hash=False, compare=False)
+    """A name (canonical or alias, as keyed above) -> how the file writes it. Names keep words
+    and digits only, for reading; saying one uses the file's own spelling, so a time written
+    "19:30" is said "19:30", not "19 30" (``spell``)."""
 
     def __hash__(self) -> int:
         # by name only: every memo below is keyed on the vocabulary, and hashing its whole
@@ -46,15 +50,23 @@ class Vocab:
     def parse(cls, name: str, text: str) -> Vocab:
         canonical: list[str] = []
         aliases: dict[str, str] = {}
+        spelled: dict[str, str] = {}
         for raw in text.splitlines():
             line = raw.split("#", 1)[0].strip()
             if not line:
                 continue
-            names = [" ".join(words(n)) for n in line.split("|")]
+            written = [" ".join(n.split()) for n in line.split("|")]
+            names = [" ".join(words(n)) for n in written]
             canonical.append(names[0])
-            for alias in names:
+            for alias, form in zip(names, written, strict=True):
                 aliases.setdefault(alias, names[0])
-        return cls(name, tuple(canonical), aliases)
+                spelled.setdefault(alias, form)
+        return cls(name, tuple(canonical), aliases, spelled)
+
+    def spell(self, name: str) -> str:
+        """``name`` (canonical or alias) as the file writes it; itself when the file does not
+        spell it otherwise."""
+        return self.spelled.get(name, name)
 
     def hearing(self, heard: Vocab) -> Vocab:
         """This vocabulary plus ``heard``'s aliases, for reading only: what a caller may say that
@@ -66,7 +78,8 @@ class Vocab:
         aliases = dict(self.aliases)
         for alias, canonical in heard.aliases.items():
             aliases.setdefault(alias, canonical)
-        return Vocab(f"{self.name}+{heard.name}", self.canonical, aliases)
+        spelled = {**heard.spelled, **self.spelled}
+        return Vocab(f"{self.name}+{heard.name}", self.canonical, aliases, spelled)
 
     def find(self, text: str) -> list[str]:
         return list(_find(self, tuple(words(text))))

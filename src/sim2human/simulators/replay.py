@@ -106,6 +106,12 @@ REPLAY_FAMILIES: Final[dict[str, ReplayFamily]] = {
 }
 
 
+def human_corpus(scenario: Scenario) -> Corpus | None:
+    """The corpus whose dialogues are ``scenario``'s task (its human reference), or None when
+    no replay corpus is declared for it (found on disk or not)."""
+    return next((c for c in CORPORA.values() if c.wrong_task(scenario) is None), None)
+
+
 def corpus_of(family: str) -> Corpus:
     return CORPORA[REPLAY_FAMILIES[family].corpus]
 

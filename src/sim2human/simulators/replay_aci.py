@@ -35,11 +35,26 @@ def encounter_ids(splits: tuple[str, ...]) -> tuple[str, ...]:
     return found
 
 
-def unplayable(scenario: object) -> str | None:
-    """Why ACI-Bench members cannot play ``scenario`` (its visits are intake's), or None."""
+def wrong_task(scenario: object) -> str | None:
+    """Why ACI-Bench's visits are not ``scenario``'s task (they are intake's), or None."""
     if not isinstance(scenario, IntakeScenario):
         return "replay members play the intake scenario only (ACI-Bench's visits)"
-    return aci_bench.missing()
+    return None
+
+
+def unplayable(scenario: object) -> str | None:
+    """Why ACI-Bench members cannot play ``scenario`` (its visits are intake's), or None."""
+    return wrong_task(scenario) or aci_bench.missing()
+
+
+def human_turns(data: str | None) -> list[tuple[str, tuple[str, ...]]]:
+    """The held-out visits' (valid + test) patient turns, detokenised, from ``data``."""
+    held = aci_bench.split_of(aci_bench.load(data), "valid", "test")
+    return [
+        (t.encounter_id, tuple(aci_bench.detokenize(x) for x in t.patient_turns))
+        for t in held
+        if t.patient_turns
+    ]
 
 
 def member(encounter_id: str, scenario: Scenario) -> Member:
@@ -77,5 +92,11 @@ def _card(
 
 
 ACI_BENCH: Final = Corpus(
-    ids=encounter_ids, member=member, unplayable=unplayable, missing=aci_bench.missing
+    ids=encounter_ids,
+    member=member,
+    unplayable=unplayable,
+    missing=aci_bench.missing,
+    title="held-out ACI-Bench patient turns (valid + test visits)",
+    wrong_task=wrong_task,
+    human_turns=human_turns,
 )

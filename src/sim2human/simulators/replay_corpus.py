@@ -51,6 +51,14 @@ class Corpus:
     """Why its members cannot play a scenario here (wrong task, corpus not found), or None."""
     missing: Callable[[], str | None]
     """Why the corpus is not found, or None."""
+    title: str
+    """Who speaks in its held-out dialogues, in words ("ACI-Bench patients (valid + test)")."""
+    wrong_task: Callable[[Scenario], str | None]
+    """Why its dialogues are not ``scenario``'s task (whether or not the corpus is found), or
+    None: then it is that scenario's human corpus (fidelity's reference)."""
+    human_turns: Callable[[str | None], Sequence[tuple[str, tuple[str, ...]]]]
+    """(dialogue id, its user's turns) of the held-out dialogues, read from a folder (None: the
+    default place); the human reference that fidelity compares simulated users with."""
 
 
 Card_of = Callable[[Mapping[str, Sequence[str]]], Card]

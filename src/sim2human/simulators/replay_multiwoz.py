@@ -67,15 +67,31 @@ def _holds(values: Mapping[str, str]) -> bool:
     return all(support.extract(values[f], support.empty_record(), f)[f] is not None for f in SLOTS)
 
 
-def unplayable(scenario: Scenario) -> str | None:
-    """Why MultiWOZ members cannot play ``scenario`` (they need its six slots), or None."""
+def wrong_task(scenario: Scenario) -> str | None:
+    """Why MultiWOZ's restaurant bookings are not ``scenario``'s task (it needs their six
+    slots), or None."""
     fields = getattr(scenario, "fields", ())  # a scenario off the slot kit has none
     if missing_fields := [s for s in SLOTS if s not in fields]:
         return (
             "MultiWOZ replay members play a restaurant booking with the fields "
             f"{', '.join(SLOTS)} (the support scenario); this one lacks {', '.join(missing_fields)}"
         )
-    return multiwoz.missing()
+    return None
+
+
+def unplayable(scenario: Scenario) -> str | None:
+    """Why MultiWOZ members cannot play ``scenario`` (they need its six slots), or None."""
+    return wrong_task(scenario) or multiwoz.missing()
+
+
+def human_turns(data: str | None) -> list[tuple[str, tuple[str, ...]]]:
+    """The held-out (test) restaurant bookings' user turns, their restaurant part only (what a
+    member says), from ``data``."""
+    return [
+        (d.dialogue_id, tuple(text for who, text in _turns(d) if who == "user"))
+        for d in multiwoz.load("test", data)
+        if goal_values(d) is not None
+    ]
 
 
 def member(dialogue_id: str, scenario: Scenario) -> Member:
@@ -137,5 +153,11 @@ def _card(
 
 
 MULTIWOZ: Final = Corpus(
-    ids=dialogue_ids, member=member, unplayable=unplayable, missing=multiwoz.missing
+    ids=dialogue_ids,
+    member=member,
+    unplayable=unplayable,
+    missing=multiwoz.missing,
+    title="held-out MultiWOZ 2.1 callers' turns (test restaurant bookings)",
+    wrong_task=wrong_task,
+    human_turns=human_turns,
 )

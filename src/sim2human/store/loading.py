@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import os
 import stat
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from pathlib import Path
 from typing import Any
 
@@ -47,17 +47,25 @@ def _problem(err: OSError) -> str:
     return (err.strerror or str(err)).lower()
 
 
-def regular_file(path: Path, what: str = "file") -> os.stat_result:
-    """``stat`` of ``path``, which must be a readable-looking regular file (symlinks followed)."""
+def _stat_of_kind(
+    path: Path, what: str, is_kind: Callable[[int], bool], verb: str
+) -> os.stat_result:
+    """``stat`` of ``path`` (symlinks followed), which must be of the kind ``is_kind`` accepts;
+    otherwise one line naming the path, what was expected and what is there."""
     try:
         st = path.stat()
     except FileNotFoundError:
         raise UsageError(f"{path}: no such {what}") from None
     except OSError as err:
-        raise UsageError(f"{path}: cannot read the {what} ({_problem(err)})") from None
-    if not stat.S_ISREG(st.st_mode):
+        raise UsageError(f"{path}: cannot {verb} the {what} ({_problem(err)})") from None
+    if not is_kind(st.st_mode):
         raise UsageError(f"{path}: is {_kind(st.st_mode)}, expected a {what}")
     return st
+
+
+def regular_file(path: Path, what: str = "file") -> os.stat_result:
+    """``stat`` of ``path``, which must be a readable-looking regular file (symlinks followed)."""
+    return _stat_of_kind(path, what, stat.S_ISREG, "read")
 
 
 def read_bytes(path: Path, what: str = "file", limit: int = MAX_TEXT_BYTES) -> bytes:
@@ -229,14 +237,7 @@ def _json_type(value: Any) -> str:
 
 def existing_dir(path: Path, what: str = "run directory") -> Path:
     """``path``, which must be an existing directory (not a file, FIFO or device)."""
-    try:
-        st = path.stat()
-    except FileNotFoundError:
-        raise UsageError(f"{path}: no such {what}") from None
-    except OSError as err:
-        raise UsageError(f"{path}: cannot open the {what} ({_problem(err)})") from None
-    if not stat.S_ISDIR(st.st_mode):
-        raise UsageError(f"{path}: is {_kind(st.st_mode)}, expected a {what}")
+    _stat_of_kind(path, what, stat.S_ISDIR, "open")
     return path
 
 

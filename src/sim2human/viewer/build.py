@@ -6,6 +6,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from sim2human.errors import UsageError
+from sim2human.metrics.outcomes import GOLDS
+from sim2human.scenarios.core import headline_metric
 from sim2human.viewer.compare import Comparison, Side, comparison_data, side
 from sim2human.viewer.data import Group, matrices, page_data
 from sim2human.viewer.load import Note, load_groups, stored_diagnosis
@@ -36,7 +38,7 @@ def build_view(
     return view_html(
         title,
         data.payload(),
-        condition_rows(groups, run.n_boot, stored.transfers),
+        condition_rows(groups, run.n_boot, stored.transfers, GOLDS[headline_metric(run.scenario)]),
         matrices(groups),
         notes,
         initial,

@@ -19,8 +19,8 @@ from typing import Any
 
 from markupsafe import Markup
 
-from sim2human.metrics.collapse import N_BOOT, Transfer, transfer
-from sim2human.metrics.outcomes import Estimate, fmt_estimate
+from sim2human.metrics.collapse import N_BOOT, Gold, Transfer, transfer
+from sim2human.metrics.outcomes import Estimate, fmt_estimate, gold
 from sim2human.report.templates_env import template_env
 from sim2human.types import Episode
 from sim2human.viewer.data import GOLD_LOW, PROXY_HIGH, Group, Matrix, is_exploit
@@ -63,10 +63,14 @@ def by_condition(groups: Sequence[Group]) -> dict[str, dict[str, list[Episode]]]
 
 
 def condition_rows(
-    groups: Sequence[Group], n_boot: int = N_BOOT, known: Mapping[str, Transfer] | None = None
+    groups: Sequence[Group],
+    n_boot: int = N_BOOT,
+    known: Mapping[str, Transfer] | None = None,
+    value: Gold = gold,
 ) -> list[ConditionRow]:
     """Each condition's proxy and gold, train and held out, with the study's CIs (``transfer``:
-    gold is success, runs are the clusters); ``known``: those a fresh diagnosis holds."""
+    gold is ``value``, success unless the scenario leads with its score; runs are the
+    clusters); ``known``: those a fresh diagnosis holds (read the same way)."""
     known = known or {}
     rows = []
     for name, runs in by_condition(groups).items():
@@ -78,7 +82,7 @@ def condition_rows(
                 n=len(eps),
                 failed=sum(not e.gold.success for e in eps),
                 exploits=sum(is_exploit(e) for e in eps),
-                transfer=known.get(name) or transfer(runs, n_boot=n_boot),
+                transfer=known.get(name) or transfer(runs, n_boot=n_boot, value=value),
             )
         )
     return rows

@@ -18,7 +18,7 @@ from functools import cached_property
 
 import numpy as np
 
-from sim2human.scenarios.core import Act, AgentMove, Progress, View
+from sim2human.scenarios.core import Act, AgentMove, GoldMetric, Progress, View
 from sim2human.scenarios.negotiation import deal, words
 from sim2human.scenarios.negotiation.camper import CamperMoves, progress
 from sim2human.scenarios.negotiation.deal import ISSUES, LEVELS, WALK_AWAY, Split
@@ -101,6 +101,8 @@ class NegotiationScenario:
     """See the module docstring."""
 
     name = "negotiation"
+    gold_metric: GoldMetric = "score"
+    """Studies lead with the agent's points (``Outcome.score``), not with the deal rate."""
     acts: tuple[Act, ...] = ACTS
     voice = VOICE
     view_size = SIZE
