@@ -178,3 +178,17 @@ def test_the_pool_is_each_final_and_spaced_probes(tmp_path: Path) -> None:
         "ensemble-uniform/seed-0/update-35",
     ]
     assert [a.role for a in pool] == [c.role for c in cfg.conditions] + [cfg.conditions[1].role] * 2
+
+
+def test_a_run_of_another_scenario_is_refused_in_one_line() -> None:
+    from importlib import resources
+
+    from sim2human.errors import UsageError
+    from sim2human.experiments.config import load_study
+    from sim2human.experiments.world import StudyWorld
+
+    path = resources.files("sim2human").joinpath("examples", "support.yaml")
+    with resources.as_file(path) as support:
+        cfg = load_study(support)
+    with pytest.raises(UsageError, match=r"intake scenario only.*'support'"):
+        pred.people(StudyWorld.build(cfg), cfg)

@@ -31,7 +31,7 @@ import numpy as np
 import torch
 
 from sim2human.agents.policy import PolicyAgent
-from sim2human.errors import RunDirError
+from sim2human.errors import RunDirError, UsageError
 from sim2human.experiments.config import StudyConfig
 from sim2human.experiments.human_eval import agreement, agreement_draws, percentile_ci
 from sim2human.experiments.world import StudyWorld
@@ -39,7 +39,7 @@ from sim2human.population.ensemble import Ensemble
 from sim2human.rollout.evaluate import evaluate
 from sim2human.simulators import is_programmatic
 from sim2human.simulators.base import SimulatorSpec
-from sim2human.simulators.replay import corpus_missing
+from sim2human.simulators.replay import corpus_missing, corpus_of
 from sim2human.simulators.replay_aci import encounter_ids
 from sim2human.store.layout import CHECKPOINT, RunLayout, probe_updates
 from sim2human.store.loading import load_checkpoint
@@ -104,6 +104,11 @@ def build_pool(run_dir: Path, cfg: StudyConfig, probes: int) -> list[PoolAgent]:
 
 def people(world: StudyWorld, cfg: StudyConfig) -> tuple[SimulatorSpec, ...]:
     """Every visit of ``aci-heldout`` once, as the study's ensemble draws its members."""
+    if why := corpus_of(PEOPLE).wrong_task(world.scenario):
+        raise UsageError(
+            f"predictivity compares agents with {PEOPLE}'s replayed patients, and {why}; "
+            f"this run's scenario is {world.scenario.name!r}"
+        )
     if why := corpus_missing([PEOPLE]):
         raise RunDirError(f"real patients ({PEOPLE}) not found: {why}")
     visits = len(encounter_ids(("valid", "test")))
