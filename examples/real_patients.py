@@ -22,13 +22,11 @@ from sim2human.agents.base import Agent
 from sim2human.agents.policy import PolicyAgent
 from sim2human.agents.scripted import ScriptedAgent
 from sim2human.experiments.config import load_study
+from sim2human.experiments.predictivity import PEOPLE as FAMILY
+from sim2human.experiments.predictivity import people
 from sim2human.experiments.world import StudyWorld
 from sim2human.metrics.outcomes import cluster_bootstrap, fmt_estimate
-from sim2human.population.ensemble import Ensemble
 from sim2human.rollout.evaluate import evaluate
-from sim2human.simulators.replay import encounter_ids
-
-FAMILY = "aci-heldout"
 
 
 def main() -> None:
@@ -41,12 +39,8 @@ def main() -> None:
     torch.set_num_threads(1)
     cfg = load_study(args.config, quick=args.quick)
     world = StudyWorld.build(cfg)
-    visits = len(encounter_ids(("valid", "test")))
-    e = cfg.ensemble
-    every = Ensemble.from_families(
-        [], [FAMILY], e.members_per_family, world.pool, e.seed, {FAMILY: visits}
-    ).heldout
-    assert len({s.id for s in every}) == visits, "every visit once"
+    every = people(world, cfg)
+    visits = len({s.id for s in every})
 
     def play(agent: Agent, label: str) -> list[tuple[float, str]]:
         played = evaluate(

@@ -13,7 +13,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from sim2human import __version__, corpora
+from sim2human import __version__
 from sim2human.cli import eval_agent as cli_eval_agent
 from sim2human.cli.check import check
 from sim2human.cli.diagnose import diagnose
@@ -22,14 +22,15 @@ from sim2human.cli.fidelity import fidelity
 from sim2human.cli.helptext import HELP_OPTIONS, document
 from sim2human.cli.human import human_app
 from sim2human.cli.model import model_app
+from sim2human.cli.options import use_corpus
 from sim2human.cli.output import JsonOpt, Output, QuietOpt, study_document
+from sim2human.cli.predictivity import predictivity
 from sim2human.cli.report import report
 from sim2human.cli.scenario import scenario_app
 from sim2human.cli.signals import interrupt_code, sigterm_as_interrupt
 from sim2human.cli.starting import check_endpoints, discard_unstarted
 from sim2human.cli.stress import stress as stress_command
 from sim2human.cli.view import compare, view
-from sim2human.corpora import aci_bench
 from sim2human.errors import Sim2HumanError, UsageError
 from sim2human.experiments.backends import Choice
 from sim2human.experiments.config import load_study
@@ -63,6 +64,7 @@ app.command()(export)
 app.command()(check)
 app.command()(view)
 app.command()(compare)
+app.command()(predictivity)
 out_console = Console()
 if not out_console.is_terminal:  # files and pipes get the whole table, not an 80-column crop
     out_console = Console(width=120)
@@ -199,7 +201,7 @@ def _study_config(
     if executor is not None:
         executor.check()  # ray asked for but missing: one line, exit 2, nothing written
     if data is not None:
-        _use_corpus(data)
+        use_corpus(data)
     cfg, left_out = without_missing_corpus(load_study(config, quick=quick))
     if left_out:
         err_console.print(f"[yellow]note:[/] {escape(left_out)}", highlight=False, soft_wrap=True)
@@ -214,13 +216,6 @@ def _show_study(study: StudyResult, target: Path, output: Output) -> None:
     shown.print(f"report: {target / REPORT_HTML}", soft_wrap=True)
     shown.print(f"markdown: {target / REPORT_MD}", soft_wrap=True)
     output.emit(study_document(summary, target))
-
-
-def _use_corpus(data: Path) -> None:
-    """Point sub-runs (and worker processes) at ``--data`` through the environment."""
-    if why := aci_bench.missing(data):
-        raise UsageError(f"--data {data}: {why}")
-    os.environ[corpora.ENV] = str(data.resolve())
 
 
 def _interrupted(stop: KeyboardInterrupt, target: Path) -> None:

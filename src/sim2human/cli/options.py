@@ -1,4 +1,5 @@
-"""Number options that are finite and inside stated bounds, or one clear usage error (exit 2).
+"""Number options that are finite and inside stated bounds, or one clear usage error (exit 2);
+and `--data`, the corpus folder, checked and handed to worker processes.
 
 Hand-written because click's ``FloatRange`` lets ``inf`` through any open upper end (``--timeout-s
 inf`` then waits forever) and refuses NaN with a misleading "should be greater than the minimum".
@@ -7,9 +8,15 @@ inf`` then waits forever) and refuses NaN with a misleading "should be greater t
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Callable
+from pathlib import Path
 
 import typer
+
+from sim2human import corpora
+from sim2human.corpora import aci_bench
+from sim2human.errors import UsageError
 
 
 def finite(low: float, high: float, *, low_open: bool = False) -> Callable[[str], float]:
@@ -28,3 +35,10 @@ def finite(low: float, high: float, *, low_open: bool = False) -> Callable[[str]
         return value
 
     return parse
+
+
+def use_corpus(data: Path) -> None:
+    """Point sub-runs (and worker processes) at ``--data`` through the environment."""
+    if why := aci_bench.missing(data):
+        raise UsageError(f"--data {data}: {why}")
+    os.environ[corpora.ENV] = str(data.resolve())

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import stat
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -208,16 +208,36 @@ def _family_row(
             for i in have
         ]
     )
-    rho = spearman(sim.tolist(), human[have].tolist())
-    rhos = [r for b in boot if (r := spearman(sim.tolist(), b[have].tolist())) is not None]
-    gaps = [float(np.mean(np.abs(sim - b[have]))) for b in boot]
+    draws = agreement_draws((sim, b[have]) for b in boot)
+    return {"family": family, "agents": len(have), **agreement(sim, human[have], *draws)}
+
+
+def agreement_draws(
+    draws: Iterable[tuple[np.ndarray, np.ndarray]],
+) -> tuple[list[float | None], list[float]]:
+    """Spearman and mean absolute gap of each bootstrap draw of (simulator gold, human gold)
+    over agents; a draw whose ranks are constant has no Spearman (None)."""
+    rhos: list[float | None] = []
+    gaps: list[float] = []
+    for sim, human in draws:
+        rhos.append(spearman(sim.tolist(), human.tolist()))
+        gaps.append(float(np.mean(np.abs(sim - human))) if sim.size else float("nan"))
+    return rhos, gaps
+
+
+def agreement(
+    sim: np.ndarray, human: np.ndarray, rhos: Sequence[float | None], gaps: Sequence[float]
+) -> dict[str, Any]:
+    """How well simulator gold predicts human gold across agents: the Spearman rank
+    correlation and the mean absolute gap, each with a 95% percentile CI over the draws
+    (``agreement_draws``; no Spearman CI from 10 defined draws or fewer)."""
+    rho = spearman(sim.tolist(), human.tolist())
+    defined = [r for r in rhos if r is not None]
     return {
-        "family": family,
-        "agents": len(have),
         "spearman": rho,
-        "spearman_ci": _ci(rhos) if rho is not None and len(rhos) > 10 else None,
-        "mean_abs_gap": float(np.mean(np.abs(sim - human[have]))) if have else None,
-        "mean_abs_gap_ci": _ci(gaps) if have else None,
+        "spearman_ci": percentile_ci(defined) if rho is not None and len(defined) > 10 else None,
+        "mean_abs_gap": float(np.mean(np.abs(sim - human))) if sim.size else None,
+        "mean_abs_gap_ci": percentile_ci(gaps) if sim.size else None,
     }
 
 
@@ -229,7 +249,8 @@ def _boot_human_gold(groups: Sequence[Sequence[Episode]], seed: int) -> list[np.
     return list(np.stack(draws, axis=1)) if draws else [np.zeros(0)] * N_BOOT
 
 
-def _ci(values: Sequence[float]) -> list[float]:
+def percentile_ci(values: Sequence[float]) -> list[float]:
+    """The 2.5% and 97.5% quantiles of bootstrap draws."""
     lo, hi = np.quantile(np.asarray(values), [0.025, 0.975])
     return [float(lo), float(hi)]
 

@@ -46,12 +46,19 @@ from sim2human.report.markdown import (
     summary_lines,
 )
 from sim2human.report.plots import all_plots
+from sim2human.report.predictivity import markdown as predictivity_markdown
 from sim2human.report.real import real_section
 from sim2human.report.stress_markdown import stress_markdown
 from sim2human.report.summary import KEY as SUMMARY_KEY
 from sim2human.report.summary import Summary, summarise
 from sim2human.report.templates_env import template_env
-from sim2human.store.layout import DIVERSITY_JSON, FIDELITY_JSON, STRESS_JSON, report_stem
+from sim2human.store.layout import (
+    DIVERSITY_JSON,
+    FIDELITY_JSON,
+    PREDICTIVITY_JSON,
+    STRESS_JSON,
+    report_stem,
+)
 from sim2human.store.loading import existing_dir, read_json_object
 from sim2human.store.lock import read_lock, run_lock
 
@@ -178,7 +185,11 @@ def _study_parts(
         real = summary.table("real")
         return [*title, *summary_lines(summary, ALL_TABLES)], md_table(real) if real else []
     study = d.study
-    adaptive = [*adaptive_section(study, run_dir, out), *_stress_lines(run_dir)]
+    adaptive = [
+        *adaptive_section(study, run_dir, out),
+        *_stress_lines(run_dir),
+        *_predictivity_lines(run_dir),
+    ]
     prose = ["## Findings", "", *findings(study), "", *llm_section(study)]
     prose += [*real_section(study, summary.table("real")), *adaptive]
     return [*study_lines(study, summary), *adaptive], prose
@@ -196,6 +207,19 @@ def _stress_lines(run_dir: Path) -> list[str]:
     except (Sim2HumanError, KeyError, TypeError, ValueError) as err:
         return ["## Stress", "", f"{md_code(STRESS_JSON)} could not be read: {md(str(err))}", ""]
     return [("#" + line if line.startswith("#") else line) for line in text.splitlines()] + [""]
+
+
+def _predictivity_lines(run_dir: Path) -> list[str]:
+    """``sim2human predictivity``'s table (``predictivity.json``), when the run has it, as a
+    section; a file that cannot be read is left out with a line saying why."""
+    path = run_dir / PREDICTIVITY_JSON
+    if not path.is_file():
+        return []
+    try:
+        return [*predictivity_markdown(read_json_object(path, "predictivity result"), 2), ""]
+    except (Sim2HumanError, KeyError, TypeError, ValueError, IndexError) as err:
+        why = f"{md_code(PREDICTIVITY_JSON)} could not be read: {md(str(err))}"
+        return ["## Which simulators predict people", "", why, ""]
 
 
 def _diagnoses(condition: str | None) -> list[str]:

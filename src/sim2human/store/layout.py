@@ -8,10 +8,12 @@ reader and the writer cannot drift apart, and this page is the map of a run::
     <run>/
       config.yaml  study.json  report.{html,md,json}  diagnosis.json  diversity.json
       stress.{json,md,html}  stress-plots/  fidelity.{json,md}  human.{json,md,sqlite}
+      predictivity.{json,md}
       view.html  compare.html  adaptive/adaptive.html  export-<format>.<suffix>  .sim2human.lock
       conditions/<condition>/seed-<k>/       one sub-run (``RunLayout.sub_run``)
         config.json  members.json  episodes.jsonl  metrics.jsonl  summary.json
         checkpoint.pt  sampler.jsonl  heldout_curve.jsonl
+        checkpoints/update-<NNNNN>.pt        the policy at each probe (``train.eval_every``)
       reference/<name>/                      the scripted reference agent's evaluation
 
 A condition or family name fills a file name in three places (``diagnosis.<condition>.json``,
@@ -20,6 +22,7 @@ A condition or family name fills a file name in three places (``diagnosis.<condi
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -34,6 +37,9 @@ SAMPLER_LOG = "sampler.jsonl"
 """Per update: the sampler's member shares, the batch's member counts, and its events (why)."""
 CURVE_LOG = "heldout_curve.jsonl"
 """Held-out gold on a fixed subset every ``train.eval_every`` updates (logged, never used)."""
+PROBE_CHECKPOINTS = "checkpoints"
+"""The folder of the policy saved at each held-out probe (``probe_checkpoint``), update -1 the
+untrained one; off with ``train.eval_every: 0``."""
 
 # The files of the run itself.
 CONFIG_YAML = "config.yaml"
@@ -55,6 +61,8 @@ FIDELITY_JSON = "fidelity.json"
 FIDELITY_MD = "fidelity.md"
 HUMAN_JSON = "human.json"
 HUMAN_MD = "human.md"
+PREDICTIVITY_JSON = "predictivity.json"
+PREDICTIVITY_MD = "predictivity.md"
 HUMAN_DB = "human.sqlite"
 """The call page's database (``store.calls``), kept beside the run it serves."""
 VIEW_HTML = "view.html"
@@ -92,6 +100,8 @@ FILES = (
     HUMAN_JSON,
     HUMAN_MD,
     HUMAN_DB,
+    PREDICTIVITY_JSON,
+    PREDICTIVITY_MD,
     VIEW_HTML,
     COMPARE_HTML,
     ADAPTIVE_HTML,
@@ -99,7 +109,22 @@ FILES = (
 )
 """Every fixed file name above (the test that no other module spells one reads this)."""
 
-FOLDERS = (CONDITIONS, REFERENCE, ADAPTIVE, STRESS_PLOTS)
+FOLDERS = (CONDITIONS, REFERENCE, ADAPTIVE, STRESS_PLOTS, PROBE_CHECKPOINTS)
+
+_PROBE = re.compile(r"update-(-?\d+)\.pt")
+
+
+def probe_checkpoint(update: int) -> str:
+    """``checkpoints/update-<NNNNN>.pt``: the policy after ``update`` (-1: before training),
+    relative to its sub-run (as ``metrics.jsonl`` names it)."""
+    return f"{PROBE_CHECKPOINTS}/update-{update:05d}.pt"
+
+
+def probe_updates(sub_run: Path) -> list[tuple[int, Path]]:
+    """The probe checkpoints a sub-run saved, as (update, path) in update order."""
+    folder = sub_run / PROBE_CHECKPOINTS
+    found = [(m, p) for p in folder.glob("update-*.pt") if (m := _PROBE.fullmatch(p.name))]
+    return sorted((int(m.group(1)), p) for m, p in found)
 
 
 def seed_dir(seed: int) -> str:

@@ -27,13 +27,8 @@ from sim2human.agents.policy import PolicyAgent
 from sim2human.rollout.evaluate import evaluate
 from sim2human.scenarios.base import Scenario
 from sim2human.simulators.base import SimulatorSpec
+from sim2human.store.layout import probe_checkpoint
 from sim2human.types import Episode
-
-CHECKPOINTS = "checkpoints"
-
-
-def checkpoint_name(update: int) -> str:
-    return f"{CHECKPOINTS}/update-{update:05d}.pt"
 
 
 def batch_behaviour(episodes: Sequence[Episode]) -> dict[str, float]:
@@ -101,10 +96,10 @@ class HeldoutProbe:
             "heldout_n": len(episodes),
         }
         if self.out is not None:
-            path = self.out / checkpoint_name(update)
+            path = self.out / probe_checkpoint(update)
             path.parent.mkdir(parents=True, exist_ok=True)
             self.agent.save(path)
-            row["checkpoint"] = checkpoint_name(update)
+            row["checkpoint"] = probe_checkpoint(update)
         return row
 
     def initial(self) -> dict[str, Any] | None:
