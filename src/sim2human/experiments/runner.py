@@ -180,6 +180,7 @@ def run_study(
     finish: Finish | None = None,
     retries: int = RETRIES,
     executor: Choice | None = None,
+    max_concurrency: int | None = None,
 ) -> StudyResult:
     """Train and evaluate every condition x seed and write ``study.json``; then ``finish``
     (the command passes ``cli.app.diagnose_and_report``) while the run is still locked.
@@ -192,6 +193,9 @@ def run_study(
     The run directory is locked for the whole study: a second writer is refused (``store.lock``).
     ``executor`` says where the jobs run (default: ``local`` processes; ``backends``); the
     run directory is the same on every executor, so a study resumes on any of them.
+    ``max_concurrency`` caps every served endpoint and the conversations in flight in each
+    worker (``LLMSettings.capped``); it is not part of the study (``config.yaml`` keeps the
+    file's caps), so a study resumes under another cap.
     """
     choice = executor or Choice()
     choice.check()  # Ray asked for but missing: refused before anything is written
@@ -206,7 +210,8 @@ def run_study(
         needed = StudyWorld.build(cfg).endpoints(cfg.conditions)
         if workers is None and model_takes_every_core(cfg, needed):
             workers = 1
-        with serve_embedded(cfg.llm, needed) as live:
+        settings = cfg.llm if max_concurrency is None else cfg.llm.capped(max_concurrency)
+        with serve_embedded(settings, needed) as live:
             run = _Run(cfg.model_copy(update={"llm": live}), out, console, note, retries, choice)
             study = run.study(jobs, workers)
         if study.failed:

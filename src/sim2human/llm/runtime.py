@@ -84,6 +84,17 @@ class LLMSettings(BaseModel):
     def _expand(cls, path: Path | None) -> Path | None:
         return path.expanduser() if path is not None else None
 
+    def capped(self, cap: int) -> LLMSettings:
+        """Every served endpoint at ``cap`` requests in flight and ``cap`` conversations in
+        flight (``--max-concurrency``); an embedded model keeps its own ``parallel`` slots."""
+        endpoints = {
+            name: e.model_copy(update={"max_concurrency": cap})
+            if isinstance(e, EndpointConfig)
+            else e
+            for name, e in self.endpoints.items()
+        }
+        return self.model_copy(update={"endpoints": endpoints, "conversations": cap})
+
     def entry(self, name: str) -> EndpointEntry:
         if name in self.endpoints:
             return self.endpoints[name]
