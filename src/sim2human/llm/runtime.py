@@ -12,8 +12,8 @@ from __future__ import annotations
 import asyncio
 import os
 import threading
-from collections.abc import Coroutine, Iterator, Mapping
-from contextlib import ExitStack, contextmanager
+from collections.abc import Callable, Coroutine, Iterator, Mapping
+from contextlib import AbstractContextManager, ExitStack, contextmanager
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar
 
@@ -104,24 +104,43 @@ class LLMSettings(BaseModel):
         raise UsageError(f"endpoint {name!r} is not configured under llm.endpoints ({known})")
 
 
+EmbeddedServer = Callable[[Embedded], AbstractContextManager[EndpointConfig]]
+"""What starts an embedded endpoint for the ``with`` block and yields how to reach it."""
+
+
+@contextmanager
+def serve_here(entry: Embedded) -> Iterator[EndpointConfig]:
+    """The embedded model served by this process (``llm.local``), stopped at the end."""
+    from sim2human.llm.local import local_model
+
+    with local_model(
+        n_parallel=entry.parallel, n_threads=entry.threads, ctx_per_slot=entry.ctx_per_slot
+    ) as endpoint:
+        yield endpoint
+
+
+_server: EmbeddedServer = serve_here
+
+
+def serve_embedded_by(server: EmbeddedServer | None) -> None:
+    """Who serves embedded endpoints in this process from now on: ``None``, this process
+    (the default); a Ray worker passes its node's one shared server
+    (``experiments.ray_embedded``)."""
+    global _server
+    _server = server or serve_here
+
+
 @contextmanager
 def serve_embedded(settings: LLMSettings, needed: set[str]) -> Iterator[LLMSettings]:
-    """Start the embedded server for each needed ``Embedded`` endpoint; yield settings where
-    those entries are the running servers' addresses (what worker processes are handed)."""
+    """Start the embedded server for each needed ``Embedded`` endpoint (``serve_embedded_by``
+    says who); yield settings where those entries are the running servers' addresses (what
+    worker processes are handed)."""
     with ExitStack() as stack:
         resolved: dict[str, EndpointEntry] = dict(settings.endpoints)
         for name in sorted(needed):
             entry = settings.entry(name)
             if isinstance(entry, Embedded):
-                from sim2human.llm.local import local_model
-
-                resolved[name] = stack.enter_context(
-                    local_model(
-                        n_parallel=entry.parallel,
-                        n_threads=entry.threads,
-                        ctx_per_slot=entry.ctx_per_slot,
-                    )
-                )
+                resolved[name] = stack.enter_context(_server(entry))
         yield settings.model_copy(update={"endpoints": resolved})
 
 
