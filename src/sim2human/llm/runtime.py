@@ -185,13 +185,14 @@ class LLMRuntime:
         """Raise ``EndpointUnusableError`` naming the endpoint if any cannot answer a tiny
         request."""
         for name, client in self.clients.items():
-            probe = ChatClient(client.config)  # no cache: a cached answer proves nothing
-            try:
-                await probe.chat(PROBE, temperature=0.0, max_tokens=1)
-            except EndpointError as err:
-                raise EndpointUnusableError(f"endpoint {name!r} is not usable: {err}") from None
-            finally:
-                await probe.aclose()
+            for url in client.config.servers():  # every server a conversation may be sent to
+                probe = ChatClient(client.config.one_server(url))  # no cache: proves nothing
+                try:
+                    await probe.chat(PROBE, temperature=0.0, max_tokens=1)
+                except EndpointError as err:
+                    raise EndpointUnusableError(f"endpoint {name!r} is not usable: {err}") from None
+                finally:
+                    await probe.aclose()
 
     def run(self, coro: Coroutine[Any, Any, T]) -> T:
         """Run ``coro`` on the runtime's loop and wait for it (call from sync code only)."""
