@@ -283,7 +283,7 @@ class ChatClient:
                 if attempt == cfg.max_retries:
                     self._counters.failures += 1
                     raise EndpointError(
-                        f"endpoint {cfg.base_url} (model {cfg.model!r}) failed after "
+                        f"endpoint {url} (model {cfg.model!r}) failed after "
                         f"{attempt + 1} attempt(s): {reason}"
                     ) from None
                 self._counters.retries += 1
