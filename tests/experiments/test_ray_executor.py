@@ -274,7 +274,6 @@ def test_the_embedded_model_starts_once_per_node_and_its_workers_share_it(
         pytest.skip(f"embedded model not installed: {exc}")
     units = [Unit(f"u{i}", f"u{i}", (3.0,)) for i in range(2)]
     ledger = Ledger.of(tmp_path, units)
-    servers: list[list[int]] = []
     with ray_executor.connect(None, 2, len(units), {}, _ignore) as executor:
         executor.run(
             Work(_embedded_url, str, "ctx"),
@@ -284,12 +283,12 @@ def test_the_embedded_model_starts_once_per_node_and_its_workers_share_it(
             retries=0,
             note=_ignore,
         )
-        servers.append(_model_processes())
+        servers = _model_processes()  # while the executor is open
         named = [a["name"] for a in ray.util.list_named_actors(all_namespaces=True)]
     workers = {pid for pid, _ in ledger.values.values()}
     urls = {url for _, url in ledger.values.values()}
     assert len(workers) == 2 and len(urls) == 1, ledger.values
-    assert len(servers[0]) == 1 and servers[0][0] not in workers
+    assert len(servers) == 1 and servers[0] not in workers
     node = ray.get_runtime_context().get_node_id()
     assert [n for n in named if n.startswith(ray_embedded.PREFIX)] == [
         ray_embedded.server_name(
