@@ -59,6 +59,26 @@ def test_max_concurrency_caps_every_endpoint(tmp_path: Path) -> None:
         assert fake.max_in_flight == 2
 
 
+def test_study_max_concurrency_caps_every_endpoint_and_resumes_under_another(
+    tmp_path: Path,
+) -> None:
+    """``study --max-concurrency 1``: the endpoint the study file caps at 8 never holds more
+    than 1 request (4 conversations in flight would put up to 4 there); the cap is not part of
+    the study, so config.yaml keeps the file's 8 and the study resumes under another cap."""
+    study, out = tmp_path / "study.yaml", tmp_path / "run"
+    with FakeOpenAI(_slow_caller) as fake:
+        raw = _tiny(fake.base_url)
+        raw["conditions"] = raw["conditions"][:1]  # frozen-llm: every training episode an LLM's
+        raw["reference_agents"] = []
+        study.write_text(yaml.safe_dump(raw))
+        args = ["study", str(study), "--out", str(out), "--workers", "1", "--quiet"]
+        assert main([*args, "--max-concurrency", "1"]) == 0
+        assert fake.max_in_flight == 1 and len(fake.seen) > 8
+        stored = yaml.safe_load((out / "config.yaml").read_text())
+        assert stored["llm"]["endpoints"]["fake"]["max_concurrency"] == 8
+        assert main([*args, "--resume", "--max-concurrency", "2"]) == 0  # nothing to rerun
+
+
 def test_units_are_one_per_member_in_the_order_evaluation_plays_them() -> None:
     cfg = parse_study(_tiny("http://127.0.0.1:9/v1"))
     world = StudyWorld.build(cfg)

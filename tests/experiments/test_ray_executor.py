@@ -1,6 +1,7 @@
 """``--executor ray`` on a local Ray cluster (one for the module, 2 CPUs): the same numbers and
 episodes as the local pool, a worker killed mid-study rerun with nothing lost or duplicated, a
-study resumed across executors, Ctrl-C keeping what finished, a unit's own error raised.
+study resumed across executors, Ctrl-C keeping what finished, a unit's own error raised, the
+embedded model started once per node.
 
 Skipped where Ray is not installed (``scripts/setup --dev`` installs the ``ray`` extra)."""
 
@@ -21,7 +22,8 @@ import pytest
 
 ray = pytest.importorskip("ray", reason="the ray extra is not installed (pip install ray)")
 
-from sim2human.experiments import ray_executor  # noqa: E402
+from sim2human.errors import ModelUnavailableError  # noqa: E402
+from sim2human.experiments import ray_embedded, ray_executor  # noqa: E402
 from sim2human.experiments.backends import Choice  # noqa: E402
 from sim2human.experiments.config import parse_study  # noqa: E402
 from sim2human.experiments.executors import Interrupted  # noqa: E402
@@ -29,6 +31,8 @@ from sim2human.experiments.ray_executor import RayExecutor  # noqa: E402
 from sim2human.experiments.results import StudyResult  # noqa: E402
 from sim2human.experiments.runner import run_study  # noqa: E402
 from sim2human.experiments.units import Ledger, Unit, Work  # noqa: E402
+from sim2human.llm import local  # noqa: E402
+from sim2human.llm.runtime import Embedded, LLMRuntime, LLMSettings  # noqa: E402
 from tiny_study import TINY, study_numbers  # noqa: E402
 
 RAY = Choice("ray")
@@ -231,3 +235,67 @@ def test_endpoint_keys_reach_the_workers_and_no_log(tmp_path: Path) -> None:
         except OSError:
             continue
     assert leaked == []
+
+
+def _embedded_url(context: str, nap_s: float) -> tuple[int, str]:
+    """In a worker: the embedded endpoint's URL, once it answered the runtime's probe."""
+    settings = LLMSettings(endpoints={"local": Embedded(parallel=1, threads=1)}, cache=None)
+    with LLMRuntime.open(settings, {"local"}) as rt:  # probes: the URL serves the model
+        time.sleep(nap_s)  # both workers hold it at once
+        return os.getpid(), rt.clients["local"].config.base_url
+
+
+def _model_processes() -> list[int]:
+    return [
+        int(entry.name)
+        for entry in Path("/proc").iterdir()
+        if entry.name.isdigit() and _cmdline(entry).startswith(b"ray::_NodeModel")
+    ]
+
+
+def _cmdline(entry: Path) -> bytes:
+    try:
+        return (entry / "cmdline").read_bytes()
+    except OSError:
+        return b""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_the_embedded_model_starts_once_per_node_and_its_workers_share_it(
+    tmp_path: Path,
+) -> None:
+    """Two workers on one node (the local cluster) need the embedded model: one server
+    process starts (the node's named actor), both get its URL, and it stops with the
+    executor."""
+    try:
+        local.gguf_path()
+        local.xllamacpp_module()
+    except ModelUnavailableError as exc:
+        pytest.skip(f"embedded model not installed: {exc}")
+    units = [Unit(f"u{i}", f"u{i}", (3.0,)) for i in range(2)]
+    ledger = Ledger.of(tmp_path, units)
+    with ray_executor.connect(None, 2, len(units), {}, _ignore) as executor:
+        executor.run(
+            Work(_embedded_url, str, "ctx"),
+            units,
+            ledger,
+            advance=_ignore,
+            retries=0,
+            note=_ignore,
+        )
+        servers = _model_processes()  # while the executor is open
+        named = [a["name"] for a in ray.util.list_named_actors(all_namespaces=True)]
+    workers = {pid for pid, _ in ledger.values.values()}
+    urls = {url for _, url in ledger.values.values()}
+    assert len(workers) == 2 and len(urls) == 1, ledger.values
+    assert len(servers) == 1 and servers[0] not in workers
+    node = ray.get_runtime_context().get_node_id()
+    assert [n for n in named if n.startswith(ray_embedded.PREFIX)] == [
+        ray_embedded.server_name(
+            node, ray.get_runtime_context().get_job_id(), Embedded(parallel=1, threads=1)
+        )
+    ]
+    deadline = time.monotonic() + 30
+    while _model_processes() and time.monotonic() < deadline:  # stopped with the executor
+        time.sleep(0.2)
+    assert _model_processes() == []

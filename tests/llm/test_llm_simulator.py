@@ -407,3 +407,25 @@ def test_fifty_episodes_through_a_faulty_proxy_are_all_accounted_for() -> None:
     assert sum(n for f, n in proxy.counts().items() if f != "ok") >= 10 and stats.retries >= 10
     assert stats.retries <= 3 * stats.requests
     assert len(proxy.events) == stats.requests + stats.retries
+
+
+def test_each_conversation_stays_on_one_server_of_an_endpoint() -> None:
+    """An endpoint with two servers (``base_urls``): every request of one conversation goes to
+    one of them (its system prompt names its caller), the conversations are spread over both,
+    and the start-up check probes each server."""
+    jobs = eval_jobs([member()], "train", 16, "c")
+    with FakeOpenAI(answer_from_facts) as a, FakeOpenAI(answer_from_facts) as b:
+        endpoint = EndpointConfig(
+            base_url=a.base_url, base_urls=(b.base_url,), model="fake", timeout_s=5.0
+        )
+        settings = LLMSettings(endpoints={"fake": endpoint}, cache=None)
+        with LLMRuntime.open(settings, {"fake"}) as rt:
+            probed = (len(a.seen), len(b.seen))
+            rt.run(play_async(ScriptedAgent(SCENARIO), jobs, SCENARIO, rt, max_turns=MAX_TURNS))
+        callers = [
+            {s.body["messages"][0]["content"] for s in f.seen[n:]}
+            for f, n in zip((a, b), probed, strict=True)
+        ]
+    assert probed == (1, 1)
+    assert callers[0] and callers[1] and not callers[0] & callers[1]
+    assert len(callers[0] | callers[1]) == len({str(job_profile(j, SCENARIO)) for j in jobs})

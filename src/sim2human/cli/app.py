@@ -22,7 +22,7 @@ from sim2human.cli.fidelity import fidelity
 from sim2human.cli.helptext import HELP_OPTIONS, document
 from sim2human.cli.human import human_app
 from sim2human.cli.model import model_app
-from sim2human.cli.options import use_corpus
+from sim2human.cli.options import CapOpt, use_corpus
 from sim2human.cli.output import JsonOpt, Output, QuietOpt, study_document
 from sim2human.cli.predictivity import predictivity
 from sim2human.cli.report import report
@@ -144,6 +144,7 @@ def _run(
     retries: int | None = None,
     executor: Choice | None = None,
     output: Output = Output(),  # noqa: B008 (frozen)
+    max_concurrency: int | None = None,
 ) -> Path | None:
     from sim2human.cli.report import finish_study
     from sim2human.experiments.runner import RETRIES, StudyFailed, default_out, run_study
@@ -176,6 +177,7 @@ def _run(
             finish=finish_study,
             retries=RETRIES if retries is None else retries,
             executor=executor,
+            max_concurrency=max_concurrency,
         )
     except StudyFailed as failed:
         _failed(failed, config)
@@ -268,6 +270,7 @@ def study(
     retries: RetriesOption = None,
     executor: ExecutorOption = "local",
     address: AddressOption = None,
+    max_concurrency: CapOpt = None,
     as_json: JsonOpt = False,
     quiet: QuietOpt = False,
     log_to: Annotated[
@@ -291,7 +294,9 @@ def study(
             check_existing(human)  # a bad database is refused before the study trains
         except UsageError as err:
             raise UsageError(f"--human {err}") from None
-    target = _run(config, quick, out, workers, resume, check, data, retries, choice, output)
+    target = _run(
+        config, quick, out, workers, resume, check, data, retries, choice, output, max_concurrency
+    )
     if human is not None and target is not None:
         from sim2human.experiments.human_eval import fold_in, human_table
         from sim2human.store.layout import HUMAN_MD

@@ -20,7 +20,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from sim2human.agents.llm import LLMAgent
-from sim2human.cli.options import finite
+from sim2human.cli.options import CapOpt, finite
 from sim2human.cli.output import JsonOpt, Output, QuietOpt
 from sim2human.cli.starting import discard_unstarted
 from sim2human.cli.stress import AddressOpt, ExecutorOpt
@@ -42,15 +42,6 @@ if TYPE_CHECKING:
     from sim2human.experiments.world import StudyWorld
 
 AGENT = "agent"
-CapOpt = Annotated[
-    int | None,
-    typer.Option(
-        min=1,
-        max=1024,
-        help="Requests in flight per endpoint server and conversations in flight, in each "
-        "process (default: the study file's max_concurrency and llm.conversations).",
-    ),
-]
 RayWorkersOpt = Annotated[
     int | None,
     typer.Option(min=1, max=256, help="With --executor ray: workers (default: its CPUs)."),
@@ -119,7 +110,7 @@ def eval_agent(
     if episodes is not None:
         cfg = _with_episodes(cfg, episodes)
     if max_concurrency is not None:
-        cfg = _with_cap(cfg, max_concurrency)
+        cfg = cfg.model_copy(update={"llm": cfg.llm.capped(max_concurrency)})
     from sim2human.experiments.world import StudyWorld
 
     world = StudyWorld.build(cfg)
@@ -155,17 +146,6 @@ def eval_agent(
 
 def _with_endpoint(cfg: StudyConfig, name: str, endpoint: EndpointConfig) -> StudyConfig:
     llm = cfg.llm.model_copy(update={"endpoints": {**cfg.llm.endpoints, name: endpoint}})
-    return cfg.model_copy(update={"llm": llm})
-
-
-def _with_cap(cfg: StudyConfig, cap: int) -> StudyConfig:
-    """Every served endpoint capped at ``cap`` requests in flight, and ``cap`` conversations
-    in flight (an embedded model keeps its own ``parallel`` slots)."""
-    endpoints = {
-        name: e.model_copy(update={"max_concurrency": cap}) if isinstance(e, EndpointConfig) else e
-        for name, e in cfg.llm.endpoints.items()
-    }
-    llm = cfg.llm.model_copy(update={"endpoints": endpoints, "conversations": cap})
     return cfg.model_copy(update={"llm": llm})
 
 

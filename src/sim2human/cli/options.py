@@ -1,5 +1,6 @@
 """Number options that are finite and inside stated bounds, or one clear usage error (exit 2);
-and `--data`, the corpus folder, checked and handed to worker processes.
+``--data``, the corpus folder, checked and handed to worker processes; and ``--max-concurrency``,
+which ``study`` and ``eval-agent`` share.
 
 Hand-written because click's ``FloatRange`` lets ``inf`` through any open upper end (``--timeout-s
 inf`` then waits forever) and refuses NaN with a misleading "should be greater than the minimum".
@@ -11,12 +12,26 @@ import math
 import os
 from collections.abc import Callable
 from pathlib import Path
+from typing import Annotated
 
 import typer
 
 from sim2human import corpora
 from sim2human.corpora import aci_bench
 from sim2human.errors import UsageError
+
+CapOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--max-concurrency",
+        min=1,
+        max=1024,
+        help="Requests in flight per endpoint server and conversations in flight, in each "
+        "process (default: the study file's max_concurrency and llm.conversations); an "
+        "embedded model keeps its own parallel slots.",
+    ),
+]
+"""``--max-concurrency`` of ``study`` and ``eval-agent`` (``LLMSettings.capped``)."""
 
 
 def finite(low: float, high: float, *, low_open: bool = False) -> Callable[[str], float]:

@@ -9,12 +9,13 @@ from __future__ import annotations
 import importlib.util
 import os
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
 
 from sim2human.errors import UsageError
 from sim2human.experiments.local_executor import LocalExecutor
 from sim2human.experiments.units import Executor, Note
+from sim2human.llm.runtime import LLMSettings, serve_embedded
 
 EXECUTORS = ("local", "ray")
 
@@ -44,6 +45,18 @@ class Choice:
 def ray_installed() -> bool:
     """Whether ``import ray`` would find it (without importing it: that takes seconds)."""
     return importlib.util.find_spec("ray") is not None
+
+
+def served_for(
+    choice: Choice, settings: LLMSettings, needed: set[str]
+) -> AbstractContextManager[LLMSettings]:
+    """The endpoint settings the workers are handed. ``local``: an embedded model the work
+    needs started here, once, its 127.0.0.1 address handed to every worker. ``ray``: the
+    entries as written; each node's workers share that node's one server, started by the
+    first of them to need it (``ray_embedded``), so workers on other nodes reach one too."""
+    if choice.kind == "ray":
+        return nullcontext(settings)
+    return serve_embedded(settings, needed)
 
 
 @contextmanager

@@ -24,13 +24,13 @@ from pathlib import Path
 from typing import Any
 
 from sim2human.agents.llm import LLMAgent
-from sim2human.experiments.backends import Choice, open_executor
+from sim2human.experiments.backends import Choice, open_executor, served_for
 from sim2human.experiments.config import StudyConfig
 from sim2human.experiments.executors import report_progress
 from sim2human.experiments.units import Ledger, Note, Unit, Work, env_for_workers
 from sim2human.experiments.world import StudyWorld, evaluate_members
 from sim2human.llm.client import ClientStats, EndpointConfig
-from sim2human.llm.runtime import LLMRuntime, serve_embedded
+from sim2human.llm.runtime import LLMRuntime
 from sim2human.simulators import needs_endpoint
 from sim2human.simulators.base import SimulatorSpec
 from sim2human.types import Episode
@@ -118,11 +118,11 @@ def evaluate_on_executor(
 ) -> tuple[list[Episode], dict[str, dict[str, float]]]:
     """Every member of ``groups`` as a unit on ``choice``'s executor: the episodes in the
     order of a local evaluation, and the summed cost per endpoint. An embedded model is
-    started here and its address handed to the workers (a local cluster's, then)."""
+    started once per node by its workers (``backends.served_for``)."""
     specs = [s for _, g in groups for s in g]
     needed = {agent.endpoint} | {s.llm.endpoint for s in specs if s.llm is not None}
     units = member_units(groups, per)
-    with serve_embedded(cfg.llm, needed) as live:
+    with served_for(choice, cfg.llm, needed) as live:
         served = cfg.model_copy(update={"llm": live})
         work = Work(_play, _Context, (served.model_dump_json(), agent, sorted(needed)))
         ledger = Ledger.of(Path("."), units)  # nothing written by units: values only

@@ -1,12 +1,13 @@
 """The ``ray`` executor: a study's units on Ray actors, on this machine or a cluster.
 
-The only module that imports Ray (the ``ray`` extra; ``backends`` imports this one only for
-``--executor ray``). Each worker is an actor that parses the study config once and then runs
-units one at a time, pulled by the driver as workers free up (the controller / pull-worker
-shape of tau2-bench's runner; verl's agent-loop workers are Ray actors the same way). A unit
-runs into a scratch folder on the worker's node and its files come back in the result
-(``units.perform``): the driver's ledger is the single writer of the run directory, and drops
-a second result for a unit id it already holds.
+With ``ray_embedded`` (the embedded model, one server per node), the only module that imports
+Ray (the ``ray`` extra; ``backends`` imports this one only for ``--executor ray``). Each worker
+is an actor that parses the study config once and then runs units one at a time, pulled by the
+driver as workers free up (the controller / pull-worker shape of tau2-bench's runner; verl's
+agent-loop workers are Ray actors the same way). A unit runs into a scratch folder on the
+worker's node and its files come back in the result (``units.perform``): the driver's ledger is
+the single writer of the run directory, and drops a second result for a unit id it already
+holds.
 
 Retries are ours, not Ray's (actors with ``max_restarts=0``, ``max_task_retries=0``): a unit
 whose actor died (killed, out of memory, its node lost) runs again on a fresh actor up to
@@ -37,7 +38,7 @@ import ray
 from ray import exceptions as ray_errors
 
 from sim2human.errors import Sim2HumanError, UsageError
-from sim2human.experiments import executors
+from sim2human.experiments import executors, ray_embedded
 from sim2human.experiments.executors import Failure, Interrupted, RemoteTraceback, WorkersDied
 from sim2human.experiments.units import (
     Advance,
@@ -49,6 +50,7 @@ from sim2human.experiments.units import (
     perform,
     say_env,
 )
+from sim2human.llm.runtime import serve_embedded_by
 from sim2human.store import collector
 
 QUIET: dict[str, Any] = {"logging_level": logging.WARNING, "log_to_driver": False}
@@ -96,6 +98,7 @@ class _Host:
         os.environ.update(env)  # keys and settings, before anything reads them
         collector.for_batch_work()  # the worker is ours: collect rarely while it plays
         executors.set_progress_sink(_ToTally(tally))
+        serve_embedded_by(ray_embedded.node_server)  # the node's one embedded model, shared
         self.work = work
         self.context = work.load(work.payload)
 
@@ -112,7 +115,7 @@ def connect(
 ) -> Iterator[RayExecutor]:
     """Join the cluster at ``address`` (``auto``, ``ray://HOST:PORT``), or start a local one
     with ``workers`` CPUs (default: every core), or use the one this process already joined;
-    leave it as found afterwards."""
+    leave it as found afterwards (the embedded servers its workers started, stopped)."""
     mine = not ray.is_initialized()
     if mine:
         _init(address, workers)
@@ -123,6 +126,8 @@ def connect(
         note(f"ray: {n} worker(s) on {where} ({cpus} CPUs); {say_env(env)}")
         yield RayExecutor(n, env)
     finally:
+        with suppress(Exception):  # a cluster already gone has no server left to stop
+            ray_embedded.stop_servers()
         if mine:
             ray.shutdown()
 

@@ -17,7 +17,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from sim2human import outputs
 from sim2human.errors import Sim2HumanError, UsageError
 from sim2human.experiments.aggregate import aggregate
-from sim2human.experiments.backends import Choice, open_executor
+from sim2human.experiments.backends import Choice, open_executor, served_for
 from sim2human.experiments.condition import reference_scripted, run_condition, train_config
 from sim2human.experiments.config import StudyConfig, parse_study
 from sim2human.experiments.diversity import diversity_groups, measure_groups
@@ -35,7 +35,7 @@ from sim2human.experiments.units import (
 from sim2human.experiments.wholeness import TornSubRun, read_whole
 from sim2human.experiments.world import StudyWorld
 from sim2human.llm.client import EndpointConfig
-from sim2human.llm.runtime import Embedded, serve_embedded
+from sim2human.llm.runtime import Embedded
 from sim2human.store.layout import CONFIG_YAML, DIVERSITY_JSON, SUMMARY, RunLayout
 from sim2human.store.loading import output_dir, read_text, read_yaml
 from sim2human.store.lock import run_lock
@@ -180,6 +180,7 @@ def run_study(
     finish: Finish | None = None,
     retries: int = RETRIES,
     executor: Choice | None = None,
+    max_concurrency: int | None = None,
 ) -> StudyResult:
     """Train and evaluate every condition x seed and write ``study.json``; then ``finish``
     (the command passes ``cli.app.diagnose_and_report``) while the run is still locked.
@@ -188,10 +189,14 @@ def run_study(
     A job whose worker dies is run again up to ``retries`` times, then marked failed while the
     others finish: ``StudyFailed`` then says which, after ``study.json`` is written over what
     finished (without ``finish``).
-    An embedded model that ``llm`` members use is started once here and shared by the workers.
+    An embedded model that ``llm`` members use is started once here and shared by the workers
+    (on ``ray``: once per node, ``backends.served_for``).
     The run directory is locked for the whole study: a second writer is refused (``store.lock``).
     ``executor`` says where the jobs run (default: ``local`` processes; ``backends``); the
     run directory is the same on every executor, so a study resumes on any of them.
+    ``max_concurrency`` caps every served endpoint and the conversations in flight in each
+    worker (``LLMSettings.capped``); it is not part of the study (``config.yaml`` keeps the
+    file's caps), so a study resumes under another cap.
     """
     choice = executor or Choice()
     choice.check()  # Ray asked for but missing: refused before anything is written
@@ -206,7 +211,8 @@ def run_study(
         needed = StudyWorld.build(cfg).endpoints(cfg.conditions)
         if workers is None and model_takes_every_core(cfg, needed):
             workers = 1
-        with serve_embedded(cfg.llm, needed) as live:
+        settings = cfg.llm if max_concurrency is None else cfg.llm.capped(max_concurrency)
+        with served_for(choice, settings, needed) as live:
             run = _Run(cfg.model_copy(update={"llm": live}), out, console, note, retries, choice)
             study = run.study(jobs, workers)
         if study.failed:

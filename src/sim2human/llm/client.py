@@ -26,7 +26,9 @@ Concurrency is capped per endpoint *server*, not per client: every client of one
 on one event loop (an LLM agent and the LLM users it talks to, named twice in a study file,
 and the start-up probe) waits on one gate (``gate.server_gate``) whose cap is the smallest
 ``max_concurrency`` among them, so a server never holds more requests from this process than
-the study file allows it (tau2-bench's per-provider caps, per process).
+the study file allows it (tau2-bench's per-provider caps, per process). An endpoint with
+several servers (``base_urls``) has a gate per server, each at ``max_concurrency``, and keeps
+each conversation on one server (``routing``).
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ from types import TracebackType
 from typing import Any
 
 from sim2human.errors import EndpointError, ModelUnavailableError, UsageError
+from sim2human.llm import routing
 from sim2human.llm.cache import MAX_TEXT_CHARS, ResponseCache, cache_key
 from sim2human.llm.endpoint import (
     DEFAULT_MAX_RESPONSE_BYTES,
@@ -94,11 +97,12 @@ class _Counters:
 
 @dataclass
 class _LoopState:
-    """Per-event-loop resources: the HTTP client and the server's gate must not cross loops."""
+    """Per-event-loop resources: the HTTP clients and the servers' gates must not cross loops.
+    One of each per server of the endpoint (``EndpointConfig.servers``)."""
 
     loop: asyncio.AbstractEventLoop
-    openai: Any
-    gate: Gate
+    openai: dict[str, Any]
+    gates: dict[str, Gate]
 
 
 def _import_openai() -> Any:
@@ -159,21 +163,25 @@ class ChatClient:
     def _loop_state(self) -> _LoopState:
         loop = asyncio.get_running_loop()
         if self._state is None or self._state.loop is not loop:
-            http = self._openai_mod.DefaultAsyncHttpxClient(
-                headers={"Accept-Encoding": "identity"},  # the bytes counted are the bytes kept
-                event_hooks={"response": [byte_cap(self.config.max_response_bytes)]},
-                **({} if self._transport is None else {"transport": self._transport}),
-            )
-            oa = self._openai_mod.AsyncOpenAI(
-                base_url=self.config.base_url,
-                api_key=self._api_key,
-                timeout=self.config.timeout_s,
-                max_retries=0,
-                http_client=http,
-            )
-            gate = server_gate(loop, self.config.base_url, self.config.max_concurrency)
-            self._state = _LoopState(loop, oa, gate)
+            servers = self.config.servers()
+            clients = {url: self._openai_client(url) for url in servers}
+            gates = {url: server_gate(loop, url, self.config.max_concurrency) for url in servers}
+            self._state = _LoopState(loop, clients, gates)
         return self._state
+
+    def _openai_client(self, base_url: str) -> Any:
+        http = self._openai_mod.DefaultAsyncHttpxClient(
+            headers={"Accept-Encoding": "identity"},  # the bytes counted are the bytes kept
+            event_hooks={"response": [byte_cap(self.config.max_response_bytes)]},
+            **({} if self._transport is None else {"transport": self._transport}),
+        )
+        return self._openai_mod.AsyncOpenAI(
+            base_url=base_url,
+            api_key=self._api_key,
+            timeout=self.config.timeout_s,
+            max_retries=0,
+            http_client=http,
+        )
 
     async def chat(
         self,
@@ -265,16 +273,17 @@ class ChatClient:
         state = self._loop_state()
         start = time.perf_counter()
         cfg = self.config
+        url = routing.pick(cfg.servers(), routing.current())  # one conversation, one server
         for attempt in range(cfg.max_retries + 1):
             try:
-                async with state.gate:
-                    text, pt, ct, finish = await self._attempt(state, messages, params)
+                async with state.gates[url]:
+                    text, pt, ct, finish = await self._attempt(state.openai[url], messages, params)
             except Retryable as err:
                 reason = redact(err.reason, self._secrets)
                 if attempt == cfg.max_retries:
                     self._counters.failures += 1
                     raise EndpointError(
-                        f"endpoint {cfg.base_url} (model {cfg.model!r}) failed after "
+                        f"endpoint {url} (model {cfg.model!r}) failed after "
                         f"{attempt + 1} attempt(s): {reason}"
                     ) from None
                 self._counters.retries += 1
@@ -314,14 +323,14 @@ class ChatClient:
         return delay
 
     async def _attempt(
-        self, state: _LoopState, messages: Sequence[Message], params: Mapping[str, object]
+        self, openai: Any, messages: Sequence[Message], params: Mapping[str, object]
     ) -> tuple[str, int, int, str]:
         oa_mod = self._openai_mod
         cfg = self.config
         kwargs: dict[str, Any] = {k: v for k, v in params.items() if v is not None}
         try:
             async with asyncio.timeout(cfg.timeout_s):
-                response = await state.openai.chat.completions.create(
+                response = await openai.chat.completions.create(
                     model=cfg.model, messages=[dict(m) for m in messages], **kwargs
                 )
         except (TimeoutError, oa_mod.APITimeoutError):
@@ -370,7 +379,8 @@ class ChatClient:
     async def _close_http(self) -> None:
         if self._state is not None:
             state, self._state = self._state, None
-            await state.openai.close()
+            for openai in state.openai.values():
+                await openai.close()
 
     async def aclose(self) -> None:
         await self._close_http()

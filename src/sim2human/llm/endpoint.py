@@ -18,6 +18,12 @@ class EndpointConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
     base_url: str = Field(description="e.g. http://127.0.0.1:8080/v1")
+    base_urls: tuple[str, ...] = Field(
+        default=(),
+        max_length=256,
+        description="more servers of the same model; each conversation stays on one of "
+        "base_url and these (sticky routing, for their prefix caches)",
+    )
     model: str
     api_key_env: str | None = Field(
         default=None, description="name of the environment variable that holds the API key"
@@ -53,6 +59,14 @@ class EndpointConfig(BaseModel):
         le=1024,
         description="a completion is cut at max_tokens x this many characters",
     )
+
+    def servers(self) -> tuple[str, ...]:
+        """Every server of this endpoint: ``base_url``, then ``base_urls``."""
+        return (self.base_url, *(u for u in self.base_urls if u != self.base_url))
+
+    def one_server(self, url: str) -> EndpointConfig:
+        """This endpoint reduced to its server ``url`` (to probe each one)."""
+        return self.model_copy(update={"base_url": url, "base_urls": ()})
 
 
 class ChatResult(BaseModel):

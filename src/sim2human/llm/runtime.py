@@ -12,8 +12,8 @@ from __future__ import annotations
 import asyncio
 import os
 import threading
-from collections.abc import Coroutine, Iterator, Mapping
-from contextlib import ExitStack, contextmanager
+from collections.abc import Callable, Coroutine, Iterator, Mapping
+from contextlib import AbstractContextManager, ExitStack, contextmanager
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar
 
@@ -84,6 +84,17 @@ class LLMSettings(BaseModel):
     def _expand(cls, path: Path | None) -> Path | None:
         return path.expanduser() if path is not None else None
 
+    def capped(self, cap: int) -> LLMSettings:
+        """Every served endpoint at ``cap`` requests in flight and ``cap`` conversations in
+        flight (``--max-concurrency``); an embedded model keeps its own ``parallel`` slots."""
+        endpoints = {
+            name: e.model_copy(update={"max_concurrency": cap})
+            if isinstance(e, EndpointConfig)
+            else e
+            for name, e in self.endpoints.items()
+        }
+        return self.model_copy(update={"endpoints": endpoints, "conversations": cap})
+
     def entry(self, name: str) -> EndpointEntry:
         if name in self.endpoints:
             return self.endpoints[name]
@@ -93,24 +104,43 @@ class LLMSettings(BaseModel):
         raise UsageError(f"endpoint {name!r} is not configured under llm.endpoints ({known})")
 
 
+EmbeddedServer = Callable[[Embedded], AbstractContextManager[EndpointConfig]]
+"""What starts an embedded endpoint for the ``with`` block and yields how to reach it."""
+
+
+@contextmanager
+def serve_here(entry: Embedded) -> Iterator[EndpointConfig]:
+    """The embedded model served by this process (``llm.local``), stopped at the end."""
+    from sim2human.llm.local import local_model
+
+    with local_model(
+        n_parallel=entry.parallel, n_threads=entry.threads, ctx_per_slot=entry.ctx_per_slot
+    ) as endpoint:
+        yield endpoint
+
+
+_server: EmbeddedServer = serve_here
+
+
+def serve_embedded_by(server: EmbeddedServer | None) -> None:
+    """Who serves embedded endpoints in this process from now on: ``None``, this process
+    (the default); a Ray worker passes its node's one shared server
+    (``experiments.ray_embedded``)."""
+    global _server
+    _server = server or serve_here
+
+
 @contextmanager
 def serve_embedded(settings: LLMSettings, needed: set[str]) -> Iterator[LLMSettings]:
-    """Start the embedded server for each needed ``Embedded`` endpoint; yield settings where
-    those entries are the running servers' addresses (what worker processes are handed)."""
+    """Start the embedded server for each needed ``Embedded`` endpoint (``serve_embedded_by``
+    says who); yield settings where those entries are the running servers' addresses (what
+    worker processes are handed)."""
     with ExitStack() as stack:
         resolved: dict[str, EndpointEntry] = dict(settings.endpoints)
         for name in sorted(needed):
             entry = settings.entry(name)
             if isinstance(entry, Embedded):
-                from sim2human.llm.local import local_model
-
-                resolved[name] = stack.enter_context(
-                    local_model(
-                        n_parallel=entry.parallel,
-                        n_threads=entry.threads,
-                        ctx_per_slot=entry.ctx_per_slot,
-                    )
-                )
+                resolved[name] = stack.enter_context(_server(entry))
         yield settings.model_copy(update={"endpoints": resolved})
 
 
@@ -155,13 +185,14 @@ class LLMRuntime:
         """Raise ``EndpointUnusableError`` naming the endpoint if any cannot answer a tiny
         request."""
         for name, client in self.clients.items():
-            probe = ChatClient(client.config)  # no cache: a cached answer proves nothing
-            try:
-                await probe.chat(PROBE, temperature=0.0, max_tokens=1)
-            except EndpointError as err:
-                raise EndpointUnusableError(f"endpoint {name!r} is not usable: {err}") from None
-            finally:
-                await probe.aclose()
+            for url in client.config.servers():  # every server a conversation may be sent to
+                probe = ChatClient(client.config.one_server(url))  # no cache: proves nothing
+                try:
+                    await probe.chat(PROBE, temperature=0.0, max_tokens=1)
+                except EndpointError as err:
+                    raise EndpointUnusableError(f"endpoint {name!r} is not usable: {err}") from None
+                finally:
+                    await probe.aclose()
 
     def run(self, coro: Coroutine[Any, Any, T]) -> T:
         """Run ``coro`` on the runtime's loop and wait for it (call from sync code only)."""

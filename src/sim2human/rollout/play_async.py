@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from sim2human.agents.base import Agent, AgentTurn, AsyncAgent, Observation, SamplingAgent
 from sim2human.errors import EndpointError
+from sim2human.llm import routing
 from sim2human.redact import redact
 from sim2human.rollout.conversation import Conversation, Job, agent_rng, job_profile, user_rng
 from sim2human.scenarios.base import Scenario
@@ -75,7 +76,20 @@ async def play_one(
     decide: Decide,
     max_turns: int,
 ) -> Played:
-    """One conversation to its end, or to an ``ERROR`` episode if its endpoint gives up."""
+    """One conversation to its end, or to an ``ERROR`` episode if its endpoint gives up;
+    every request in it goes to one server of its endpoint (``llm.routing``)."""
+    with routing.conversation(f"{job.spec.id}/{job.split}/{job.phase}/{job.seed}"):
+        return await _play_one(index, job, scenario, simulator, decide, max_turns)
+
+
+async def _play_one(
+    index: int,
+    job: Job,
+    scenario: Scenario,
+    simulator: AsyncSimulator,
+    decide: Decide,
+    max_turns: int,
+) -> Played:
     profile = job_profile(job, scenario)
     conv = Conversation(job, scenario, simulator, profile, max_turns)
     try:
