@@ -6,7 +6,9 @@
 The study tables report gold as success (for slot filling the score is that success); for a
 scenario whose gold is a score (negotiation: the agent's normalised points) this prints the
 score beside it, with the mean points of both sides under the held-out calls, as Markdown.
-Reads the final evaluation episodes (``phase == "eval"``) of every ``episodes.jsonl``.
+Held-out members who speak real people's words (``replay``: CaSiNo campers) are a column of
+their own, as in the study tables. Reads the final evaluation episodes (``phase == "eval"``) of
+every ``episodes.jsonl``.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
+from sim2human.simulators import speaks_real_words
 from sim2human.store.rundir import read_episodes
 
 
@@ -30,15 +33,25 @@ def main(run: Path) -> None:
                 continue
             d = e.gold.detail
             point = (e.gold.score, d.get("agent_points", 0.0), d.get("camper_points", 0.0))
-            rows[e.condition or "scripted"][e.split].append(point)
-    print("| condition | train score | held-out score | held-out points (agent / camper) |")
-    print("| --- | ---: | ---: | ---: |")
+            split = "real" if e.split == "heldout" and speaks_real_words(e) else e.split
+            rows[e.condition or "scripted"][split].append(point)
+    real = any(splits["real"] for splits in rows.values())
+    head = "| condition | train score | held-out score | held-out points (agent / camper) |"
+    print(head + (" real people score | real people points (agent / camper) |" if real else ""))
+    print("| --- | ---: | ---: | ---: |" + (" ---: | ---: |" if real else ""))
     for name, splits in rows.items():
         tr, ho = np.array(splits["train"]), np.array(splits["heldout"])
-        print(
+        line = (
             f"| {name} | {100 * tr[:, 0].mean():.0f} | {100 * ho[:, 0].mean():.0f} "
             f"| {ho[:, 1].mean():.1f} / {ho[:, 2].mean():.1f} |"
         )
+        if real and splits["real"]:
+            rp = np.array(splits["real"])
+            points = f"{rp[:, 1].mean():.1f} / {rp[:, 2].mean():.1f}"
+            line += f" {100 * rp[:, 0].mean():.0f} | {points} |"
+        elif real:
+            line += " | |"
+        print(line)
 
 
 if __name__ == "__main__":
