@@ -11,12 +11,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from sim2human.agents.base import AgentTurn, Observation
+from sim2human.agents.base import Agent, AgentTurn, Observation
 from sim2human.agents.scripted import ScriptedAgent
 from sim2human.experiments.results import StudyResult
 from sim2human.population.ensemble import Ensemble
 from sim2human.rollout.conversation import MAX_TURNS
 from sim2human.rollout.evaluate import evaluate
+from sim2human.scenarios.base import Scenario
 from sim2human.scenarios.intake.scenario import IntakeScenario
 from sim2human.simulators.base import QuirkPool, Quirks, SimulatorSpec, Traits
 from sim2human.store.layout import CONFIG, EPISODES, MEMBERS, METRICS, SUMMARY
@@ -59,6 +60,20 @@ def write_sub_run(path: Path, *, exploit: bool, per_member: int = 6) -> Path:
     agent = TriggerAgent(scenario) if exploit else ScriptedAgent(scenario)
     name = "frozen-trigger" if exploit else "scripted-like"
     trained, held = (frozen_spec(),), heldout_specs(scenario)
+    return write_run(path, scenario, agent, name, trained, held, TRIGGER, per_member)
+
+
+def write_run(
+    path: Path,
+    scenario: Scenario,
+    agent: Agent,
+    name: str,
+    trained: Sequence[SimulatorSpec],
+    held: Sequence[SimulatorSpec],
+    trigger: str,
+    per_member: int = 6,
+) -> Path:
+    """A sub-run of ``agent`` evaluated on ``trained`` and ``held`` (any scenario)."""
     kw = {"condition": name, "max_turns": MAX_TURNS}
     evals = [
         *evaluate(agent, trained, scenario, split="train", per_member=per_member, **kw),
@@ -71,7 +86,7 @@ def write_sub_run(path: Path, *, exploit: bool, per_member: int = 6) -> Path:
         {
             "trained_on": [s.model_dump(mode="json") for s in trained],
             "heldout": [s.model_dump(mode="json") for s in held],
-            "trained_quirk_phrasings": [TRIGGER],
+            "trained_quirk_phrasings": [trigger],
         },
     )
     with JsonlWriter(path / EPISODES) as log:

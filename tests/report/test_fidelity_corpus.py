@@ -1,6 +1,6 @@
-"""Fidelity's human corpus is the scenario's own: MultiWOZ callers for ``support``, none for
-``negotiation`` (no replay corpus declared for it: the section says so), ACI-Bench for intake
-(``test_fidelity_report``)."""
+"""Fidelity's human corpus is the scenario's own: MultiWOZ callers for ``support``, CaSiNo
+campers for ``negotiation``, none for ``pizza`` (no replay corpus declared for it: the section
+says so), ACI-Bench for intake (``test_fidelity_report``)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 
 from sim2human import corpora
 from sim2human.agents.scripted import reference_agent
-from sim2human.corpora import multiwoz
+from sim2human.corpora import casino, multiwoz
 from sim2human.report import fidelity
 from sim2human.rollout.conversation import MAX_TURNS
 from sim2human.rollout.evaluate import evaluate
@@ -20,6 +20,7 @@ from sim2human.simulators.base import QuirkPool
 from sim2human.simulators.families import get_family
 from sim2human.simulators.replay import human_corpus
 from sim2human.simulators.replay_aci import ACI_BENCH
+from sim2human.simulators.replay_casino import CASINO
 from sim2human.simulators.replay_multiwoz import MULTIWOZ
 from sim2human.types import Episode
 
@@ -28,6 +29,9 @@ DATA = Path(
 )
 needs_multiwoz = pytest.mark.skipif(
     not (DATA / multiwoz.FOLDER).is_dir(), reason=f"MultiWOZ corpus not under {DATA}"
+)
+needs_casino = pytest.mark.skipif(
+    not (DATA / casino.FOLDER).is_dir(), reason=f"CaSiNo corpus not under {DATA}"
 )
 
 
@@ -48,7 +52,7 @@ def _episodes(name: str, families: tuple[str, ...]) -> list[Episode]:
 def test_each_scenario_names_its_own_human_corpus() -> None:
     assert human_corpus(get_scenario("intake")) is ACI_BENCH
     assert human_corpus(get_scenario("support")) is MULTIWOZ
-    assert human_corpus(get_scenario("negotiation")) is None
+    assert human_corpus(get_scenario("negotiation")) is CASINO
     assert human_corpus(get_scenario("pizza")) is None
 
 
@@ -72,12 +76,27 @@ def test_support_is_compared_with_multiwoz_callers(monkeypatch: pytest.MonkeyPat
     assert "against held-out MultiWOZ 2.1 callers' turns" in text and "ACI-Bench" not in text
 
 
-def test_negotiation_says_it_has_no_human_corpus() -> None:
-    eps = _episodes("negotiation", ("noisy-line",))
-    result = fidelity.measure_or_note(eps, get_scenario("negotiation"), embedder="lexical")
+@needs_casino
+def test_negotiation_is_compared_with_casino_campers(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(corpora.ENV, str(DATA))
+    eps = _episodes("negotiation", ("noisy-line", "cooperative"))
+    result = fidelity.measure(eps, get_scenario("negotiation"), cap=40, embedder="lexical")
+    assert "CaSiNo" in result.reference
+    assert result.human_encounters == len(CASINO.human_turns(None))
+    rows = {r.family: r for r in result.rows}
+    assert set(rows) == {fidelity.HUMAN, "noisy-line", "cooperative"}
+    # real campers make offers and state priorities: some of their lines carry content
+    assert 0 < rows[fidelity.HUMAN].answer < 1
+    text = "\n".join(fidelity.markdown(result))
+    assert "CaSiNo campers" in text and "ACI-Bench" not in text
+
+
+def test_a_scenario_without_a_corpus_says_it_has_no_human_corpus() -> None:
+    eps = _episodes("pizza", ("noisy-line",))
+    result = fidelity.measure_or_note(eps, get_scenario("pizza"), embedder="lexical")
     assert result.rows == []
-    assert result.note == fidelity.no_human_corpus("negotiation")
+    assert result.note == fidelity.no_human_corpus("pizza")
     lines = fidelity.markdown(result)
     assert lines[0] == "## Fidelity to human speech"
-    assert "no human corpus for the scenario 'negotiation'" in lines[2]
+    assert "no human corpus for the scenario 'pizza'" in lines[2]
     assert "ACI-Bench patient turns" not in "\n".join(lines)

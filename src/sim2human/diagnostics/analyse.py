@@ -34,7 +34,7 @@ from sim2human.scenarios.base import Scenario
 from sim2human.scenarios.core import headline_metric
 from sim2human.simulators import is_programmatic
 from sim2human.simulators.base import SimulatorSpec
-from sim2human.types import Episode, Frozen
+from sim2human.types import Episode, Frozen, Turn
 
 MAX_PHRASINGS = 6
 """Phrasings ablated per condition: the agent's most frequent ones (at least 1% of its turns)."""
@@ -134,11 +134,13 @@ def _exploits(
 ) -> tuple[list[ExploitRow], dict[str, str], dict[str, list[str]], dict[str, list[str]]]:
     usage: Counter[str] = Counter()
     texts: dict[str, str] = {}
+    said: dict[str, Turn] = {}
     for s in subs:
         for e in s.evals:
             for t in e.agent_turns:
                 usage[phrasing(t)] += 1
                 texts.setdefault(phrasing(t), t.text)
+                said.setdefault(phrasing(t), t)
     total = max(1, sum(usage.values()))
     candidates = [p for p, n in usage.most_common(MAX_PHRASINGS) if n / total >= 0.01]
     pairs: list[Paired] = []
@@ -149,7 +151,13 @@ def _exploits(
         for split in ("train", "heldout"):
             eps = [e for e in s.evals if e.split == split]
             ablated = ablate(
-                eps, specs, scenario, candidates, max_turns=s.max_turns, per_phrasing=PER_PHRASING
+                eps,
+                specs,
+                scenario,
+                candidates,
+                max_turns=s.max_turns,
+                per_phrasing=PER_PHRASING,
+                turns=said,
             )
             for a in ablated:
                 key = f"{s.run}/{a.episode.id}"

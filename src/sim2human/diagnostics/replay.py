@@ -4,14 +4,20 @@ The exploit finder needs causal lifts, not correlations: a collapsed agent says 
 phrase in every episode, so there are no episodes without it to compare against. Instead each
 stored episode is replayed against the same simulator member with the same seed (hence the same
 hidden profile and the same random stream up to the first change), once as stored and once with
-every agent turn of one phrasing deleted. The agent's other turns are replayed verbatim (an
-open-loop counterfactual: the agent does not get to react to the changed replies). Replaying the
-unchanged script reproduces the stored episode exactly, which the tests check.
+every agent turn of one phrasing replaced by another of the agent's own phrasings: of its other
+most used ones, the one the simulator rates highest in that episode (the agent's best
+alternative, as its own reward sees it). Replacing rather than deleting keeps the call's timing:
+deleting a phrasing the agent repeats also deletes the turns a user waits through before it acts
+on its own (a camper that offers after a few turns), and credits the phrasing with what the
+waiting bought. An agent with no other phrasing has the turns deleted. The agent's other turns
+are replayed verbatim (an open-loop counterfactual: the agent does not get to react to the
+changed replies). Replaying the unchanged script reproduces the stored episode exactly, which
+the tests check.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 from sim2human.agents.base import AgentTurn
@@ -39,15 +45,22 @@ def replay(
     scenario: Scenario,
     *,
     drop: Collection[str] = (),
+    instead: Turn | None = None,
     max_turns: int,
 ) -> Replayed:
-    """Replay ``episode``'s agent turns against ``spec``, leaving out turns whose phrasing is in
-    ``drop``. A script that runs out before the call ends counts as not closed (max turns)."""
+    """Replay ``episode``'s agent turns against ``spec``, with turns whose phrasing is in
+    ``drop`` replaced by ``instead`` (left out without it). A script that runs out before the
+    call ends counts as not closed (max turns)."""
     acts = {a.id: a for a in scenario.acts}
-    script = [t for t in episode.agent_turns if phrasing(t) not in drop]
+    script = [
+        t if phrasing(t) not in drop else instead
+        for t in episode.agent_turns
+        if phrasing(t) not in drop or instead is not None
+    ]
     job = Job(spec, episode.seed, episode.split, episode.condition, episode.phase, episode.step)
     conv = Conversation.open(job, scenario, max(max_turns, len(episode.agent_turns)))
     for turn in script:
+        assert turn is not None
         if conv.done:
             break
         act = acts.get(turn.act or "")
@@ -61,14 +74,20 @@ def replay(
     return Replayed(out.proxy, out.gold.success, out.gold.field_accuracy)
 
 
+ALTERNATIVES = 3
+"""Other phrasings tried in place of an ablated one (the agent's most used, in order)."""
+
+
 @dataclass(frozen=True)
 class Ablation:
-    """One episode, replayed as stored and without one phrasing."""
+    """One episode, replayed as stored and with one phrasing replaced (``instead``: by which
+    phrasing; None when the agent has no other and its turns were deleted)."""
 
     phrasing: str
     episode: Episode
     base: Replayed
     without: Replayed
+    instead: str | None = None
 
 
 def ablate(
@@ -79,14 +98,20 @@ def ablate(
     *,
     max_turns: int,
     per_phrasing: int = 200,
+    turns: Mapping[str, Turn] | None = None,
 ) -> list[Ablation]:
-    """For each phrasing, up to ``per_phrasing`` of the episodes that use it, ablated.
+    """For each phrasing, up to ``per_phrasing`` of the episodes that use it, ablated: its
+    turns replaced by the best (highest proxy) of up to ``ALTERNATIVES`` of the other
+    ``phrasings`` (in the order given: most used first), each said as ``turns`` has it (a
+    stored turn of that phrasing; the phrasings ``turns`` lacks are not tried).
 
     Episodes whose member is not in ``specs`` are skipped (the run directory did not record it).
     """
     out: list[Ablation] = []
     base_cache: dict[int, Replayed] = {}  # by object identity: ids repeat across seeds
+    said = dict(turns or {})
     for p in phrasings:
+        others = [q for q in phrasings if q != p and q in said][:ALTERNATIVES]
         using = [
             e
             for e in episodes
@@ -96,6 +121,14 @@ def ablate(
             spec = specs[e.simulator_id]
             if id(e) not in base_cache:
                 base_cache[id(e)] = replay(e, spec, scenario, max_turns=max_turns)
-            without = replay(e, spec, scenario, drop={p}, max_turns=max_turns)
-            out.append(Ablation(p, e, base_cache[id(e)], without))
+            tried = [
+                (replay(e, spec, scenario, drop={p}, instead=said[q], max_turns=max_turns), q)
+                for q in others
+            ]
+            if not tried:
+                without = replay(e, spec, scenario, drop={p}, max_turns=max_turns)
+                out.append(Ablation(p, e, base_cache[id(e)], without))
+                continue
+            best, q = max(tried, key=lambda rq: rq[0].proxy)  # the first of equals
+            out.append(Ablation(p, e, base_cache[id(e)], best, q))
     return out

@@ -33,6 +33,7 @@ from sim2human.metrics.embeddings import Embedder, embed
 from sim2human.metrics.fidelity import FidelityRow, fidelity_row
 from sim2human.report.format import md, md_code, num
 from sim2human.scenarios.base import Scenario
+from sim2human.scenarios.core import ReadsUserContent
 from sim2human.simulators import speaks_real_words
 from sim2human.simulators.replay import human_corpus, reply_shares
 from sim2human.simulators.replay_corpus import Corpus
@@ -118,11 +119,9 @@ def measure(
         f: sample(v) for f, v in sorted(family_turns(episodes).items())
     }
     ref = sample(ref)
-    empty = scenario.empty_record()
-
-    def reads_value(text: str) -> bool:
-        return any(v is not None for v in scenario.extract(text, empty, None).values())
-
+    if not isinstance(scenario, ReadsUserContent):
+        raise UsageError(f"Fidelity: scenario {scenario.name!r} cannot tell a user's answer apart")
+    reads_value = scenario.carries_content
     everything = ref + [t for g in groups.values() for t in g]
     matrix, name = embed(everything, embedder)
     matrix = np.nan_to_num(matrix)  # a text with no tokens ("...") can embed as NaN

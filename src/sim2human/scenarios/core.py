@@ -215,6 +215,14 @@ class DeclaresGold(Protocol):
     def gold_metric(self) -> GoldMetric: ...
 
 
+@runtime_checkable
+class ReadsUserContent(Protocol):
+    """A scenario that can tell whether a user's line carries task content (a value, an offer,
+    a priority): what the fidelity report counts as an answer, for any scenario."""
+
+    def carries_content(self, user_text: str) -> bool: ...
+
+
 def headline_metric(scenario: object) -> GoldMetric:
     """The gold ``scenario``'s study tables lead with: its ``gold_metric``, else ``"success"``."""
     return scenario.gold_metric if isinstance(scenario, DeclaresGold) else "success"

@@ -163,6 +163,12 @@ class SlotFilling(ABC):
     def empty_record(self) -> Record:
         return dict.fromkeys(self.fields)
 
+    def carries_content(self, user_text: str) -> bool:
+        """Whether ``user_text`` gives a value of any field (``core.ReadsUserContent``)."""
+        return any(
+            v is not None for v in self.extract(user_text, self.empty_record(), None).values()
+        )
+
     def initial_state(self, profile: Profile) -> SlotState:
         return SlotState(record=self.empty_record(), brief=self.brief)
 

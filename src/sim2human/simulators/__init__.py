@@ -17,7 +17,7 @@ from sim2human.errors import UsageError
 from sim2human.scenarios.base import Scenario
 from sim2human.simulators.base import AsyncSimulator, Simulator, SimulatorSpec, SyncAsAsync
 from sim2human.simulators.persona import PersonaSimulator
-from sim2human.simulators.replay import ReplaySimulator, replay_card
+from sim2human.simulators.replay import build_replay, replay_card
 from sim2human.types import Episode, Profile
 
 if TYPE_CHECKING:
@@ -81,7 +81,7 @@ def _recorded(spec: SimulatorSpec, scenario: Scenario) -> Profile:
 
 KINDS: dict[str, Kind] = {
     "persona": Kind(build=PersonaSimulator, programmatic=True),
-    "replay": Kind(build=ReplaySimulator, real_words=True, profile=replay_card),
+    "replay": Kind(build=build_replay, real_words=True, profile=replay_card),
     "human": Kind(build=_human),
     "human-replay": Kind(build=_human_replay, profile=_recorded),
     "llm": Kind(build_async=_llm),

@@ -1,5 +1,7 @@
 """``replay``: users who speak in real people's words, from any corpus of ``CORPORA``: ACI-Bench
-doctor-patient visits (intake) and MultiWOZ 2.1 restaurant bookings (support).
+doctor-patient visits (intake), MultiWOZ 2.1 restaurant bookings (support) and CaSiNo campsite
+negotiations (negotiation: ``replay_casino.ReplayCamper``, its own simulator; the rest of this
+docstring is the slot-filling replay).
 
 A corpus is one ``replay_corpus.Corpus`` row (``replay_aci``, ``replay_multiwoz``); a family
 names its corpus and splits. A member is one encounter (dialogue). Its hidden profile is the
@@ -39,9 +41,18 @@ import numpy as np
 from sim2human import seeding
 from sim2human.errors import UsageError
 from sim2human.scenarios.base import Scenario
-from sim2human.simulators.base import Family, QuirkPool, Quirks, SimulatorSpec, Traits, UserTurn
+from sim2human.simulators.base import (
+    Family,
+    QuirkPool,
+    Quirks,
+    Simulator,
+    SimulatorSpec,
+    Traits,
+    UserTurn,
+)
 from sim2human.simulators.persona import Manner, PersonaSimulator
 from sim2human.simulators.replay_aci import ACI_BENCH
+from sim2human.simulators.replay_casino import CASINO
 from sim2human.simulators.replay_corpus import Corpus, Member
 from sim2human.simulators.replay_multiwoz import MULTIWOZ
 from sim2human.types import Episode, Profile, Record, Turn
@@ -50,7 +61,7 @@ ReplyKind = Literal["verbatim", "adapted", "fallback"]
 REPLY_KINDS: Final[tuple[ReplyKind, ...]] = ("verbatim", "adapted", "fallback")
 _YES = re.compile(r"^(yes|yeah|yep|correct|right|that's right|mm-hmm|uh-huh)\b")
 
-CORPORA: Final[dict[str, Corpus]] = {"aci-bench": ACI_BENCH, "multiwoz": MULTIWOZ}
+CORPORA: Final[dict[str, Corpus]] = {"aci-bench": ACI_BENCH, "multiwoz": MULTIWOZ, "casino": CASINO}
 """Replay corpora by name: a corpus module plus a card function (``replay_corpus.Corpus``)."""
 
 
@@ -102,6 +113,20 @@ REPLAY_FAMILIES: Final[dict[str, ReplayFamily]] = {
             trigger_prob=0.0,
             description="real callers' words: MultiWOZ 2.1 test restaurant bookings (support)",
         ),
+        ReplayFamily(
+            name="casino-train",
+            splits=("train",),
+            corpus="casino",
+            trigger_prob=0.0,
+            description="real campers' words: CaSiNo train negotiations (negotiation)",
+        ),
+        ReplayFamily(
+            name="casino-heldout",
+            splits=("valid", "test"),
+            corpus="casino",
+            trigger_prob=0.0,
+            description="real campers' words: CaSiNo valid + test negotiations (negotiation)",
+        ),
     )
 }
 
@@ -138,14 +163,32 @@ def corpus_missing(families: Iterable[str]) -> str | None:
     return None
 
 
-def member_for(spec: SimulatorSpec, scenario: Scenario) -> Member:
+def _corpus(spec: SimulatorSpec) -> Corpus:
     if spec.family not in REPLAY_FAMILIES:
         raise UsageError(f"simulator {spec.id!r}: {spec.family!r} is not a replay family")
-    return corpus_of(spec.family).member(spec.id.removeprefix(f"{spec.family}-"), scenario)
+    return corpus_of(spec.family)
+
+
+def member_for(spec: SimulatorSpec, scenario: Scenario) -> Member:
+    corpus = _corpus(spec)
+    if corpus.member is None:
+        raise UsageError(f"simulator {spec.id!r}: its corpus has no slot-filling members")
+    return corpus.member(spec.id.removeprefix(f"{spec.family}-"), scenario)
+
+
+def build_replay(spec: SimulatorSpec, scenario: Scenario) -> Simulator:
+    """A replay member: its corpus's own simulator where it has one, else ``ReplaySimulator``."""
+    corpus = _corpus(spec)
+    if corpus.play is not None:
+        return corpus.play(spec, scenario)
+    return ReplaySimulator(spec, scenario)
 
 
 def replay_card(spec: SimulatorSpec, scenario: Scenario) -> Profile:
     """The hidden profile a replay member plays (the same every episode: one real caller)."""
+    corpus = _corpus(spec)
+    if corpus.card is not None:
+        return corpus.card(spec.id.removeprefix(f"{spec.family}-"), scenario)
     return dict(member_for(spec, scenario).card.values)
 
 

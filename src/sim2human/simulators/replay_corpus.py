@@ -5,7 +5,8 @@ A dialogue reaches ``build_member`` as its turns, each tagged ``agent`` (asks th
 read with the scenario's ``interpret``), ``user`` (the real words a member says) or ``aside``
 (neither: a dictation command, a guardian, another domain's part of the call); and a card
 function giving the hidden profile from the user's answers. So a corpus module plus a card
-function is all a new corpus needs (``replay_aci``, ``replay_multiwoz``).
+function is all a new corpus needs (``replay_aci``, ``replay_multiwoz``); a corpus whose users
+negotiate rather than answer brings its own simulator and card instead (``replay_casino``).
 """
 
 from __future__ import annotations
@@ -16,7 +17,9 @@ from dataclasses import dataclass
 from typing import Final, Literal
 
 from sim2human.scenarios.base import Scenario
+from sim2human.simulators.base import Simulator, SimulatorSpec
 from sim2human.simulators.replay_card import Card
+from sim2human.types import Profile
 
 Speaker = Literal["agent", "user", "aside"]
 _THANKS: Final = re.compile(r"\bthank", re.IGNORECASE)
@@ -45,8 +48,6 @@ class Corpus:
 
     ids: Callable[[tuple[str, ...]], tuple[str, ...]]
     """The playable dialogue ids of some splits, in a fixed order (member ``seed`` picks one)."""
-    member: Callable[[str, Scenario], Member]
-    """The dialogue of an id, made playable on a scenario (a UsageError if it cannot be)."""
     unplayable: Callable[[Scenario], str | None]
     """Why its members cannot play a scenario here (wrong task, corpus not found), or None."""
     missing: Callable[[], str | None]
@@ -59,6 +60,14 @@ class Corpus:
     human_turns: Callable[[str | None], Sequence[tuple[str, tuple[str, ...]]]]
     """(dialogue id, its user's turns) of the held-out dialogues, read from a folder (None: the
     default place); the human reference that fidelity compares simulated users with."""
+    member: Callable[[str, Scenario], Member] | None = None
+    """The dialogue of an id, made playable on a scenario by ``replay.ReplaySimulator`` (the
+    slot-filling replay: answers indexed by the field asked); a UsageError if it cannot be."""
+    play: Callable[[SimulatorSpec, Scenario], Simulator] | None = None
+    """A simulator of its own for a member (a corpus whose users do not answer field questions,
+    such as CaSiNo's campers), used instead of ``member``."""
+    card: Callable[[str, Scenario], Profile] | None = None
+    """The hidden profile of a dialogue id, where the corpus has ``play`` instead of ``member``."""
 
 
 Card_of = Callable[[Mapping[str, Sequence[str]]], Card]

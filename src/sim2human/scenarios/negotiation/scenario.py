@@ -164,6 +164,13 @@ class NegotiationScenario:
     def observe(self, state: DealState) -> DealState:
         return state
 
+    def carries_content(self, user_text: str) -> bool:
+        """Whether ``user_text`` offers a split, accepts, walks away or states a priority
+        (``core.ReadsUserContent``)."""
+        if deal.read_split(user_text) is not None:
+            return True
+        return words.accepts(user_text) or words.walks(user_text) or any(words.stated(user_text))
+
     def ending(self, state: DealState, user_left: bool) -> Termination | None:
         if state.agreed:
             return Termination.AGREED
