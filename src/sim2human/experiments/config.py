@@ -28,6 +28,7 @@ from sim2human.simulators.families import FAMILIES
 from sim2human.simulators.human_replay import HumanReplayMembers
 from sim2human.simulators.llm import LLMMembers
 from sim2human.simulators.noise import validate_ranges
+from sim2human.simulators.replay import REPLAY_FAMILIES
 from sim2human.store.loading import read_yaml
 from sim2human.train.config import MAX_BATCH, MAX_EPISODES, PPOConfig
 from sim2human.types import FrozenConfig
@@ -77,6 +78,23 @@ class SimulatorRef(FrozenConfig):
         return name
 
 
+class MixIn(FrozenConfig):
+    """Members of one more family mixed into a condition's training draws (real patients'
+    words: ``aci-train``): ``share`` of its episodes play one of ``members`` of them, drawn as
+    the ensemble draws a family's members (so the same visits whichever study holds them)."""
+
+    family: str
+    members: int = Field(16, ge=1, le=MAX_MEMBERS_PER_FAMILY)
+    share: float = Field(0.25, gt=0, le=1)
+
+    @field_validator("family")
+    @classmethod
+    def _known(cls, name: str) -> str:
+        if name not in FAMILIES:
+            raise ValueError(f"unknown simulator family {name!r} (known: {', '.join(FAMILIES)})")
+        return name
+
+
 class Condition(FrozenConfig):
     name: Name = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")
     sampler: str
@@ -89,6 +107,8 @@ class Condition(FrozenConfig):
     simulator: SimulatorRef | None = None
     llm_share: float = Field(0.0, ge=0, le=1)
     """Share of training episodes played by ``ensemble.llm.train`` members (a mixed ensemble)."""
+    mix: MixIn | None = None
+    """Members of another family mixed into training (see ``MixIn``); never a held-out one."""
     llm_block: int = Field(4, ge=1, le=MAX_BATCH)
     """Those episodes come in runs of this many, so that they share training batches and keep
     the endpoint's slots busy together (see ``samplers.MixedSampler``)."""
@@ -276,8 +296,30 @@ class StudyConfig(FrozenConfig):
                 raise ValueError(f"condition {c.name!r}: llm_share needs ensemble.llm.train")
             if c.perturb_ramp > 0 and not c.perturb:
                 raise ValueError(f"condition {c.name!r}: perturb_ramp needs a perturb block")
+            if c.mix is not None:
+                _mix_not_heldout(c.name, c.mix, self.ensemble)
+            if c.mix is not None and c.sampler == "fixed":
+                raise ValueError(f"condition {c.name!r}: mix needs an ensemble, not 'fixed'")
             _fits_members(c, self.ensemble)
         return self
+
+
+def _mix_not_heldout(name: str, mix: MixIn, ensemble: EnsembleConfig) -> None:
+    """A mixed-in family is never held out, nor replays a split a held-out family replays."""
+    if mix.family in ensemble.heldout:
+        raise ValueError(
+            f"condition {name!r}: mix.family {mix.family!r} is a held-out family (held-out "
+            "families measure transfer to users never trained on)"
+        )
+    mixed = REPLAY_FAMILIES.get(mix.family)
+    for held in (REPLAY_FAMILIES.get(h) for h in ensemble.heldout):
+        if mixed is None or held is None or held.corpus != mixed.corpus:
+            continue
+        if shared := sorted(set(mixed.splits) & set(held.splits)):
+            raise ValueError(
+                f"condition {name!r}: mix.family {mix.family!r} replays split(s) {shared} of "
+                f"held-out family {held.name!r}"
+            )
 
 
 def _fits_members(c: Condition, ensemble: EnsembleConfig) -> None:
