@@ -18,6 +18,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, ValidationError, field_validator, model_validator
 
 from sim2human.errors import ConfigError, UsageError, first_problem
+from sim2human.experiments.mix import MixIn, mix_not_heldout
 from sim2human.experiments.study_paths import beside_study
 from sim2human.llm.runtime import LLMSettings
 from sim2human.population.panel import JudgingConfig
@@ -28,7 +29,6 @@ from sim2human.simulators.families import FAMILIES
 from sim2human.simulators.human_replay import HumanReplayMembers
 from sim2human.simulators.llm import LLMMembers
 from sim2human.simulators.noise import validate_ranges
-from sim2human.simulators.replay import REPLAY_FAMILIES
 from sim2human.store.loading import read_yaml
 from sim2human.train.config import MAX_BATCH, MAX_EPISODES, PPOConfig
 from sim2human.types import FrozenConfig
@@ -69,23 +69,6 @@ class SimulatorRef(FrozenConfig):
     temperature: float | None = Field(None, ge=0, le=MAX_TEMPERATURE)
     llm: LLMParams | None = None
     """Set to make this an ``llm`` member: a chat model plays the family's traits."""
-
-    @field_validator("family")
-    @classmethod
-    def _known(cls, name: str) -> str:
-        if name not in FAMILIES:
-            raise ValueError(f"unknown simulator family {name!r} (known: {', '.join(FAMILIES)})")
-        return name
-
-
-class MixIn(FrozenConfig):
-    """Members of one more family mixed into a condition's training draws (real patients'
-    words: ``aci-train``): ``share`` of its episodes play one of ``members`` of them, drawn as
-    the ensemble draws a family's members (so the same visits whichever study holds them)."""
-
-    family: str
-    members: int = Field(16, ge=1, le=MAX_MEMBERS_PER_FAMILY)
-    share: float = Field(0.25, gt=0, le=1)
 
     @field_validator("family")
     @classmethod
@@ -297,29 +280,11 @@ class StudyConfig(FrozenConfig):
             if c.perturb_ramp > 0 and not c.perturb:
                 raise ValueError(f"condition {c.name!r}: perturb_ramp needs a perturb block")
             if c.mix is not None:
-                _mix_not_heldout(c.name, c.mix, self.ensemble)
+                mix_not_heldout(c.name, c.mix, self.ensemble.heldout)
             if c.mix is not None and c.sampler == "fixed":
                 raise ValueError(f"condition {c.name!r}: mix needs an ensemble, not 'fixed'")
             _fits_members(c, self.ensemble)
         return self
-
-
-def _mix_not_heldout(name: str, mix: MixIn, ensemble: EnsembleConfig) -> None:
-    """A mixed-in family is never held out, nor replays a split a held-out family replays."""
-    if mix.family in ensemble.heldout:
-        raise ValueError(
-            f"condition {name!r}: mix.family {mix.family!r} is a held-out family (held-out "
-            "families measure transfer to users never trained on)"
-        )
-    mixed = REPLAY_FAMILIES.get(mix.family)
-    for held in (REPLAY_FAMILIES.get(h) for h in ensemble.heldout):
-        if mixed is None or held is None or held.corpus != mixed.corpus:
-            continue
-        if shared := sorted(set(mixed.splits) & set(held.splits)):
-            raise ValueError(
-                f"condition {name!r}: mix.family {mix.family!r} replays split(s) {shared} of "
-                f"held-out family {held.name!r}"
-            )
 
 
 def _fits_members(c: Condition, ensemble: EnsembleConfig) -> None:
