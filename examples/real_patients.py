@@ -26,7 +26,7 @@ from sim2human.experiments.world import StudyWorld
 from sim2human.metrics.outcomes import cluster_bootstrap, fmt_estimate
 from sim2human.population.ensemble import Ensemble
 from sim2human.rollout.evaluate import evaluate
-from sim2human.simulators.replay import encounter_ids
+from sim2human.simulators.replay_aci import encounter_ids
 
 FAMILY = "aci-heldout"
 
