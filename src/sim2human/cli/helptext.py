@@ -38,6 +38,7 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         "--model my-agent --episodes 1",
     ),
     "fidelity": ("sim2human fidelity runs/quick",),
+    "fit-family": ("sim2human fit-family --out my-fitted.yaml --rounds 4 --population 8",),
     "export": ("sim2human export runs/quick --format openai-chat --out sft.jsonl",),
     "check": ("sim2human check my_package.agents:make_agent",),
     "model": ("sim2human model serve --port 8790",),
