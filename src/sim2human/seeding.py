@@ -40,6 +40,7 @@ STREAMS: Final = {
     "evolve": "evolve's own choices: (sampler seed)",
     "judges": "which panel members judge an episode: (panel seed, episode seed, member id)",
     "rows": "trainer-adapter rows (members and episode seeds): (seed)",
+    "fit-family": "fit-family's cross-entropy draws: (fit seed)",
 }
 """Stream name -> what it seeds and its path."""
 

@@ -65,6 +65,7 @@ def test_the_examples_say_what_each_condition_is() -> None:
         "ensemble-uniform": "baseline",
         "ensemble-randomized": "candidate",
         "ensemble-randomized+perturb": "candidate",
+        "ensemble-randomized+human": "candidate",
     }
 
 

@@ -30,9 +30,10 @@ def test_the_demo_s_slowest_sub_runs_go_first_and_the_side_jobs_before_the_froze
     cfg, calls = _demo_calls()
     order = [f"{kind} {name}".strip() for kind, name, _, _ in longest_first(cfg, calls)]
     assert order[:2] == ["condition ensemble-randomized+perturb"] * 2
-    assert set(order[2:6]) == {"condition ensemble-uniform", "condition ensemble-randomized"}
-    assert order[6:8] == ["diversity", "reference scripted"]
-    assert {o.split()[1] for o in order[8:]} == {"frozen-small", "frozen-large"}
+    ensembles = {"uniform", "randomized", "randomized+human"}
+    assert set(order[2:8]) == {f"condition ensemble-{e}" for e in ensembles}
+    assert order[8:10] == ["diversity", "reference scripted"]
+    assert {o.split()[1] for o in order[10:]} == {"frozen-small", "frozen-large"}
     assert sorted(longest_first(cfg, calls)) == sorted(calls)  # a reordering, nothing lost
     seeds = [seed for _, name, seed, _ in longest_first(cfg, calls) if name == "frozen-small"]
     assert seeds == [0, 1]  # ties keep the config's order

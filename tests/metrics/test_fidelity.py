@@ -81,3 +81,21 @@ def test_frechet_distance_matches_the_textbook_formula(dims: int) -> None:
     gap = ((x.mean(0) - y.mean(0)) ** 2).sum()
     expected = gap + np.trace(sx) + np.trace(sy) - 2 * cross
     assert frechet_distance(x, y) == pytest.approx(expected, rel=1e-6)
+
+
+def test_scores_give_the_auc_and_an_interval_around_it() -> None:
+    from sim2human.metrics.fidelity import auc_interval, distinguishability_scores
+
+    rng = np.random.default_rng(0)
+    a, b = rng.normal(size=(200, 24)), rng.normal(size=(200, 24))
+    for x, human in ((a, b), (a + 0.4, b)):
+        scored = distinguishability_scores(x, human)
+        assert scored is not None
+        auc = auc_score(*scored)
+        assert auc == distinguishability_auc(x, human)
+        lo, hi = auc_interval(*scored, np.random.default_rng(1), n_boot=300)
+        assert lo < auc < hi and hi - lo < 0.2
+    same = auc_interval(*distinguishability_scores(a, b), np.random.default_rng(1), n_boot=300)  # type: ignore[misc]
+    apart = auc_interval(*distinguishability_scores(a + 0.4, b), np.random.default_rng(1))  # type: ignore[misc]
+    assert same[0] < 0.5 < same[1] and apart[0] > 0.6
+    assert distinguishability_scores(a[:3], b) is None

@@ -19,6 +19,7 @@ from sim2human.cli.check import check
 from sim2human.cli.diagnose import diagnose
 from sim2human.cli.export import export
 from sim2human.cli.fidelity import fidelity
+from sim2human.cli.fit_family import fit_family
 from sim2human.cli.helptext import HELP_OPTIONS, document
 from sim2human.cli.human import human_app
 from sim2human.cli.model import model_app
@@ -60,6 +61,7 @@ app.command("eval-agent")(cli_eval_agent.eval_agent)
 app.command()(report)
 app.command()(diagnose)
 app.command()(fidelity)
+app.command("fit-family")(fit_family)
 app.command()(export)
 app.command()(check)
 app.command()(view)

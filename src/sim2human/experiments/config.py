@@ -18,6 +18,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, ValidationError, field_validator, model_validator
 
 from sim2human.errors import ConfigError, UsageError, first_problem
+from sim2human.experiments.mix import MixIn, mix_not_heldout
 from sim2human.experiments.study_paths import beside_study
 from sim2human.llm.runtime import LLMSettings
 from sim2human.population.panel import JudgingConfig
@@ -89,6 +90,8 @@ class Condition(FrozenConfig):
     simulator: SimulatorRef | None = None
     llm_share: float = Field(0.0, ge=0, le=1)
     """Share of training episodes played by ``ensemble.llm.train`` members (a mixed ensemble)."""
+    mix: MixIn | None = None
+    """Members of another family mixed into training (see ``MixIn``); never a held-out one."""
     llm_block: int = Field(4, ge=1, le=MAX_BATCH)
     """Those episodes come in runs of this many, so that they share training batches and keep
     the endpoint's slots busy together (see ``samplers.MixedSampler``)."""
@@ -276,6 +279,10 @@ class StudyConfig(FrozenConfig):
                 raise ValueError(f"condition {c.name!r}: llm_share needs ensemble.llm.train")
             if c.perturb_ramp > 0 and not c.perturb:
                 raise ValueError(f"condition {c.name!r}: perturb_ramp needs a perturb block")
+            if c.mix is not None:
+                mix_not_heldout(c.name, c.mix, self.ensemble.heldout)
+            if c.mix is not None and c.sampler == "fixed":
+                raise ValueError(f"condition {c.name!r}: mix needs an ensemble, not 'fixed'")
             _fits_members(c, self.ensemble)
         return self
 

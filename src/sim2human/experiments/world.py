@@ -9,6 +9,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Any
 
+from sim2human import seeding
 from sim2human.agents.base import Agent
 from sim2human.errors import UsageError
 from sim2human.experiments.config import Condition, StudyConfig
@@ -41,6 +42,8 @@ class StudyWorld:
     """Agent turns before a conversation is cut off (``train.max_turns``), wherever it is played."""
     llm_train: tuple[SimulatorSpec, ...] = ()
     """``llm`` members that mixed conditions (``llm_share``) train on."""
+    member_seed: int = 0
+    """``ensemble.seed``: a condition's ``mix`` members are drawn from it as the ensemble's are."""
 
     @classmethod
     def build(cls, cfg: StudyConfig) -> StudyWorld:
@@ -66,7 +69,7 @@ class StudyWorld:
         if (hr := e.human_replay) is not None:
             extra = hr.draw(scenario)
             ensemble = replace(ensemble, **{hr.split: getattr(ensemble, hr.split) + extra})
-        return cls(scenario, pool, ensemble, cfg.train.max_turns, llm_train)
+        return cls(scenario, pool, ensemble, cfg.train.max_turns, llm_train, e.seed)
 
     def fixed_spec(self, condition: Condition) -> SimulatorSpec | None:
         ref = condition.simulator
@@ -85,7 +88,17 @@ class StudyWorld:
         fixed = self.fixed_spec(condition)
         if fixed is not None:
             return (fixed,)
-        return self.ensemble.train + (self.llm_train if condition.llm_share > 0 else ())
+        llm = self.llm_train if condition.llm_share > 0 else ()
+        return self.ensemble.train + llm + self.mixed(condition)
+
+    def mixed(self, condition: Condition) -> tuple[SimulatorSpec, ...]:
+        """The members of ``condition.mix`` (none without one), seeded as ``Ensemble`` seeds a
+        family's members: the same whichever other families or conditions the study holds."""
+        if (mix := condition.mix) is None:
+            return ()
+        family = get_family(mix.family)
+        base = seeding.seed(self.member_seed, "member", family.name)
+        return tuple(family.sample(base + k, self.pool) for k in range(mix.members))
 
     def sampler(self, condition: Condition, seed: int = 0, *, episodes: int = 0) -> Sampler:
         """``condition``'s training sampler; ``episodes``, its training budget, is needed by a
@@ -106,7 +119,9 @@ class StudyWorld:
             seed=seed,
         )
         if condition.llm_share > 0:
-            return MixedSampler(inner, self.llm_train, condition.llm_share, condition.llm_block)
+            inner = MixedSampler(inner, self.llm_train, condition.llm_share, condition.llm_block)
+        if condition.mix is not None:
+            inner = MixedSampler(inner, self.mixed(condition), condition.mix.share)
         return inner
 
     def endpoints(self, conditions: Sequence[Condition]) -> set[str]:
@@ -166,21 +181,40 @@ def evaluate_members(
 
 def without_missing_corpus(cfg: StudyConfig) -> tuple[StudyConfig, str | None]:
     """``cfg`` without its ``replay`` families when the corpus they replay is not found (a fresh
-    install without the data), and the one line that says so; ``cfg`` itself otherwise."""
+    install without the data), nor the conditions that ``mix`` one in, and the one line that
+    says so; ``cfg`` itself otherwise."""
+    lines: list[str] = []
     names = [*cfg.ensemble.train, *cfg.ensemble.heldout]
     real = [n for n in names if n in REPLAY_FAMILIES]
-    if not real or (why := corpus_missing(real)) is None:
-        return cfg, None
-    keep = {
-        k: tuple(n for n in getattr(cfg.ensemble, k) if n not in REPLAY_FAMILIES)
-        for k in ("train", "heldout")
+    if real and (why := corpus_missing(real)) is not None:
+        keep = {
+            k: tuple(n for n in getattr(cfg.ensemble, k) if n not in REPLAY_FAMILIES)
+            for k in ("train", "heldout")
+        }
+        if not all(keep.values()):
+            raise UsageError(f"{why} (the study's ensemble has no family without it)")
+        members = {k: v for k, v in cfg.ensemble.members.items() if k not in REPLAY_FAMILIES}
+        ensemble = cfg.ensemble.model_copy(update={**keep, "members": members})
+        cfg = cfg.model_copy(update={"ensemble": ensemble})
+        lines.append(f"real patients ({', '.join(real)}) left out: {why}")
+    gone = {
+        c.name: why
+        for c in cfg.conditions
+        if c.mix and c.mix.family in REPLAY_FAMILIES
+        if (why := corpus_missing([c.mix.family])) is not None
     }
-    if not all(keep.values()):
-        raise UsageError(f"{why} (the study's ensemble has no family without it)")
-    members = {k: v for k, v in cfg.ensemble.members.items() if k not in REPLAY_FAMILIES}
-    ensemble = cfg.ensemble.model_copy(update={**keep, "members": members})
-    line = f"real patients ({', '.join(real)}) left out: {why}"
-    return cfg.model_copy(update={"ensemble": ensemble}), line
+    if gone:
+        kept = tuple(
+            c.model_copy(update={"compare_to": None}) if c.compare_to in gone else c
+            for c in cfg.conditions
+            if c.name not in gone
+        )
+        first = next(iter(gone.values()))
+        if not kept:
+            raise UsageError(f"{first} (every condition of the study mixes in real patients)")
+        cfg = cfg.model_copy(update={"conditions": kept})
+        lines.append(f"condition(s) {', '.join(gone)} left out: {first}")
+    return cfg, "; ".join(lines) or None
 
 
 def evaluate_splits(

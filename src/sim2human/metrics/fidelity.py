@@ -181,10 +181,19 @@ def distinguishability_auc(
     top ``PCA_DIMS`` principal components (label-free, so nothing about the held-out labels
     leaks): a 100-fold cheaper fit that over-fits less. Needs at least ``folds`` rows per side.
     """
+    scored = distinguishability_scores(x, human, folds, l2, seed)
+    return float("nan") if scored is None else auc_score(*scored)
+
+
+def distinguishability_scores(
+    x: Matrix, human: Matrix, folds: int = 5, l2: float = 1.0, seed: int = 0
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]] | None:
+    """The held-out-fold scores behind ``distinguishability_auc`` and their labels (1: ``x``),
+    or None with fewer than ``folds`` rows a side."""
     rng = np.random.default_rng(seed)
     n = min(len(x), len(human))
     if n < folds:
-        return float("nan")
+        return None
     xs = x[rng.permutation(len(x))[:n]]
     hs = human[rng.permutation(len(human))[:n]]
     data = np.vstack([xs, hs])
@@ -199,7 +208,24 @@ def distinguishability_auc(
         test = fold == k
         w = _fit_logistic(data[~test], labels[~test], l2)
         scores[test] = data[test] @ w[:-1] + w[-1]
-    return auc_score(scores, labels)
+    return scores, labels
+
+
+def auc_interval(
+    scores: npt.NDArray[np.float64],
+    labels: npt.NDArray[np.float64],
+    rng: np.random.Generator,
+    n_boot: int = 1000,
+    level: float = 0.95,
+) -> tuple[float, float]:
+    """Percentile bootstrap interval of ``auc_score``, resampling each label's rows (turns)."""
+    pos, neg = np.flatnonzero(labels == 1), np.flatnonzero(labels == 0)
+    draws = []
+    for _ in range(n_boot):
+        idx = np.concatenate([rng.choice(pos, len(pos)), rng.choice(neg, len(neg))])
+        draws.append(auc_score(scores[idx], labels[idx]))
+    lo, hi = np.quantile(draws, [(1 - level) / 2, (1 + level) / 2])
+    return float(lo), float(hi)
 
 
 def fidelity_row(

@@ -16,6 +16,8 @@ from sim2human.simulators.replay import REPLAY_FAMILIES
 from sim2human.store.loading import parse_yaml
 
 FAMILIES_FILE = "data/families.yaml"
+FITTED_FILE = "data/fitted-aci.yaml"
+"""Families fitted to real patients' behaviour (``sim2human fit-family`` writes this file)."""
 
 
 def load_families(text: str, where: Path) -> dict[str, Family]:
@@ -37,12 +39,16 @@ def load_families(text: str, where: Path) -> dict[str, Family]:
     return out
 
 
-def _builtin() -> dict[str, Family]:
-    source = resources.files("sim2human.simulators").joinpath(FAMILIES_FILE)
+def _builtin(file: str = FAMILIES_FILE) -> dict[str, Family]:
+    source = resources.files("sim2human.simulators").joinpath(file)
     return load_families(source.read_text(encoding="utf-8"), Path(str(source)))
 
 
+FITTED: dict[str, Family] = _builtin(FITTED_FILE)
 FAMILIES: dict[str, Family] = _builtin()
+if twice := sorted(set(FITTED) & set(FAMILIES)):  # pragma: no cover (a packaging mistake)
+    raise ConfigError(f"{FITTED_FILE}: families {twice} are also in {FAMILIES_FILE}")
+FAMILIES.update(FITTED)  # fitted-aci: trait ranges fitted to ACI-Bench train patients
 FAMILIES.update(REPLAY_FAMILIES)  # real patients' words: aci-train, aci-heldout (replay.py)
 TRAIN_FAMILIES = ("cooperative", "chatty", "anxious")
 HELDOUT_FAMILIES = ("elderly-confused", "noisy-line", "terse-guarded")

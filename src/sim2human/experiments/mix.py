@@ -1,0 +1,48 @@
+"""A condition's ``mix``: members of one more family mixed into its training draws, and the
+check that no held-out family or split is ever mixed in."""
+
+from __future__ import annotations
+
+from pydantic import Field, field_validator
+
+from sim2human.simulators.families import FAMILIES
+from sim2human.simulators.replay import REPLAY_FAMILIES
+from sim2human.types import FrozenConfig
+
+MAX_MEMBERS: int = 10_000
+"""A bound on work only (``config.MAX_MEMBERS_PER_FAMILY``)."""
+
+
+class MixIn(FrozenConfig):
+    """Members of one more family mixed into a condition's training draws (real patients'
+    words: ``aci-train``): ``share`` of its episodes play one of ``members`` of them, drawn as
+    the ensemble draws a family's members (so the same visits whichever study holds them)."""
+
+    family: str
+    members: int = Field(16, ge=1, le=MAX_MEMBERS)
+    share: float = Field(0.25, gt=0, le=1)
+
+    @field_validator("family")
+    @classmethod
+    def _known(cls, name: str) -> str:
+        if name not in FAMILIES:
+            raise ValueError(f"unknown simulator family {name!r} (known: {', '.join(FAMILIES)})")
+        return name
+
+
+def mix_not_heldout(name: str, mix: MixIn, heldout: tuple[str, ...]) -> None:
+    """A mixed-in family is never held out, nor replays a split a held-out family replays."""
+    if mix.family in heldout:
+        raise ValueError(
+            f"condition {name!r}: mix.family {mix.family!r} is a held-out family (held-out "
+            "families measure transfer to users never trained on)"
+        )
+    mixed = REPLAY_FAMILIES.get(mix.family)
+    for held in (REPLAY_FAMILIES.get(h) for h in heldout):
+        if mixed is None or held is None or held.corpus != mixed.corpus:
+            continue
+        if shared := sorted(set(mixed.splits) & set(held.splits)):
+            raise ValueError(
+                f"condition {name!r}: mix.family {mix.family!r} replays split(s) {shared} of "
+                f"held-out family {held.name!r}"
+            )
