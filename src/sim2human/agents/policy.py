@@ -12,7 +12,7 @@ from torch import nn
 from sim2human import outputs
 from sim2human.agents.base import AgentTurn, Observation
 from sim2human.agents.features import Featuriser
-from sim2human.scenarios.base import Scenario, say_act
+from sim2human.scenarios.base import Scenario, act_wording
 
 
 class PolicyNet(nn.Module):
@@ -85,6 +85,7 @@ class PolicyAgent:
         self.scenario = scenario
         self.featurise = Featuriser(scenario)
         self.acts = scenario.acts
+        self._say = act_wording(scenario)
         if net is None:
             with torch.random.fork_rng(devices=[]):  # seeded weights, global RNG untouched
                 torch.manual_seed(seed)
@@ -127,7 +128,7 @@ class PolicyAgent:
     def turn(self, index: int, obs: Observation) -> AgentTurn:
         """Act ``index`` said in the context of ``obs`` (its text rendered, its field known)."""
         act = self.acts[index]
-        text = say_act(self.scenario, act, obs.view)
+        text = self._say(act, obs.view)
         field = obs.field_of(act)
         return AgentTurn(text=text, act=act.id, field=field)
 

@@ -39,6 +39,10 @@ class FileScenario(SlotFilling):
             n: FieldReader(n, f, vocabs.get(n), _label(n, f), kinds.count(type(f)) == 1)
             for n, f in spec.fields.items()
         }
+        # Reading is a pure function of the text (and the field asked): users and agents repeat
+        # their lines, so both readers keep what they read (most of a rollout's time, unkept).
+        self._read: dict[tuple[str, str | None], tuple[tuple[str, Value], ...]] = {}
+        self._intents: dict[str, AgentIntent] = {}
 
     @property
     def name(self) -> str:
@@ -106,12 +110,16 @@ class FileScenario(SlotFilling):
     # -- reading the user ---------------------------------------------------------------------
 
     def extract(self, user_text: str, record: Record, expecting: str | None) -> Record:
-        out = dict(record)
-        for n, reader in self.readers.items():
-            value = reader.read(user_text, expecting == n)
-            if value is not None:
-                out[n] = value
-        return out
+        key = (user_text, expecting)
+        found = self._read.get(key)
+        if found is None:
+            found = tuple(
+                (n, value)
+                for n, reader in self.readers.items()
+                if (value := reader.read(user_text, expecting == n)) is not None
+            )
+            _keep(self._read, key, found)
+        return {**record, **dict(found)}
 
     def signals(self, user_text: str, before: Record, after: Record) -> UserSignals:
         text = user_text.lower()
@@ -130,18 +138,38 @@ class FileScenario(SlotFilling):
         own = [t for f in self.spec.fields.values() for t in f.ask.jargon]
         return tuple(j.lower() for j in (*self.spec.cues.jargon, *own))
 
+    @cached_property
+    def _cues(self) -> dict[str, tuple[str, ...]]:
+        """The agent cues, lower-cased once: by kind, and each field's as ``field:NAME``."""
+        c = self.spec.cues
+        out = {
+            kind: tuple(x.lower() for x in getattr(c, kind))
+            for kind in ("confirm", "greet", "close", "empathy", "clarify")
+        }
+        out.update(
+            {f"field:{n}": tuple(x.lower() for x in f.cues) for n, f in self.spec.fields.items()}
+        )
+        return out
+
     def interpret(self, agent_text: str) -> AgentIntent:
-        t, c = agent_text.lower(), self.spec.cues
-        confirm = _has(t, c.confirm)
-        asks = () if confirm else tuple(n for n, f in self.spec.fields.items() if _has(t, f.cues))
+        intent = self._intents.get(agent_text)
+        if intent is None:
+            intent = self._interpret(agent_text)
+            _keep(self._intents, agent_text, intent)
+        return intent
+
+    def _interpret(self, agent_text: str) -> AgentIntent:
+        t, c = agent_text.lower(), self._cues
+        confirm = _has(t, c["confirm"])
+        asks = () if confirm else tuple(n for n in self.spec.fields if _has(t, c[f"field:{n}"]))
         return AgentIntent(
             asks=asks,
             jargon=_has(t, self._jargon),
-            greet=t.startswith(tuple(g.lower() for g in c.greet)),
-            close=_has(t, c.close),
-            empathy=_has(t, c.empathy),
+            greet=t.startswith(c["greet"]),
+            close=_has(t, c["close"]),
+            empathy=_has(t, c["empathy"]),
             confirm=confirm,
-            clarify=t.startswith(tuple(x.lower() for x in c.clarify)),
+            clarify=t.startswith(c["clarify"]),
         )
 
     def render_act(self, act: Act, last_field: str | None, record: Record) -> str:
@@ -185,7 +213,18 @@ def _label(name: str, f: FieldSpec) -> str:
 
 
 def _has(text: str, cues: tuple[str, ...]) -> bool:
-    return any(c.lower() in text for c in cues)
+    """Whether ``text`` (lower-case) holds one of ``cues`` (lower-case)."""
+    return any(c in text for c in cues)
+
+
+_KEPT = 50_000
+"""Texts a reader keeps; past that it starts afresh (bounded memory on long runs)."""
+
+
+def _keep(memo: dict[Any, Any], key: Any, value: Any) -> None:
+    if len(memo) >= _KEPT:
+        memo.clear()
+    memo[key] = value
 
 
 def _draw(f: FieldSpec, vocab: Vocab | None, rng: np.random.Generator) -> Value:

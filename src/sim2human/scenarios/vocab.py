@@ -34,6 +34,11 @@ class Vocab:
     """A name (canonical or alias, as keyed above) -> how the file writes it. Names keep words
     and digits only, for reading; saying one uses the file's own spelling, so a time written
     "19:30" is said "19:30", not "19 30" (``spell``)."""
+    close: dict[str, frozenset[str]] = field(
+        default_factory=dict, hash=False, compare=False, repr=False
+    )
+    """Word -> the vocabulary words it could be a typo of (``_close_words``' memo: one kept per
+    vocabulary, so a lookup hashes the word alone, not the vocabulary too)."""
 
     def __hash__(self) -> int:
         # by name only: every memo below is keyed on the vocabulary, and hashing its whole
@@ -107,21 +112,30 @@ def _by_first_word(vocab: Vocab) -> dict[str, tuple[tuple[int, str, tuple[str, .
     return {w: tuple(v) for w, v in out.items()}
 
 
-@lru_cache(maxsize=200_000)
+_CLOSE_KEPT = 200_000
+"""Words a vocabulary's ``close`` memo keeps; past that it starts afresh (bounded memory)."""
+
+
 def _close_words(vocab: Vocab, word: str) -> frozenset[str]:
-    """The vocabulary words that ``word`` could be a typo of."""
+    """The vocabulary words that ``word`` could be a typo of (kept in ``vocab.close``)."""
     table = _word_table(vocab)
     if word in table or len(word) <= _SHORT:
-        return frozenset([word]) if word in table else frozenset()
-    cutoff = 88 if len(word) <= 6 else 82  # one slip in a short word is a large share of it
-    hits = process.extract(word, table, scorer=fuzz.ratio, score_cutoff=cutoff, limit=4)
-    return frozenset(h[0] for h in hits if len(h[0]) > _SHORT)
+        near = frozenset([word]) if word in table else frozenset()
+    else:
+        cutoff = 88 if len(word) <= 6 else 82  # one slip in a short word is a large share of it
+        hits = process.extract(word, table, scorer=fuzz.ratio, score_cutoff=cutoff, limit=4)
+        near = frozenset(h[0] for h in hits if len(h[0]) > _SHORT)
+    if len(vocab.close) >= _CLOSE_KEPT:
+        vocab.close.clear()
+    vocab.close[word] = near
+    return near
 
 
 @lru_cache(maxsize=100_000)
 def _find(vocab: Vocab, tokens: tuple[str, ...]) -> tuple[str, ...]:
     """Longest aliases first; a shorter alias may not reuse words a longer one matched."""
-    close = [_close_words(vocab, t) for t in tokens]
+    memo = vocab.close
+    close = [memo[t] if t in memo else _close_words(vocab, t) for t in tokens]
     at: dict[str, list[int]] = {}  # vocabulary word -> the positions it may stand at
     for i, near in enumerate(close):
         for w in near:

@@ -15,6 +15,7 @@ a call without a deal counts only whether it was asked what it needs.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import cache
 
 import numpy as np
 
@@ -113,8 +114,7 @@ class CamperMoves:
     def _counter(self, prefix: str, tags: tuple[str, ...]) -> UserMove:
         """The camper's offer at its aspiration: it takes just enough, the agent the most
         packages (a camper cannot see the agent's values)."""
-        fits = [s for s in deal.ALL_SPLITS if deal.theirs(s, self.values) >= self.aspiration]
-        split = min(fits, key=lambda s: (deal.theirs(s, self.values), -sum(s)))
+        split = _offer_at(deal.as_points(self.values), self.aspiration)
         self.offered = split
         return UserMove(f"{prefix}How about this: {deal.say_split(deal.flip(split))}?", tags)
 
@@ -129,6 +129,15 @@ class CamperMoves:
         if capacity >= 0.5 or rng.random() < 0.5:
             text += f" {by_level['low'].capitalize()} matters least to me."
         return UserMove(text, tags=("priorities",))
+
+
+@cache
+def _offer_at(values: tuple[int, int, int], aspiration: int) -> Split:
+    """The split (the agent's packages) a camper of ``values`` offers at ``aspiration``: it
+    takes just enough, the agent the most packages; memoised (few values and aspirations)."""
+    points = dict(zip(ISSUES, values, strict=True))
+    fits = deal.at_least(points, aspiration)
+    return min(fits, key=lambda s: (deal.theirs(s, points), -sum(s)))
 
 
 def _pick(options: tuple[str, ...], rng: np.random.Generator, capacity: float) -> str:
