@@ -25,7 +25,7 @@ from sim2human.population.panel import JudgingConfig
 from sim2human.samplers.build import known_sampler, sampler_args
 from sim2human.scenarios.catalog import known_scenario
 from sim2human.simulators.base import MAX_TEMPERATURE, LLMParams
-from sim2human.simulators.families import FAMILIES
+from sim2human.simulators.families import known_family
 from sim2human.simulators.human_replay import HumanReplayMembers
 from sim2human.simulators.llm import LLMMembers
 from sim2human.simulators.noise import validate_ranges
@@ -73,9 +73,7 @@ class SimulatorRef(FrozenConfig):
     @field_validator("family")
     @classmethod
     def _known(cls, name: str) -> str:
-        if name not in FAMILIES:
-            raise ValueError(f"unknown simulator family {name!r} (known: {', '.join(FAMILIES)})")
-        return name
+        return known_family(name)
 
 
 class Condition(FrozenConfig):
@@ -188,10 +186,7 @@ class EnsembleConfig(FrozenConfig):
     @classmethod
     def _known(cls, names: tuple[str, ...]) -> tuple[str, ...]:
         for name in names:
-            if name not in FAMILIES:
-                raise ValueError(
-                    f"unknown simulator family {name!r} (known: {', '.join(FAMILIES)})"
-                )
+            known_family(name)
         if not names:
             raise ValueError("needs at least one family")
         if len(set(names)) != len(names):

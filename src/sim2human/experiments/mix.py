@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pydantic import Field, field_validator
 
-from sim2human.simulators.families import FAMILIES
+from sim2human.simulators.families import known_family
 from sim2human.simulators.replay import REPLAY_FAMILIES
 from sim2human.types import FrozenConfig
 
@@ -25,9 +25,7 @@ class MixIn(FrozenConfig):
     @field_validator("family")
     @classmethod
     def _known(cls, name: str) -> str:
-        if name not in FAMILIES:
-            raise ValueError(f"unknown simulator family {name!r} (known: {', '.join(FAMILIES)})")
-        return name
+        return known_family(name)
 
 
 def mix_not_heldout(name: str, mix: MixIn, heldout: tuple[str, ...]) -> None:

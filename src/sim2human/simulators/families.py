@@ -54,9 +54,20 @@ TRAIN_FAMILIES = ("cooperative", "chatty", "anxious")
 HELDOUT_FAMILIES = ("elderly-confused", "noisy-line", "terse-guarded")
 
 
+def unknown_family(name: str) -> str:
+    """The one message for a family name nobody registered, listing the known ones."""
+    return f"unknown simulator family {name!r} (known: {', '.join(FAMILIES)})"
+
+
+def known_family(name: str) -> str:
+    """``name``, or a ValueError for a config validator (pydantic adds where it was)."""
+    if name not in FAMILIES:
+        raise ValueError(unknown_family(name))
+    return name
+
+
 def get_family(name: str) -> Family:
     try:
         return FAMILIES[name]
     except KeyError:
-        known = ", ".join(FAMILIES)
-        raise UsageError(f"unknown simulator family {name!r} (known: {known})") from None
+        raise UsageError(unknown_family(name)) from None

@@ -43,7 +43,7 @@ from sim2human.simulators.base import (
     SimulatorSpec,
     UserTurn,
 )
-from sim2human.simulators.families import FAMILIES, get_family
+from sim2human.simulators.families import get_family, known_family
 from sim2human.simulators.llm_guard import (
     judge_prompt,
     out_of_role,
@@ -327,10 +327,7 @@ class LLMMembers(FrozenConfig):
     @classmethod
     def _known_families(cls, names: tuple[str, ...]) -> tuple[str, ...]:
         for name in names:
-            if name not in FAMILIES:
-                raise ValueError(
-                    f"unknown simulator family {name!r} (known: {', '.join(FAMILIES)})"
-                )
+            known_family(name)
         return names
 
     @model_validator(mode="after")
