@@ -4,6 +4,7 @@ targets: 90 s on 2 cores (issue #10) and 180 s with the real patients held out (
 (issue #22).
 
     .venv/bin/python benchmarks/bench_demo.py [--workers N] [--data DIR] [--scenario NAME]
+        [--keep DIR]
 
 Runs the command itself in a subprocess (interpreter start-up and imports included) into a
 temporary run directory, then splits the wall time into its phases from what the run stored:
@@ -41,9 +42,14 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=None)
     parser.add_argument("--data", type=Path, default=None, help="the folder holding aci-bench/")
     parser.add_argument("--scenario", default="intake", help="whose demo (demo --scenario)")
+    parser.add_argument(
+        "--keep", type=Path, default=None, help="run into this new folder and keep it (tables)"
+    )
     args = parser.parse_args()
+    if args.keep is not None and args.keep.exists():
+        sys.exit(f"{args.keep}: already exists; --keep makes a new run directory")
     tmp = Path(tempfile.mkdtemp())
-    out = tmp / "demo"
+    out = args.keep if args.keep is not None else tmp / "demo"
     cmd = [*command(), "demo", "--out", str(out)]
     cmd += ["--workers", str(args.workers)] if args.workers else []
     cmd += ["--data", str(args.data)] if args.data else []
