@@ -55,3 +55,15 @@ def test_every_option_says_what_it_is(capsys: pytest.CaptureFixture[str]) -> Non
         if param.param_type_name == "option" and not getattr(param, "help", None)
     ]
     assert bare == []
+
+
+@pytest.mark.parametrize("module", ["sim2human", "sim2human.cli"])
+def test_python_dash_m_runs_the_command(module: str) -> None:
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-m", module, "--version"], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert "sim2human" in done.stdout
