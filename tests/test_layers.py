@@ -56,6 +56,7 @@ LAYERS: dict[str, int] = {
     "sim2human.viewer": 8,  # the run viewer: HTML pages of a run's episodes
     # L9 the command and the web app
     "sim2human.cli": 9,
+    "sim2human.__main__": 9,  # python -m sim2human: the command, as sim2human.cli
     "sim2human.webapp": 9,
 }
 
