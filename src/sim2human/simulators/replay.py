@@ -41,6 +41,7 @@ import numpy as np
 from sim2human import seeding
 from sim2human.errors import UsageError
 from sim2human.scenarios.base import Scenario
+from sim2human.scenarios.slots import applicable_fields
 from sim2human.simulators.base import (
     Family,
     QuirkPool,
@@ -267,6 +268,8 @@ class ReplaySimulator:
 
     def _answer(self, f: str) -> tuple[str, ReplyKind]:
         c, m = self.call, self.member
+        if f not in c.profile:  # a question that does not apply to this caller's booking
+            return self._fallback()
         value = c.profile[f]
         pool = [k for k in m.answers.get(f, ()) if k not in c.used] or list(m.answers.get(f, ()))
         right = [k for k in pool if (f, k) in m.says_card]
@@ -300,7 +303,8 @@ class ReplaySimulator:
     def _readback(self, agent_text: str) -> UserTurn:
         c, m = self.call, self.member
         heard = self.scenario.extract(agent_text, self.scenario.empty_record(), None)
-        wrong = [f for f, v in heard.items() if v is not None and v != c.profile[f]]
+        mine = c.profile
+        wrong = [f for f, v in heard.items() if v is not None and f in mine and v != mine[f]]
         if wrong:
             said = self.scenario.say(wrong[0], c.profile[wrong[0]], 0.0, c.rng)
             return self._user(f"No, that's not right. {said}", "adapted")
@@ -332,8 +336,9 @@ class ReplaySimulator:
                 c.record = self.scenario.extract(t.text, c.record, c.expecting)
                 c.confusions += "confused" in t.tags
         c.read = len(c.turns)
-        across = {f for f, v in c.record.items() if v is not None and v == c.profile[f]}
-        return self._rule.score_manner(c.manner, across, c.confusions, dropped=False)
+        across = {f for f, v in c.record.items() if v is not None and v == c.profile.get(f)}
+        n = len(applicable_fields(self.scenario, c.profile))
+        return self._rule.score_manner(c.manner, across, c.confusions, dropped=False, n_fields=n)
 
     def judge(self, episode: Episode) -> float:
         return self._rule.judge(episode)
