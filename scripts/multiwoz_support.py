@@ -113,6 +113,17 @@ def times(found: Found) -> list[str]:
     return sorted(names, key=lambda t: tuple(int(x) for x in t.split(":")))
 
 
+def vocabularies(found: Found) -> dict[str, set[str]]:
+    """The category fields' values a row may hold (the rest are not listed: any value goes)."""
+    return {
+        "area": set(AREAS),
+        "pricerange": set(PRICES),
+        "food": set(foods(found)),
+        "destination": set(stations(found)),
+        "time": set(times(found)),
+    }
+
+
 def row(dom: str, v: dict[str, str], vocab: dict[str, set[str]]) -> dict[str, object] | None:
     """The profile of one val goal, or None when it lacks a slot or names a value the file
     leaves out."""
@@ -182,14 +193,7 @@ def main(argv: list[str]) -> int:
     (OUT / "times.txt").write_text(
         header + "\n".join(f"{t}|{twelve_hour(t)}" for t in time) + "\n", encoding="utf-8"
     )
-    vocab = {
-        "area": set(AREAS),
-        "pricerange": set(PRICES),
-        "food": set(food),
-        "destination": set(station),
-        "time": set(time),
-    }
-    lines = rows(found, vocab)
+    lines = rows(found, vocabularies(found))
     write_profiles(lines)
     per = {dom: sum(f"domain: {dom}," in ln for ln in lines) for dom in DOMAINS}
     print(

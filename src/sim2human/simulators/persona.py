@@ -21,7 +21,6 @@ across. Slot-filling scenarios keep the path below, unchanged.
 from __future__ import annotations
 
 import zlib
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -32,6 +31,7 @@ from sim2human.scenarios.base import AgentIntent, Scenario
 from sim2human.scenarios.core import Progress, SuppliesMoves, UserMove, UserMoves
 from sim2human.scenarios.slots import conditional
 from sim2human.simulators.base import SimulatorSpec, UserTurn
+from sim2human.simulators.manner import Manner
 from sim2human.types import Episode, Profile
 
 W_HEARD = 0.55
@@ -43,34 +43,6 @@ W_DONE = 0.25
 CAREFUL = 0.5
 """Noise severity (as a share of the member's own) when a caller repeats a garbled answer: said
 again slowly, it gets across more often, which is what makes asking again worth it."""
-
-
-@dataclass(frozen=True)
-class Manner:
-    """How the agent has handled the call so far, as the caller reads it (kept turn by turn:
-    re-reading the whole call every turn was a tenth of a rollout)."""
-
-    turns: int = 0
-    greeted: bool = False
-    closed: bool = False
-    """The agent's latest turn closes the call."""
-    empathy: bool = False
-
-    def then(self, intent: AgentIntent) -> Manner:
-        first = self.turns == 0
-        return Manner(
-            self.turns + 1,
-            intent.greet if first else self.greeted,
-            intent.close,
-            self.empathy or intent.empathy,
-        )
-
-    @classmethod
-    def of(cls, intents: Iterable[AgentIntent]) -> Manner:
-        manner = cls()
-        for intent in intents:
-            manner = manner.then(intent)
-        return manner
 
 
 @dataclass

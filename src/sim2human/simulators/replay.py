@@ -51,7 +51,8 @@ from sim2human.simulators.base import (
     Traits,
     UserTurn,
 )
-from sim2human.simulators.persona import Manner, PersonaSimulator
+from sim2human.simulators.manner import Manner
+from sim2human.simulators.persona import PersonaSimulator
 from sim2human.simulators.replay_aci import ACI_BENCH
 from sim2human.simulators.replay_casino import CASINO
 from sim2human.simulators.replay_corpus import Corpus, Member
