@@ -23,9 +23,11 @@ from sim2human.scenarios.file_scenario import FileScenario
 from sim2human.scenarios.intake.scenario import IntakeScenario
 from sim2human.scenarios.slots import SlotState, applicable_fields, conditional
 from sim2human.simulators import build_simulator
-from sim2human.simulators.base import QuirkPool
+from sim2human.simulators.base import QuirkPool, Traits
 from sim2human.simulators.families import get_family
+from sim2human.simulators.llm_prompts import role_play, system_prompt
 from sim2human.types import Termination, Value
+from sim2human.webapp.card import card_lines, label, read_card
 
 OUTSIDE = "    kind: yesno                    # yes or no\n"
 WHEN = TEXT.replace(OUTSIDE, OUTSIDE + "    when: {area: north}\n", 1)
@@ -158,3 +160,35 @@ def test_a_caller_asked_what_does_not_apply_says_so_and_never_needs_a_value() ->
     assert s.extract(reply.text, s.empty_record(), "stay")["stay"] is None
     assert 0 <= sim.satisfaction() <= 1
     assert applicable_fields(s, profile) == tuple(profile)
+
+
+def test_the_llm_sides_and_the_call_card_name_only_what_applies() -> None:
+    s = support()
+    profile = {"domain": "hotel", "area": "north", "pricerange": "cheap", "day": "monday"}
+    profile |= {"people": 2, "stay": 3}
+    assert "stay (only when booking is hotel)" in s.voice.agent.system_prompt
+    prompt = system_prompt(
+        role_play(s), "plain", "Sam", profile, applicable_fields(s, profile), Traits()
+    )
+    assert "stay" in prompt.lower() and "food" not in prompt.lower()
+    assert [line for line, _ in card_lines(s, profile)] == [
+        label(s, f) for f in ("domain", "area", "pricerange", "day", "people", "stay")
+    ]
+    typed = {"domain": "train", "destination": "ely", "day": "monday", "people": "2"}
+    typed |= {"time": "9:15", "food": "indian"}  # a box that does not apply is not kept
+    read, problems = read_card(s, typed)
+    assert problems == {}
+    assert read == {
+        "domain": "train",
+        "destination": "ely",
+        "day": "monday",
+        "people": 2,
+        "time": "9 15",
+    }
+    assert read_card(s, {"domain": "hotel"})[1].keys() == {
+        "area",
+        "pricerange",
+        "day",
+        "people",
+        "stay",
+    }

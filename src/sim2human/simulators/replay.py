@@ -1,5 +1,5 @@
 """``replay``: users who speak in real people's words, from any corpus of ``CORPORA``: ACI-Bench
-doctor-patient visits (intake), MultiWOZ 2.1 restaurant bookings (support) and CaSiNo campsite
+doctor-patient visits (intake), MultiWOZ 2.1 bookings (support) and CaSiNo campsite
 negotiations (negotiation: ``replay_casino.ReplayCamper``, its own simulator; the rest of this
 docstring is the slot-filling replay).
 
@@ -106,14 +106,14 @@ REPLAY_FAMILIES: Final[dict[str, ReplayFamily]] = {
             splits=("val",),
             corpus="multiwoz",
             trigger_prob=0.0,
-            description="real callers' words: MultiWOZ 2.1 val restaurant bookings (support)",
+            description="real callers' words: MultiWOZ 2.1 val bookings (support)",
         ),
         ReplayFamily(
             name="multiwoz-heldout",
             splits=("test",),
             corpus="multiwoz",
             trigger_prob=0.0,
-            description="real callers' words: MultiWOZ 2.1 test restaurant bookings (support)",
+            description="real callers' words: MultiWOZ 2.1 test bookings (support)",
         ),
         ReplayFamily(
             name="casino-train",
