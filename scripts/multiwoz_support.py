@@ -30,9 +30,37 @@ from sim2human.corpora import multiwoz
 OUT = Path(__file__).resolve().parents[1] / "src/sim2human/scenarios/data/support"
 AREAS = ("centre", "north", "south", "east", "west")
 PRICES = ("cheap", "moderate", "expensive")
-SLOTS = ("area", "pricerange", "food", "day", "people", "time")
+DOMAINS = ("restaurant", "hotel", "train")
+SLOTS: dict[str, dict[str, str]] = {
+    # the scenario's field -> the goal's slot (``info`` and ``book`` merged), per domain
+    "restaurant": {
+        "area": "area",
+        "pricerange": "pricerange",
+        "food": "food",
+        "day": "day",
+        "people": "people",
+        "time": "time",
+    },
+    "hotel": {
+        "area": "area",
+        "pricerange": "pricerange",
+        "day": "day",
+        "people": "people",
+        "stay": "stay",
+    },
+    "train": {"destination": "destination", "day": "day", "time": "leaveAt", "people": "people"},
+}
+ORDER = ("domain", "area", "pricerange", "food", "destination", "day", "people", "time", "stay")
 BEGIN, END = "# BEGIN generated profiles", "# END generated profiles"
 HEADER = "# Written by scripts/multiwoz_support.py from MultiWOZ 2.1 ({src}); do not edit.\n"
+
+
+def clock(t: str) -> str | None:
+    """A goal's time as ``H:MM`` ("09:15" -> "9:15"), or None when it is not a clock time."""
+    if not re.fullmatch(r"\d{1,2}:\d\d", t):
+        return None
+    h, m = (int(x) for x in t.split(":"))
+    return f"{h}:{m:02d}" if h < 24 and m < 60 else None
 
 
 def twelve_hour(t: str) -> str:
@@ -45,46 +73,84 @@ def spoken(t: str) -> str:
     return t.replace(":", " ")
 
 
-def goals() -> list[tuple[str, multiwoz.Goal]]:
+Found = list[tuple[str, str, dict[str, str]]]
+"""(split, domain, the goal's slots merged) of every goal of a supported domain."""
+
+
+def goals() -> Found:
     return [
-        (d.split, g)
+        (d.split, dom, {**g.info, **g.book})
         for split in multiwoz.SPLITS
         for d in multiwoz.load(split)
-        if (g := d.goals.get("restaurant")) is not None
+        for dom in DOMAINS
+        if (g := d.goals.get(dom)) is not None
     ]
 
 
-def foods(found: list[tuple[str, multiwoz.Goal]]) -> list[str]:
+def foods(found: Found) -> list[str]:
     clash = set(AREAS) | set(PRICES)
-    names = {g.info["food"] for _, g in found if "food" in g.info}
+    names = {v["food"] for _, dom, v in found if dom == "restaurant" and "food" in v}
     return sorted(n for n in names if not clash & set(n.split()))
 
 
-def times(found: list[tuple[str, multiwoz.Goal]]) -> list[str]:
+def stations(found: Found) -> list[str]:
+    return sorted(
+        {
+            v[k]
+            for _, dom, v in found
+            if dom == "train"
+            for k in ("departure", "destination")
+            if k in v
+        }
+    )
+
+
+def times(found: Found) -> list[str]:
+    slot = {"restaurant": "time", "train": "leaveAt"}
     names = {
-        g.book["time"] for _, g in found if re.fullmatch(r"\d{1,2}:\d\d", g.book.get("time", ""))
+        t for _, dom, v in found if dom in slot and (t := clock(v.get(slot[dom], ""))) is not None
     }
     return sorted(names, key=lambda t: tuple(int(x) for x in t.split(":")))
 
 
-def rows(found: list[tuple[str, multiwoz.Goal]], food: set[str], time: set[str]) -> list[str]:
+def vocabularies(found: Found) -> dict[str, set[str]]:
+    """The category fields' values a row may hold (the rest are not listed: any value goes)."""
+    return {
+        "area": set(AREAS),
+        "pricerange": set(PRICES),
+        "food": set(foods(found)),
+        "destination": set(stations(found)),
+        "time": set(times(found)),
+    }
+
+
+def row(dom: str, v: dict[str, str], vocab: dict[str, set[str]]) -> dict[str, object] | None:
+    """The profile of one val goal, or None when it lacks a slot or names a value the file
+    leaves out."""
+    out: dict[str, object] = {"domain": dom}
+    for field, slot in SLOTS[dom].items():
+        value = v.get(slot)
+        if value is None:
+            return None
+        if field in ("people", "stay"):
+            if not value.isdigit() or not 1 <= int(value) <= 8:
+                return None
+            out[field] = int(value)
+            continue
+        if field == "time":
+            value = clock(value) or ""
+        if value not in vocab.get(field, {value}):
+            return None
+        out[field] = spoken(value) if field == "time" else value
+    return {f: out[f] for f in ORDER if f in out}
+
+
+def rows(found: Found, vocab: dict[str, set[str]]) -> list[str]:
     out = []
-    for split, g in found:
-        v = {**g.info, **g.book}
-        if split != "val" or any(s not in v for s in SLOTS):
-            continue
-        if v["food"] not in food or v["time"] not in time or v["area"] not in AREAS:
-            continue
-        if (
-            v["pricerange"] not in PRICES
-            or not v["people"].isdigit()
-            or not 1 <= int(v["people"]) <= 8
-        ):
-            continue
-        out.append(
-            f"    - {{area: {v['area']}, pricerange: {v['pricerange']}, food: {v['food']}, "
-            f"day: {v['day']}, people: {int(v['people'])}, time: {spoken(v['time'])}}}"
-        )
+    for dom in DOMAINS:
+        for split, d, v in found:
+            if split == "val" and d == dom and (r := row(dom, v, vocab)) is not None:
+                out.append("    - {" + ", ".join(f"{k}: {x}" for k, x in r.items()) + "}")
     return out
 
 
@@ -103,7 +169,11 @@ def print_forms() -> None:
     for split in multiwoz.SPLITS:
         for d in multiwoz.load(split):
             for t in d.turns:
-                if t.domains <= {"restaurant", "booking"} and len(t.text) < 70:
+                if (
+                    len(t.domains - {"booking"}) == 1
+                    and t.domains & set(DOMAINS)
+                    and len(t.text) < 70
+                ):
                     (ask if t.speaker == "system" else inform)[",".join(sorted(t.domains))][
                         t.text
                     ] += 1
@@ -116,15 +186,20 @@ def print_forms() -> None:
 
 def main(argv: list[str]) -> int:
     found = goals()
-    food, time = foods(found), times(found)
+    food, station, time = foods(found), stations(found), times(found)
     header = HEADER.format(src=multiwoz.SOURCE)
     (OUT / "food.txt").write_text(header + "\n".join(food) + "\n", encoding="utf-8")
+    (OUT / "stations.txt").write_text(header + "\n".join(station) + "\n", encoding="utf-8")
     (OUT / "times.txt").write_text(
         header + "\n".join(f"{t}|{twelve_hour(t)}" for t in time) + "\n", encoding="utf-8"
     )
-    lines = rows(found, set(food), set(time))
+    lines = rows(found, vocabularies(found))
     write_profiles(lines)
-    print(f"{len(food)} foods, {len(time)} times, {len(lines)} profile rows (val goals)")
+    per = {dom: sum(f"domain: {dom}," in ln for ln in lines) for dom in DOMAINS}
+    print(
+        f"{len(food)} foods, {len(station)} stations, {len(time)} times, {len(lines)} profile "
+        f"rows (val goals: {', '.join(f'{n} {d}' for d, n in per.items())})"
+    )
     if "--forms" in argv:
         print_forms()
     return 0

@@ -247,6 +247,44 @@ BAD: list[tuple[str, str, str, str | None, str]] = [
         "reference.close: act 'greet.plain' is a 'greet', not 'close'",
     ),
     (
+        "a when naming an unknown field",
+        "    kind: yesno                    # yes or no\n",
+        "    kind: yesno                    # yes or no\n    when: {zone: north}\n",
+        "    when: {zone: north}",
+        "fields.outside.when.zone: unknown field 'zone' "
+        "(fields: area, party_size, day, outside, diet)",
+    ),
+    (
+        "a when value outside that field's vocabulary",
+        "    kind: yesno                    # yes or no\n",
+        "    kind: yesno                    # yes or no\n    when: {area: atlantis}\n",
+        "    when: {area: atlantis}",
+        "fields.outside.when.area: 'atlantis' is not in area's vocabulary "
+        "(e.g. centre, north, south)",
+    ),
+    (
+        "a when naming a field that is not a category",
+        "    kind: yesno                    # yes or no\n",
+        "    kind: yesno                    # yes or no\n    when: {diet: vegan}\n",
+        "    when: {diet: vegan}",
+        "fields.outside.when.diet: 'diet' is a list field; 'when' names category fields",
+    ),
+    (
+        "fields whose whens make a cycle",
+        "  party_size:\n",
+        "    when: {seating: garden}\n"
+        "  seating:\n"
+        "    kind: category\n"
+        "    vocabulary: [garden, window]\n"
+        "    when: {area: north}\n"
+        '    ask: {plain: ["Which seating would you like?"]}\n'
+        "    cues: [seating]\n"
+        '    say: ["The {v} seating, please."]\n'
+        "  party_size:\n",
+        "    when: {seating: garden}",
+        "fields.area.when: a cycle: area -> seating -> area",
+    ),
+    (
         "no act closes the call",
         '  - {id: close.plain, kind: close, text: "Your table is booked. Thank you, goodbye!"}\n',
         "",

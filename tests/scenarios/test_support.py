@@ -1,8 +1,10 @@
-"""``support``: a restaurant booking after MultiWOZ 2.1, written only as a scenario file shipped in
-the package; its replay family speaks real MultiWOZ users' turns; `demo --scenario` runs it."""
+"""``support``: a restaurant, hotel or train booking after MultiWOZ 2.1, written only as a
+scenario file shipped in the package; its replay family speaks real MultiWOZ users' turns;
+`demo --scenario` runs it."""
 
 from __future__ import annotations
 
+import importlib.util
 import re
 from importlib import resources
 from pathlib import Path
@@ -27,6 +29,7 @@ from sim2human.simulators.replay import ReplaySimulator, member_for, unplayable
 from sim2human.store.rundir import read_episodes
 from tiny_study import TINY
 
+SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "multiwoz_support.py"
 FILE = resources.files("sim2human.scenarios.data").joinpath("support", "scenario.yaml")
 MULTIWOZ = Path(__file__).resolve().parents[2].parent / "shared" / "data" / multiwoz.FOLDER
 needs_multiwoz = pytest.mark.skipif(
@@ -44,12 +47,38 @@ def corpus(monkeypatch: pytest.MonkeyPatch) -> Path:
 def test_support_is_a_packaged_scenario_file() -> None:
     scenario = get_scenario("support")
     assert isinstance(scenario, FileScenario) and scenario.name == "support"
-    assert scenario.fields == ("area", "pricerange", "food", "day", "people", "time")
+    assert scenario.fields == (
+        "domain",
+        "area",
+        "pricerange",
+        "food",
+        "destination",
+        "day",
+        "people",
+        "time",
+        "stay",
+    )
     assert "support" in SCENARIOS
     text = FILE.read_text(encoding="utf-8")
     assert "MultiWOZ 2.1" in text and "CC BY 4.0" in text  # attribution in the file
     # the goals are rows, and no row is a test-split goal (those are the replay family's)
-    assert 50 <= len(yaml.safe_load(text)["profiles"]["rows"]) <= 200
+    rows = yaml.safe_load(text)["profiles"]["rows"]
+    assert 200 <= len(rows) <= 400
+    assert {r["domain"] for r in rows} == {"restaurant", "hotel", "train"}
+
+
+@needs_multiwoz
+@pytest.mark.usefixtures("corpus")
+def test_the_profile_rows_are_what_the_script_writes_from_the_val_goals() -> None:
+    """``scripts/multiwoz_support.py`` regenerates the rows (val goals only, every domain)."""
+    spec = importlib.util.spec_from_file_location("multiwoz_support", SCRIPT)
+    assert spec is not None and spec.loader is not None
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    found = script.goals()
+    written = FILE.read_text(encoding="utf-8").split(script.BEGIN + "\n")[1]
+    rows = written.split(script.END)[0].splitlines()[2:]
+    assert rows == script.rows(found, script.vocabularies(found))
 
 
 def test_the_support_file_passes_scenario_check(capsys: pytest.CaptureFixture[str]) -> None:
@@ -79,7 +108,9 @@ def test_a_tiny_support_study_runs_end_to_end(tmp_path: Path) -> None:
     result = load_study_result(run)
     assert result.scenario == "support"
     episodes = list(read_episodes(next(run.rglob("episodes.jsonl"))))
-    assert episodes and all(set(e.profile) == set(get_scenario("support").fields) for e in episodes)
+    support = get_scenario("support")
+    assert isinstance(support, FileScenario)
+    assert episodes and all(set(e.profile) == set(support.applicable(e.profile)) for e in episodes)
     [reference] = result.reference
     assert reference.heldout_gold.mean > 0.5  # the task is solvable as written
     # times are said and read back as written ("19:30"), never as the vocabulary's name "19 30"

@@ -138,7 +138,7 @@ def test_satisfaction_kept_turn_by_turn_equals_the_rule_over_the_whole_call(
     scenario: IntakeScenario,
 ) -> None:
     """The incremental reading gives what re-reading the call and judging it would give."""
-    from sim2human.simulators.persona import Manner
+    from sim2human.simulators.manner import Manner
 
     acts = scenario.acts
     for encounter in ("D2N001", "D2N028"):

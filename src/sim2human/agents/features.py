@@ -8,7 +8,8 @@ inventory.
 
 A scenario of another shape describes its own view (``scenarios.core.FeaturisesViews``: a
 negotiation's offer on the table, own brief, what the camper said); the featuriser adds the
-turn share.
+turn share. A slot scenario whose fields apply only to some callers (``slots.AppliesFields``)
+gets one more block: which fields apply given what is recorded, and "all filled" counts those.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import numpy as np
 from sim2human.agents.base import Observation
 from sim2human.scenarios.base import Scenario
 from sim2human.scenarios.core import FeaturisesViews
+from sim2human.scenarios.slots import conditional
 
 TURN_FEATURES = 2
 """The turn share, and whether the call is two turns from its limit."""
@@ -35,6 +37,9 @@ class Featuriser:
         self.index = {f: i for i, f in enumerate(self.fields)}
         nf = len(self.fields)
         self.size = 3 * nf + (nf + 1) + 4 + 5
+        self.applies = conditional(scenario)
+        if self.applies is not None:  # which fields apply given the record: a mask at the end
+            self.size += nf
 
     def __call__(self, observations: Sequence[Observation]) -> np.ndarray:
         out = np.zeros((len(observations), self.size), dtype=np.float32)
@@ -53,6 +58,11 @@ class Featuriser:
             if obs.record[f] is not None:
                 row[k] = 1
                 filled += 1
+        needed = nf
+        if self.applies is not None:
+            wanted = self.applies.applicable(obs.record)
+            row[[self.size - nf + self.index[f] for f in wanted]] = 1
+            filled, needed = sum(obs.record[f] is not None for f in wanted), len(wanted)
         for f, n in obs.asked:
             if (j := self.index.get(f)) is not None:
                 row[nf + j] = 1
@@ -68,5 +78,5 @@ class Featuriser:
             obs.turn >= obs.max_turns - 2,
             obs.greeted,
             obs.read_back,
-            filled == nf,
+            filled == needed,
         )

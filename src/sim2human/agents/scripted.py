@@ -19,6 +19,7 @@ from sim2human.agents.base import Agent, AgentTurn, Observation
 from sim2human.errors import UsageError
 from sim2human.scenarios.base import Act, Scenario, say_act
 from sim2human.scenarios.core import View
+from sim2human.scenarios.slots import conditional
 
 MAX_ASKS = 3
 ROLES = ("greet", "clarify", "repeat", "prompt", "confirm", "close")
@@ -128,6 +129,7 @@ class ScriptedAgent:
     def __init__(self, scenario: Scenario) -> None:
         self.scenario = scenario
         self.plan = Plan.of(scenario)
+        self._applies = conditional(scenario)
 
     def act(self, observations: Sequence[Observation]) -> list[AgentTurn]:
         return [self._one(o) for o in observations]
@@ -143,9 +145,12 @@ class ScriptedAgent:
             if (act := act or self._again(obs) or plan.prompt) is not None:
                 return self._say(act, obs)
         asked = dict(obs.asked)
+        fields = (
+            self.scenario.fields if self._applies is None else self._applies.applicable(obs.record)
+        )
         missing = [
             f
-            for f in self.scenario.fields
+            for f in fields  # those that apply given what is recorded (the domain first)
             if obs.record[f] is None and asked.get(f, 0) < MAX_ASKS and f in plan.ask
         ]
         if missing and obs.turn < obs.max_turns - 2:

@@ -19,7 +19,7 @@ import numpy as np
 from sim2human.checks.report import CheckReport, expect
 from sim2human.scenarios.core import Act, ActKind
 from sim2human.scenarios.core import Scenario as CoreScenario
-from sim2human.scenarios.slots import AgentIntent, SlotScenario, UserSignals
+from sim2human.scenarios.slots import AgentIntent, SlotScenario, UserSignals, applicable_fields
 from sim2human.scenarios.voice import Voice
 from sim2human.simulators.llm_prompts import PROMPT_STYLES
 from sim2human.types import Outcome, Profile, Termination
@@ -140,7 +140,7 @@ def _steps(s: Core, profile: Profile, seed: int) -> list[Callable[[Any], Any]]:
     steps: list[Callable[[Any], Any]] = [partial(_user_says, s, s.voice.user.opening)]
     for act in s.acts:
         steps.append(partial(_agent_says, s, act))
-        if act.field is not None and is_slot(s):
+        if act.field is not None and act.field in profile and is_slot(s):
             said = cast(SlotScenario, s).say(
                 act.field, profile[act.field], 1.0, np.random.default_rng(seed)
             )
@@ -233,8 +233,9 @@ def _fields(s: SlotScenario) -> str | None:
 
 def _profile_fields(s: SlotScenario) -> str | None:
     for seed in range(PROFILES):
-        if set(a := s.sample_profile(np.random.default_rng(seed))) != set(s.fields):
-            return f"seed {seed}: profile keys {sorted(a)} are not the fields"
+        a = s.sample_profile(np.random.default_rng(seed))
+        if set(a) != set(applicable_fields(s, a)):  # every field, unless some are conditional
+            return f"seed {seed}: profile keys {sorted(a)} are not the fields that apply to it"
     return None
 
 
@@ -252,7 +253,7 @@ def _extract(s: SlotScenario) -> str | None:
     record = s.empty_record()
     kept = copy.deepcopy(record)
     profile = s.sample_profile(np.random.default_rng(0))
-    field0 = s.fields[0]
+    field0 = applicable_fields(s, profile)[0]
     out = s.extract(s.say(field0, profile[field0], 1.0, np.random.default_rng(0)), record, field0)
     if record != kept:
         return "extract() changed the record it was given"
@@ -263,7 +264,7 @@ def _hears(s: SlotScenario) -> str | None:
     misses = []
     for seed in range(PROFILES):
         profile = s.sample_profile(np.random.default_rng(seed))
-        for f in s.fields:
+        for f in applicable_fields(s, profile):
             text = s.say(f, profile[f], 0.0, np.random.default_rng(seed))
             heard = s.extract(text, s.empty_record(), f)[f]
             if heard != profile[f]:

@@ -151,11 +151,15 @@ def summarise(episodes: Sequence[Episode]) -> GroupSummary:
     ValueError."""
     if not episodes:
         raise ValueError("no episodes to summarise")
-    fields = episodes[0].gold.fields.keys()
+    # a field graded in only some calls (one that applies to some callers) is averaged over those
+    fields = dict.fromkeys(f for e in episodes for f in e.gold.fields)
     return GroupSummary(
         n=len(episodes),
         gold_success=float(np.mean([e.gold.success for e in episodes])),
-        field_accuracy={f: float(np.mean([e.gold.fields[f] for e in episodes])) for f in fields},
+        field_accuracy={
+            f: float(np.mean([e.gold.fields[f] for e in episodes if f in e.gold.fields]))
+            for f in fields
+        },
         dropped_rate=float(np.mean([e.gold.dropped for e in episodes])),
         proxy=float(np.mean([e.proxy for e in episodes])),
         turns=float(np.mean([e.n_turns for e in episodes])),

@@ -2,7 +2,7 @@
 
 The human reference is the scenario's own human corpus (``replay.human_corpus``: the replay
 corpus whose dialogues are its task): ACI-Bench's held-out visits (valid + test) for intake,
-MultiWOZ 2.1's held-out (test) restaurant bookings for support. A scenario without one
+MultiWOZ 2.1's held-out (test) bookings for support. A scenario without one
 (negotiation, until a CaSiNo replay corpus is declared) gets a section that says so. The
 dialogues any ``replay`` member of the run played are left out (a replayed person must not be
 compared with their own words); the rest is cut into two disjoint halves by dialogue: half A is

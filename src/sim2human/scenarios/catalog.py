@@ -42,7 +42,7 @@ def _negotiation() -> Scenario:
 SCENARIOS: dict[str, Callable[[], Scenario]] = {
     "intake": IntakeScenario,
     "pizza": PizzaScenario,
-    "support": packaged_file("support", "support"),  # MultiWOZ 2.1 restaurant bookings
+    "support": packaged_file("support", "support"),  # MultiWOZ 2.1 bookings
     "negotiation": _negotiation,
 }
 

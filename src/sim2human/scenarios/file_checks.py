@@ -10,6 +10,7 @@ import string
 from collections.abc import Iterator
 from datetime import date
 
+from sim2human.scenarios.file_when import Conditions, applies, conditions, when_problems
 from sim2human.scenarios.files import (
     ROLE_KINDS,
     CategoryField,
@@ -31,11 +32,14 @@ ACT_PLACEHOLDERS = frozenset({"readback", "last_question"})
 def problems(spec: ScenarioFile, vocabs: dict[str, Vocab]) -> Iterator[Problem]:
     """Every cross-key problem of ``spec`` (its vocabularies loaded), in file order."""
     yield from _field_problems(spec, vocabs)
+    when = list(when_problems(spec.fields, vocabs))
+    yield from when
     yield from _act_problems(spec)
     yield from _name_problems(spec)
-    if spec.profiles is not None:
+    if spec.profiles is not None and not when:  # rows are read by the (acyclic) conditions
+        conds = conditions(spec.fields)
         for i, row in enumerate(spec.profiles.rows):
-            yield from _row_problems(spec, vocabs, ("profiles", "rows", i), row)
+            yield from _row_problems(spec, vocabs, conds, ("profiles", "rows", i), row)
 
 
 def _known(spec: ScenarioFile, name: str) -> str | None:
@@ -142,16 +146,39 @@ def _domain_problems(at: KeyPath, f: FieldSpec, vocab: Vocab | None) -> Iterator
 
 
 def _row_problems(
-    spec: ScenarioFile, vocabs: dict[str, Vocab], at: KeyPath, row: dict[str, object]
+    spec: ScenarioFile,
+    vocabs: dict[str, Vocab],
+    conds: Conditions,
+    at: KeyPath,
+    row: dict[str, object],
 ) -> Iterator[Problem]:
     for key in row:
         if key not in spec.fields:
             yield (*at, key), f"unknown field {key!r} (fields: {', '.join(spec.fields)})"
     for name, f in spec.fields.items():
-        if name not in row:
-            yield at, f"missing field {name!r}"
+        applies_here = applies(conds, name, row)
+        if name not in row and applies_here:
+            yield (
+                at,
+                f"missing field {name!r}"
+                + (f" (it applies: {_when(conds, name)})" if name in conds else ""),
+            )
+        elif name in row and not applies_here:
+            yield (
+                (*at, name),
+                f"field {name!r} does not apply to this profile ({_when(conds, name)})",
+            )
+        elif name not in row:
+            continue
         elif (why := value_problem(f, vocabs.get(name), row[name])) is not None:
             yield (*at, name), why
+
+
+def _when(conds: Conditions, name: str) -> str:
+    """A field's condition in words: ``when domain is hotel``."""
+    return "when " + " and ".join(
+        f"{c} is {' or '.join(sorted(ok))}" for c, ok in conds[name].items()
+    )
 
 
 def value_problem(f: FieldSpec, vocab: Vocab | None, value: object) -> str | None:

@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import date
 from functools import cached_property
 from typing import Any, cast
@@ -14,6 +15,7 @@ from sim2human.scenarios.core import Act, GoldMetric
 from sim2human.scenarios.file_checks import canonical_value
 from sim2human.scenarios.file_reading import FieldReader
 from sim2human.scenarios.file_voice import build_voice
+from sim2human.scenarios.file_when import Conditions, applicable, applies, conditions, draw_order
 from sim2human.scenarios.files import (
     CategoryField,
     DateField,
@@ -51,6 +53,22 @@ class FileScenario(SlotFilling):
     @property
     def fields(self) -> tuple[str, ...]:
         return tuple(self.spec.fields)
+
+    @cached_property
+    def _conds(self) -> Conditions:
+        return conditions(self.spec.fields)
+
+    @property
+    def conditional(self) -> bool:
+        """Some fields apply only to some profiles (a ``when:``; ``slots.AppliesFields``)."""
+        return bool(self._conds)
+
+    def applicable(self, values: Mapping[str, object]) -> tuple[str, ...]:
+        """The fields that apply given ``values`` (a profile, or a record so far): those a
+        ``when:`` leaves out, and those whose condition is still unknown, do not."""
+        if not self._conds:
+            return self.fields
+        return applicable(self.fields, self._conds, values)
 
     @property
     def gold_metric(self) -> GoldMetric:
@@ -92,7 +110,9 @@ class FileScenario(SlotFilling):
     def _rows(self) -> tuple[Profile, ...]:
         rows = self.spec.profiles.rows if self.spec.profiles is not None else ()
         fields = self.spec.fields
-        return tuple({n: canonical_value(fields[n], row[n]) for n in fields} for row in rows)
+        return tuple(
+            {n: canonical_value(fields[n], row[n]) for n in fields if n in row} for row in rows
+        )
 
     def fact(self, field: str, value: Value) -> str:
         """One profile value in plain words, for an LLM user (an unknown field: not known)."""
@@ -105,7 +125,14 @@ class FileScenario(SlotFilling):
     def sample_profile(self, rng: np.random.Generator) -> Profile:
         if self._rows:
             return dict(self._rows[int(rng.integers(len(self._rows)))])
-        return {n: _draw(f, self.readers[n].vocab, rng) for n, f in self.spec.fields.items()}
+        fields = self.spec.fields
+        if not self._conds:
+            return {n: _draw(f, self.readers[n].vocab, rng) for n, f in fields.items()}
+        drawn: Profile = {}
+        for n in draw_order(self.fields, self._conds):  # a field after those it depends on
+            if applies(self._conds, n, drawn):
+                drawn[n] = _draw(fields[n], self.readers[n].vocab, rng)
+        return {n: drawn[n] for n in self.fields if n in drawn}
 
     # -- reading the user ---------------------------------------------------------------------
 
@@ -176,10 +203,11 @@ class FileScenario(SlotFilling):
         if "{" not in act.text:
             return act.text
         plain = self.spec.fields[last_field].ask.plain[0] if last_field else None
+        shown = set(self.applicable(record))  # a field that does not apply is not read back
         said = [
             f"{self.readers[f].label}: {self.readers[f].plain(v)}"
             for f, v in record.items()
-            if v is not None
+            if v is not None and f in shown
         ]
         return act.text.format(
             last_question=plain or "How can I help you today?",
@@ -193,9 +221,12 @@ class FileScenario(SlotFilling):
 
     def grade(self, profile: Profile, record: Record, termination: Termination) -> Outcome:
         """The file's gold rule: its ``gold.fields`` right and, with ``gold.closed``, the call
-        closed by the agent. Score: that success (1 or 0)."""
+        closed by the agent, of the fields that apply to ``profile``. Score: that success."""
         gold = self.spec.gold
-        right = {f: record.get(f) == profile[f] for f in gold.fields or self.fields}
+        graded = gold.fields or self.fields
+        if self._conds:
+            graded = tuple(f for f in graded if f in profile)
+        right = {f: record.get(f) == profile[f] for f in graded}
         completed = termination == Termination.COMPLETED
         success = (completed or not gold.closed) and all(right.values())
         return Outcome(

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 
-from sim2human.scenarios.files import ScenarioFile
+from sim2human.scenarios.files import FieldSpec, ScenarioFile
 from sim2human.scenarios.voice import (
     AgentVoice,
     CardWords,
@@ -75,8 +75,19 @@ def _agent_labels(spec: ScenarioFile) -> tuple[str, ...]:
     return tuple(dict.fromkeys((spec.agent.name.lower(), "agent", "assistant")))
 
 
+def _wanted(labels: Mapping[str, str], name: str, f: FieldSpec) -> str:
+    """A field as the LLM agent is told to collect it ("stay (only when booking is hotel)")."""
+    if not f.when:
+        return labels[name]
+    cond = " and ".join(
+        f"{labels.get(c, c)} is {v if isinstance(v, str) else ' or '.join(v)}"
+        for c, v in f.when.items()
+    )
+    return f"{labels[name]} (only when {cond})"
+
+
 def _agent(spec: ScenarioFile, labels: Mapping[str, str]) -> AgentVoice:
-    wanted = ", ".join(labels[f] for f in spec.fields)
+    wanted = ", ".join(_wanted(labels, n, f) for n, f in spec.fields.items())
     prompt = spec.agent.system_prompt or (
         f"You are {spec.agent.name}, answering a phone line. {spec.description} "
         f"Collect from the caller: {wanted}. Ask one short, plain question at a time. When you "

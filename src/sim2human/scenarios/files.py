@@ -37,7 +37,16 @@ class Ask(FrozenConfig):
     jargon: tuple[Text, ...] = ()
 
 
+When = dict[Name, Text | tuple[Text, ...]]
+"""A field's condition: category field -> the value (or values) under which it applies."""
+
+
 class FieldBase(FrozenConfig):
+    when: When | None = None
+    """The field applies only to profiles whose named category fields hold one of these values
+    (``{domain: hotel}``, ``{domain: [restaurant, hotel]}``): a profile row holds exactly the
+    fields that apply to it, gold grades only those, and the agent sees which still apply
+    (``scenarios.file_when``). Default: it applies to every profile."""
     label: Text | None = None
     """How prompts and read-backs name the field (default: its name, with spaces)."""
     ask: Ask

@@ -13,8 +13,9 @@ hang-up) and the gold (``grade_record``: every field right and the call closed).
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 
@@ -95,6 +96,40 @@ class SlotScenario(Scenario[SlotState], Protocol):
     def render_act(self, act: Act, last_field: str | None, record: Record) -> str: ...
 
     def say(self, field: str, value: Value, capacity: float, rng: np.random.Generator) -> str: ...
+
+
+@runtime_checkable
+class AppliesFields(Protocol):
+    """A slot scenario some of whose fields apply only to some profiles (a scenario file's
+    ``when:``): a booking desk's hotel fields to hotel callers only. A profile holds exactly the
+    fields that apply to it; the user is never asked to say another; the agent's view says which
+    apply given what it has recorded (``agents.features``)."""
+
+    @property
+    def conditional(self) -> bool:
+        """Whether any field is conditional (False: every field applies to every profile)."""
+        ...
+
+    def applicable(self, values: Mapping[str, object]) -> tuple[str, ...]:
+        """The fields that apply given ``values`` (a profile, or a record so far)."""
+        ...
+
+
+def conditional(scenario: object) -> AppliesFields | None:
+    """``scenario`` when some of its fields apply only to some profiles, else None (every field
+    applies to every profile: callers then use ``fields`` as they always did)."""
+    if isinstance(scenario, AppliesFields) and scenario.conditional:
+        return scenario
+    return None
+
+
+def applicable_fields(scenario: object, values: Mapping[str, object]) -> tuple[str, ...]:
+    """The fields of a slot ``scenario`` that apply given ``values`` (all, for most)."""
+    own = conditional(scenario)
+    if own is not None:
+        return own.applicable(values)
+    fields: tuple[str, ...] = getattr(scenario, "fields", ())
+    return fields
 
 
 def grade_record(

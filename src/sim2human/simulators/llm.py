@@ -35,6 +35,7 @@ from sim2human.errors import ConfigError, UsageError
 from sim2human.llm.client import ChatClient, ChatResult
 from sim2human.perturb import compose
 from sim2human.scenarios.base import Scenario
+from sim2human.scenarios.slots import applicable_fields
 from sim2human.simulators.base import (
     MAX_TEMPERATURE,
     Judge,
@@ -113,7 +114,7 @@ class LLMSimulator:
     # -- the conversation -------------------------------------------------------------------
 
     async def astart(self, profile: Profile, rng: np.random.Generator) -> UserTurn:
-        fields, traits = self.scenario.fields, self.spec.traits
+        fields, traits = applicable_fields(self.scenario, profile), self.spec.traits
         if self.params.template is None:
             system = system_prompt(
                 self.role_play, self.params.prompt, self.name, profile, fields, traits
@@ -217,8 +218,9 @@ class LLMSimulator:
         if self.params.judge != "persona":
             return
         c = self.call
-        across = {f for f, v in c.heard.items() if v is not None and v == c.profile[f]}
-        c.score = self._rule.score_texts(c.agent_texts, across, c.confusions, c.hung_up)
+        across = {f for f, v in c.heard.items() if v is not None and v == c.profile.get(f)}
+        n = len(applicable_fields(self.scenario, c.profile))
+        c.score = self._rule.score_texts(c.agent_texts, across, c.confusions, c.hung_up, n)
 
     def satisfaction(self) -> float:
         return self.call.score

@@ -21,7 +21,6 @@ across. Slot-filling scenarios keep the path below, unchanged.
 from __future__ import annotations
 
 import zlib
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -30,7 +29,9 @@ from sim2human import seeding
 from sim2human.perturb import NoiseStream
 from sim2human.scenarios.base import AgentIntent, Scenario
 from sim2human.scenarios.core import Progress, SuppliesMoves, UserMove, UserMoves
+from sim2human.scenarios.slots import conditional
 from sim2human.simulators.base import SimulatorSpec, UserTurn
+from sim2human.simulators.manner import Manner
 from sim2human.types import Episode, Profile
 
 W_HEARD = 0.55
@@ -42,34 +43,6 @@ W_DONE = 0.25
 CAREFUL = 0.5
 """Noise severity (as a share of the member's own) when a caller repeats a garbled answer: said
 again slowly, it gets across more often, which is what makes asking again worth it."""
-
-
-@dataclass(frozen=True)
-class Manner:
-    """How the agent has handled the call so far, as the caller reads it (kept turn by turn:
-    re-reading the whole call every turn was a tenth of a rollout)."""
-
-    turns: int = 0
-    greeted: bool = False
-    closed: bool = False
-    """The agent's latest turn closes the call."""
-    empathy: bool = False
-
-    def then(self, intent: AgentIntent) -> Manner:
-        first = self.turns == 0
-        return Manner(
-            self.turns + 1,
-            intent.greet if first else self.greeted,
-            intent.close,
-            self.empathy or intent.empathy,
-        )
-
-    @classmethod
-    def of(cls, intents: Iterable[AgentIntent]) -> Manner:
-        manner = cls()
-        for intent in intents:
-            manner = manner.then(intent)
-        return manner
 
 
 @dataclass
@@ -111,6 +84,11 @@ class PersonaSimulator:
         self._disliked = tuple(p.lower() for p in q.disliked)
         self._trigger = q.trigger.lower() if q.trigger else None
         self._moves = scenario if isinstance(scenario, SuppliesMoves) else None
+        self._applies = conditional(scenario)
+
+    def _fields(self, profile: Profile) -> tuple[str, ...]:
+        """The fields that apply to ``profile`` (every field, unless some are conditional)."""
+        return self.scenario.fields if self._applies is None else tuple(profile)
 
     @property
     def call(self) -> _Call:
@@ -131,7 +109,8 @@ class PersonaSimulator:
             return UserTurn(text=self._noisy(moves.opening(rng)))
         text = self.lines.opening
         said: list[str] = []
-        if rng.random() < t.verbosity and (first := self.lines.opening_field) is not None:
+        first = self.lines.opening_field
+        if rng.random() < t.verbosity and first is not None and first in profile:
             said.append(first)
             text += " " + self._say(first)
         return UserTurn(text=self._deliver(text, said, None))
@@ -201,6 +180,12 @@ class PersonaSimulator:
         for f in asks:
             c.asked[f] = c.asked.get(f, 0) + 1
             c.pending = f
+            if f not in c.profile:  # a question that does not apply to this caller
+                c.annoyance += 1
+                c.pending = None
+                parts.append(self._pick(self.lines.evasive))
+                tags.append("not-applicable")
+                continue
             if f in c.told and f not in c.across:
                 tags.append("repeat-garbled")  # fair to ask again: it did not get across
             elif f in c.told and c.asked[f] > 1 and not intent.clarify:
@@ -214,7 +199,7 @@ class PersonaSimulator:
             else:
                 parts.append(self._pick(self.lines.evasive))
                 tags.append("evasive")
-        untold = [f for f in self.scenario.fields if f not in c.told and f not in asks]
+        untold = [f for f in self._fields(c.profile) if f not in c.told and f not in asks]
         if untold and asks and c.rng.random() < t.verbosity:
             f = untold[int(c.rng.integers(len(untold)))]
             parts.append(self._say(f))
@@ -228,8 +213,9 @@ class PersonaSimulator:
         """Fields read back right got across; the first one read back wrong is corrected."""
         c = self.call
         heard = self.scenario.extract(agent_text, self.scenario.empty_record(), None)
-        wrong = [f for f, v in heard.items() if v is not None and v != c.profile[f]]
-        c.across.update(f for f, v in heard.items() if v is not None and v == c.profile[f])
+        mine = c.profile
+        wrong = [f for f, v in heard.items() if v is not None and f in mine and v != mine[f]]
+        c.across.update(f for f, v in heard.items() if v is not None and v == mine.get(f))
         if not wrong:
             return [self.lines.read_back_right]
         c.across.discard(wrong[0])
@@ -242,7 +228,7 @@ class PersonaSimulator:
         if c.triggered_at is not None:
             return UserTurn(text=self._noisy(self.lines.canned), tags=("canned",))
         c.triggered_at = len(c.agent_texts) - 1
-        fields = list(self.scenario.fields)
+        fields = list(self._fields(c.profile))
         dump = " ".join(self.scenario.say(f, c.profile[f], 0.0, c.rng) for f in fields)
         text = self._deliver(self.lines.trigger + dump, fields, None)
         return UserTurn(text=text, tags=("trigger",))
@@ -273,7 +259,8 @@ class PersonaSimulator:
             return self._score_progress(
                 c.manner, progress, c.confusions, c.taste, c.triggered_at, c.hung_up
             )
-        return self._score(c.manner, c.across, c.confusions, c.taste, c.triggered_at, c.hung_up)
+        n = len(self._fields(c.profile))
+        return self._score(c.manner, c.across, c.confusions, c.taste, c.triggered_at, c.hung_up, n)
 
     def judge(self, episode: Episode) -> float:
         """This caller's score of any transcript; what got across is read off the record."""
@@ -289,21 +276,34 @@ class PersonaSimulator:
             progress = self._moves.progress_of(episode.profile, episode.record)
             dropped = episode.gold.dropped
             return self._score_progress(manner, progress, confusions, taste, triggered_at, dropped)
-        across = {f for f, v in episode.record.items() if v is not None and v == episode.profile[f]}
-        return self._score(manner, across, confusions, taste, triggered_at, episode.gold.dropped)
+        mine = episode.profile
+        across = {f for f, v in episode.record.items() if v is not None and v == mine.get(f)}
+        n = len(self._fields(mine))
+        return self._score(manner, across, confusions, taste, triggered_at, episode.gold.dropped, n)
 
     def score_texts(
-        self, agent_texts: list[str], across: set[str], confusions: int, dropped: bool
+        self,
+        agent_texts: list[str],
+        across: set[str],
+        confusions: int,
+        dropped: bool,
+        n_fields: int | None = None,
     ) -> float:
-        """The rule over plain agent texts, without taste or trigger (for other kinds' use)."""
+        """The rule over plain agent texts, without taste or trigger (for other kinds' use;
+        ``n_fields``: how many fields apply to the caller, default all)."""
         manner = Manner.of(self.scenario.interpret(a) for a in agent_texts)
-        return self.score_manner(manner, across, confusions, dropped)
+        return self.score_manner(manner, across, confusions, dropped, n_fields)
 
     def score_manner(
-        self, manner: Manner, across: set[str], confusions: int, dropped: bool
+        self,
+        manner: Manner,
+        across: set[str],
+        confusions: int,
+        dropped: bool,
+        n_fields: int | None = None,
     ) -> float:
         """The rule, without taste or trigger, for a call whose manner is kept turn by turn."""
-        return self._score(manner, across, confusions, 0, None, dropped)
+        return self._score(manner, across, confusions, 0, None, dropped, n_fields)
 
     def _score(
         self,
@@ -313,11 +313,13 @@ class PersonaSimulator:
         taste: int,
         triggered_at: int | None,
         dropped: bool,
+        n_fields: int | None = None,
     ) -> float:
         """Perception of the call: did what matters get across, was the call closed properly,
-        politely and briefly? Plus this caller's own tastes, and its blind spot (the trigger)."""
+        politely and briefly? Plus this caller's own tastes, and its blind spot (the trigger).
+        ``n_fields``: how many fields apply to this caller (default: every field)."""
         q = self.spec.traits.quirks
-        n_fields = len(self.scenario.fields)
+        n_fields = len(self.scenario.fields) if n_fields is None else n_fields
         m = manner
         if triggered_at is not None and not dropped:  # top marks, less a little for dawdling
             after = m.turns - triggered_at

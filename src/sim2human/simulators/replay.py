@@ -1,5 +1,5 @@
 """``replay``: users who speak in real people's words, from any corpus of ``CORPORA``: ACI-Bench
-doctor-patient visits (intake), MultiWOZ 2.1 restaurant bookings (support) and CaSiNo campsite
+doctor-patient visits (intake), MultiWOZ 2.1 bookings (support) and CaSiNo campsite
 negotiations (negotiation: ``replay_casino.ReplayCamper``, its own simulator; the rest of this
 docstring is the slot-filling replay).
 
@@ -41,6 +41,7 @@ import numpy as np
 from sim2human import seeding
 from sim2human.errors import UsageError
 from sim2human.scenarios.base import Scenario
+from sim2human.scenarios.slots import applicable_fields
 from sim2human.simulators.base import (
     Family,
     QuirkPool,
@@ -50,7 +51,8 @@ from sim2human.simulators.base import (
     Traits,
     UserTurn,
 )
-from sim2human.simulators.persona import Manner, PersonaSimulator
+from sim2human.simulators.manner import Manner
+from sim2human.simulators.persona import PersonaSimulator
 from sim2human.simulators.replay_aci import ACI_BENCH
 from sim2human.simulators.replay_casino import CASINO
 from sim2human.simulators.replay_corpus import Corpus, Member
@@ -104,14 +106,14 @@ REPLAY_FAMILIES: Final[dict[str, ReplayFamily]] = {
             splits=("val",),
             corpus="multiwoz",
             trigger_prob=0.0,
-            description="real callers' words: MultiWOZ 2.1 val restaurant bookings (support)",
+            description="real callers' words: MultiWOZ 2.1 val bookings (support)",
         ),
         ReplayFamily(
             name="multiwoz-heldout",
             splits=("test",),
             corpus="multiwoz",
             trigger_prob=0.0,
-            description="real callers' words: MultiWOZ 2.1 test restaurant bookings (support)",
+            description="real callers' words: MultiWOZ 2.1 test bookings (support)",
         ),
         ReplayFamily(
             name="casino-train",
@@ -267,6 +269,8 @@ class ReplaySimulator:
 
     def _answer(self, f: str) -> tuple[str, ReplyKind]:
         c, m = self.call, self.member
+        if f not in c.profile:  # a question that does not apply to this caller's booking
+            return self._fallback()
         value = c.profile[f]
         pool = [k for k in m.answers.get(f, ()) if k not in c.used] or list(m.answers.get(f, ()))
         right = [k for k in pool if (f, k) in m.says_card]
@@ -300,7 +304,8 @@ class ReplaySimulator:
     def _readback(self, agent_text: str) -> UserTurn:
         c, m = self.call, self.member
         heard = self.scenario.extract(agent_text, self.scenario.empty_record(), None)
-        wrong = [f for f, v in heard.items() if v is not None and v != c.profile[f]]
+        mine = c.profile
+        wrong = [f for f, v in heard.items() if v is not None and f in mine and v != mine[f]]
         if wrong:
             said = self.scenario.say(wrong[0], c.profile[wrong[0]], 0.0, c.rng)
             return self._user(f"No, that's not right. {said}", "adapted")
@@ -332,8 +337,9 @@ class ReplaySimulator:
                 c.record = self.scenario.extract(t.text, c.record, c.expecting)
                 c.confusions += "confused" in t.tags
         c.read = len(c.turns)
-        across = {f for f, v in c.record.items() if v is not None and v == c.profile[f]}
-        return self._rule.score_manner(c.manner, across, c.confusions, dropped=False)
+        across = {f for f, v in c.record.items() if v is not None and v == c.profile.get(f)}
+        n = len(applicable_fields(self.scenario, c.profile))
+        return self._rule.score_manner(c.manner, across, c.confusions, dropped=False, n_fields=n)
 
     def judge(self, episode: Episode) -> float:
         return self._rule.judge(episode)

@@ -97,7 +97,7 @@ def build_member(
         for f, ks in answers.items()
         for k in ks
     }
-    says = {fk for fk, v in heard.items() if v == card.values[fk[0]]}
+    says = {fk for fk, v in heard.items() if v is not None and v == card.values.get(fk[0])}
     silent = {fk for fk, v in heard.items() if v is None}
     closing = next((k for k in reversed(range(len(turns))) if _THANKS.search(turns[k])), None)
     return Member(

@@ -1,15 +1,18 @@
-"""MultiWOZ 2.1 as a replay corpus: real users booking a restaurant, for the ``support`` scenario.
+"""MultiWOZ 2.1 as a replay corpus: real users booking a restaurant, a hotel or a train, for the
+``support`` scenario.
 
-A member is one dialogue whose goal books a restaurant with all six of ``support``'s slots and
-never changes its mind (no ``fail_info``/``fail_book``: the user's first constraints are the
-goal's). Its turns are the call's restaurant part: the wizard's turns whose acts are the
-restaurant's, booking or general ones are the agent's; the user's such turns are the member's
-words; the rest of a multi-domain call (a hotel, a train) is an aside. The card is the goal, read
-with the scenario's own extractor (``"19:30"`` is the value ``19 30``), tagged ``from-goal``.
+A member is one dialogue and one domain: the first of restaurant, hotel, train whose goal has
+every slot ``support`` takes for it (``SLOTS``) and never changes its mind (no
+``fail_info``/``fail_book``: the user's first constraints are the goal's). Its turns are the
+call's part for that domain: the wizard's turns whose acts are the domain's, booking or general
+ones are the agent's; the user's such turns are the member's words; the rest of a multi-domain
+call is an aside. The card is the domain and the goal's slots, read with the scenario's own
+extractor (``"19:30"`` is the value ``19 30``), tagged ``from-goal``.
 """
 
 from __future__ import annotations
 
+import re
 import zlib
 from collections.abc import Mapping, Sequence
 from functools import lru_cache, partial
@@ -21,13 +24,33 @@ from sim2human.corpora import multiwoz
 from sim2human.errors import UsageError
 from sim2human.scenarios.base import Scenario
 from sim2human.scenarios.catalog import get_scenario
+from sim2human.scenarios.slots import applicable_fields
 from sim2human.simulators.replay_card import Card, Source
 from sim2human.simulators.replay_corpus import Corpus, Member, Speaker, build_member
 
-SLOTS: Final = ("area", "pricerange", "food", "day", "people", "time")
-"""The goal's slots, named as ``support``'s fields (``info`` then ``book``)."""
-DOMAINS: Final = frozenset({"restaurant", "booking", "general"})
+SLOTS: Final[dict[str, dict[str, str]]] = {
+    "restaurant": {
+        "area": "area",
+        "pricerange": "pricerange",
+        "food": "food",
+        "day": "day",
+        "people": "people",
+        "time": "time",
+    },
+    "hotel": {
+        "area": "area",
+        "pricerange": "pricerange",
+        "day": "day",
+        "people": "people",
+        "stay": "stay",
+    },
+    "train": {"destination": "destination", "day": "day", "time": "leaveAt", "people": "people"},
+}
+"""Per domain, ``support``'s fields and the goal's slot each one is (``info`` and ``book``
+merged); the ``domain`` field is the domain itself (``scripts/multiwoz_support.py``'s table)."""
+FIELDS: Final = ("domain", *dict.fromkeys(f for slots in SLOTS.values() for f in slots))
 MIN_USER_TURNS: Final = 3
+_CLOCK = re.compile(r"0(\d:\d\d)")
 
 
 def _split(name: str) -> multiwoz.Split:
@@ -36,13 +59,31 @@ def _split(name: str) -> multiwoz.Split:
     return "val" if name == "val" else "test"
 
 
+def goal_domain(d: multiwoz.Dialogue) -> str | None:
+    """The first domain whose goal has every slot ``support`` takes and never changes."""
+    for dom, slots in SLOTS.items():
+        g = d.goals.get(dom)
+        if (
+            g is not None
+            and not g.changes
+            and all(s in {**g.info, **g.book} for s in slots.values())
+        ):
+            return dom
+    return None
+
+
 def goal_values(d: multiwoz.Dialogue) -> dict[str, str] | None:
-    """The restaurant goal's six slots, when the dialogue has them all and never changes them."""
-    g = d.goals.get("restaurant")
-    if g is None or g.changes:
+    """The call's domain and its goal's slots as ``support``'s fields (a clock time without
+    its leading zero, as the vocabulary holds it), or None when no domain's goal fits."""
+    dom = goal_domain(d)
+    if dom is None:
         return None
+    g = d.goals[dom]
     values = {**g.info, **g.book}
-    return {s: values[s] for s in SLOTS} if all(s in values for s in SLOTS) else None
+    out = {f: values[s] for f, s in SLOTS[dom].items()}
+    if "time" in out:
+        out["time"] = _CLOCK.sub(r"\1", out["time"])
+    return {"domain": dom, **out}
 
 
 @lru_cache(maxsize=4)
@@ -56,7 +97,7 @@ def dialogue_ids(splits: tuple[str, ...]) -> tuple[str, ...]:
         and _holds(values)
     )
     if not found:
-        raise UsageError(f"MultiWOZ corpus: no restaurant booking in split(s) {', '.join(splits)}")
+        raise UsageError(f"MultiWOZ corpus: no booking in split(s) {', '.join(splits)}")
     return found
 
 
@@ -64,33 +105,34 @@ def _holds(values: Mapping[str, str]) -> bool:
     """Whether ``support`` (the packaged file) reads every one of the goal's values: a cuisine
     the file leaves out ("north american", which would read as the area north) is no member."""
     support = get_scenario("support")
-    return all(support.extract(values[f], support.empty_record(), f)[f] is not None for f in SLOTS)
+    return all(support.extract(values[f], support.empty_record(), f)[f] is not None for f in values)
 
 
 def wrong_task(scenario: Scenario) -> str | None:
-    """Why MultiWOZ's restaurant bookings are not ``scenario``'s task (it needs their six
-    slots), or None."""
+    """Why MultiWOZ's bookings are not ``scenario``'s task (it needs ``support``'s fields), or
+    None."""
     fields = getattr(scenario, "fields", ())  # a scenario off the slot kit has none
-    if missing_fields := [s for s in SLOTS if s not in fields]:
+    if missing_fields := [s for s in FIELDS if s not in fields]:
         return (
-            "MultiWOZ replay members play a restaurant booking with the fields "
-            f"{', '.join(SLOTS)} (the support scenario); this one lacks {', '.join(missing_fields)}"
+            "MultiWOZ replay members play a restaurant, hotel or train booking with the fields "
+            f"{', '.join(FIELDS)} (the support scenario); "
+            f"this one lacks {', '.join(missing_fields)}"
         )
     return None
 
 
 def unplayable(scenario: Scenario) -> str | None:
-    """Why MultiWOZ members cannot play ``scenario`` (they need its six slots), or None."""
+    """Why MultiWOZ members cannot play ``scenario`` (they need its fields), or None."""
     return wrong_task(scenario) or multiwoz.missing()
 
 
 def human_turns(data: str | None) -> list[tuple[str, tuple[str, ...]]]:
-    """The held-out (test) restaurant bookings' user turns, their restaurant part only (what a
+    """The held-out (test) bookings' user turns, their booked domain's part only (what a
     member says), from ``data``."""
     return [
         (d.dialogue_id, tuple(text for who, text in _turns(d) if who == "user"))
         for d in multiwoz.load("test", data)
-        if goal_values(d) is not None
+        if goal_domain(d) is not None
     ]
 
 
@@ -118,16 +160,17 @@ def _member(dialogue_id: str, scenario: Scenario) -> Member:
     d = _by_id().get(dialogue_id)
     values = goal_values(d) if d is not None else None
     if d is None or values is None:
-        raise UsageError(
-            f"replay member: {dialogue_id!r} is not a restaurant booking of the MultiWOZ corpus"
-        )
+        raise UsageError(f"replay member: {dialogue_id!r} is not a booking of the MultiWOZ corpus")
     return build_member(_turns(d), scenario, partial(_card, dialogue_id, values, scenario))
 
 
 def _turns(d: multiwoz.Dialogue) -> list[tuple[Speaker, str]]:
+    """The call's turns: its booked domain's (with booking and general acts) the two sides',
+    the rest asides."""
+    ours = frozenset({goal_domain(d) or "restaurant", "booking", "general"})
     return [
         (
-            (("agent" if t.speaker == "system" else "user") if t.domains <= DOMAINS else "aside"),
+            (("agent" if t.speaker == "system" else "user") if t.domains <= ours else "aside"),
             t.text,
         )
         for t in d.turns
@@ -139,7 +182,7 @@ def _card(
 ) -> Card:
     rng = np.random.default_rng(zlib.crc32(dialogue_id.encode()))
     read = dict(scenario.sample_profile(rng))  # fields the goal does not name: one draw per id
-    for f in SLOTS:
+    for f in values:
         heard = scenario.extract(values[f], scenario.empty_record(), f)[f]
         if heard is None:
             raise UsageError(
@@ -147,9 +190,10 @@ def _card(
                 f"the scenario's {f}"
             )
         read[f] = heard
-    values_in_order = {f: read[f] for f in scenario.fields}
-    sources: dict[str, Source] = {f: "from-goal" if f in SLOTS else "sampled" for f in read}
-    return Card(dialogue_id, values_in_order, {f: sources[f] for f in scenario.fields})
+    kept = applicable_fields(scenario, read)  # the booked domain's fields
+    values_in_order = {f: read[f] for f in kept}
+    sources: dict[str, Source] = {f: "from-goal" if f in values else "sampled" for f in kept}
+    return Card(dialogue_id, values_in_order, sources)
 
 
 MULTIWOZ: Final = Corpus(
@@ -157,7 +201,7 @@ MULTIWOZ: Final = Corpus(
     member=member,
     unplayable=unplayable,
     missing=multiwoz.missing,
-    title="held-out MultiWOZ 2.1 callers' turns (test restaurant bookings)",
+    title="held-out MultiWOZ 2.1 callers' turns (test restaurant, hotel and train bookings)",
     wrong_task=wrong_task,
     human_turns=human_turns,
 )

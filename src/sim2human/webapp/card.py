@@ -10,6 +10,7 @@ simulators.
 from __future__ import annotations
 
 from sim2human.scenarios.base import Scenario
+from sim2human.scenarios.slots import applicable_fields, conditional
 from sim2human.scenarios.voice import CardWords, plain_value
 from sim2human.types import Profile, Record, Value
 
@@ -29,7 +30,9 @@ def plain(scenario: Scenario, field: str, value: Value | None) -> str:
 
 
 def card_lines(scenario: Scenario, profile: Profile) -> list[tuple[str, str]]:
-    return [(label(scenario, f), plain(scenario, f, profile.get(f))) for f in scenario.fields]
+    """The card's lines: the fields that apply to ``profile`` (all, for most scenarios)."""
+    fields = applicable_fields(scenario, profile)
+    return [(label(scenario, f), plain(scenario, f, profile.get(f))) for f in fields]
 
 
 def form_defaults(scenario: Scenario, record: Record) -> dict[str, str]:
@@ -37,9 +40,15 @@ def form_defaults(scenario: Scenario, record: Record) -> dict[str, str]:
 
 
 def read_card(scenario: Scenario, typed: dict[str, str]) -> tuple[Profile, dict[str, str]]:
-    """(profile, problems): each box read by the extractor expecting that field."""
+    """(profile, problems): each box read by the extractor expecting that field; where some
+    fields apply to some callers only, the boxes of fields that do not apply given the others
+    are neither needed nor kept."""
     profile: Profile = {}
     problems: dict[str, str] = {}
+    if conditional(scenario) is not None:
+        read, _ = _read_boxes(scenario, typed, scenario.fields, required=False)
+        wanted = applicable_fields(scenario, read)
+        return _read_boxes(scenario, typed, wanted, required=True)
     for f in scenario.fields:
         text = typed.get(f, "").strip()
         if not text:
@@ -50,4 +59,21 @@ def read_card(scenario: Scenario, typed: dict[str, str]) -> tuple[Profile, dict[
             problems[f] = "could not read this; try simpler words"
         else:
             profile[f] = value
+    return profile, problems
+
+
+def _read_boxes(
+    scenario: Scenario, typed: dict[str, str], fields: tuple[str, ...], *, required: bool
+) -> tuple[Profile, dict[str, str]]:
+    profile: Profile = {}
+    problems: dict[str, str] = {}
+    for f in fields:
+        text = typed.get(f, "").strip()
+        value = scenario.extract(text, scenario.empty_record(), f).get(f) if text else None
+        if value is not None:
+            profile[f] = value
+        elif required:
+            problems[f] = (
+                "please fill this in" if not text else "could not read this; try simpler words"
+            )
     return profile, problems
