@@ -29,6 +29,7 @@ from sim2human.simulators.families import known_family
 from sim2human.simulators.human_replay import HumanReplayMembers
 from sim2human.simulators.llm import LLMMembers
 from sim2human.simulators.noise import validate_ranges
+from sim2human.simulators.replay import REPLAY_FAMILIES
 from sim2human.store.loading import read_yaml
 from sim2human.train.config import MAX_BATCH, MAX_EPISODES, PPOConfig
 from sim2human.types import FrozenConfig
@@ -56,6 +57,9 @@ MAX_NAME = 100
 """Characters in a study or condition name: each is part of a file name (``runs/<time>-<name>``,
 ``conditions/<name>``), and most file systems stop at 255 bytes."""
 Name = Annotated[str, Field(min_length=1, max_length=MAX_NAME)]
+ALL = "all"
+MemberCount = Annotated[int, Field(ge=1, le=MAX_MEMBERS_PER_FAMILY)] | Literal["all"]
+"""A family's member count, or ``all`` (a held-out ``replay`` family: each dialogue once)."""
 MAX_FREE_INT = 10_000_000
 """Any integer in ``sampler_args``, ``judging`` or ``ensemble.llm`` (sizes, windows, counts)."""
 
@@ -172,11 +176,10 @@ class EnsembleConfig(FrozenConfig):
     train: tuple[str, ...] = ("cooperative", "chatty", "anxious")
     heldout: tuple[str, ...] = ("elderly-confused", "noisy-line", "terse-guarded")
     members_per_family: int = Field(4, ge=1, le=MAX_MEMBERS_PER_FAMILY)
-    members: dict[str, Annotated[int, Field(ge=1, le=MAX_MEMBERS_PER_FAMILY)]] = Field(
-        default_factory=dict
-    )
+    members: dict[str, MemberCount] = Field(default_factory=dict)
     """Member counts for some families, overriding ``members_per_family`` (say, more real
-    patients: each ``aci-heldout`` member is one visit)."""
+    patients: each ``aci-heldout`` member is one visit); ``all`` for a held-out ``replay``
+    family: every dialogue of its corpus splits, each once (``aci-heldout: all``, 137 visits)."""
     seed: Seed = 0
     llm: LLMEnsemble | None = None
     human_replay: HumanReplayMembers | None = None
@@ -204,11 +207,19 @@ class EnsembleConfig(FrozenConfig):
         unknown = sorted(set(self.members) - {*self.train, *self.heldout})
         if unknown:
             raise ValueError(f"members: {unknown} not in ensemble.train or ensemble.heldout")
+        for name, count in self.members.items():
+            if count == ALL and (name not in self.heldout or name not in REPLAY_FAMILIES):
+                raise ValueError(
+                    f"members: {name}: 'all' is for a held-out replay family (every recorded "
+                    f"dialogue evaluated once; replay families: {', '.join(REPLAY_FAMILIES)}); "
+                    "give a number of members"
+                )
         return self
 
     def train_members(self) -> int:
-        """How many persona and replay members the families give to training."""
-        return sum(self.members.get(name, self.members_per_family) for name in self.train)
+        """How many persona and replay members the families give to training (``all`` is
+        refused for a training family)."""
+        return sum(int(self.members.get(name, self.members_per_family)) for name in self.train)
 
 
 class EvalConfig(FrozenConfig):
@@ -219,6 +230,12 @@ class EvalConfig(FrozenConfig):
     curve_episodes_per_member: int = Field(4, ge=1, le=MAX_PER_MEMBER)
     """Held-out episodes per member at each ``train.eval_every`` checkpoint (the first seeds of
     the final evaluation's)."""
+    per_family: dict[str, Annotated[int, Field(ge=1, le=MAX_PER_MEMBER)]] = Field(
+        default_factory=dict
+    )
+    """Final-evaluation episodes per member of some held-out families, overriding
+    ``episodes_per_member`` (say ``aci-heldout: 1`` with ``members: {aci-heldout: all}``: one
+    call per visit per seed, every visit played, about the cost of 16 visits x 8)."""
 
 
 class StudyConfig(FrozenConfig):
@@ -279,6 +296,12 @@ class StudyConfig(FrozenConfig):
             if c.mix is not None and c.sampler == "fixed":
                 raise ValueError(f"condition {c.name!r}: mix needs an ensemble, not 'fixed'")
             _fits_members(c, self.ensemble)
+        odd = sorted(set(self.eval.per_family) - set(self.ensemble.heldout))
+        if odd:
+            raise ValueError(
+                f"eval.per_family: {odd} not in ensemble.heldout (it sets the held-out "
+                "evaluation's episodes per member of some held-out families)"
+            )
         return self
 
 
@@ -299,8 +322,11 @@ def _fits_members(c: Condition, ensemble: EnsembleConfig) -> None:
         raise ValueError(f"condition {c.name!r}: judging needs two training members")
 
 
-def load_study(path: Path, *, quick: bool = False) -> StudyConfig:
-    """Read and validate a study file; ``quick`` applies its ``quick:`` overrides.
+def load_study(
+    path: Path, *, quick: bool = False, seeds: tuple[int, ...] | None = None
+) -> StudyConfig:
+    """Read and validate a study file; ``quick`` applies its ``quick:`` overrides, then
+    ``seeds`` (``study --seeds``) replaces the seeds.
 
     The overrides are validated either way: a run without ``--quick`` stores them, and one that
     does not survive the worker's JSON round trip (NaN reads back as null) would make the stored
@@ -315,10 +341,12 @@ def load_study(path: Path, *, quick: bool = False) -> StudyConfig:
     overrides = raw.get("quick") or {}
     if not isinstance(overrides, dict):
         raise ConfigError(f"{path}: 'quick' must be a mapping of overrides")
+    chosen = {} if seeds is None else {"seeds": list(seeds)}
+    where = f"{path} with --seeds" if chosen else str(path)
     if quick:
-        cfg = parse_study(_merge(raw, overrides), str(path))
+        cfg = parse_study(_merge(_merge(raw, overrides), chosen), where)
     else:
-        cfg = parse_study(raw, str(path))
+        cfg = parse_study(_merge(raw, chosen), where)
         if overrides:
             parse_study(_merge(raw, overrides), f"{path}: with its quick overrides")
     check_cache(cfg, str(path))
