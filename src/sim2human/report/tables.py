@@ -352,7 +352,7 @@ def real_table(rows: Sequence[Numbers]) -> Table | None:
     )
     _, held, people = LABELS[_headline(rows)]
     cols = (CONDITION, held, people, REAL_FIELDS, REAL_PROXY, REAL_SEEDS, N_CELLS)
-    note = f"Held-out families' CIs resample training runs, then episodes; real people's {REAL_CI}"
+    note = f"Held-out families' CIs resample training runs, then episodes; real people: {REAL_CI}"
     return Table("real", "Real people", cols, cells, note)
 
 
