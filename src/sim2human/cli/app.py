@@ -23,7 +23,7 @@ from sim2human.cli.fit_family import fit_family
 from sim2human.cli.helptext import HELP_OPTIONS, document
 from sim2human.cli.human import human_app
 from sim2human.cli.model import model_app
-from sim2human.cli.options import CapOpt, SeedsOpt, parse_seeds, use_corpus
+from sim2human.cli.options import CapOpt, LogToOpt, SeedsOpt, parse_seeds, use_corpus
 from sim2human.cli.output import JsonOpt, Output, QuietOpt, study_document
 from sim2human.cli.predictivity import predictivity
 from sim2human.cli.report import report
@@ -281,14 +281,7 @@ def study(
     seeds: SeedsOpt = None,
     as_json: JsonOpt = False,
     quiet: QuietOpt = False,
-    log_to: Annotated[
-        str | None,
-        typer.Option(
-            "--log-to",
-            help="Also log each sub-run's training curves to tensorboard, wandb and/or mlflow "
-            "(comma-separated; offline, inside the run; each needs its extra).",
-        ),
-    ] = None,
+    log_to: LogToOpt = None,
 ) -> None:
     """Run a study: every condition x seed trained, evaluated on held-out simulators, tabulated."""
     choice = Choice(executor, address)

@@ -1,6 +1,6 @@
 """Number options that are finite and inside stated bounds, or one clear usage error (exit 2);
 ``--data``, the corpus folder, checked and handed to worker processes; ``--max-concurrency``,
-which ``study`` and ``eval-agent`` share; and ``study --seeds``.
+which ``study`` and ``eval-agent`` share; and ``study --seeds`` and ``--log-to``.
 
 Hand-written because click's ``FloatRange`` lets ``inf`` through any open upper end (``--timeout-s
 inf`` then waits forever) and refuses NaN with a misleading "should be greater than the minimum".
@@ -32,6 +32,15 @@ CapOpt = Annotated[
     ),
 ]
 """``--max-concurrency`` of ``study`` and ``eval-agent`` (``LLMSettings.capped``)."""
+LogToOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--log-to",
+        help="Also log each sub-run's training curves to tensorboard, wandb and/or mlflow "
+        "(comma-separated; offline, inside the run; each needs its extra).",
+    ),
+]
+"""``study --log-to``."""
 SeedsOpt = Annotated[
     str | None,
     typer.Option(
