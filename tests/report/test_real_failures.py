@@ -63,20 +63,23 @@ def test_missing_and_wrong_fields_and_endings_are_counted_per_agent() -> None:
     assert agent.wrong == {"complaint": 1, "onset": 0}
 
 
-def test_a_visit_fails_for_every_agent_only_when_no_call_of_any_agent_succeeds() -> None:
+def test_a_visit_fails_for_every_agent_when_each_lost_most_of_its_calls_there() -> None:
     hard = {"complaint": "fever", "onset": None}
     groups = {
-        "good": [call("v1", RIGHT), call("v2", hard), call("v3", hard, n=1)],
-        "bad": [call("v1", hard), call("v2", hard), call("v3", RIGHT)],
-        "frozen": [call("v1", hard), call("v2", hard), call("v3", hard)],
+        "good": [call("v1", RIGHT), call("v2", hard), call("v3", hard, n=1), call("v4", hard)],
+        "bad": [call("v1", hard), call("v2", hard), call("v3", RIGHT), call("v4", hard)],
+        "frozen": [call("v1", hard), call("v2", hard), call("v3", hard), call("v4", hard)],
     }
+    # v4: "bad" won one call of three, fewer than half: it still fails there
+    groups["bad"] += [call("v4", RIGHT, n=1), call("v4", hard, n=2)]
     f = real_failures(groups, frozen={"frozen"})
     assert f is not None and f.judged_by == ["good", "bad"]
-    assert [v.visit for v in f.hard] == ["v2"]  # v1 and v3 each won once by someone
-    (v2,) = f.hard
-    assert v2.calls == 2 and v2.fields == {"complaint": 0, "onset": 2}
+    assert [v.visit for v in f.hard] == ["v2", "v4"]  # never won first; v1, v3 won by someone
+    v2, v4 = f.hard
+    assert (v2.calls, v2.won, v4.calls, v4.won) == (2, 0, 4, 1)
+    assert v2.fields == {"complaint": 0, "onset": 2}
     x = v2.example
-    assert x is not None and x.agent == "good"  # the agent with the most successes
+    assert x is not None and x.agent == "bad"  # the agent with the most successes (2)
     assert (x.field, x.how, x.asked, x.reply) == (
         "onset",
         "missing",
@@ -84,9 +87,10 @@ def test_a_visit_fails_for_every_agent_only_when_no_call_of_any_agent_succeeds()
         "my sister called me",
     )
     text = "\n".join(failures_section(f))
-    assert "1 of 3 visits failed every call of every agent" in text and "`v2`" in text
+    assert "2 of 4 visits failed more than half the calls of every agent" in text
+    assert "1 of them every call: `v2`, `v4` (1 won)" in text
     assert "my sister called me" in text and "turn limit" not in text
-    assert "| onset | 67 / 0 | 67 / 0 |" in text  # frozen agents are not in the field table
+    assert "| onset | 75 / 0 | 67 / 0 |" in text  # frozen agents are not in the field table
 
 
 def test_no_real_people_no_section() -> None:

@@ -4,9 +4,11 @@ For every agent of a run (each condition, its seeds pooled, and each reference a
 held-out calls with replayed real people (``replay`` members: ACI-Bench patients, MultiWOZ
 callers): how its failed calls ended (the agent closed with a field wrong or missing, the user
 hung up, the turn limit ...), and per field how often the field ended missing (never recorded)
-or recorded wrong. Then the visits (dialogues) that no agent got right, not one call of them, the
-``frozen`` conditions left out (they fail everything), each with one short failing exchange: the
-last time the best agent asked for a field it got wrong, and what the person said.
+or recorded wrong. Then the visits (dialogues) that fail for every agent, the ``frozen``
+conditions left out (they fail everything): each agent lost more than half of its calls there
+(with one call per seed, a visit's outcome for an agent is a vote of its seeds), those it never
+won first, each with one short failing exchange: the last time the best agent asked for a field
+it got wrong, and what the person said.
 
 A pure function of ``episodes.jsonl``; any scenario with a ``replay`` family.
 """
@@ -52,17 +54,20 @@ class Exchange:
     episode: str
     field: str
     how: str
-    """``missing`` or ``wrong``: how the field ended."""
+    """``missing`` or ``wrong``: how the field ended; with no field failed (``field`` empty),
+    how the call ended (``ENDINGS``)."""
     asked: str
     reply: str
 
 
 @dataclass(frozen=True)
 class HardVisit:
-    """A visit no (non-frozen) agent got right in any of its calls."""
+    """A visit on which every (non-frozen) agent lost more than half of its calls."""
 
     visit: str
     calls: int
+    won: int
+    """Calls of any agent won on this visit (0: no agent ever got it right)."""
     fields: dict[str, int]
     """Field -> calls on this visit that ended with it missing or wrong (every agent's)."""
     example: Exchange | None = None
@@ -124,7 +129,7 @@ def exchange(agent: str, e: Episode) -> Exchange | None:
         return None
     k = asked[-1]
     reply = next((u.text for u in turns[k + 1 :] if u.speaker == "user"), "")
-    name, how = bad[0] if bad else ("", str(e.termination))
+    name, how = bad[0] if bad else ("", ENDINGS.get(e.termination, str(e.termination)))
     return Exchange(agent, e.id, name, how, _cut(turns[k].text), _cut(reply))
 
 
@@ -147,21 +152,37 @@ def real_failures(
     for a in judges:
         for e in real[a]:
             by_visit[e.simulator_id].append((a, e))
-    hard = [v for v, calls in sorted(by_visit.items()) if not any(e.gold.success for _, e in calls)]
+    hard = sorted(
+        (v for v, calls in by_visit.items() if _fails_for_all(calls)),
+        key=lambda v: (_won(by_visit[v]), v),
+    )
     # the example comes from the agent with the most real-people successes
     rank = {a: -sum(e.gold.success for e in real[a]) for a in judges}
     out = []
     for k, visit in enumerate(hard):
-        calls = sorted(by_visit[visit], key=lambda ae: rank[ae[0]])
+        calls = by_visit[visit]
+        lost = sorted((ae for ae in calls if not ae[1].gold.success), key=lambda ae: rank[ae[0]])
         fields: dict[str, int] = defaultdict(int)
         for _, e in calls:
             for name in e.gold.fields:
                 fields[name] += how_field_ended(e, name) is not None
-        example = exchange(*calls[0]) if k < MAX_EXAMPLES else None
-        out.append(HardVisit(visit, len(calls), dict(fields), example))
+        example = exchange(*lost[0]) if k < MAX_EXAMPLES else None
+        out.append(HardVisit(visit, len(calls), _won(calls), dict(fields), example))
     return RealFailures(
         agents, len({e.simulator_id for es in real.values() for e in es}), judges, out
     )
+
+
+def _won(calls: Sequence[tuple[str, Episode]]) -> int:
+    return sum(e.gold.success for _, e in calls)
+
+
+def _fails_for_all(calls: Sequence[tuple[str, Episode]]) -> bool:
+    """Every agent lost more than half of its calls of the visit."""
+    tally: dict[str, list[bool]] = defaultdict(list)
+    for a, e in calls:
+        tally[a].append(e.gold.success)
+    return all(2 * sum(wins) < len(wins) for wins in tally.values())
 
 
 def run_failures(run: RunDir) -> RealFailures | None:

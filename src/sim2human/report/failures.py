@@ -69,22 +69,23 @@ def _fields(f: RealFailures) -> list[str]:
 def _hard(f: RealFailures) -> list[str]:
     judges = ", ".join(md_code(a) for a in f.judged_by)
     if not f.hard:
-        return [f"No visit failed every call of every agent ({judges}).", ""]
-    ids = ", ".join(md_code(v.visit) for v in f.hard)
+        return [f"No visit failed most calls of every agent ({judges}).", ""]
+    never = [v for v in f.hard if v.won == 0]
+    ids = ", ".join(md_code(v.visit) + ("" if v.won == 0 else f" ({v.won} won)") for v in f.hard)
     lines = [
-        f"{len(f.hard)} of {f.visits} visits failed every call of every agent ({judges}): {ids}.",
+        f"{len(f.hard)} of {f.visits} visits failed more than half the calls of every agent "
+        f"({judges}), {len(never)} of them every call: {ids}.",
         "",
     ]
     for v in f.hard:
         if v.example is None:
             continue
         x = v.example
-        worst = ", ".join(
-            f"{md(k)} {n}" for k, n in sorted(v.fields.items(), key=lambda kv: -kv[1]) if n
-        )
+        failed = sorted(v.fields.items(), key=lambda kv: -kv[1])
+        worst = ", ".join(f"{md(k)} {n}" for k, n in failed if n)
         lines += [
-            f"- {md_code(v.visit)} ({v.calls} calls; fields failed: {worst}). "
-            f"{md(x.agent)}, {md(x.field or 'the call')} {md(x.how)}:",
+            f"- {md_code(v.visit)} ({v.won} of {v.calls} calls won; fields failed: {worst}). "
+            f"{md(x.agent)}, {md(f'{x.field} {x.how}' if x.field else f'ended: {x.how}')}:",
             f"  agent: \u201c{md(x.asked)}\u201d person: \u201c{md(x.reply)}\u201d",
         ]
     return [*lines, ""]
