@@ -56,8 +56,8 @@ def test_real_patients_are_kept_when_the_corpus_is_there(monkeypatch: pytest.Mon
 def test_the_study_holds_out_every_real_patient_once_one_call_each(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from sim2human.simulators.replay_aci import encounter_ids
     from sim2human.experiments.world import StudyWorld, heldout_splits
+    from sim2human.simulators.replay_aci import encounter_ids
 
     monkeypatch.setenv("SIM2HUMAN_DATA", str(ACI))
     cfg = load_study(EXAMPLE, quick=True)

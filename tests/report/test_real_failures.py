@@ -87,7 +87,7 @@ def test_a_visit_fails_for_every_agent_when_each_lost_most_of_its_calls_there() 
         "my sister called me",
     )
     text = "\n".join(failures_section(f))
-    assert "2 of 4 visits failed more than half the calls of every agent" in text
+    assert "2 of 4 dialogues failed more than half the calls of every agent" in text
     assert "1 of them every call: `v2`, `v4` (1 won)" in text
     assert "my sister called me" in text and "turn limit" not in text
     assert "| onset | 75 / 0 | 67 / 0 |" in text  # frozen agents are not in the field table

@@ -19,8 +19,8 @@ def failures_section(f: RealFailures | None) -> list[str]:
     lines = [
         f"## {TITLE}",
         "",
-        f"Every agent's held-out calls with replayed real people ({f.visits} visits), seeds "
-        "pooled, from the run's episodes.",
+        f"Every agent's held-out calls with replayed real people ({f.visits} recorded "
+        "dialogues), seeds pooled, from the run's episodes.",
         "",
         *_endings(f),
         *_fields(f),
@@ -69,11 +69,11 @@ def _fields(f: RealFailures) -> list[str]:
 def _hard(f: RealFailures) -> list[str]:
     judges = ", ".join(md_code(a) for a in f.judged_by)
     if not f.hard:
-        return [f"No visit failed most calls of every agent ({judges}).", ""]
+        return [f"No dialogue failed most calls of every agent ({judges}).", ""]
     never = [v for v in f.hard if v.won == 0]
     ids = ", ".join(md_code(v.visit) + ("" if v.won == 0 else f" ({v.won} won)") for v in f.hard)
     lines = [
-        f"{len(f.hard)} of {f.visits} visits failed more than half the calls of every agent "
+        f"{len(f.hard)} of {f.visits} dialogues failed more than half the calls of every agent "
         f"({judges}), {len(never)} of them every call: {ids}.",
         "",
     ]
