@@ -1,6 +1,7 @@
 """Every trained agent of a study run on *all* held-out real patients, with CIs over visits.
 
     .venv/bin/python examples/real_patients.py RUN_DIR [--config YAML --quick] [--episodes 2]
+        [--family aci-train] [--failures]
 
 (the corpus from ``../shared/data`` or ``$SIM2HUMAN_DATA``, as for ``sim2human study``).
 
@@ -9,6 +10,10 @@ A study evaluates on the ``aci-heldout`` members its config names (the quick dem
 were drawn, which is most of the variance with real patients. This replays every sub-run's
 final checkpoint (and the scripted reference) on every visit of the family, ``--episodes``
 each, and bootstraps over visits (then episodes within a visit). Nothing in the run is changed.
+
+``--family aci-train``: the train split's visits instead, the ones to design an improvement on
+(never on ``aci-heldout``); ``--failures``: also the "why real people fail" breakdown
+(``diagnostics.failures``) of those calls.
 """
 
 from __future__ import annotations
@@ -21,12 +26,15 @@ import torch
 from sim2human.agents.base import Agent
 from sim2human.agents.policy import PolicyAgent
 from sim2human.agents.scripted import ScriptedAgent
+from sim2human.diagnostics.failures import real_failures
 from sim2human.experiments.config import load_study
-from sim2human.experiments.predictivity import PEOPLE as FAMILY
-from sim2human.experiments.predictivity import people
+from sim2human.experiments.predictivity import PEOPLE
 from sim2human.experiments.world import StudyWorld
 from sim2human.metrics.outcomes import cluster_bootstrap, fmt_estimate
+from sim2human.population.ensemble import Ensemble
+from sim2human.report.failures import failures_section
 from sim2human.rollout.evaluate import evaluate
+from sim2human.types import Episode
 
 
 def main() -> None:
@@ -35,12 +43,19 @@ def main() -> None:
     parser.add_argument("--episodes", type=int, default=2, help="episodes per visit")
     parser.add_argument("--config", type=Path, default=Path("examples/collapse.yaml"))
     parser.add_argument("--quick", action="store_true", help="the run was made with --quick")
+    parser.add_argument("--family", default=PEOPLE, help="a replay family (default aci-heldout)")
+    parser.add_argument("--failures", action="store_true", help="print why the calls failed")
     args = parser.parse_args()
     torch.set_num_threads(1)
     cfg = load_study(args.config, quick=args.quick)
     world = StudyWorld.build(cfg)
-    every = people(world, cfg)
+    e = cfg.ensemble
+    every = Ensemble.from_families(
+        [], [args.family], e.members_per_family, world.pool, e.seed, {args.family: "all"}
+    ).heldout
     visits = len({s.id for s in every})
+    games: dict[str, list[Episode]] = {}
+    frozen = {c.name for c in cfg.conditions if c.role == "frozen"}
 
     def play(agent: Agent, label: str) -> list[tuple[float, str]]:
         played = evaluate(
@@ -52,15 +67,16 @@ def main() -> None:
             condition=label,
             max_turns=world.max_turns,
         )
+        games.setdefault(label, []).extend(played)
         return [(float(ep.gold.success), ep.simulator_id) for ep in played]
 
     rows: dict[str, list[list[tuple[float, str]]]] = {}
     for sub in sorted(args.run_dir.glob("conditions/*/seed-*")):
         agent = PolicyAgent.load(sub / "checkpoint.pt", world.scenario)
         rows.setdefault(sub.parent.name, []).append(play(agent, sub.parent.name))
-    rows["scripted (reference)"] = [play(ScriptedAgent(world.scenario), "scripted")]
+    rows["scripted (reference)"] = [play(ScriptedAgent(world.scenario), "scripted (reference)")]
     print(
-        f"{FAMILY}: {visits} visits x {args.episodes} episodes per agent; gold %, 95% CI "
+        f"{args.family}: {visits} visits x {args.episodes} episodes per agent; gold %, 95% CI "
         "resampling visits (seeds pooled), then each seed's agent alone"
     )
     print("| condition | real patients: gold | n episodes | per seed |")
@@ -69,6 +85,8 @@ def main() -> None:
         pooled = [pair for played in seeds for pair in played]
         per_seed = ", ".join(_pct(played) for played in seeds)
         print(f"| {name} | {_pct(pooled)} | {len(pooled)} | {per_seed} |")
+    if args.failures:
+        print("\n".join(["", *failures_section(real_failures(games, frozen))]))
 
 
 def _pct(pairs: list[tuple[float, str]]) -> str:

@@ -8,6 +8,10 @@ number and string of ``study.json``. What AFTER_RUN adds is allowed (a new key, 
 ``gold.score``); what it drops or changes is a difference; wall-time keys (``wall_seconds``,
 any ``*_seconds``) are ignored. An episode file under AFTER_RUN alone is a difference too.
 
+``--except-family NAME`` (repeatable) leaves that family's episodes out of both runs, and
+``study.json`` too, since some of its numbers pool every held-out family: the check for a change
+meant to move one family's episodes only (say, which real patients a study replays).
+
 Prints one line: ``same: ...`` (exit 0) or ``DIFFERENT: <first difference> (+N more)`` (exit 1);
 a directory that is missing or holds no ``study.json`` nor episodes is a usage error (exit 2).
 Standard library only, so it runs with any Python 3.11 whatever is installed.
@@ -72,8 +76,15 @@ class Verdict:
     episodes: int = 0
     files: int = 0
     found: list[str] = field(default_factory=list)
+    skipped: tuple[str, ...] = ()
+    """Families left out (``--except-family``): their episodes and study.json not compared."""
 
     def line(self) -> str:
+        if not self.found and self.skipped:
+            return (
+                f"same: {self.episodes} episodes in {self.files} episode files, but for "
+                f"{', '.join(self.skipped)} (study.json not compared)"
+            )
         if not self.found:
             return f"same: {self.episodes} episodes in {self.files} episode files, and study.json"
         more = f" (+{len(self.found) - 1} more)" if len(self.found) > 1 else ""
@@ -111,9 +122,14 @@ def _key(episode: Any, seen: dict[str, int]) -> tuple[str, int]:
     return ident, seen[ident]
 
 
+def _kept(episodes: list[Any], skipped: tuple[str, ...]) -> list[Any]:
+    return [e for e in episodes if not (isinstance(e, dict) and e.get("family") in skipped)]
+
+
 def compare_episodes(before: Path, after: Path, name: str, verdict: Verdict) -> None:
     """Episode by episode, matched by id (so a file written in another order still matches)."""
-    old, new = _episodes(before), _episodes(after)
+    old = _kept(_episodes(before), verdict.skipped)
+    new = _kept(_episodes(after), verdict.skipped)
     verdict.files += 1
     verdict.episodes += len(old)
     seen: dict[str, int] = {}
@@ -129,7 +145,7 @@ def compare_episodes(before: Path, after: Path, name: str, verdict: Verdict) -> 
     verdict.found += [f"{name}: episode {ident} is new" for ident, _ in later]
 
 
-def compare_runs(before: Path, after: Path) -> Verdict:
+def compare_runs(before: Path, after: Path, skipped: tuple[str, ...] = ()) -> Verdict:
     for run in (before, after):
         if not run.is_dir():
             raise Usage(f"{run}: not a directory")
@@ -137,12 +153,12 @@ def compare_runs(before: Path, after: Path) -> Verdict:
     news = {p.relative_to(after).as_posix() for p in after.rglob(EPISODES)}
     if not olds and not (before / STUDY).is_file():
         raise Usage(f"{before}: no {STUDY} and no {EPISODES} (not a run directory)")
-    verdict = Verdict()
+    verdict = Verdict(skipped=skipped)
     verdict.found += [f"{n}: missing from {after}" for n in sorted(olds - news)]
     verdict.found += [f"{n}: only in {after}" for n in sorted(news - olds)]
     for name in sorted(olds & news):
         compare_episodes(before / name, after / name, name, verdict)
-    if (before / STUDY).is_file():
+    if (before / STUDY).is_file() and not skipped:
         if not (after / STUDY).is_file():
             verdict.found.append(f"{STUDY}: missing from {after}")
         else:
@@ -152,11 +168,22 @@ def compare_runs(before: Path, after: Path) -> Verdict:
 
 
 def main(argv: list[str]) -> int:
-    if len(argv) != 2:
-        print("usage: same_episodes.py BEFORE_RUN AFTER_RUN", file=sys.stderr)
+    skipped: list[str] = []
+    runs: list[str] = []
+    args = iter(argv)
+    for arg in args:
+        if arg == "--except-family":
+            skipped.append(next(args, ""))
+        else:
+            runs.append(arg)
+    if len(runs) != 2 or "" in skipped:
+        print(
+            "usage: same_episodes.py [--except-family NAME]... BEFORE_RUN AFTER_RUN",
+            file=sys.stderr,
+        )
         return 2
     try:
-        verdict = compare_runs(Path(argv[0]), Path(argv[1]))
+        verdict = compare_runs(Path(runs[0]), Path(runs[1]), tuple(skipped))
     except Usage as err:
         print(f"error: {err}", file=sys.stderr)
         return 2

@@ -126,3 +126,20 @@ def test_bad_arguments_are_one_line_and_exit_2(before: Path, tmp_path: Path) -> 
     code, line = _verdict(before, broken)
     assert code == 2 and "line 1: not JSON" in line and "\n" not in line
     assert same.main(["only-one"]) == 2
+
+
+def test_except_family_leaves_that_familys_episodes_and_study_json_out(
+    before: Path, tmp_path: Path
+) -> None:
+    real = {**copy.deepcopy(EPISODE), "id": "frozen/eval/aci-heldout-D2N001/7"}
+    old = _run(tmp_path / "old", [EPISODE, {**real, "family": "aci-heldout"}], STUDY)
+    moved = {**real, "id": "frozen/eval/aci-heldout-D2N002/7", "family": "aci-heldout"}
+    changed = {**STUDY, "conditions": [{**STUDY["conditions"][0], "heldout_gold": {}}]}
+    new = _run(tmp_path / "new", [EPISODE, moved], changed)
+    assert same.compare_runs(old, new).found  # without it: the real patient moved
+    verdict = same.compare_runs(old, new, ("aci-heldout",))
+    assert verdict.found == [] and "but for aci-heldout (study.json not compared)" in verdict.line()
+    other = _run(tmp_path / "other", [{**EPISODE, "proxy": 0.9}, moved], STUDY)
+    assert same.compare_runs(old, other, ("aci-heldout",)).found  # any other family still counts
+    assert same.main(["--except-family", "aci-heldout", str(old), str(new)]) == 0
+    assert same.main([str(old), str(new), "--except-family"]) == 2

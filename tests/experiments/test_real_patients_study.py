@@ -53,16 +53,64 @@ def test_real_patients_are_kept_when_the_corpus_is_there(monkeypatch: pytest.Mon
 
 
 @needs_aci
-def test_the_study_holds_out_sixteen_distinct_real_patients(
+def test_the_study_holds_out_every_real_patient_once_one_call_each(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from sim2human.experiments.world import StudyWorld
+    from sim2human.experiments.world import StudyWorld, heldout_splits
+    from sim2human.simulators.replay_aci import encounter_ids
 
     monkeypatch.setenv("SIM2HUMAN_DATA", str(ACI))
-    held = StudyWorld.build(load_study(EXAMPLE, quick=True)).ensemble.heldout
+    cfg = load_study(EXAMPLE, quick=True)
+    world = StudyWorld.build(cfg)
+    held = world.ensemble.heldout
     real = [s.id for s in held if s.family == "aci-heldout"]
-    assert len(real) == len(set(real)) == 16
-    assert len(held) == 3 * 4 + 16
+    visits = {f"aci-heldout-{v}" for v in encounter_ids(("valid", "test"))}
+    assert len(real) == len(set(real)) == len(visits) == 137 and set(real) == visits
+    assert len(held) == 3 * 4 + 137
+    splits = [(split, len(members), n) for split, members, n in heldout_splits(cfg, world)]
+    assert splits == [("heldout", 12, 8), ("heldout", 137, 1)]  # the quick study's counts
+    full = load_study(EXAMPLE)
+    assert full.eval.per_family == {"aci-heldout": 2} and len(full.seeds) == 3
+
+
+def _with(tmp_path: Path, **ensemble_or_eval: object) -> Path:
+    raw = yaml.safe_load(EXAMPLE.read_text(encoding="utf-8"))
+    for key, value in ensemble_or_eval.items():
+        section, name = key.split("__")
+        raw[section][name] = value
+    path = tmp_path / "study.yaml"
+    path.write_text(yaml.safe_dump(raw), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize(
+    ("change", "named"),
+    [
+        ({"ensemble__members": {"cooperative": "all"}}, "cooperative: 'all' is for a held-out"),
+        ({"ensemble__members": {"noisy-line": "all"}}, "noisy-line: 'all' is for a held-out"),
+        ({"eval__per_family": {"cooperative": 1}}, "eval.per_family: ['cooperative']"),
+        ({"ensemble__members": {"aci-heldout": "most"}}, "members.aci-heldout"),
+    ],
+)
+def test_all_and_per_family_are_refused_where_they_mean_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], change: dict[str, object], named: str
+) -> None:
+    assert main(["study", str(_with(tmp_path, **change)), "--check"]) == 2
+    err = capsys.readouterr().err
+    assert named in err and "Traceback" not in err
+
+
+def test_seeds_replaces_the_study_files_seeds_after_quick(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert load_study(EXAMPLE, quick=True, seeds=(0, 1, 2)).seeds == (0, 1, 2)
+    assert load_study(EXAMPLE, seeds=(7,)).seeds == (7,)
+    assert main(["study", str(EXAMPLE), "--quick", "--seeds", "0,1,2", "--check"]) == 0
+    assert "x 3 seeds" in capsys.readouterr().err
+    for bad, said in (("0,0", "seeds must be distinct"), ("1,x", "--seeds '1,x'"), ("", "--seeds")):
+        assert main(["study", str(EXAMPLE), "--quick", "--seeds", bad, "--check"]) == 2
+        err = capsys.readouterr().err
+        assert said in err and "Traceback" not in err
 
 
 def test_member_counts_name_families_of_the_ensemble(

@@ -274,6 +274,20 @@ def test_real_patients_are_their_own_column_everywhere(study: tuple[Path, str]) 
         assert cell[3] == _est(row["heldout_gold"]) and cell[4] == _est(row["heldout_gold_real"])
 
 
+@needs_real
+def test_why_real_people_fail_is_in_both_reports_and_the_json(study: tuple[Path, str]) -> None:
+    run, _ = study
+    assert "## Why real people fail" in (run / "report.md").read_text()
+    assert ">Why real people fail<" in (run / "report.html").read_text()
+    failures = json.loads((run / "report.json").read_text())["real_failures"]
+    study_json = json.loads((run / "study.json").read_text())
+    names = [r["name"] for r in study_json["conditions"]]
+    assert [a["agent"] for a in failures["agents"]] == [*names, "scripted (reference)"]
+    assert failures["visits"] == 2 and "frozen-small" not in failures["judged_by"]
+    for row in study_json["conditions"]:  # each seed's real-people mean, shown in the table
+        assert set(row["heldout_gold_real_by_seed"]) == {str(s) for s in study_json["seeds"]}
+
+
 def _est(e: dict[str, Any]) -> str:
     from sim2human.report.format import est
 

@@ -23,7 +23,7 @@ from sim2human.cli.fit_family import fit_family
 from sim2human.cli.helptext import HELP_OPTIONS, document
 from sim2human.cli.human import human_app
 from sim2human.cli.model import model_app
-from sim2human.cli.options import CapOpt, use_corpus
+from sim2human.cli.options import CapOpt, LogToOpt, SeedsOpt, parse_seeds, use_corpus
 from sim2human.cli.output import JsonOpt, Output, QuietOpt, study_document
 from sim2human.cli.predictivity import predictivity
 from sim2human.cli.report import report
@@ -147,11 +147,12 @@ def _run(
     executor: Choice | None = None,
     output: Output = Output(),  # noqa: B008 (frozen)
     max_concurrency: int | None = None,
+    seeds: tuple[int, ...] | None = None,
 ) -> Path | None:
     from sim2human.cli.report import finish_study
     from sim2human.experiments.runner import RETRIES, StudyFailed, default_out, run_study
 
-    cfg = _study_config(config, quick, data, executor)
+    cfg = _study_config(config, quick, data, executor, seeds)
     if resume and out is None:
         raise UsageError("--resume needs --out: the run directory to continue")
     target = out or default_out(cfg)
@@ -196,7 +197,11 @@ def _run(
 
 
 def _study_config(
-    config: Path, quick: bool, data: Path | None, executor: Choice | None
+    config: Path,
+    quick: bool,
+    data: Path | None,
+    executor: Choice | None,
+    seeds: tuple[int, ...] | None = None,
 ) -> StudyConfig:
     """The study to run: its executor available, its corpus found (or its real people left
     out, with a note), its file valid."""
@@ -206,7 +211,7 @@ def _study_config(
         executor.check()  # ray asked for but missing: one line, exit 2, nothing written
     if data is not None:
         use_corpus(data)
-    cfg, left_out = without_missing_corpus(load_study(config, quick=quick))
+    cfg, left_out = without_missing_corpus(load_study(config, quick=quick, seeds=seeds))
     if left_out:
         err_console.print(f"[yellow]note:[/] {escape(left_out)}", highlight=False, soft_wrap=True)
     return cfg
@@ -273,16 +278,10 @@ def study(
     executor: ExecutorOption = "local",
     address: AddressOption = None,
     max_concurrency: CapOpt = None,
+    seeds: SeedsOpt = None,
     as_json: JsonOpt = False,
     quiet: QuietOpt = False,
-    log_to: Annotated[
-        str | None,
-        typer.Option(
-            "--log-to",
-            help="Also log each sub-run's training curves to tensorboard, wandb and/or mlflow "
-            "(comma-separated; offline, inside the run; each needs its extra).",
-        ),
-    ] = None,
+    log_to: LogToOpt = None,
 ) -> None:
     """Run a study: every condition x seed trained, evaluated on held-out simulators, tabulated."""
     choice = Choice(executor, address)
@@ -296,8 +295,20 @@ def study(
             check_existing(human)  # a bad database is refused before the study trains
         except UsageError as err:
             raise UsageError(f"--human {err}") from None
+    chosen = parse_seeds(seeds)
     target = _run(
-        config, quick, out, workers, resume, check, data, retries, choice, output, max_concurrency
+        config,
+        quick,
+        out,
+        workers,
+        resume,
+        check,
+        data,
+        retries,
+        choice,
+        output,
+        max_concurrency,
+        chosen,
     )
     if human is not None and target is not None:
         from sim2human.experiments.human_eval import fold_in, human_table

@@ -1,6 +1,6 @@
 """Number options that are finite and inside stated bounds, or one clear usage error (exit 2);
-``--data``, the corpus folder, checked and handed to worker processes; and ``--max-concurrency``,
-which ``study`` and ``eval-agent`` share.
+``--data``, the corpus folder, checked and handed to worker processes; ``--max-concurrency``,
+which ``study`` and ``eval-agent`` share; and ``study --seeds`` and ``--log-to``.
 
 Hand-written because click's ``FloatRange`` lets ``inf`` through any open upper end (``--timeout-s
 inf`` then waits forever) and refuses NaN with a misleading "should be greater than the minimum".
@@ -32,6 +32,33 @@ CapOpt = Annotated[
     ),
 ]
 """``--max-concurrency`` of ``study`` and ``eval-agent`` (``LLMSettings.capped``)."""
+LogToOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--log-to",
+        help="Also log each sub-run's training curves to tensorboard, wandb and/or mlflow "
+        "(comma-separated; offline, inside the run; each needs its extra).",
+    ),
+]
+"""``study --log-to``."""
+SeedsOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--seeds",
+        help="Comma-separated seeds to run instead of the study file's (after --quick's): "
+        "`--quick --seeds 0,1,2` is the quick study over three seeds.",
+    ),
+]
+
+
+def parse_seeds(text: str | None) -> tuple[int, ...] | None:
+    """``--seeds 0,1,2`` as seeds (the study file checks them: distinct, in range)."""
+    if text is None:
+        return None
+    parts = [p.strip() for p in text.split(",")]
+    if not all(p.isdigit() for p in parts):
+        raise UsageError(f"--seeds {text!r}: give comma-separated non-negative integers (0,1,2)")
+    return tuple(int(p) for p in parts)
 
 
 def finite(low: float, high: float, *, low_open: bool = False) -> Callable[[str], float]:

@@ -192,9 +192,8 @@ def score_rows(tagged: Sequence[tuple[int, Episode]], n_boot: int) -> dict[str, 
 
     def est(split: str, real: bool) -> StoredEstimate:
         pairs = [(s, e) for s, e in tagged if e.split == split and speaks_real_words(e) == real]
-        return cluster_bootstrap(
-            [e.gold.score for _, e in pairs], [s for s, _ in pairs], n_boot=n_boot
-        ).stored()
+        clusters = [e.simulator_id if real else s for s, e in pairs]  # real people: by visit
+        return cluster_bootstrap([e.gold.score for _, e in pairs], clusters, n_boot=n_boot).stored()
 
     def by_family(split: str) -> dict[str, float]:
         eps = [e for _, e in tagged if e.split == split]
@@ -207,16 +206,29 @@ def score_rows(tagged: Sequence[tuple[int, Episode]], n_boot: int) -> dict[str, 
         "heldout_score": est("heldout", False),
         "heldout_score_by_family": by_family("heldout"),
         "train_score_by_family": by_family("train"),
-        **({"heldout_score_real": est("heldout", True)} if real else {}),
+        **(
+            {
+                "heldout_score_real": est("heldout", True),
+                "heldout_score_real_by_seed": by_seed(tagged, lambda e: e.gold.score),
+            }
+            if real
+            else {}
+        ),
     }
 
 
 def real_patient_rows(tagged: Sequence[tuple[int, Episode]], n_boot: int) -> dict[str, Any]:
-    """Held-out results on real patients (``replay`` families) and on the programmatic rest."""
+    """Held-out results on real patients (``replay`` families) and on the programmatic rest.
+
+    Real people's CIs resample visits (``simulator_id``: one recorded dialogue), then episodes
+    within a visit, every seed's episodes of a visit pooled: which visits were drawn is most of
+    the variance there, and seed-to-seed spread is shown beside, as each seed's mean
+    (``heldout_gold_real_by_seed``). The programmatic rest resamples seeds, as everywhere."""
 
     def est(real: bool, metric: Callable[[Episode], float]) -> StoredEstimate:
         pairs = [(s, e) for s, e in tagged if e.split == "heldout" and speaks_real_words(e) == real]
-        r = cluster_bootstrap([metric(e) for _, e in pairs], [s for s, _ in pairs], n_boot=n_boot)
+        clusters = [e.simulator_id if real else s for s, e in pairs]
+        r = cluster_bootstrap([metric(e) for _, e in pairs], clusters, n_boot=n_boot)
         return r.stored()
 
     real = [e for _, e in tagged if e.split == "heldout" and speaks_real_words(e)]
@@ -225,8 +237,20 @@ def real_patient_rows(tagged: Sequence[tuple[int, Episode]], n_boot: int) -> dic
         "heldout_fields_real": est(True, lambda e: e.gold.field_accuracy),
         "heldout_proxy_real": est(True, lambda e: e.proxy),
         "heldout_gold_programmatic": est(False, lambda e: float(e.gold.success)),
+        "heldout_gold_real_by_seed": by_seed(tagged, lambda e: float(e.gold.success)),
         "real_reply_shares": reply_shares(real),
     }
+
+
+def by_seed(
+    tagged: Sequence[tuple[int, Episode]], metric: Callable[[Episode], float]
+) -> dict[str, float]:
+    """Each seed's mean ``metric`` on held-out real people (keys: the seed, as JSON has it)."""
+    seeds: dict[int, list[float]] = {}
+    for s, e in tagged:
+        if e.split == "heldout" and speaks_real_words(e):
+            seeds.setdefault(s, []).append(metric(e))
+    return {str(s): float(np.mean(v)) for s, v in sorted(seeds.items())}
 
 
 def llm_rows(tagged: Sequence[tuple[int, Episode]], n_boot: int) -> dict[str, Any]:

@@ -22,7 +22,13 @@ from sim2human.agents.policy import PolicyAgent
 from sim2human.agents.scripted import reference_agent
 from sim2human.experiments.config import Condition, StudyConfig
 from sim2human.experiments.wholeness import LOGGED
-from sim2human.experiments.world import StudyWorld, evaluate_splits, llm_runtime
+from sim2human.experiments.world import (
+    Splits,
+    StudyWorld,
+    evaluate_splits,
+    heldout_splits,
+    llm_runtime,
+)
 from sim2human.llm.runtime import LLMRuntime
 from sim2human.metrics.outcomes import by, member_std, summarise
 from sim2human.population.panel import EnsembleJudge, JudgePanel
@@ -198,14 +204,14 @@ def _sub_run_config(
 
 def _eval_splits(
     cfg: StudyConfig, world: StudyWorld, trained_on: Sequence[SimulatorSpec]
-) -> list[tuple[str, Sequence[SimulatorSpec], int]]:
+) -> Splits:
     """The members a trained agent is evaluated on: the ones it trained on, with the same
     evaluation budget for every condition (however few members it saw), then the held out."""
     per = cfg.eval.episodes_per_member
     n_train_eval = per * len(world.ensemble.train)
     return [
         ("train", trained_on, max(per, n_train_eval // len(trained_on))),
-        ("heldout", world.ensemble.heldout, per),
+        *heldout_splits(cfg, world),
     ]
 
 
@@ -330,7 +336,7 @@ def reference_scripted(cfg: StudyConfig, out: Path) -> dict[str, Any]:
     needed = {s.llm.endpoint for s in world.ensemble.heldout if s.llm is not None}
     log = EpisodeLog(out / EPISODES)
     with log, llm_runtime(cfg, needed) as llm:
-        splits = [("train", world.ensemble.train, per), ("heldout", world.ensemble.heldout, per)]
+        splits = [("train", world.ensemble.train, per), *heldout_splits(cfg, world)]
         evals = evaluate_splits(cfg, agent, world, llm, splits, "scripted", log.write)
         llm_stats = llm_accounting(llm)
     summary = summarise_sub_run(evals, set())

@@ -18,6 +18,9 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, ValidationError, field_validator, model_validator
 
 from sim2human.errors import ConfigError, UsageError, first_problem
+from sim2human.experiments.ensemble_config import EnsembleConfig as EnsembleConfig
+from sim2human.experiments.ensemble_config import LLMEnsemble as LLMEnsemble
+from sim2human.experiments.ensemble_config import Seed
 from sim2human.experiments.mix import MixIn, mix_not_heldout
 from sim2human.experiments.study_paths import beside_study
 from sim2human.llm.runtime import LLMSettings
@@ -26,8 +29,6 @@ from sim2human.samplers.build import known_sampler, sampler_args
 from sim2human.scenarios.catalog import known_scenario
 from sim2human.simulators.base import MAX_TEMPERATURE, LLMParams
 from sim2human.simulators.families import known_family
-from sim2human.simulators.human_replay import HumanReplayMembers
-from sim2human.simulators.llm import LLMMembers
 from sim2human.simulators.noise import validate_ranges
 from sim2human.store.loading import read_yaml
 from sim2human.train.config import MAX_BATCH, MAX_EPISODES, PPOConfig
@@ -45,11 +46,6 @@ def default_role(sampler: object) -> Role:
     return DEFAULT_ROLES.get(str(sampler), "candidate")
 
 
-MAX_SEED = 2**32 - 1
-"""numpy's SeedSequence takes any non-negative int; 32 bits is plenty and keeps ids readable."""
-Seed = Annotated[int, Field(ge=0, le=MAX_SEED)]
-MAX_MEMBERS_PER_FAMILY = 10_000
-"""A bound on work only: member seeds are named streams (``seeding``), which do not collide."""
 MAX_PER_MEMBER = 10_000
 MAX_BOOTSTRAP = 100_000
 MAX_NAME = 100
@@ -151,66 +147,6 @@ class Condition(FrozenConfig):
         return self
 
 
-class LLMEnsemble(FrozenConfig):
-    """``llm`` members: training ones (for mixed ensembles) and held-out ones (for evaluation)."""
-
-    train: LLMMembers | None = None
-    heldout: LLMMembers | None = None
-
-    @model_validator(mode="after")
-    def _disjoint(self) -> LLMEnsemble:
-        if self.train is None or self.heldout is None:
-            return self
-        for what in ("families", "prompts"):
-            shared = set(getattr(self.train, what)) & set(getattr(self.heldout, what))
-            if shared:
-                raise ValueError(f"{what} {sorted(shared)} are both train and held-out")
-        return self
-
-
-class EnsembleConfig(FrozenConfig):
-    train: tuple[str, ...] = ("cooperative", "chatty", "anxious")
-    heldout: tuple[str, ...] = ("elderly-confused", "noisy-line", "terse-guarded")
-    members_per_family: int = Field(4, ge=1, le=MAX_MEMBERS_PER_FAMILY)
-    members: dict[str, Annotated[int, Field(ge=1, le=MAX_MEMBERS_PER_FAMILY)]] = Field(
-        default_factory=dict
-    )
-    """Member counts for some families, overriding ``members_per_family`` (say, more real
-    patients: each ``aci-heldout`` member is one visit)."""
-    seed: Seed = 0
-    llm: LLMEnsemble | None = None
-    human_replay: HumanReplayMembers | None = None
-    """Recorded human calls (``sim2human human serve``) as training or held-out members."""
-
-    @field_validator("train", "heldout")
-    @classmethod
-    def _known(cls, names: tuple[str, ...]) -> tuple[str, ...]:
-        for name in names:
-            known_family(name)
-        if not names:
-            raise ValueError("needs at least one family")
-        if len(set(names)) != len(names):
-            raise ValueError(f"a family is listed twice: {list(names)}")
-        return names
-
-    @model_validator(mode="after")
-    def _members_named(self) -> EnsembleConfig:
-        shared = [name for name in self.train if name in self.heldout]
-        if shared:
-            raise ValueError(
-                f"families {shared} are both train and held-out: held-out families measure "
-                "transfer to users never trained on"
-            )
-        unknown = sorted(set(self.members) - {*self.train, *self.heldout})
-        if unknown:
-            raise ValueError(f"members: {unknown} not in ensemble.train or ensemble.heldout")
-        return self
-
-    def train_members(self) -> int:
-        """How many persona and replay members the families give to training."""
-        return sum(self.members.get(name, self.members_per_family) for name in self.train)
-
-
 class EvalConfig(FrozenConfig):
     episodes_per_member: int = Field(10, ge=1, le=MAX_PER_MEMBER)
     llm_episodes_per_member: int | None = Field(None, ge=1, le=MAX_PER_MEMBER)
@@ -219,6 +155,12 @@ class EvalConfig(FrozenConfig):
     curve_episodes_per_member: int = Field(4, ge=1, le=MAX_PER_MEMBER)
     """Held-out episodes per member at each ``train.eval_every`` checkpoint (the first seeds of
     the final evaluation's)."""
+    per_family: dict[str, Annotated[int, Field(ge=1, le=MAX_PER_MEMBER)]] = Field(
+        default_factory=dict
+    )
+    """Final-evaluation episodes per member of some held-out families, overriding
+    ``episodes_per_member`` (say ``aci-heldout: 1`` with ``members: {aci-heldout: all}``: one
+    call per visit per seed, every visit played, about the cost of 16 visits x 8)."""
 
 
 class StudyConfig(FrozenConfig):
@@ -279,6 +221,12 @@ class StudyConfig(FrozenConfig):
             if c.mix is not None and c.sampler == "fixed":
                 raise ValueError(f"condition {c.name!r}: mix needs an ensemble, not 'fixed'")
             _fits_members(c, self.ensemble)
+        odd = sorted(set(self.eval.per_family) - set(self.ensemble.heldout))
+        if odd:
+            raise ValueError(
+                f"eval.per_family: {odd} not in ensemble.heldout (it sets the held-out "
+                "evaluation's episodes per member of some held-out families)"
+            )
         return self
 
 
@@ -299,8 +247,11 @@ def _fits_members(c: Condition, ensemble: EnsembleConfig) -> None:
         raise ValueError(f"condition {c.name!r}: judging needs two training members")
 
 
-def load_study(path: Path, *, quick: bool = False) -> StudyConfig:
-    """Read and validate a study file; ``quick`` applies its ``quick:`` overrides.
+def load_study(
+    path: Path, *, quick: bool = False, seeds: tuple[int, ...] | None = None
+) -> StudyConfig:
+    """Read and validate a study file; ``quick`` applies its ``quick:`` overrides, then
+    ``seeds`` (``study --seeds``) replaces the seeds.
 
     The overrides are validated either way: a run without ``--quick`` stores them, and one that
     does not survive the worker's JSON round trip (NaN reads back as null) would make the stored
@@ -315,10 +266,12 @@ def load_study(path: Path, *, quick: bool = False) -> StudyConfig:
     overrides = raw.get("quick") or {}
     if not isinstance(overrides, dict):
         raise ConfigError(f"{path}: 'quick' must be a mapping of overrides")
+    chosen = {} if seeds is None else {"seeds": list(seeds)}
+    where = f"{path} with --seeds" if chosen else str(path)
     if quick:
-        cfg = parse_study(_merge(raw, overrides), str(path))
+        cfg = parse_study(_merge(_merge(raw, overrides), chosen), where)
     else:
-        cfg = parse_study(raw, str(path))
+        cfg = parse_study(_merge(raw, chosen), where)
         if overrides:
             parse_study(_merge(raw, overrides), f"{path}: with its quick overrides")
     check_cache(cfg, str(path))

@@ -10,7 +10,7 @@ from sim2human.simulators.replay import REPLAY_FAMILIES
 from sim2human.types import FrozenConfig
 
 MAX_MEMBERS: int = 10_000
-"""A bound on work only (``config.MAX_MEMBERS_PER_FAMILY``)."""
+"""A bound on work only (``ensemble_config.MAX_MEMBERS_PER_FAMILY``)."""
 
 
 class MixIn(FrozenConfig):

@@ -51,10 +51,13 @@ class ConditionRow(BaseModel):
     heldout_proxy_real: Estimate | None = None
     heldout_gold_programmatic: Estimate | None = None
     real_reply_shares: dict[str, float] | None = None
+    heldout_gold_real_by_seed: dict[str, float] | None = None
+    """Each seed's mean gold success on real people (the key: the seed)."""
     # gold as the mean Outcome.score (absent from a file written before it was stored)
     train_score: Estimate | None = None
     heldout_score: Estimate | None = None
     heldout_score_real: Estimate | None = None
+    heldout_score_real_by_seed: dict[str, float] | None = None
     heldout_score_by_family: dict[str, float] | None = None
     train_score_by_family: dict[str, float] | None = None
 
@@ -98,6 +101,13 @@ class ConditionRow(BaseModel):
         if metric == "score" and scores[split] is not None:
             return scores[split]
         return success[split]
+
+    def real_by_seed(self, metric: GoldMetric) -> dict[str, float]:
+        """Each seed's mean gold on real people as ``metric`` says (see ``gold``); empty for a
+        file written before it was stored."""
+        if metric == "score" and self.heldout_score_real_by_seed is not None:
+            return self.heldout_score_real_by_seed
+        return self.heldout_gold_real_by_seed or {}
 
     def gold_by_family(
         self, split: Literal["train", "heldout"], metric: GoldMetric

@@ -217,6 +217,25 @@ def without_missing_corpus(cfg: StudyConfig) -> tuple[StudyConfig, str | None]:
     return cfg, "; ".join(lines) or None
 
 
+Splits = list[tuple[str, Sequence[SimulatorSpec], int]]
+"""``(split, members, episodes per member)``, evaluated in order (``evaluate_splits``)."""
+
+
+def heldout_splits(cfg: StudyConfig, world: StudyWorld) -> Splits:
+    """The held-out members at ``eval.episodes_per_member``, then the members of each family of
+    ``eval.per_family`` at its own count (the others' episodes are those they would be without
+    it: an episode depends on its member and seed, never on the members beside it)."""
+    own = cfg.eval.per_family
+    held = world.ensemble.heldout
+    rest = [s for s in held if s.family not in own]
+    groups = [("heldout", [s for s in held if s.family == f], n) for f, n in own.items()]
+    return [
+        (split, members, n)
+        for split, members, n in [("heldout", rest, cfg.eval.episodes_per_member), *groups]
+        if members
+    ]
+
+
 def evaluate_splits(
     cfg: StudyConfig,
     agent: Agent,

@@ -33,23 +33,32 @@ class Ensemble:
         members_per_family: int,
         pool: QuirkPool,
         seed: int = 0,
-        members: Mapping[str, int] | None = None,
+        members: Mapping[str, int | str] | None = None,
     ) -> Ensemble:
         """Draw ``members_per_family`` specs from each family (``members``: other counts for some
         families, by name). Member k of a family has seed ``base + k``, ``base`` the seed of
         stream ``member`` at the family's name: the same whichever other families the study
         holds, whatever its split, distinct for every k (a ``replay`` member plays encounter
-        ``seed mod n``: consecutive seeds are distinct visits)."""
+        ``seed mod n``: consecutive seeds are distinct visits, so ``all``, a count of the
+        family's ``size()``, plays each of its dialogues once)."""
         if members_per_family < 1:
             raise UsageError("ensemble.members_per_family must be at least 1")
         tf = tuple(get_family(n) for n in train)
         hf = tuple(get_family(n) for n in heldout)
 
+        def count(f: Family) -> int:
+            n = (members or {}).get(f.name, members_per_family)
+            if n != "all":
+                return int(n)
+            if (size := f.size()) is None:
+                raise UsageError(f"ensemble.members: {f.name}: 'all' needs a replay family")
+            return size
+
         def draw(families: tuple[Family, ...]) -> tuple[SimulatorSpec, ...]:
             return tuple(
                 f.sample(seeding.seed(seed, "member", f.name) + k, pool)
                 for f in families
-                for k in range((members or {}).get(f.name, members_per_family))
+                for k in range(count(f))
             )
 
         return cls(draw(tf), draw(hf), tf, hf)

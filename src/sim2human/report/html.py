@@ -22,6 +22,7 @@ from rich.console import Console
 
 from sim2human import outputs
 from sim2human.diagnostics.analyse import Diagnosis
+from sim2human.diagnostics.failures import run_failures
 from sim2human.diagnostics.rundir import RunDir, load_run_dir
 from sim2human.diagnostics.stored import (
     derived_dir,
@@ -34,6 +35,7 @@ from sim2human.experiments.diversity import DiversityRow
 from sim2human.report import fidelity
 from sim2human.report.adaptive import adaptive_section
 from sim2human.report.by_family import diversity_rows, quirk_cell
+from sim2human.report.failures import failures_section
 from sim2human.report.format import est, md, md_code, num, pct
 from sim2human.report.html_sections import html_table, md_to_html
 from sim2human.report.llm import llm_section
@@ -155,7 +157,8 @@ def _write_report(
     diversity = load_diversity(derived_dir(run_dir, src, DIVERSITY_JSON))
     fid = fidelity.for_report(derived_dir(run_dir, src, FIDELITY_JSON), run)
     summary = summarise(d, run)
-    head, prose = _study_parts(d, summary, run_dir, out)
+    failing = run_failures(run)
+    head, prose = _study_parts(d, summary, run_dir, out, failures_section(failing))
     page = render_html(d, diversity.rows, diversity.note, summary, md_to_html(prose, out))
     text = markdown_text(head, diagnosis_lines(d, diversity.rows), ["", *fidelity.markdown(fid)])
     payload: dict[str, Any] = {
@@ -163,6 +166,7 @@ def _write_report(
         SUMMARY_KEY: summary.dump(),
         "diversity": [r.model_dump(mode="json") for r in diversity.rows],
         "fidelity": fid.model_dump(mode="json"),
+        **({"real_failures": failing.dump()} if failing is not None else {}),
     }
     outputs.write_all(
         [
@@ -176,14 +180,16 @@ def _write_report(
 
 
 def _study_parts(
-    d: Diagnosis, summary: Summary, run_dir: Path, out: Path
+    d: Diagnosis, summary: Summary, run_dir: Path, out: Path, failing: list[str]
 ) -> tuple[list[str], list[str]]:
     """report.md's head (title, shared tables, the study's sections) and the sections the HTML
-    renders from Markdown (all but the title and the shared tables, which it draws itself)."""
+    renders from Markdown (all but the title and the shared tables, which it draws itself);
+    ``failing``: the "why real people fail" section, after the real people's."""
     if d.study is None:
         title = [f"# {d.kind} {md_code(d.name)}", ""]
         real = summary.table("real")
-        return [*title, *summary_lines(summary, ALL_TABLES)], md_table(real) if real else []
+        shown = [*(md_table(real) if real else []), *failing]
+        return [*title, *summary_lines(summary, ALL_TABLES), *failing], shown
     study = d.study
     adaptive = [
         *adaptive_section(study, run_dir, out),
@@ -191,8 +197,8 @@ def _study_parts(
         *_predictivity_lines(run_dir),
     ]
     prose = ["## Findings", "", *findings(study), "", *llm_section(study)]
-    prose += [*real_section(study, summary.table("real")), *adaptive]
-    return [*study_lines(study, summary), *adaptive], prose
+    prose += [*real_section(study, summary.table("real")), *failing, *adaptive]
+    return [*study_lines(study, summary), *failing, *adaptive], prose
 
 
 def _stress_lines(run_dir: Path) -> list[str]:

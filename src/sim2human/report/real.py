@@ -36,4 +36,4 @@ def real_section(study: StudyResult, table: Table | None = None) -> list[str]:
         for name, shares in shared:
             said = ", ".join(f"{md(k)} {100 * v:.0f}%" for k, v in shares.items())
             lines.append(f"- {md(name)}: {said}")
-    return [*lines, ""]
+    return [*lines, *(["", md(table.note)] if table.note else []), ""]

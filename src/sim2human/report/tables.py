@@ -45,6 +45,11 @@ LABELS: dict[GoldMetric, tuple[str, str, str]] = {
 }
 """The gold columns' labels (train, held-out families, real people) by headline metric."""
 REAL_FIELDS = "fields right, real people"
+REAL_SEEDS = "real people, per seed"
+REAL_CI = (
+    "their CIs resample visits (each a recorded dialogue), then episodes within a visit, "
+    "seeds pooled; each seed's own mean is in the real-people table."
+)
 REAL_PROXY = "proxy, real people"
 N_CELLS = "n (held-out / real)"
 EPISODES = "episodes trained"
@@ -98,6 +103,8 @@ class Numbers:
     real_gold: Estimate | None = None
     real_fields: Estimate | None = None
     real_proxy: Estimate | None = None
+    real_by_seed: tuple[float, ...] = ()
+    """Each training run's mean gold on real people (one value for a reference agent)."""
     member_std: float | None = None
     exploit_rate: float | None = None
     by_family: dict[str, float] = field(default_factory=dict)
@@ -136,6 +143,7 @@ def from_study_row(
         real_gold=row.gold("real", metric),
         real_fields=row.heldout_fields_real,
         real_proxy=row.heldout_proxy_real,
+        real_by_seed=tuple(row.real_by_seed(metric).values()),
         member_std=row.heldout_member_std,
         exploit_rate=row.exploit_rate,
         by_family=dict(row.gold_by_family("heldout", metric)),
@@ -162,7 +170,13 @@ def from_episodes(
         if not pairs:
             return None
         values = [_metric(e, which) for _, e in pairs]
-        return cluster_bootstrap(values, [r for r, _ in pairs], n_boot=n_boot)
+        clusters = [e.simulator_id if real else r for r, e in pairs]  # real people: by visit
+        return cluster_bootstrap(values, clusters, n_boot=n_boot)
+
+    runs: dict[str, list[float]] = {}
+    for r, e in tagged:
+        if e.split == "heldout" and speaks_real_words(e):
+            runs.setdefault(r, []).append(_metric(e, metric))
 
     fams = sorted({e.family for _, e in tagged if e.split == "heldout"})
     return Numbers(
@@ -176,6 +190,7 @@ def from_episodes(
         real_gold=estimate("heldout", True, metric),
         real_fields=estimate("heldout", True, "fields"),
         real_proxy=estimate("heldout", True, "proxy"),
+        real_by_seed=tuple(float(np.mean(v)) for v in runs.values()),
         by_family={f: _family_gold(tagged, f, metric) for f in fams},
         member_std=_member_std(subs),
         turns=handle_time([e for _, e in tagged], speaks_real_words),
@@ -267,7 +282,10 @@ def gold_table(rows: Sequence[Numbers]) -> Table:
             "(gold_metric: score); success is the share of held-out calls graded a success."
         )
     if real:
-        note += " Real people (replayed recorded conversations) are never in the held-out families."
+        note += (
+            " Real people (replayed recorded conversations) are never in the held-out families;"
+            f" {REAL_CI}"
+        )
     return Table("gold", "Proxy vs gold", cols, cells, note)
 
 
@@ -327,13 +345,15 @@ def real_table(rows: Sequence[Numbers]) -> Table | None:
             _e(r.real_gold),
             _e(r.real_fields),
             _e(r.real_proxy),
+            " / ".join(pct(x) for x in r.real_by_seed) or MISSING,
             f"{_n(r.heldout_gold)} / {_n(r.real_gold)}",
         )
         for r in shown
     )
     _, held, people = LABELS[_headline(rows)]
-    cols = (CONDITION, held, people, REAL_FIELDS, REAL_PROXY, N_CELLS)
-    return Table("real", "Real people", cols, cells)
+    cols = (CONDITION, held, people, REAL_FIELDS, REAL_PROXY, REAL_SEEDS, N_CELLS)
+    note = f"Held-out families' CIs resample training runs, then episodes; real people: {REAL_CI}"
+    return Table("real", "Real people", cols, cells, note)
 
 
 def _n(e: Estimate | None) -> str:

@@ -255,6 +255,11 @@ class Family(FrozenConfig):
                 raise ValueError(f"{name}: low end {lo} is above high end {hi}")
         return self
 
+    def size(self) -> int | None:
+        """How many distinct members the family has: None for a trait distribution (every
+        seed a new member), a corpus's dialogue count for a ``replay`` family."""
+        return None
+
     def sample(self, seed: int, pool: QuirkPool, **override: float) -> SimulatorSpec:
         """Draw one member; its quirks are drawn from ``pool`` (phrasings the agent can say)."""
         rng = np.random.default_rng(seed)

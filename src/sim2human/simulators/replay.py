@@ -73,6 +73,10 @@ class ReplayFamily(Family):
     splits: tuple[str, ...]
     corpus: str = "aci-bench"
 
+    def size(self) -> int:
+        """Its dialogues: members ``base + k`` for ``k < size()`` are each of them once."""
+        return len(CORPORA[self.corpus].ids(self.splits))
+
     def sample(self, seed: int, pool: QuirkPool, **override: float) -> SimulatorSpec:
         ids = CORPORA[self.corpus].ids(self.splits)
         traits = Traits(
