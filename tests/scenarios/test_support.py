@@ -53,6 +53,7 @@ def test_support_is_a_packaged_scenario_file() -> None:
         "pricerange",
         "food",
         "destination",
+        "departure",
         "day",
         "people",
         "time",

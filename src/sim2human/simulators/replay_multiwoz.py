@@ -44,7 +44,13 @@ SLOTS: Final[dict[str, dict[str, str]]] = {
         "people": "people",
         "stay": "stay",
     },
-    "train": {"destination": "destination", "day": "day", "time": "leaveAt", "people": "people"},
+    "train": {
+        "destination": "destination",
+        "departure": "departure",
+        "day": "day",
+        "time": "leaveAt",
+        "people": "people",
+    },
 }
 """Per domain, ``support``'s fields and the goal's slot each one is (``info`` and ``book``
 merged); the ``domain`` field is the domain itself (``scripts/multiwoz_support.py``'s table)."""
