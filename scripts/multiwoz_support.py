@@ -10,8 +10,12 @@ Reads the corpus where `sim2human.corpora.multiwoz` finds it ($SIM2HUMAN_DATA or
   price word ("north american" would read as the area "north");
 - `times.txt`: every booking time the goals name, each with its 12-hour alias ("7:30 pm"); a
   vocabulary keeps words and digits only, so "19:30" is the value "19 30" (read from "19:30");
-- the `profiles:` rows of `scenario.yaml` (between its BEGIN/END markers): the restaurant goals
-  of the *val* split with all six slots (area, pricerange, food, day, people, time), one row each.
+- the `profiles:` rows of `scenario.yaml` (between its BEGIN/END markers): the restaurant, hotel
+  and train goals of the *val* split with every slot their domain takes here (`SLOTS`), one row
+  each;
+- the `say:` lines of its `destination` and `departure` fields: the val split's commonest train
+  user turns stating that station with one of the field's `markers` (hand-written in the file)
+  and nothing else the scenario reads but the domain (`say_forms`).
 
 The test split is left to the held-out replay family (`multiwoz-heldout`), so no goal a replayed
 caller plays is a training profile. `--forms` prints the commonest one-slot user informs and
@@ -214,7 +218,8 @@ def write_says(forms: dict[str, list[str]]) -> None:
     for field, says in forms.items():
         block = re.search(rf"^  {field}:\n(?:    .*\n)+", text, re.M)
         assert block is not None, field
-        new = re.sub(r"^    say: .*$", f"    say: {json.dumps(says)}", block[0], count=1, flags=re.M)
+        line = f"    say: {json.dumps(says)}"
+        new = re.sub(r"^    say: .*$", line, block[0], count=1, flags=re.M)
         text = text[: block.start()] + new + text[block.end() :]
     path.write_text(text, encoding="utf-8")
 

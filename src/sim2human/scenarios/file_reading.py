@@ -18,6 +18,7 @@ from functools import cached_property
 
 import numpy as np
 
+from sim2human.scenarios.file_markers import Marks
 from sim2human.scenarios.files import (
     CategoryField,
     DateField,
@@ -26,7 +27,6 @@ from sim2human.scenarios.files import (
     NumberField,
     YesNoField,
 )
-from sim2human.scenarios.file_markers import Marks
 from sim2human.scenarios.intake import parsing
 from sim2human.scenarios.vocab import Vocab, words
 from sim2human.types import Value
@@ -36,9 +36,7 @@ _NUMBER_WORDS = {k: v for k, v in parsing.NUMBER_WORDS.items() if k not in ("no"
 _NUMBER = r"(\d+|" + "|".join(sorted(_NUMBER_WORDS, key=len, reverse=True)) + r")"
 _SPOKEN = {v: k for k, v in _NUMBER_WORDS.items() if k not in ("couple", "few")}
 _DENIAL = re.compile(r"\b(no|none|nothing|not|never)\b")
-_TIME = re.compile(
-    r"\b\d{1,2}[:.]\d\d\b(?:\s*[ap]\.?m\b)?|\b\d{1,2}\s*(?:[ap]\.?m\b|o'?clock\b)"
-)
+_TIME = re.compile(r"\b\d{1,2}[:.]\d\d\b(?:\s*[ap]\.?m\b)?|\b\d{1,2}\s*(?:[ap]\.?m\b|o'?clock\b)")
 """A clock time ("17:01", "5.30", "7 pm", "8 o'clock"): no number field's answer (a party of
 17:01 is no party of 1)."""
 
