@@ -10,8 +10,12 @@ Reads the corpus where `sim2human.corpora.multiwoz` finds it ($SIM2HUMAN_DATA or
   price word ("north american" would read as the area "north");
 - `times.txt`: every booking time the goals name, each with its 12-hour alias ("7:30 pm"); a
   vocabulary keeps words and digits only, so "19:30" is the value "19 30" (read from "19:30");
-- the `profiles:` rows of `scenario.yaml` (between its BEGIN/END markers): the restaurant goals
-  of the *val* split with all six slots (area, pricerange, food, day, people, time), one row each.
+- the `profiles:` rows of `scenario.yaml` (between its BEGIN/END markers): the restaurant, hotel
+  and train goals of the *val* split with every slot their domain takes here (`SLOTS`), one row
+  each;
+- the `say:` lines of its `destination` and `departure` fields: the val split's commonest train
+  user turns stating that station with one of the field's `markers` (hand-written in the file)
+  and nothing else the scenario reads but the domain (`say_forms`).
 
 The test split is left to the held-out replay family (`multiwoz-heldout`), so no goal a replayed
 caller plays is a training profile. `--forms` prints the commonest one-slot user informs and
@@ -21,11 +25,15 @@ system requests (value replaced by `{v}`), which is where the file's `say` and `
 from __future__ import annotations
 
 import collections
+import json
 import re
 import sys
 from pathlib import Path
 
 from sim2human.corpora import multiwoz
+from sim2human.scenarios.file_load import load_scenario_file
+from sim2human.scenarios.file_markers import carries, marks
+from sim2human.scenarios.file_scenario import FileScenario
 
 OUT = Path(__file__).resolve().parents[1] / "src/sim2human/scenarios/data/support"
 AREAS = ("centre", "north", "south", "east", "west")
@@ -48,9 +56,26 @@ SLOTS: dict[str, dict[str, str]] = {
         "people": "people",
         "stay": "stay",
     },
-    "train": {"destination": "destination", "day": "day", "time": "leaveAt", "people": "people"},
+    "train": {
+        "destination": "destination",
+        "departure": "departure",
+        "day": "day",
+        "time": "leaveAt",
+        "people": "people",
+    },
 }
-ORDER = ("domain", "area", "pricerange", "food", "destination", "day", "people", "time", "stay")
+ORDER = (
+    "domain",
+    "area",
+    "pricerange",
+    "food",
+    "destination",
+    "departure",
+    "day",
+    "people",
+    "time",
+    "stay",
+)
 BEGIN, END = "# BEGIN generated profiles", "# END generated profiles"
 HEADER = "# Written by scripts/multiwoz_support.py from MultiWOZ 2.1 ({src}); do not edit.\n"
 
@@ -154,6 +179,51 @@ def rows(found: Found, vocab: dict[str, set[str]]) -> list[str]:
     return out
 
 
+STATIONS = ("destination", "departure")
+"""The fields whose ``say`` wordings are mined from the val split's user turns (each must carry
+its markers: they share the station vocabulary)."""
+_OPENER = re.compile(r"^(?:(?:yes|yeah|ok|okay|great|thanks|thank you)[,.!]?\s+)+", re.I)
+
+
+def say_forms(scenario: FileScenario, field: str, n: int = 3) -> list[str]:
+    """The ``n`` commonest val-split user turns of a train call that state the goal's ``field``
+    (its value replaced by ``{v}``), keeping those that carry one of the field's markers and say
+    nothing else the scenario reads but the domain (so a caller's line gives that field only)."""
+    before, after = marks(scenario.spec.fields).by_field[field]
+    other = {"destination": "departure", "departure": "destination"}[field]
+    counts: collections.Counter[str] = collections.Counter()
+    for d in multiwoz.load("val"):  # never the test split: its calls are the held-out family
+        g = d.goals.get("train")
+        value = {**g.info, **g.book}.get(field) if g is not None else None
+        if g is None or value is None:
+            continue
+        said = re.compile(rf"\b{re.escape(value)}\b", re.I)
+        for t in d.turns:
+            if t.speaker == "user" and "train" in t.domains and said.search(t.text):
+                form = said.sub("{v}", _OPENER.sub("", t.text).replace(" also ", " "), count=1)
+                if other not in form and carries(form, before, after):
+                    counts[form[0].upper() + form[1:]] += 1
+    out = []
+    for form, _ in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
+        heard = scenario.extract(form.format(v="ely"), scenario.empty_record(), None)
+        if {f for f, v in heard.items() if v is not None} <= {field, "domain"}:
+            out.append(form)
+    return out[:n]
+
+
+def write_says(forms: dict[str, list[str]]) -> None:
+    """Each mined field's ``say:`` line in scenario.yaml, replaced by its mined wordings."""
+    path = OUT / "scenario.yaml"
+    text = path.read_text(encoding="utf-8")
+    for field, says in forms.items():
+        block = re.search(rf"^  {field}:\n(?:    .*\n)+", text, re.M)
+        assert block is not None, field
+        line = f"    say: {json.dumps(says)}"
+        new = re.sub(r"^    say: .*$", line, block[0], count=1, flags=re.M)
+        text = text[: block.start()] + new + text[block.end() :]
+    path.write_text(text, encoding="utf-8")
+
+
 def write_profiles(lines: list[str]) -> None:
     path = OUT / "scenario.yaml"
     text = path.read_text(encoding="utf-8")
@@ -195,6 +265,8 @@ def main(argv: list[str]) -> int:
     )
     lines = rows(found, vocabularies(found))
     write_profiles(lines)
+    support = load_scenario_file(OUT / "scenario.yaml", name="support")  # markers hand-written
+    write_says({f: say_forms(support, f) for f in STATIONS})
     per = {dom: sum(f"domain: {dom}," in ln for ln in lines) for dom in DOMAINS}
     print(
         f"{len(food)} foods, {len(station)} stations, {len(time)} times, {len(lines)} profile "

@@ -100,7 +100,8 @@ def test_support_rows_hold_their_domains_fields_only() -> None:
     assert set(domains) == {"restaurant", "hotel", "train"}
     hotel = s.applicable({"domain": "hotel"})
     assert hotel == ("domain", "area", "pricerange", "day", "people", "stay")
-    assert s.applicable({"domain": "train"}) == ("domain", "destination", "day", "people", "time")
+    train = ("domain", "destination", "departure", "day", "people", "time")
+    assert s.applicable({"domain": "train"}) == train
     assert s.applicable({}) == ("domain", "day", "people")  # the domain still unknown
 
 
@@ -174,13 +175,14 @@ def test_the_llm_sides_and_the_call_card_name_only_what_applies() -> None:
     assert [line for line, _ in card_lines(s, profile)] == [
         label(s, f) for f in ("domain", "area", "pricerange", "day", "people", "stay")
     ]
-    typed = {"domain": "train", "destination": "ely", "day": "monday", "people": "2"}
-    typed |= {"time": "9:15", "food": "indian"}  # a box that does not apply is not kept
+    typed = {"domain": "train", "destination": "ely", "departure": "cambridge", "day": "monday"}
+    typed |= {"people": "2", "time": "9:15", "food": "indian"}  # one that does not apply: dropped
     read, problems = read_card(s, typed)
     assert problems == {}
     assert read == {
         "domain": "train",
         "destination": "ely",
+        "departure": "cambridge",
         "day": "monday",
         "people": 2,
         "time": "9 15",

@@ -285,6 +285,44 @@ BAD: list[tuple[str, str, str, str | None, str]] = [
         "fields.area.when: a cycle: area -> seating -> area",
     ),
     (
+        "markers with neither before nor after",
+        "    aliases: {downtown: centre}",
+        "    markers: {}\n    aliases: {downtown: centre}",
+        None,
+        "fields.area.markers: give 'before' or 'after' (the words around this field's values)",
+    ),
+    (
+        "a say wording that carries none of its field's markers",
+        "    aliases: {downtown: centre}",
+        "    markers: {before: [in the]}\n    aliases: {downtown: centre}",
+        '    say: ["Somewhere in the {v}."',
+        "fields.area.say.1: 'The {v}, please.' carries none of the field's markers, "
+        "so a caller saying it unasked would not be heard",
+    ),
+    (
+        "a marker two fields share",
+        "  party_size:\n",
+        "    markers: {before: [the]}\n"
+        "  seating:\n"
+        "    kind: category\n"
+        "    vocabulary: [garden, window]\n"
+        "    markers: {before: [the], after: [seating]}\n"
+        '    ask: {plain: ["Which seating would you like?"]}\n'
+        "    cues: [seating]\n"
+        '    say: ["In the {v}, please."]\n'
+        "  party_size:\n",
+        "    markers: {before: [the], after: [seating]}",
+        "fields.seating.markers.before.0: 'the' is also a marker of area (before): "
+        "a value after it could be either's",
+    ),
+    (
+        "markers on a number field",
+        "    unit: people ",
+        "    markers: {before: [for]}\n    unit: people ",
+        None,
+        "fields.party_size.markers: unknown key",
+    ),
+    (
         "no act closes the call",
         '  - {id: close.plain, kind: close, text: "Your table is booked. Thank you, goodbye!"}\n',
         "",

@@ -53,6 +53,7 @@ def test_support_is_a_packaged_scenario_file() -> None:
         "pricerange",
         "food",
         "destination",
+        "departure",
         "day",
         "people",
         "time",
@@ -70,7 +71,8 @@ def test_support_is_a_packaged_scenario_file() -> None:
 @needs_multiwoz
 @pytest.mark.usefixtures("corpus")
 def test_the_profile_rows_are_what_the_script_writes_from_the_val_goals() -> None:
-    """``scripts/multiwoz_support.py`` regenerates the rows (val goals only, every domain)."""
+    """``scripts/multiwoz_support.py`` regenerates the rows (val goals only, every domain) and
+    the station fields' say wordings (val user turns)."""
     spec = importlib.util.spec_from_file_location("multiwoz_support", SCRIPT)
     assert spec is not None and spec.loader is not None
     script = importlib.util.module_from_spec(spec)
@@ -79,6 +81,12 @@ def test_the_profile_rows_are_what_the_script_writes_from_the_val_goals() -> Non
     written = FILE.read_text(encoding="utf-8").split(script.BEGIN + "\n")[1]
     rows = written.split(script.END)[0].splitlines()[2:]
     assert rows == script.rows(found, script.vocabularies(found))
+    # the stations' say wordings are the val split's commonest user turns that carry a marker
+    support = get_scenario("support")
+    assert isinstance(support, FileScenario)
+    for field in script.STATIONS:
+        says = script.say_forms(support, field)
+        assert len(says) == 3 and list(support.spec.fields[field].say) == says
 
 
 def test_the_support_file_passes_scenario_check(capsys: pytest.CaptureFixture[str]) -> None:

@@ -10,6 +10,7 @@ import string
 from collections.abc import Iterator
 from datetime import date
 
+from sim2human.scenarios.file_markers import marker_problems
 from sim2human.scenarios.file_when import Conditions, applies, conditions, when_problems
 from sim2human.scenarios.files import (
     ROLE_KINDS,
@@ -32,6 +33,7 @@ ACT_PLACEHOLDERS = frozenset({"readback", "last_question"})
 def problems(spec: ScenarioFile, vocabs: dict[str, Vocab]) -> Iterator[Problem]:
     """Every cross-key problem of ``spec`` (its vocabularies loaded), in file order."""
     yield from _field_problems(spec, vocabs)
+    yield from marker_problems(spec.fields)
     when = list(when_problems(spec.fields, vocabs))
     yield from when
     yield from _act_problems(spec)

@@ -2,8 +2,9 @@
 scenario that ``intake`` writes by hand.
 
 Reading a line, each field looks for its own value: a category or list item by its vocabulary
-(typo-tolerant, ``scenarios.vocab``), a yes/no by the caller's own yes and no sentences, a number
-by its unit ("4 people") and a date in any spoken form. Numbers without their unit, dates (where
+(typo-tolerant, ``scenarios.vocab``; with ``markers``, by the words around it too), a yes/no by
+the caller's own yes and no sentences, a number by its unit ("4 people"; a clock time is never
+a number) and a date in any spoken form. Numbers without their unit, dates (where
 a scenario has several) and bare yes/no count only where the line answers the field: it was just
 asked, or the same clause names the field (its label or a cue, as in a read-back).
 """
@@ -11,12 +12,13 @@ asked, or the same clause names the field (its label or a cue, as in a read-back
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date
 from functools import cached_property
 
 import numpy as np
 
+from sim2human.scenarios.file_markers import Marks
 from sim2human.scenarios.files import (
     CategoryField,
     DateField,
@@ -34,6 +36,9 @@ _NUMBER_WORDS = {k: v for k, v in parsing.NUMBER_WORDS.items() if k not in ("no"
 _NUMBER = r"(\d+|" + "|".join(sorted(_NUMBER_WORDS, key=len, reverse=True)) + r")"
 _SPOKEN = {v: k for k, v in _NUMBER_WORDS.items() if k not in ("couple", "few")}
 _DENIAL = re.compile(r"\b(no|none|nothing|not|never)\b")
+_TIME = re.compile(r"\b\d{1,2}[:.]\d\d\b(?:\s*[ap]\.?m\b)?|\b\d{1,2}\s*(?:[ap]\.?m\b|o'?clock\b)")
+"""A clock time ("17:01", "5.30", "7 pm", "8 o'clock"): no number field's answer (a party of
+17:01 is no party of 1)."""
 
 
 def n_forms(capacity: float, n: int) -> int:
@@ -51,6 +56,9 @@ class FieldReader:
     label: str
     alone: bool
     """The only field of its kind (a date read anywhere is this one's)."""
+    marks: Marks = field(default_factory=lambda: Marks({}))
+    """Every marked field's markers (``scenarios.file_markers``): this one's, if it has them,
+    and its rivals'."""
 
     @cached_property
     def mentions(self) -> tuple[str, ...]:
@@ -61,12 +69,16 @@ class FieldReader:
         low = text.lower()
         f = self.spec
         if isinstance(f, CategoryField) and self.vocab is not None:
+            if self.name in self.marks.by_field:
+                return self._marked(low, expecting)
             found = self.vocab.find(low)
             return found[0] if found else None
         if isinstance(f, ListField):
             return self._items(low, expecting)
         if isinstance(f, YesNoField):
             return self._yes_no(low, expecting)
+        if isinstance(f, NumberField):
+            low = _TIME.sub(" ", low)
         clauses = [c for c in _CLAUSES.split(low) if c.strip()]
         about = [c for c in clauses if any(m in c for m in self.mentions)]
         if isinstance(f, NumberField):
@@ -77,6 +89,19 @@ class FieldReader:
             if day is not None and f.range[0] <= date.fromisoformat(day) <= f.range[1]:
                 return day
         return None
+
+    def _marked(self, low: str, expecting: bool) -> str | None:
+        """The first value marked for this field; unmarked, the first where it was asked."""
+        assert self.vocab is not None
+        tokens = tuple(words(low))
+        unmarked = None
+        for name, first, last in self.vocab.spans(tokens):
+            owner = self.marks.owner(tokens, first, last)
+            if owner == self.name:
+                return name
+            if owner is None and unmarked is None:
+                unmarked = name
+        return unmarked if expecting else None
 
     def _items(self, low: str, expecting: bool) -> Value | None:
         assert isinstance(self.spec, ListField) and self.vocab is not None

@@ -13,6 +13,7 @@ import numpy as np
 
 from sim2human.scenarios.core import Act, GoldMetric
 from sim2human.scenarios.file_checks import canonical_value
+from sim2human.scenarios.file_markers import marks
 from sim2human.scenarios.file_reading import FieldReader
 from sim2human.scenarios.file_voice import build_voice
 from sim2human.scenarios.file_when import Conditions, applicable, applies, conditions, draw_order
@@ -37,8 +38,9 @@ class FileScenario(SlotFilling):
         self.spec = spec
         self._name = name
         kinds = [type(f) for f in spec.fields.values()]
+        marked = marks(spec.fields)
         self.readers = {
-            n: FieldReader(n, f, vocabs.get(n), _label(n, f), kinds.count(type(f)) == 1)
+            n: FieldReader(n, f, vocabs.get(n), _label(n, f), kinds.count(type(f)) == 1, marked)
             for n, f in spec.fields.items()
         }
         # Reading is a pure function of the text (and the field asked): users and agents repeat

@@ -56,9 +56,23 @@ class FieldBase(FrozenConfig):
     """How a caller says a value: templates with ``{v}``, most common first."""
 
 
+class Markers(FrozenConfig):
+    """Words around a value that say it is this field's (``scenarios.file_markers``): for two
+    fields sharing a vocabulary, as a departure and a destination station."""
+
+    before: tuple[Text, ...] = ()
+    """Words said just before the value ("to", "arriving in"); "the" may stand between."""
+    after: tuple[Text, ...] = ()
+    """Words said just after it ("is my destination")."""
+
+
 class CategoryField(FieldBase):
     kind: Literal["category"]
     vocabulary: Vocabulary
+    markers: Markers | None = None
+    """With markers, a value counts for this field where a marker says so, or, unmarked, where
+    the turn answers this field (it was just asked); every ``say`` wording carries a marker.
+    Default: a value counts wherever it is said."""
     aliases: dict[Text, Text] = Field(default_factory=dict)
     """More names callers use: alias -> canonical item."""
     weights: dict[Text, Annotated[float, Field(ge=0)]] | None = None

@@ -87,7 +87,12 @@ class Vocab:
         return Vocab(f"{self.name}+{heard.name}", self.canonical, aliases, spelled)
 
     def find(self, text: str) -> list[str]:
-        return list(_find(self, tuple(words(text))))
+        return [name for name, _, _ in _find(self, tuple(words(text)))]
+
+    def spans(self, tokens: tuple[str, ...]) -> tuple[tuple[str, int, int], ...]:
+        """What ``find`` finds in ``tokens`` (``words(text)``), each canonical name with the
+        first and last token positions its alias took, in order of appearance."""
+        return _find(self, tokens)
 
 
 @lru_cache(maxsize=64)
@@ -132,8 +137,9 @@ def _close_words(vocab: Vocab, word: str) -> frozenset[str]:
 
 
 @lru_cache(maxsize=100_000)
-def _find(vocab: Vocab, tokens: tuple[str, ...]) -> tuple[str, ...]:
-    """Longest aliases first; a shorter alias may not reuse words a longer one matched."""
+def _find(vocab: Vocab, tokens: tuple[str, ...]) -> tuple[tuple[str, int, int], ...]:
+    """Longest aliases first; a shorter alias may not reuse words a longer one matched. Each
+    canonical name once, with the first and last positions of its first match."""
     memo = vocab.close
     close = [memo[t] if t in memo else _close_words(vocab, t) for t in tokens]
     at: dict[str, list[int]] = {}  # vocabulary word -> the positions it may stand at
@@ -144,7 +150,7 @@ def _find(vocab: Vocab, tokens: tuple[str, ...]) -> tuple[str, ...]:
         return ()
     index = _by_first_word(vocab)
     used: set[int] = set()
-    found: dict[str, int] = {}
+    found: dict[str, tuple[int, int, int]] = {}  # name -> (start, first, last position)
     for _, alias, parts in sorted(c for w in at for c in index.get(w, ())):
         for start in at[parts[0]]:
             if start in used:
@@ -152,9 +158,9 @@ def _find(vocab: Vocab, tokens: tuple[str, ...]) -> tuple[str, ...]:
             span = _span(close, parts, start, len(parts) + 3, used)
             if span is not None:
                 used.update(span)
-                found.setdefault(vocab.aliases[alias], start)
+                found.setdefault(vocab.aliases[alias], (start, min(span), max(span)))
                 break
-    return tuple(sorted(found, key=lambda c: found[c]))
+    return tuple((c, found[c][1], found[c][2]) for c in sorted(found, key=lambda c: found[c][0]))
 
 
 def _span(

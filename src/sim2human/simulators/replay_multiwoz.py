@@ -7,7 +7,8 @@ every slot ``support`` takes for it (``SLOTS``) and never changes its mind (no
 call's part for that domain: the wizard's turns whose acts are the domain's, booking or general
 ones are the agent's; the user's such turns are the member's words; the rest of a multi-domain
 call is an aside. The card is the domain and the goal's slots, read with the scenario's own
-extractor (``"19:30"`` is the value ``19 30``), tagged ``from-goal``.
+extractor (``"19:30"`` is the value ``19 30``; a station as the field asked, so the goal's
+``departure`` reads as the departure), tagged ``from-goal``.
 """
 
 from __future__ import annotations
@@ -44,7 +45,13 @@ SLOTS: Final[dict[str, dict[str, str]]] = {
         "people": "people",
         "stay": "stay",
     },
-    "train": {"destination": "destination", "day": "day", "time": "leaveAt", "people": "people"},
+    "train": {
+        "destination": "destination",
+        "departure": "departure",
+        "day": "day",
+        "time": "leaveAt",
+        "people": "people",
+    },
 }
 """Per domain, ``support``'s fields and the goal's slot each one is (``info`` and ``book``
 merged); the ``domain`` field is the domain itself (``scripts/multiwoz_support.py``'s table)."""
