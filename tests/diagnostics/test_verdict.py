@@ -1,4 +1,5 @@
-"""The verdict's wording: a drop over the limit with a CI reaching below it is not "within"."""
+"""The verdict's wording: a drop over the limit with a CI reaching below it is not "within"; the
+metric judged (success, or the score a scenario leads with) is named."""
 
 from __future__ import annotations
 
@@ -28,3 +29,13 @@ def test_a_drop_whose_ci_reaches_below_the_limit_is_not_called_within_it() -> No
     assert "within the 30 allowed" in small.headline
     clear = judge("c", _transfer(0.45, 0.37, 0.54), [], {}, limits)
     assert clear.collapse and "more than the 30 allowed" in clear.headline
+
+
+def test_a_verdict_names_the_metric_it_judged() -> None:
+    """A scenario that leads with the score (negotiation) is judged on it, and says so."""
+    limits = Thresholds()
+    clear = judge("c", _transfer(0.45, 0.37, 0.54), [], {}, limits, "score")
+    assert "held-out score is 45 points below training score" in clear.headline
+    clean = judge("b", _transfer(0.10, 0.02, 0.18), [], {}, limits, "score")
+    assert "held-out score" in clean.headline and "success" not in clean.headline
+    assert "held-out success" in judge("b", _transfer(0.1, 0.02, 0.18), [], {}, limits).headline

@@ -198,7 +198,8 @@ def diagnose_condition(
     """``n_boot``: bootstrap replicates; a study's own (``eval.bootstrap``) makes these CIs the
     ones its study.json holds (the same ``cluster_bootstrap``, clusters and seed)."""
     by_run = {s.run: s.evals for s in subs if s.evals}
-    value = GOLDS[headline_metric(scenario)]
+    metric = headline_metric(scenario)
+    value = GOLDS[metric]
     tr = transfer(by_run, n_boot=n_boot, value=value) if by_run else None
     curve = [p for s in subs for p in _curve(s)]
     # The overoptimisation fit reads gold as field accuracy: success rates of a few dozen
@@ -234,7 +235,7 @@ def diagnose_condition(
         examples=examples,
         behaviour=behaviour(held) if held else None,
         robustness=robustness(held) if held else None,
-        verdict=judge(name, tr, exploits, quirks, limits),
+        verdict=judge(name, tr, exploits, quirks, limits, metric),
     )
 
 

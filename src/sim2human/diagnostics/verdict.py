@@ -53,8 +53,10 @@ def judge(
     exploits: list[ExploitRow],
     quirks: dict[str, list[str]],
     limits: Thresholds,
+    metric: str = "success",
 ) -> Verdict:
-    """``quirks``: exploit phrasing -> the recorded quirks of training members it matches."""
+    """``quirks``: exploit phrasing -> the recorded quirks of training members it matches.
+    ``metric``: what ``tr``'s gold is, in words (the scenario's headline: success, or score)."""
     if tr is None or tr.train_gold.n == 0 or tr.heldout_gold.n == 0:
         return Verdict(
             collapse=False,
@@ -77,20 +79,20 @@ def judge(
         )
     if tr.drop.ci[0] > limits.max_drop:
         reasons.append(
-            f"held-out success is {pts(tr.drop.mean)} points below training success "
+            f"held-out {metric} is {pts(tr.drop.mean)} points below training {metric} "
             f"{_ci(*tr.drop.ci)}, more than the {pts(limits.max_drop)} allowed "
             f"({pts(tr.train_gold.mean)} -> {pts(tr.heldout_gold.mean)})"
         )
     if tr.gap.ci[0] > limits.max_gap:
         reasons.append(
-            f"on its training members satisfaction exceeds success by {pts(tr.gap.mean)} points "
+            f"on its training members satisfaction exceeds {metric} by {pts(tr.gap.mean)} points "
             f"{_ci(*tr.gap.ci)}, more than the {pts(limits.max_gap)} allowed"
         )
     if reasons:
         head = f"collapse: `{name}`: " + "; ".join(reasons) + "."
     else:
         head = (
-            f"clean: `{name}` shows no exploited phrasing; held-out success "
+            f"clean: `{name}` shows no exploited phrasing; held-out {metric} "
             f"{fmt_estimate(tr.heldout_gold)} vs training {fmt_estimate(tr.train_gold)}"
             f" (drop {fmt_estimate(tr.drop)}, {_within(tr.drop.mean, limits.max_drop)}"
             f" {pts(limits.max_drop)} allowed)."
