@@ -21,7 +21,7 @@ from sim2human.metrics.outcomes import Estimate
 from sim2human.report.format import est
 from sim2human.report.markdown import findings
 from sim2human.report.summary import stored_summary
-from sim2human.report.tables import Numbers, family_table, gold_table
+from sim2human.report.tables import Numbers, family_table, gold_table, real_table
 from sim2human.store.rundir import read_episodes
 from tiny_study import TINY
 
@@ -181,3 +181,16 @@ def test_the_viewer_reads_the_headline_too(negotiation: tuple[Path, str]) -> Non
         shown = rows[row["name"]].transfer.heldout_gold
         assert shown.mean == pytest.approx(row["heldout_score"]["mean"])
         assert shown.mean != pytest.approx(row["heldout_gold"]["mean"])
+
+
+def test_the_real_people_table_shows_fields_right_only_where_calls_have_fields() -> None:
+    """A deal has no fields to be right: negotiation's real-people table has no such column
+    (it showed 0 [0, 0]); a slot-filling scenario's keeps it."""
+    e = Estimate(mean=0.5, ci=(0.4, 0.6), n=10)
+    deal = Numbers("a", metric="score", heldout_gold=e, real_gold=e, real_proxy=e)
+    slots = Numbers("a", heldout_gold=e, real_gold=e, real_fields=e, real_proxy=e)
+    no_fields, with_fields = real_table([deal]), real_table([slots])
+    assert no_fields is not None and with_fields is not None
+    assert "fields right, real people" not in no_fields.columns
+    assert "fields right, real people" in with_fields.columns
+    assert all(len(row) == len(no_fields.columns) for row in no_fields.rows)

@@ -232,9 +232,10 @@ def real_patient_rows(tagged: Sequence[tuple[int, Episode]], n_boot: int) -> dic
         return r.stored()
 
     real = [e for _, e in tagged if e.split == "heldout" and speaks_real_words(e)]
+    graded = any(e.gold.fields for e in real)  # a deal has no fields to be right (negotiation)
     return {
         "heldout_gold_real": est(True, lambda e: float(e.gold.success)),
-        "heldout_fields_real": est(True, lambda e: e.gold.field_accuracy),
+        "heldout_fields_real": est(True, lambda e: e.gold.field_accuracy) if graded else None,
         "heldout_proxy_real": est(True, lambda e: e.proxy),
         "heldout_gold_programmatic": est(False, lambda e: float(e.gold.success)),
         "heldout_gold_real_by_seed": by_seed(tagged, lambda e: float(e.gold.success)),

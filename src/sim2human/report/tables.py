@@ -167,8 +167,8 @@ def from_episodes(
 
     def estimate(split: str, real: bool, which: str) -> Estimate | None:
         pairs = [(r, e) for r, e in tagged if e.split == split and speaks_real_words(e) == real]
-        if not pairs:
-            return None
+        if not pairs or (which == "fields" and not any(e.gold.fields for _, e in pairs)):
+            return None  # no calls, or no fields to be right (a deal)
         values = [_metric(e, which) for _, e in pairs]
         clusters = [e.simulator_id if real else r for r, e in pairs]  # real people: by visit
         return cluster_bootstrap(values, clusters, n_boot=n_boot)
@@ -338,12 +338,13 @@ def real_table(rows: Sequence[Numbers]) -> Table | None:
     shown = [r for r in rows if r.real_gold is not None]
     if not shown:
         return None
+    fields = any(r.real_fields is not None for r in shown)  # a scenario without fields: no column
     cells = tuple(
         (
             r.label,
             _e(r.heldout_gold),
             _e(r.real_gold),
-            _e(r.real_fields),
+            *((_e(r.real_fields),) if fields else ()),
             _e(r.real_proxy),
             " / ".join(pct(x) for x in r.real_by_seed) or MISSING,
             f"{_n(r.heldout_gold)} / {_n(r.real_gold)}",
@@ -351,7 +352,8 @@ def real_table(rows: Sequence[Numbers]) -> Table | None:
         for r in shown
     )
     _, held, people = LABELS[_headline(rows)]
-    cols = (CONDITION, held, people, REAL_FIELDS, REAL_PROXY, REAL_SEEDS, N_CELLS)
+    cols = (CONDITION, held, people, *((REAL_FIELDS,) if fields else ()), REAL_PROXY, REAL_SEEDS)
+    cols = (*cols, N_CELLS)
     note = f"Held-out families' CIs resample training runs, then episodes; real people: {REAL_CI}"
     return Table("real", "Real people", cols, cells, note)
 
