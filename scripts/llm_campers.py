@@ -63,7 +63,8 @@ def main() -> None:
     endings = Counter(e.termination.value for e in eps)
     replies = sum(e.diagnostics.get("replies", 0) for e in eps)
     failures = sum(e.diagnostics.get("role_failures", 0) for e in eps)
-    print(f"\n{len(eps)} calls: {dict(endings)}; {failures:.0f} of {replies:.0f} replies out of role")
+    out_of_role = f"{failures:.0f} of {replies:.0f} replies out of role"
+    print(f"\n{len(eps)} calls: {dict(endings)}; {out_of_role}")
 
 
 if __name__ == "__main__":
