@@ -144,9 +144,10 @@ def test_fifty_episodes_through_a_faulty_endpoint_are_all_accounted_for(
     assert len(proxy.events) == stats.requests + stats.retries
 
 
-SUPPORT_TEMPLATE = """You are {{ name }}, phoning a restaurant booking line ({{ scenario }}).
-You want a table: {{ profile.food }} food, {{ profile.area }} part of town,
-{{ profile.pricerange }} prices.
+SUPPORT_TEMPLATE = """You are {{ name }}, phoning a booking line ({{ scenario }}).
+{% if values.domain == "restaurant" %}You want a table: {{ profile.food }} food,
+{{ profile.area }} part of town, {{ profile.pricerange }} prices.
+{% else %}You want to book a {{ profile.domain }}.{% endif %}
 Everything you know:
 {{ facts }}
 {{ manner }}
