@@ -20,7 +20,7 @@ import pytest
 from sim2human.agents.scripted import reference_agent
 from sim2human.checks.crossing import check_kinds
 from sim2human.cli.app import main
-from sim2human.errors import ConfigError
+from sim2human.errors import ConfigError, UsageError
 from sim2human.experiments.condition import run_condition
 from sim2human.experiments.config import parse_study
 from sim2human.llm.client import EndpointConfig
@@ -31,8 +31,8 @@ from sim2human.scenarios.negotiation import deal
 from sim2human.scenarios.negotiation.deal import ISSUES
 from sim2human.simulators.base import QuirkPool, SimulatorSpec
 from sim2human.simulators.families import get_family
-from sim2human.simulators.llm import llm_spec
-from sim2human.simulators.llm_reading import CoreReading, reading
+from sim2human.simulators.llm import LLMSimulator, llm_spec
+from sim2human.simulators.llm_reading import CoreReading, reading, unsupported
 from sim2human.simulators.persona import PersonaSimulator
 from sim2human.store.rundir import read_episodes
 from sim2human.testing import FakeOpenAI, Reply, completion
@@ -240,3 +240,24 @@ def test_the_contract_checks_play_the_llm_kind_on_every_registered_scenario(name
         assert [f.skipped for f in llm] == [True] and "voice.role_play" in llm[0].detail
     else:  # every prompt style and a template, each through check_simulator
         assert len(llm) == 25 and not any(f.skipped for f in llm)
+
+
+class NoBrief:
+    """Moves, progress and words for llm users, but nothing saying what they are told."""
+
+    name = "no-brief"
+    voice = NEG.voice
+
+    def user_moves(self, profile: Any, cooperativeness: float) -> Any:
+        return NEG.user_moves(profile, cooperativeness)
+
+    def progress_of(self, profile: Any, record: Any) -> Any:
+        return NEG.progress_of(profile, record)
+
+
+def test_a_core_scenario_must_say_what_its_llm_users_are_told() -> None:
+    assert unsupported(NEG) is None
+    why = unsupported(NoBrief())
+    assert why is not None and "user_side and user_hint" in why
+    with pytest.raises(UsageError, match="scenario 'no-brief' cannot have llm users"):
+        LLMSimulator(member(), NoBrief(), client=None)  # type: ignore[arg-type]

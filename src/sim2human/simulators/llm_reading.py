@@ -8,7 +8,7 @@ Two readings, chosen by what the scenario supplies:
   with the agent's words, ``hear_user`` with its own line as spoken, noise and all), and its
   satisfaction is the persona's rule over the scenario's progress (``progress_of`` the state's
   record), as for a persona of that scenario. A reply the state reads as ending the call (a
-  camper's "Deal, I accept") ends it.
+  camper's "Deal, I accept") ends it. The core has no confusion signal, so none is counted.
 - ``SlotReading``, for the slot kit: what got across, field by field, through the scenario's
   extractor over the reply (the reading every slot scenario's LLM users have always had).
 
