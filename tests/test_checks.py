@@ -275,4 +275,4 @@ def test_the_command_checks_every_piece_on_a_scenario(
     out = capsys.readouterr().out
     assert "family cooperative on pizza: every check passed" in out
     assert "agent reference agent on pizza: every check passed" in out
-    assert "skip llm: needs a chat endpoint" in out
+    assert "skip llm: the scenario cannot have llm users: it has no voice for llm users" in out

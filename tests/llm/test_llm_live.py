@@ -144,9 +144,10 @@ def test_fifty_episodes_through_a_faulty_endpoint_are_all_accounted_for(
     assert len(proxy.events) == stats.requests + stats.retries
 
 
-SUPPORT_TEMPLATE = """You are {{ name }}, phoning a restaurant booking line ({{ scenario }}).
-You want a table: {{ profile.food }} food, {{ profile.area }} part of town,
-{{ profile.pricerange }} prices.
+SUPPORT_TEMPLATE = """You are {{ name }}, phoning a booking line ({{ scenario }}).
+{% if values.domain == "restaurant" %}You want a table: {{ profile.food }} food,
+{{ profile.area }} part of town, {{ profile.pricerange }} prices.
+{% else %}You want to book a {{ profile.domain }}.{% endif %}
 Everything you know:
 {{ facts }}
 {{ manner }}
@@ -182,3 +183,49 @@ def test_a_users_own_prompt_file_plays_a_support_call(
     users = [t.text for t in ep.turns if t.speaker == "user"]
     assert len(users) >= 2 and all(u.strip() for u in users)
     assert ep.scenario == "support" and "-caller-" in ep.simulator_id
+
+
+CAMPER_TEMPLATE = """You are {{ name }}, a camper ({{ scenario }}). You and the {{ agent_name }}
+split 3 packages each of food, water and firewood.
+Food is {{ values.food }} priority for you, water {{ values.water }}, firewood
+{{ values.firewood }}. {{ values.reason }}
+Without a deal you get {{ values.walk_away }} points.
+{{ rules }}
+{{ manner }}
+Answer in one short sentence."""
+
+
+@pytest.mark.parametrize("prompt", ["plain", "camper.j2"])
+def test_an_llm_camper_negotiates_against_the_embedded_model(
+    embedded: EndpointConfig, tmp_path: Path, prompt: str
+) -> None:
+    """An LLM camper (a built-in prompt, and a user's own template file) plays a
+    ``negotiation`` call through the real server, graded by the scenario: plumbing, not
+    skill (the 135M model is weak at bargaining)."""
+    from sim2human.agents.scripted import reference_agent
+    from sim2human.scenarios.catalog import get_scenario
+
+    negotiation = get_scenario("negotiation")
+    if prompt.endswith(".j2"):
+        (tmp_path / prompt).write_text(CAMPER_TEMPLATE)
+        prompt = str(tmp_path / prompt)
+    base = get_family("cooperative").sample(11, QuirkPool.of(negotiation), temperature=0.0)
+    spec = llm_spec(base, prompt=prompt, max_tokens=40, guard_retries=0)
+    with runtime(embedded, None) as rt:
+        (ep,) = evaluate(
+            reference_agent(negotiation),
+            [spec],
+            negotiation,
+            split="heldout",
+            per_member=1,
+            llm=rt,
+            max_turns=4,
+        )
+    assert ep.error is None and ep.termination != Termination.ERROR
+    assert ep.scenario == "negotiation" and ep.diagnostics["completion_tokens"] > 0
+    users = [t.text for t in ep.turns if t.speaker == "user"]
+    assert len(users) >= 2 and all(u.strip() for u in users)
+    assert ep.gold == negotiation.grade(ep.profile, ep.record, ep.termination)
+    assert 0.0 <= ep.gold.score <= 1.0 and 0.0 <= ep.proxy <= 1.0
+    if prompt != "plain":
+        assert "-camper-" in ep.simulator_id

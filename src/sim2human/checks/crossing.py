@@ -5,8 +5,9 @@ crossed with the scenario (what Gymnasium's ``tests/envs/test_envs.py`` does ove
 families can draw members from its acts (a scenario without ``style`` acts once made every draw
 crash), that those members play it, that the reference agent can say its acts (the scripted
 agent once knew intake's act ids only) and solves it. ``check_everything`` runs both, so
-``sim2human check`` on a scenario catches what would crash a study on it. Kinds that need a
-person, a recording or a network are skipped, each with its reason.
+``sim2human check`` on a scenario catches what would crash a study on it. The ``llm`` kind
+plays on a fake chat model in the process (``checks.llm_kind``); kinds that need a person or a
+recording are skipped, each with its reason.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Any
 
 from sim2human.agents.scripted import reference_agent
 from sim2human.checks.agent import check_agent
+from sim2human.checks.llm_kind import check_llm_kind
 from sim2human.checks.report import CheckReport, expect
 from sim2human.checks.scenario import check_scenario
 from sim2human.checks.simulator import check_simulator
@@ -41,8 +43,6 @@ half of them."""
 SKIPPED_KINDS = {
     "human": "plays a person at a terminal or web page",
     "human-replay": "replays calls recorded by `sim2human human serve` (a database of sessions)",
-    "llm": "needs a chat endpoint (the contract checks ask no network; a study with llm "
-    "members checks its endpoint before it starts)",
 }
 
 
@@ -75,9 +75,9 @@ def check_family(name: str, scenario: Scenario, pool: QuirkPool) -> CheckReport:
 
 
 def check_kinds(scenario: Scenario, pool: QuirkPool) -> CheckReport:
-    """Each kind of ``simulators.KINDS`` that can play here without a person or a network:
-    persona members with every perturbation at full severity, and replay members where the
-    scenario has a corpus; the others are skipped with their reason."""
+    """Each kind of ``simulators.KINDS`` that can play here without a person: persona members
+    with every perturbation at full severity, replay members where the scenario has a corpus,
+    llm members on a fake chat model; the others are skipped with their reason."""
     report = CheckReport(f"simulator kinds on {scenario.name}", "kinds")
     for name, kind in KINDS.items():
         if kind.programmatic:
@@ -92,6 +92,8 @@ def check_kinds(scenario: Scenario, pool: QuirkPool) -> CheckReport:
             draws = [partial(f.sample, 0, pool) for f in playable_families(scenario)]
             for spec in _draw(report, f"{name}: draws members", draws):
                 _absorb(report, spec.id, _simulator_report(spec, scenario))
+        elif kind.needs_endpoint:
+            check_llm_kind(report, name, scenario, pool)
         else:
             report.skip(name, SKIPPED_KINDS.get(name, "no contract check for this kind yet"))
     return report

@@ -29,6 +29,7 @@ from sim2human.samplers.build import known_sampler, sampler_args
 from sim2human.scenarios.catalog import known_scenario
 from sim2human.simulators.base import MAX_TEMPERATURE, LLMParams
 from sim2human.simulators.families import known_family
+from sim2human.simulators.llm_reading import refuse_llm_users
 from sim2human.simulators.noise import validate_ranges
 from sim2human.store.loading import read_yaml
 from sim2human.train.config import MAX_BATCH, MAX_EPISODES, PPOConfig
@@ -227,6 +228,11 @@ class StudyConfig(FrozenConfig):
                 f"eval.per_family: {odd} not in ensemble.heldout (it sets the held-out "
                 "evaluation's episodes per member of some held-out families)"
             )
+        llm = self.ensemble.llm
+        if (llm and (llm.train or llm.heldout)) or any(
+            c.simulator and c.simulator.llm for c in self.conditions
+        ):
+            refuse_llm_users(self.scenario)
         return self
 
 

@@ -48,21 +48,24 @@ Which gold number a study's tables lead with is the scenario's to say (``Declare
 scenario does not say). Negotiation declares ``"score"`` (its points, normalised); a slot-filling
 scenario's score is its success, so it needs to declare nothing.
 
-Three optional members let the generic pieces play a scenario of any shape (each checked with
+Optional members let the generic pieces play a scenario of any shape (each checked with
 ``isinstance``; the slot kit needs none of them): ``SuppliesMoves`` (the user's moves and
-progress, for the persona), ``RendersActs`` (an act's words given the agent's view, for the
-act-level agents) and ``FeaturisesViews`` (the view as numbers, for the policy network).
+progress, for the persona; the ``llm`` user's satisfaction is built on the same progress),
+``BriefsLLMUsers`` (what an ``llm`` user is told of its profile), ``RendersActs`` (an act's
+words given the agent's view, for the act-level agents) and ``FeaturisesViews`` (the view as
+numbers, for the policy network).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal, Protocol, TypeVar, runtime_checkable
 
 import numpy as np
 
 from sim2human.scenarios.voice import Voice
-from sim2human.types import Outcome, Profile, Record, Termination
+from sim2human.types import Outcome, Profile, Record, Termination, Value
 
 ActKind = Literal[
     "greet",
@@ -221,6 +224,29 @@ class ReadsUserContent(Protocol):
     a priority): what the fidelity report counts as an answer, for any scenario."""
 
     def carries_content(self, user_text: str) -> bool: ...
+
+
+@dataclass(frozen=True)
+class UserSide:
+    """What an LLM playing the user is told of its hidden profile (``BriefsLLMUsers``): facts
+    as ``(key, label, words)``, the raw values by key, and rules of how to speak the task's
+    moves in words the scenario's reader understands (a negotiation's offer, accept, walk away).
+    The slot kit's is every field that applies, in ``RolePlay``'s words, and no rules."""
+
+    facts: tuple[tuple[str, str, str], ...]
+    values: Mapping[str, Value]
+    rules: tuple[str, ...] = ()
+
+
+@runtime_checkable
+class BriefsLLMUsers(Protocol):
+    """A scenario that says itself what an ``llm`` user is told: the user side of a profile
+    (``UserSide``), and a reminder for one agent turn (what that turn means to this user, ``""``
+    for none; small models forget a system prompt within two turns)."""
+
+    def user_side(self, profile: Profile) -> UserSide: ...
+
+    def user_hint(self, profile: Profile, agent_text: str) -> str: ...
 
 
 def headline_metric(scenario: object) -> GoldMetric:

@@ -10,15 +10,19 @@ is passed to the agent as it is (tagged ``out_of_role``): that is what a frozen 
 does.
 
 Satisfaction is the persona rule (the ``persona`` family's scoring over what this caller
-actually got across) or an LLM judge's rating parsed to 0-10: of the whole call once it has
-ended (``llm``), or of each exchange as it happens, averaged (``llm-turn``: dense, and at
+actually got across, or over the scenario's progress measure where it has one:
+``simulators.llm_reading``) or an LLM judge's rating parsed to 0-10: of the whole call once it
+has ended (``llm``), or of each exchange as it happens, averaged (``llm-turn``: dense, and at
 temperature 0 a repeated exchange is a cache hit).
 A request above temperature 0 carries a seed derived from the episode seed, and one at
 temperature 0 none (the prompt alone decides), so a member at any temperature replays
 identically and the client's cache answers repeats for free.
 
-Replies go through the scenario's extractor like any other user's (fair observation); the
-simulator's noise traits (typos, ASR confusions...) are applied to its replies too.
+The prompt tells the model the profile's user side (``llm_prompts.user_side``: a slot
+scenario's facts per field, or what the scenario says itself, as negotiation's priorities,
+reason, walk-away and how to offer, accept and walk away). Replies reach the agent as text, read
+by the scenario's ``hear_user`` like any other user's (fair observation); the simulator's noise
+traits (typos, ASR confusions...) are applied to its replies too.
 """
 
 from __future__ import annotations
@@ -35,7 +39,6 @@ from sim2human.errors import ConfigError, UsageError
 from sim2human.llm.client import ChatClient, ChatResult
 from sim2human.perturb import compose
 from sim2human.scenarios.base import Scenario
-from sim2human.scenarios.slots import applicable_fields
 from sim2human.simulators.base import (
     MAX_TEMPERATURE,
     Judge,
@@ -54,15 +57,17 @@ from sim2human.simulators.llm_guard import (
 )
 from sim2human.simulators.llm_prompts import (
     PROMPT_STYLES,
+    hinted,
     persona_name,
     role_play,
-    system_prompt,
-    template_prompt,
-    turn_message,
+    side_prompt,
+    side_template,
+    user_side,
 )
+from sim2human.simulators.llm_reading import Reading, reading, unsupported
 from sim2human.simulators.llm_templates import check_entries, read_entries
 from sim2human.simulators.persona import PersonaSimulator
-from sim2human.types import Episode, FrozenConfig, Profile, Range, Record
+from sim2human.types import Episode, FrozenConfig, Profile, Range
 
 RETRY_TEMPERATURE = 0.7
 """Out-of-role retries sample at least this hot: at temperature 0 a retry repeats the failure."""
@@ -75,10 +80,9 @@ class _Call:
     profile: Profile
     seed: int
     system: str
+    reading: Reading
     messages: list[dict[str, str]] = field(default_factory=list)
     agent_texts: list[str] = field(default_factory=list)
-    heard: Record = field(default_factory=dict)
-    confusions: int = 0
     hung_up: bool = False
     score: float = 0.0
     ratings: list[float] = field(default_factory=list)
@@ -91,6 +95,8 @@ class LLMSimulator:
     def __init__(self, spec: SimulatorSpec, scenario: Scenario, client: ChatClient) -> None:
         if spec.llm is None:
             raise ValueError(f"simulator {spec.id!r} is not an llm member")
+        if (why := unsupported(scenario)) is not None:
+            raise UsageError(f"scenario {scenario.name!r} cannot have llm users: {why}")
         self.role_play = role_play(scenario)
         if spec.llm.template is None and spec.llm.prompt not in self.role_play.prompts:
             known = ", ".join(self.role_play.prompts)
@@ -114,17 +120,13 @@ class LLMSimulator:
     # -- the conversation -------------------------------------------------------------------
 
     async def astart(self, profile: Profile, rng: np.random.Generator) -> UserTurn:
-        fields, traits = applicable_fields(self.scenario, profile), self.spec.traits
+        rp, side, traits = self.role_play, user_side(self.scenario, profile), self.spec.traits
         if self.params.template is None:
-            system = system_prompt(
-                self.role_play, self.params.prompt, self.name, profile, fields, traits
-            )
+            system = side_prompt(rp, self.params.prompt, self.name, side, traits)
         else:
-            system = template_prompt(
-                self.role_play, self.params, self.scenario.name, self.name, profile, fields, traits
-            )
+            system = side_template(rp, self.params, self.scenario.name, self.name, side, traits)
         self._call = _Call(
-            profile, int(rng.integers(2**31)), system, heard=self.scenario.empty_record()
+            profile, int(rng.integers(2**31)), system, reading(self.scenario, rp, profile)
         )
         self._counts = Counter()
         cue = f"{self.role_play.agent_name}: {self.role_play.opening_cue}"
@@ -134,6 +136,7 @@ class LLMSimulator:
     async def areply(self, agent_text: str) -> UserTurn:
         c, t = self.call, self.spec.traits
         c.agent_texts.append(agent_text)
+        c.reading.hear_agent(agent_text)
         intent = self.scenario.interpret(agent_text)
         if intent.close:
             self._rescore()
@@ -155,7 +158,8 @@ class LLMSimulator:
     async def _generate(self, agent_text: str, asks: tuple[str, ...], turn: int) -> UserTurn:
         c, p = self.call, self.params
         history = c.messages[len(c.messages) - 2 * p.history :] if p.history else []
-        content = turn_message(self.role_play, agent_text, asks, c.profile) if turn else agent_text
+        hint = c.reading.hint(agent_text, asks) if turn else ""
+        content = hinted(self.role_play, agent_text, hint) if turn else agent_text
         messages = [
             {"role": "system", "content": c.system},
             *history,
@@ -183,15 +187,11 @@ class LLMSimulator:
             {"role": "user", "content": f"{self.role_play.agent_name}: {agent_text}"},
             {"role": "assistant", "content": text},
         ]
-        before = c.heard
-        c.heard = self.scenario.extract(text, before, asks[0] if asks else None)
-        if self.scenario.signals(text, before, c.heard).confused:
-            c.confusions += 1
-            tags.append("confused")
-        noise = self.spec.traits.noise
+        noise, spoken = self.spec.traits.noise, text
         if noise:
-            text = compose(text, noise, seeding.stream(c.seed, "llm-noise", turn))
-        return UserTurn(text=text, tags=tuple(tags))
+            spoken = compose(text, noise, seeding.stream(c.seed, "llm-noise", turn))
+        tags += c.reading.hear_user(text, spoken, asks)
+        return UserTurn(text=spoken, tags=tuple(tags), done=c.reading.ended())
 
     async def _chat(self, messages: list[dict[str, str]], turn: int, attempt: int) -> ChatResult:
         """One request. Temperature 0 sends no seed (the prompt alone decides, so identical
@@ -213,14 +213,20 @@ class LLMSimulator:
 
     # -- satisfaction -----------------------------------------------------------------------
 
+    def hear_end(self, agent_text: str) -> None:
+        """The agent's turn that ended the call (it accepted this user's offer): heard, not
+        answered (``simulators.base.HearsTheEnd``)."""
+        c = self.call
+        c.agent_texts.append(agent_text)
+        c.reading.hear_agent(agent_text)
+        self._rescore()
+
     def _rescore(self) -> None:
         """The persona rule over what this caller actually got across (cheap, every turn)."""
         if self.params.judge != "persona":
             return
         c = self.call
-        across = {f for f, v in c.heard.items() if v is not None and v == c.profile.get(f)}
-        n = len(applicable_fields(self.scenario, c.profile))
-        c.score = self._rule.score_texts(c.agent_texts, across, c.confusions, c.hung_up, n)
+        c.score = c.reading.score(self._rule, c.agent_texts, c.hung_up)
 
     def satisfaction(self) -> float:
         return self.call.score

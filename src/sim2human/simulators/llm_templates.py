@@ -32,9 +32,12 @@ VARIABLES: Final[Mapping[str, str]] = {
     "name": "the user's first name (drawn by the member's seed)",
     "scenario": "the scenario's name",
     "agent_name": "how the agent is labelled in the transcript (Nurse, Agent)",
-    "facts": "every profile value, one '- label: value' line each, in the scenario's words",
+    "facts": "every profile value, one '- label: value' line each, in the scenario's words "
+    "(then one '- ' line per rule)",
     "profile": "field -> the value in the scenario's words (profile.dob)",
     "values": "field -> the raw value (a number stays a number)",
+    "rules": "how to speak the task's moves, one per line (a negotiation's offer, accept, walk "
+    "away; empty for slot filling)",
     "manner": "how this user talks, from their traits, in the scenario's words",
     "traits": "the member's traits (traits.patience, traits.verbosity, traits.emotion, ...)",
 }

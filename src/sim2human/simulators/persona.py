@@ -288,10 +288,14 @@ class PersonaSimulator:
         confusions: int,
         dropped: bool,
         n_fields: int | None = None,
+        progress: Progress | None = None,
     ) -> float:
         """The rule over plain agent texts, without taste or trigger (for other kinds' use;
-        ``n_fields``: how many fields apply to the caller, default all)."""
+        ``n_fields``: how many fields apply to the caller, default all; ``progress``: the
+        scenario's progress measure, which then stands for what got across)."""
         manner = Manner.of(self.scenario.interpret(a) for a in agent_texts)
+        if progress is not None:
+            return self._score_progress(manner, progress, confusions, 0, None, dropped)
         return self.score_manner(manner, across, confusions, dropped, n_fields)
 
     def score_manner(

@@ -8,7 +8,8 @@ of the other's offer ends the call as ``AGREED``. Gold: the agent's points under
 that gives both sides at least the walk-away (15), else the walk-away, normalised from the
 walk-away (0) to the best such deal for this pair of campers (1); ``detail`` has both sides'
 points. The camper's moves and its progress are the scenario's (``camper.CamperMoves``); the
-persona adds its generic traits.
+persona adds its generic traits. An ``llm`` camper is told its side in ``role_play``'s words and
+its satisfaction is built on the same progress.
 """
 
 from __future__ import annotations
@@ -18,8 +19,8 @@ from functools import cached_property
 
 import numpy as np
 
-from sim2human.scenarios.core import Act, AgentMove, GoldMetric, Progress, View
-from sim2human.scenarios.negotiation import deal, words
+from sim2human.scenarios.core import Act, AgentMove, GoldMetric, Progress, UserSide, View
+from sim2human.scenarios.negotiation import deal, role_play, words
 from sim2human.scenarios.negotiation.camper import CamperMoves, progress
 from sim2human.scenarios.negotiation.deal import ISSUES, LEVELS, WALK_AWAY, Split
 from sim2human.scenarios.negotiation.features import SIZE, fill
@@ -86,6 +87,7 @@ VOICE = Voice(
         trigger=words.FLEXIBLE + " ",
         canned=words.ACCEPT[1],
     ),
+    role_play=role_play.ROLE_PLAY,
     agent=AgentVoice(
         system_prompt="You negotiate how to split 3 packages each of food, water and firewood "
         "with another camper. Your own priorities are in your brief. Ask what matters to them, "
@@ -198,6 +200,13 @@ class NegotiationScenario:
         camper = deal.values({i: str(profile[i]) for i in ISSUES})
         points = None if split is None else deal.theirs(split, camper)
         return progress(points, bool(record.get("asked")))
+
+    def user_side(self, profile: Profile) -> UserSide:
+        """What an ``llm`` camper is told (``core.BriefsLLMUsers``, ``role_play.user_side``)."""
+        return role_play.user_side(profile)
+
+    def user_hint(self, profile: Profile, agent_text: str) -> str:
+        return role_play.user_hint(profile, agent_text)
 
     def interpret(self, agent_text: str) -> AgentIntent:
         """The courtesy a persona reads off an agent's turn (greeting, empathy, goodbye)."""
