@@ -36,6 +36,8 @@ from sim2human.llm.runtime import Embedded, LLMRuntime, LLMSettings  # noqa: E40
 from tiny_study import TINY, study_numbers  # noqa: E402
 
 RAY = Choice("ray")
+# The tiny study with units long enough (a few seconds each) for a killer to catch one running.
+LONGER: dict[str, Any] = {**TINY, "train": {**TINY["train"], "episodes": 256}}
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -90,16 +92,18 @@ def test_ray_gives_the_numbers_and_episodes_of_the_local_pool(
 
 
 def _kill_a_busy_worker(killed: list[int], stop: threading.Event) -> None:
-    """Kill (SIGKILL) the first Ray actor seen running a unit for a second: mid-study."""
+    """Kill (SIGKILL) the first Ray actor seen running a unit for a quarter of a second:
+    mid-unit, once it has started writing. (A second's wait missed every unit on a fast run:
+    the tiny study's units can finish in under one.)"""
     seen: dict[int, float] = {}
     while not stop.is_set() and not killed:
         for pid in _busy_actors():
             first = seen.setdefault(pid, time.monotonic())
-            if time.monotonic() - first > 1.0:
+            if time.monotonic() - first > 0.25:
                 os.kill(pid, signal.SIGKILL)
                 killed.append(pid)
                 return
-        time.sleep(0.1)
+        time.sleep(0.02)
 
 
 def _busy_actors() -> list[int]:
@@ -115,17 +119,16 @@ def _busy_actors() -> list[int]:
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
-def test_a_killed_worker_s_unit_reruns_and_nothing_is_lost_or_duplicated(
-    local_run: tuple[StudyResult, Path], tmp_path: Path
-) -> None:
-    local, a = local_run
+def test_a_killed_worker_s_unit_reruns_and_nothing_is_lost_or_duplicated(tmp_path: Path) -> None:
+    a = tmp_path / "a"
+    local = run_study(parse_study(LONGER), a, workers=2)
     killed: list[int] = []
     stop = threading.Event()
     killer = threading.Thread(target=_kill_a_busy_worker, args=(killed, stop), daemon=True)
     notes: list[str] = []
     killer.start()
     try:
-        got = _quiet_study(tmp_path / "b", notes)
+        got = _quiet_study(tmp_path / "b", notes, LONGER)
     finally:
         stop.set()
         killer.join()
@@ -137,14 +140,16 @@ def test_a_killed_worker_s_unit_reruns_and_nothing_is_lost_or_duplicated(
     assert _logs(tmp_path / "b") == _logs(a)
 
 
-def _quiet_study(out: Path, notes: list[str], **kw: Any) -> StudyResult:
+def _quiet_study(
+    out: Path, notes: list[str], study: dict[str, Any] = TINY, **kw: Any
+) -> StudyResult:
     from rich.console import Console
 
     class Noting(Console):
         def print(self, *objects: Any, **_: Any) -> None:
             notes.extend(str(o) for o in objects)
 
-    return run_study(parse_study(TINY), out, workers=2, executor=RAY, console=Noting(), **kw)
+    return run_study(parse_study(study), out, workers=2, executor=RAY, console=Noting(), **kw)
 
 
 def test_a_study_started_locally_resumes_on_ray(
