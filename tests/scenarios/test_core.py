@@ -193,6 +193,36 @@ def test_the_kit_state_is_replaced_never_changed() -> None:
     assert s.observe(read).brief == ""  # no brief of its own for a slot-filling agent
 
 
+def test_an_answer_given_when_asked_outlives_a_story_about_another_question() -> None:
+    """A real caller asked for their date of birth tells a story naming a drug: the medicines
+    they gave when asked stay recorded. Asked again, or corrected after a read-back, it moves."""
+    s = IntakeScenario()
+    state = s.hear_agent(s.initial_state({}), AgentTurn(text="Are you taking any medicines?"))
+    state = s.hear_user(state, "I take lisinopril and metformin.")
+    assert state.record["medications"] == ("lisinopril", "metformin")
+    assert state.answered == frozenset({"medications"})
+    state = s.hear_agent(state, AgentTurn(text="Can I have your date of birth?"))
+    story = s.hear_user(state, "I take vitamin d every morning, born march 3rd, 1950.")
+    assert story.record["medications"] == ("lisinopril", "metformin")  # kept
+    assert story.record["dob"] == "1950-03-03"  # the question asked is answered
+    assert story.answered == frozenset({"medications", "dob"})
+    again = s.hear_agent(story, AgentTurn(text="Are you taking any medicines?"))
+    assert s.hear_user(again, "Only vitamin d.").record["medications"] == ("vitamin d",)
+    read = s.hear_agent(story, AgentTurn(text="Let me read that back: medications lisinopril."))
+    assert read.last_field is None
+    fixed = s.hear_user(read, "No, I take vitamin d.")
+    assert fixed.record["medications"] == ("vitamin d",)
+
+
+def test_a_field_never_asked_is_filled_from_any_turn() -> None:
+    s = IntakeScenario()
+    state = s.hear_agent(s.initial_state({}), AgentTurn(text="Can I have your date of birth?"))
+    heard = s.hear_user(state, "March 3rd, 1950. I take metformin.")
+    assert heard.record["medications"] == ("metformin",) and heard.answered == {"dob"}
+    later = s.hear_user(s.hear_agent(heard, AgentTurn(text="Any allergies?")), "I take aspirin.")
+    assert later.record["medications"] == ("aspirin",)  # volunteered, not answered: replaced
+
+
 def test_the_kit_ends_completed_after_the_agents_close_else_hung_up() -> None:
     s = IntakeScenario()
     state = s.initial_state({})

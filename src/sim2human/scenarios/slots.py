@@ -67,6 +67,9 @@ class SlotState:
     """The agent's last turn closed the call."""
     brief: str = ""
     """The agent's own brief (``View``): none for the kit's scenarios."""
+    answered: frozenset[str] = frozenset()
+    """Fields recorded while the agent was asking for them: a later turn about something else
+    (a story naming another drug, a "no" to another question) does not overwrite them."""
 
     @property
     def read_back(self) -> bool:
@@ -208,15 +211,22 @@ class SlotFilling(ABC):
         return SlotState(record=self.empty_record(), brief=self.brief)
 
     def hear_user(self, state: SlotState, text: str) -> SlotState:
-        """The record updated by what the user said (read as the answer to the last ask)."""
-        before = state.record
-        record = self.extract(text, before, state.last_field)
+        """The record updated by what the user said (read as the answer to the last ask).
+
+        A field answered when asked keeps its value against a turn that was about another
+        question: real callers tell stories that name other drugs, dates and denials, and an
+        extractor reading those as answers overwrote right values (ACI-Bench's train split).
+        After a read-back (no field asked) the caller may correct any field."""
+        before, asking = state.record, state.last_field
+        heard = self.extract(text, before, asking)
+        record, answered = keep_answers(before, heard, state.answered, asking)
         changed = record != before
         return replace(
             state,
             record=record,
             signals=self.signals(text, before, record),
             record_version=state.record_version + changed,
+            answered=answered,
         )
 
     def hear_agent(self, state: SlotState, turn: AgentMove) -> SlotState:
@@ -254,6 +264,23 @@ class SlotFilling(ABC):
 
     def grade(self, profile: Profile, record: Record, termination: Termination) -> Outcome:
         return grade_record(self.fields, profile, record, termination)
+
+
+def keep_answers(
+    before: Record, heard: Record, answered: frozenset[str], asking: str | None
+) -> tuple[Record, frozenset[str]]:
+    """``heard`` (the record after a user turn, as the extractor read it) with every field
+    answered earlier, when asked for, kept as it was unless it is the field now asked (or no
+    field is asked: after a read-back the caller may correct any); and the fields answered now.
+    One rule for the agent's record (``SlotFilling.hear_user``) and for what a replayed caller
+    believes got across."""
+    record = {
+        f: before.get(f) if asking is not None and f != asking and f in answered else v
+        for f, v in heard.items()
+    }
+    if asking is not None and record.get(asking) is not None:
+        answered = answered | {asking}
+    return record, answered
 
 
 def _bump(asked: tuple[tuple[str, int], ...], name: str) -> tuple[tuple[str, int], ...]:

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from sim2human.scenarios.base import Scenario
 from sim2human.scenarios.catalog import get_scenario
 from sim2human.scenarios.core import BriefsLLMUsers, SuppliesMoves
-from sim2human.scenarios.slots import applicable_fields
+from sim2human.scenarios.slots import applicable_fields, keep_answers
 from sim2human.scenarios.voice import RolePlay
 from sim2human.simulators.llm_prompts import slot_hint
 from sim2human.simulators.persona import PersonaSimulator
@@ -75,6 +75,7 @@ class SlotReading:
     rp: RolePlay
     profile: Profile
     heard: Record = field(init=False)
+    answered: frozenset[str] = frozenset()
     confusions: int = 0
 
     def __post_init__(self) -> None:
@@ -88,8 +89,9 @@ class SlotReading:
 
     def hear_user(self, said: str, spoken: str, asks: tuple[str, ...]) -> tuple[str, ...]:
         """Reads ``said`` (the reply before line noise) as the answer to the turn's first ask."""
-        before = self.heard
-        self.heard = self.scenario.extract(said, before, asks[0] if asks else None)
+        before, asking = self.heard, (asks[0] if asks else None)
+        heard = self.scenario.extract(said, before, asking)
+        self.heard, self.answered = keep_answers(before, heard, self.answered, asking)
         if self.scenario.signals(said, before, self.heard).confused:
             self.confusions += 1
             return ("confused",)

@@ -41,7 +41,7 @@ import numpy as np
 from sim2human import seeding
 from sim2human.errors import UsageError
 from sim2human.scenarios.base import Scenario
-from sim2human.scenarios.slots import applicable_fields
+from sim2human.scenarios.slots import applicable_fields, keep_answers
 from sim2human.simulators.base import (
     Family,
     QuirkPool,
@@ -210,6 +210,7 @@ class _Call:
     # what the rule has read of ``turns`` so far (kept turn by turn, as persona does)
     read: int = 0
     record: Record = field(default_factory=dict)
+    answered: frozenset[str] = frozenset()
     expecting: str | None = None
     manner: Manner = field(default_factory=Manner)
     confusions: int = 0
@@ -338,7 +339,8 @@ class ReplaySimulator:
                     intent.asks[0] if intent.asks else (None if intent.confirm else c.expecting)
                 )
             else:
-                c.record = self.scenario.extract(t.text, c.record, c.expecting)
+                heard = self.scenario.extract(t.text, c.record, c.expecting)
+                c.record, c.answered = keep_answers(c.record, heard, c.answered, c.expecting)
                 c.confusions += "confused" in t.tags
         c.read = len(c.turns)
         across = {f for f, v in c.record.items() if v is not None and v == c.profile.get(f)}
