@@ -12,6 +12,10 @@ Hand-copied numbers go stale; these are regenerated from the run they came from.
 ``sim2human study`` prints), ``handle-time`` (agent turns per call), ``real-patients`` (each
 condition on the replayed visits) and ``families`` (held-out gold per family). A run
 directory does not record the commit it was measured at, hence ``--commit``.
+
+A page that shows two runs names the second run's markers with a set, ``<!-- tables:NAME@SET -->``
+(``real-patients@three-seeds``); ``--set SET`` fills only those, and without ``--set`` only the
+markers without one are filled.
 """
 
 from __future__ import annotations
@@ -41,7 +45,9 @@ ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_INTO = tuple(
     ROOT / p for p in ("README.md", "docs/results/collapse.md", "docs/results/real-patients.md")
 )
-MARKER = re.compile(r"(<!-- tables:([a-z-]+) -->\n)(.*?)(<!-- /tables:\2 -->)", re.DOTALL)
+MARKER = re.compile(
+    r"(<!-- tables:([a-z-]+(?:@[a-z0-9-]+)?) -->\n)(.*?)(<!-- /tables:\2 -->)", re.DOTALL
+)
 
 
 def markdown(table: Table | None) -> str:
@@ -90,16 +96,25 @@ def provenance(study: StudyResult, command: str, commit: str, where: str) -> str
     )
 
 
-def fill(text: str, tables: dict[str, str], where: str) -> str:
-    """``text`` with every marked region replaced; an unknown name is an error."""
+def fill(text: str, tables: dict[str, str], where: str, which: str = "") -> str:
+    """``text`` with every region marked for the set ``which`` ("": unmarked) replaced; an
+    unknown name is an error."""
 
     def one(m: re.Match[str]) -> str:
-        if m.group(2) not in tables:
+        name, _, label = m.group(2).partition("@")
+        if label != which:
+            return m.group(0)
+        if name not in tables:
             known = ", ".join(sorted(tables))
-            raise UsageError(f"{where}: unknown table {m.group(2)!r} (known: {known})")
-        return m.group(1) + tables[m.group(2)] + m.group(4)
+            raise UsageError(f"{where}: unknown table {name!r} (known: {known})")
+        return m.group(1) + tables[name] + m.group(4)
 
     return MARKER.sub(one, text)
+
+
+def marked(text: str, which: str) -> bool:
+    """Whether ``text`` has a marker of the set ``which``."""
+    return any(m.group(2).partition("@")[2] == which for m in MARKER.finditer(text))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -109,6 +124,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--command", default="sim2human demo", help="the command that made the run")
     p.add_argument("--machine", default=None, help="where it ran (default: this machine)")
     p.add_argument("--into", type=Path, action="append", help="files to fill (repeatable)")
+    p.add_argument("--set", default="", help="fill only the markers tables:NAME@SET")
     args = p.parse_args(argv)
     try:
         study = load_study_result(args.run_dir)
@@ -118,9 +134,10 @@ def main(argv: list[str] | None = None) -> int:
         )
         for path in args.into or DEFAULT_INTO:
             text = path.read_text(encoding="utf-8")
-            if not MARKER.search(text):
-                raise UsageError(f"{path}: no <!-- tables:NAME --> markers")
-            write_text(path, fill(text, tables, str(path)))
+            if not marked(text, args.set):
+                at = f"@{args.set}" if args.set else ""
+                raise UsageError(f"{path}: no <!-- tables:NAME{at} --> markers")
+            write_text(path, fill(text, tables, str(path), args.set))
             print(f"filled {path}")
     except OSError as err:
         print(f"error: {err.filename}: {err.strerror}", file=sys.stderr)

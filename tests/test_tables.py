@@ -104,3 +104,22 @@ def test_a_file_without_markers_or_a_missing_run_is_refused(tiny_run: Path, tmp_
         assert done.stderr.startswith("error: ") and done.stderr.count("\n") == 1
     assert "no <!-- tables:NAME --> markers" in done.stderr
     assert page.read_text() == "no markers here\n"
+
+
+def test_a_set_fills_its_own_markers_and_leaves_the_others(tiny_run: Path, tmp_path: Path) -> None:
+    page = tmp_path / "page.md"
+    second = "<!-- tables:demo@three-seeds -->\nold\n<!-- /tables:demo@three-seeds -->\n"
+    page.write_text(PAGE + second)
+    assert tables(tiny_run, "--commit", "x", "--into", page).returncode == 0
+    plain = page.read_text()
+    assert "<!-- tables:demo@three-seeds -->\nold\n" in plain  # not its set
+    done = tables(tiny_run, "--commit", "y", "--set", "three-seeds", "--into", page)
+    assert done.returncode == 0, done.stderr
+    both = page.read_text()
+    assert markdown_rows(both, "demo@three-seeds") == markdown_rows(both, "demo")
+    assert (
+        both.split("<!-- tables:demo@three-seeds -->")[0]
+        == plain.split("<!-- tables:demo@three-seeds -->")[0]
+    )  # the unmarked tables are the first fill's, commit x
+    missing = tables(tiny_run, "--commit", "y", "--set", "nope", "--into", page)
+    assert missing.returncode == 2 and "no <!-- tables:NAME@nope --> markers" in missing.stderr
