@@ -132,10 +132,12 @@ class FakeOpenAI:
                     reply = fake.script(n, body)
                     if reply.delay_s:
                         time.sleep(reply.delay_s)
-                    self._send(reply, body)
                 finally:
+                    # before the reply leaves: a client holding it may send its next request
+                    # before this thread runs again (a loaded machine counted one too many)
                     with fake._lock:
                         fake.in_flight -= 1
+                self._send(reply, body)
 
             def _send(self, reply: Reply, body: dict[str, Any]) -> None:
                 if reply.body is None:
