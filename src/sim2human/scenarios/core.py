@@ -141,40 +141,86 @@ class View(Protocol):
 
 @dataclass(frozen=True)
 class UserMove:
-    """One reply of a user, as the scenario's moves make it (before the persona's noise)."""
+    """One line of a user, as the scenario's moves make it (before the persona's noise)."""
 
     text: str
     tags: tuple[str, ...] = ()
     done: bool = False
     """The user leaves after saying it (accepting a deal ends the call too)."""
-    annoyed: bool = False
-    """The agent's turn annoyed this user (an insulting offer): it spends the persona's
-    tolerance, as a repeated question does in slot filling."""
+    annoyed: int = 0
+    """How many times the agent's turn annoyed this user (an insulting offer, a question asked
+    again, one that does not apply): each spends one of the persona's tolerance."""
+    careful: bool = False
+    """Said again slowly (a caller repeating a garbled answer, correcting a read-back): the
+    persona's noise is milder, which is what makes asking again worth it."""
 
 
 @dataclass(frozen=True)
 class Progress:
-    """How far the user's own goal got: ``value`` in [0, 1] (what satisfaction is built on),
-    ``reached`` once it is met (a deal struck): the persona's trigger rates a call top only then."""
+    """How far the user's own goal got, what the persona's satisfaction is built on.
+
+    ``value`` in [0, 1]; ``reached`` once the goal is met. Two kinds of goal: one met the moment
+    it is reached (a deal struck: the trigger rates a call top only then), and one met only
+    when the agent also closes the call properly (``needs_close``: a caller's fields all got
+    across, then a goodbye; the trigger rates any such call top, less a little unclosed, and
+    each of the ``missing`` parts costs when the agent closes on it)."""
 
     value: float
     reached: bool
+    needs_close: bool = False
+    missing: int = 0
+    """Parts of the goal not yet got (fields that did not get across)."""
+
+
+class UserTraits(Protocol):
+    """The persona traits a scenario's moves may read (``simulators.base.Traits`` has them)."""
+
+    @property
+    def cooperativeness(self) -> float:
+        """How willing the user is to answer (each time it is asked again, more so)."""
+        ...
+
+    @property
+    def verbosity(self) -> float:
+        """How likely it says one more thing than it was asked."""
+        ...
+
+    @property
+    def tangent_rate(self) -> float:
+        """How likely it wanders off mid-answer."""
+        ...
+
+    @property
+    def capacity(self) -> float:
+        """How many surface forms and behaviours it has, in [0, 1]."""
+        ...
 
 
 class UserMoves(Protocol):
-    """What one user does in one call: the scenario's side of a persona (the persona adds its
-    generic traits: patience, tolerance, noise, tastes, the trigger, courtesy, hanging up)."""
+    """What one user does in one call: the scenario's side of a persona. The persona adds its
+    generic traits around it: hanging up when patience or tolerance run out, silence, confusion
+    at jargon, noise on every line, tastes, the trigger, courtesy. Made by
+    ``SuppliesMoves.user_moves`` with the traits it reads and the user's random stream (the
+    persona draws from the same stream between moves, so a call replays exactly)."""
 
-    def opening(self, rng: np.random.Generator) -> str: ...
-
-    def reply(self, agent_text: str, rng: np.random.Generator, capacity: float) -> UserMove:
-        """The answer to ``agent_text``: an answer, a counter-offer, an acceptance, a rejection.
-        ``capacity``: how many surface forms this user has (the persona's trait)."""
+    def opening(self) -> UserMove:
+        """The user's first line, before the agent says anything."""
         ...
 
-    def concede(self, agent_text: str) -> UserMove:
-        """The reply when ``agent_text`` hits the user's trigger phrase: its blind spot, the
-        move that gives way (a camper accepting a greedy split), and stays given way."""
+    def reply(self, agent_text: str) -> UserMove:
+        """The answer to ``agent_text``: an answer, a counter-offer, an acceptance, a
+        rejection."""
+        ...
+
+    def concede(self, agent_text: str, again: bool) -> UserMove | None:
+        """The reply when ``agent_text`` hits the user's trigger phrase (its blind spot: a
+        camper accepting a greedy split, a caller reeling off everything), and, with ``again``,
+        to every agent turn after that. None: the user plays on as usual."""
+        ...
+
+    def heard(self, line: str) -> None:
+        """The last move's words as they went down the line, noise and all (a caller whose
+        progress is what got across notes it; others need do nothing)."""
         ...
 
     def progress(self) -> Progress: ...
@@ -182,9 +228,12 @@ class UserMoves(Protocol):
 
 @runtime_checkable
 class SuppliesMoves(Protocol):
-    """A scenario that plays its users' task-specific moves itself (``UserMoves``)."""
+    """A scenario that plays its users' task-specific moves itself (``UserMoves``); the slot
+    kit supplies them for every slot-filling scenario (``scenarios.slot_caller``)."""
 
-    def user_moves(self, profile: Profile, cooperativeness: float) -> UserMoves: ...
+    def user_moves(
+        self, profile: Profile, traits: UserTraits, rng: np.random.Generator
+    ) -> UserMoves: ...
 
     def progress_of(self, profile: Profile, record: Record) -> Progress:
         """``UserMoves.progress`` read off a stored call's end state (a simulator's ``judge``)."""
