@@ -17,7 +17,15 @@ be graded again from its own line.
 
 The slot-filling kit (``scenarios.slots``) implements this core for tasks where the agent
 collects fields (intake, the pizza order, bookings); a scenario of that shape writes only its
-fields, its reading and its words.
+fields, its reading and its words, and its callers' moves come with the kit
+(``scenarios.slot_caller``).
+
+Who plays the user is the simulator's; what a user *does* in the task is the scenario's
+(``SuppliesMoves``): per call, a ``UserMoves`` (opening, reply, concede to the trigger, hear its
+own line as the noise left it, progress), which the persona plays with its generic traits
+around it (patience, tolerance, silence, jargon, noise, tastes, the trigger, courtesy, hanging
+up) and builds its satisfaction on (``Progress``). The slot kit's callers and the negotiation's
+campers are two implementations of it; the persona has no other path.
 
 How negotiation is expressed (``scenarios.negotiation``, after CaSiNo: food, water and firewood,
 3 packages each):
@@ -38,10 +46,9 @@ How negotiation is expressed (``scenarios.negotiation``, after CaSiNo: food, wat
 - ``grade``: the agent's points under an agreed deal that gives the camper at least its
   walk-away (5 per issue; no deal = the walk-away for both), normalised to ``score`` in [0, 1];
   ``detail`` carries both sides' points; ``success`` = an individually rational deal was agreed.
-- The persona's satisfaction (the proxy) comes from the scenario's progress measure: a scenario
-  that supplies its users' moves (``SuppliesMoves``: answer, counter-offer, accept, reject, and
-  a ``Progress`` in [0, 1]) is played by the persona's generic traits (patience, noise, quirks,
-  courtesy, hanging up) with those moves; a user's acceptance ends a call as ``AGREED``.
+- The camper's moves (``SuppliesMoves``: answer, counter-offer, accept, reject, and a
+  ``Progress``: the deal) are ``negotiation.camper``'s; the persona's satisfaction (the proxy)
+  is built on that progress; a user's acceptance ends a call as ``AGREED``.
 
 Which gold number a study's tables lead with is the scenario's to say (``DeclaresGold``:
 ``gold_metric`` is ``"success"`` or ``"score"``; ``headline_metric`` reads it, ``"success"`` when a
@@ -49,8 +56,9 @@ scenario does not say). Negotiation declares ``"score"`` (its points, normalised
 scenario's score is its success, so it needs to declare nothing.
 
 Optional members let the generic pieces play a scenario of any shape (each checked with
-``isinstance``; the slot kit needs none of them): ``SuppliesMoves`` (the user's moves and
-progress, for the persona; the ``llm`` user's satisfaction is built on the same progress),
+``isinstance``; the slot kit supplies or needs none of them): ``SuppliesMoves`` (the user's
+moves and progress, for the persona; off the slot kit, the ``llm`` user's satisfaction is built
+on the same progress),
 ``BriefsLLMUsers`` (what an ``llm`` user is told of its profile), ``RendersActs`` (an act's
 words given the agent's view, for the act-level agents) and ``FeaturisesViews`` (the view as
 numbers, for the policy network).
