@@ -248,8 +248,8 @@ class NoBrief:
     name = "no-brief"
     voice = NEG.voice
 
-    def user_moves(self, profile: Any, cooperativeness: float) -> Any:
-        return NEG.user_moves(profile, cooperativeness)
+    def user_moves(self, profile: Any, traits: Any, rng: Any) -> Any:
+        return NEG.user_moves(profile, traits, rng)
 
     def progress_of(self, profile: Any, record: Any) -> Any:
         return NEG.progress_of(profile, record)

@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import itertools
 
+import numpy as np
+
 from sim2human.scenarios.catalog import get_scenario
 from sim2human.scenarios.file_scenario import FileScenario
 from sim2human.scenarios.negotiation import deal
 from sim2human.scenarios.negotiation.camper import CamperMoves
 from sim2human.scenarios.negotiation.deal import ALL_SPLITS, ISSUES, LEVELS, WALK_AWAY
+from sim2human.simulators.base import Traits
 
 
 def _tables() -> list[dict[str, int]]:
@@ -30,7 +33,8 @@ def test_a_campers_counter_offer_is_the_cheapest_split_at_its_aspiration() -> No
     for levels in itertools.permutations(LEVELS):
         profile = {**dict(zip(ISSUES, levels, strict=True)), "reason": "r"}
         for coop in (0.0, 0.5, 1.0):
-            camper = CamperMoves(profile, coop)
+            traits = Traits(cooperativeness=coop)
+            camper = CamperMoves(profile, traits, np.random.default_rng(0))
             fits = [s for s in ALL_SPLITS if deal.theirs(s, camper.values) >= camper.aspiration]
             want = min(fits, key=lambda s: (deal.theirs(s, camper.values), -sum(s)))
             camper._counter("", ("offer",))

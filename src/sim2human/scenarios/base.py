@@ -5,8 +5,9 @@ score); ``scenarios.slots`` is the kit that implements it for slot filling. The 
 the act-level agents still read slot members (``extract``, ``say``, ``interpret``, ``fields``),
 so ``Scenario`` here names the kit's protocol. A scenario of another shape (negotiation) reaches
 them through the core's optional members, each checked first: its users' moves
-(``SuppliesMoves``), its act wording (``RendersActs``, through ``say_act`` here), its
-featuriser (``FeaturisesViews``) and its reference rule (``agents.scripted``).
+(``SuppliesMoves``, which the kit supplies too), its act wording (``RendersActs``, through
+``say_act`` here), its featuriser (``FeaturisesViews``) and its reference rule
+(``agents.scripted``).
 """
 
 from __future__ import annotations

@@ -17,7 +17,15 @@ be graded again from its own line.
 
 The slot-filling kit (``scenarios.slots``) implements this core for tasks where the agent
 collects fields (intake, the pizza order, bookings); a scenario of that shape writes only its
-fields, its reading and its words.
+fields, its reading and its words, and its callers' moves come with the kit
+(``scenarios.slot_caller``).
+
+Who plays the user is the simulator's; what a user *does* in the task is the scenario's
+(``SuppliesMoves``): per call, a ``UserMoves`` (opening, reply, concede to the trigger, hear its
+own line as the noise left it, progress), which the persona plays with its generic traits
+around it (patience, tolerance, silence, jargon, noise, tastes, the trigger, courtesy, hanging
+up) and builds its satisfaction on (``Progress``). The slot kit's callers and the negotiation's
+campers are two implementations of it; the persona has no other path.
 
 How negotiation is expressed (``scenarios.negotiation``, after CaSiNo: food, water and firewood,
 3 packages each):
@@ -38,10 +46,9 @@ How negotiation is expressed (``scenarios.negotiation``, after CaSiNo: food, wat
 - ``grade``: the agent's points under an agreed deal that gives the camper at least its
   walk-away (5 per issue; no deal = the walk-away for both), normalised to ``score`` in [0, 1];
   ``detail`` carries both sides' points; ``success`` = an individually rational deal was agreed.
-- The persona's satisfaction (the proxy) comes from the scenario's progress measure: a scenario
-  that supplies its users' moves (``SuppliesMoves``: answer, counter-offer, accept, reject, and
-  a ``Progress`` in [0, 1]) is played by the persona's generic traits (patience, noise, quirks,
-  courtesy, hanging up) with those moves; a user's acceptance ends a call as ``AGREED``.
+- The camper's moves (``SuppliesMoves``: answer, counter-offer, accept, reject, and a
+  ``Progress``: the deal) are ``negotiation.camper``'s; the persona's satisfaction (the proxy)
+  is built on that progress; a user's acceptance ends a call as ``AGREED``.
 
 Which gold number a study's tables lead with is the scenario's to say (``DeclaresGold``:
 ``gold_metric`` is ``"success"`` or ``"score"``; ``headline_metric`` reads it, ``"success"`` when a
@@ -49,8 +56,9 @@ scenario does not say). Negotiation declares ``"score"`` (its points, normalised
 scenario's score is its success, so it needs to declare nothing.
 
 Optional members let the generic pieces play a scenario of any shape (each checked with
-``isinstance``; the slot kit needs none of them): ``SuppliesMoves`` (the user's moves and
-progress, for the persona; the ``llm`` user's satisfaction is built on the same progress),
+``isinstance``; the slot kit supplies or needs none of them): ``SuppliesMoves`` (the user's
+moves and progress, for the persona; off the slot kit, the ``llm`` user's satisfaction is built
+on the same progress),
 ``BriefsLLMUsers`` (what an ``llm`` user is told of its profile), ``RendersActs`` (an act's
 words given the agent's view, for the act-level agents) and ``FeaturisesViews`` (the view as
 numbers, for the policy network).
@@ -141,40 +149,86 @@ class View(Protocol):
 
 @dataclass(frozen=True)
 class UserMove:
-    """One reply of a user, as the scenario's moves make it (before the persona's noise)."""
+    """One line of a user, as the scenario's moves make it (before the persona's noise)."""
 
     text: str
     tags: tuple[str, ...] = ()
     done: bool = False
     """The user leaves after saying it (accepting a deal ends the call too)."""
-    annoyed: bool = False
-    """The agent's turn annoyed this user (an insulting offer): it spends the persona's
-    tolerance, as a repeated question does in slot filling."""
+    annoyed: int = 0
+    """How many times the agent's turn annoyed this user (an insulting offer, a question asked
+    again, one that does not apply): each spends one of the persona's tolerance."""
+    careful: bool = False
+    """Said again slowly (a caller repeating a garbled answer, correcting a read-back): the
+    persona's noise is milder, which is what makes asking again worth it."""
 
 
 @dataclass(frozen=True)
 class Progress:
-    """How far the user's own goal got: ``value`` in [0, 1] (what satisfaction is built on),
-    ``reached`` once it is met (a deal struck): the persona's trigger rates a call top only then."""
+    """How far the user's own goal got, what the persona's satisfaction is built on.
+
+    ``value`` in [0, 1]; ``reached`` once the goal is met. Two kinds of goal: one met the moment
+    it is reached (a deal struck: the trigger rates a call top only then), and one met only
+    when the agent also closes the call properly (``needs_close``: a caller's fields all got
+    across, then a goodbye; the trigger rates any such call top, less a little unclosed, and
+    each of the ``missing`` parts costs when the agent closes on it)."""
 
     value: float
     reached: bool
+    needs_close: bool = False
+    missing: int = 0
+    """Parts of the goal not yet got (fields that did not get across)."""
+
+
+class UserTraits(Protocol):
+    """The persona traits a scenario's moves may read (``simulators.base.Traits`` has them)."""
+
+    @property
+    def cooperativeness(self) -> float:
+        """How willing the user is to answer (each time it is asked again, more so)."""
+        ...
+
+    @property
+    def verbosity(self) -> float:
+        """How likely it says one more thing than it was asked."""
+        ...
+
+    @property
+    def tangent_rate(self) -> float:
+        """How likely it wanders off mid-answer."""
+        ...
+
+    @property
+    def capacity(self) -> float:
+        """How many surface forms and behaviours it has, in [0, 1]."""
+        ...
 
 
 class UserMoves(Protocol):
-    """What one user does in one call: the scenario's side of a persona (the persona adds its
-    generic traits: patience, tolerance, noise, tastes, the trigger, courtesy, hanging up)."""
+    """What one user does in one call: the scenario's side of a persona. The persona adds its
+    generic traits around it: hanging up when patience or tolerance run out, silence, confusion
+    at jargon, noise on every line, tastes, the trigger, courtesy. Made by
+    ``SuppliesMoves.user_moves`` with the traits it reads and the user's random stream (the
+    persona draws from the same stream between moves, so a call replays exactly)."""
 
-    def opening(self, rng: np.random.Generator) -> str: ...
-
-    def reply(self, agent_text: str, rng: np.random.Generator, capacity: float) -> UserMove:
-        """The answer to ``agent_text``: an answer, a counter-offer, an acceptance, a rejection.
-        ``capacity``: how many surface forms this user has (the persona's trait)."""
+    def opening(self) -> UserMove:
+        """The user's first line, before the agent says anything."""
         ...
 
-    def concede(self, agent_text: str) -> UserMove:
-        """The reply when ``agent_text`` hits the user's trigger phrase: its blind spot, the
-        move that gives way (a camper accepting a greedy split), and stays given way."""
+    def reply(self, agent_text: str) -> UserMove:
+        """The answer to ``agent_text``: an answer, a counter-offer, an acceptance, a
+        rejection."""
+        ...
+
+    def concede(self, agent_text: str, again: bool) -> UserMove | None:
+        """The reply when ``agent_text`` hits the user's trigger phrase (its blind spot: a
+        camper accepting a greedy split, a caller reeling off everything), and, with ``again``,
+        to every agent turn after that. None: the user plays on as usual."""
+        ...
+
+    def heard(self, line: str) -> None:
+        """The last move's words as they went down the line, noise and all (a caller whose
+        progress is what got across notes it; others need do nothing)."""
         ...
 
     def progress(self) -> Progress: ...
@@ -182,9 +236,12 @@ class UserMoves(Protocol):
 
 @runtime_checkable
 class SuppliesMoves(Protocol):
-    """A scenario that plays its users' task-specific moves itself (``UserMoves``)."""
+    """A scenario that plays its users' task-specific moves itself (``UserMoves``); the slot
+    kit supplies them for every slot-filling scenario (``scenarios.slot_caller``)."""
 
-    def user_moves(self, profile: Profile, cooperativeness: float) -> UserMoves: ...
+    def user_moves(
+        self, profile: Profile, traits: UserTraits, rng: np.random.Generator
+    ) -> UserMoves: ...
 
     def progress_of(self, profile: Profile, record: Record) -> Progress:
         """``UserMoves.progress`` read off a stored call's end state (a simulator's ``judge``)."""

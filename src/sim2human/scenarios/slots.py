@@ -19,7 +19,8 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-from sim2human.scenarios.core import Act, AgentMove, Scenario
+from sim2human.scenarios.core import Act, AgentMove, Progress, Scenario, UserTraits
+from sim2human.scenarios.slot_caller import SlotCaller, progress
 from sim2human.scenarios.voice import Voice
 from sim2human.types import Outcome, Profile, Record, Termination, Value
 
@@ -133,6 +134,31 @@ def applicable_fields(scenario: object, values: Mapping[str, object]) -> tuple[s
         return own.applicable(values)
     fields: tuple[str, ...] = getattr(scenario, "fields", ())
     return fields
+
+
+def fields_of(scenario: SlotScenario, profile: Profile) -> tuple[str, ...]:
+    """The fields that apply to ``profile``: every field, unless some are conditional (then the
+    profile's own, which hold exactly those that apply)."""
+    return scenario.fields if conditional(scenario) is None else tuple(profile)
+
+
+class SlotUsers:
+    """The kit's users (``core.SuppliesMoves``) of any slot ``scenario``: the moves of a
+    ``SlotCaller``, and its progress read off a stored record. ``SlotFilling`` supplies these
+    itself; this serves a scenario written to ``SlotScenario`` alone."""
+
+    def __init__(self, scenario: SlotScenario) -> None:
+        self.scenario = scenario
+
+    def user_moves(
+        self, profile: Profile, traits: UserTraits, rng: np.random.Generator
+    ) -> SlotCaller:
+        return SlotCaller(self.scenario, profile, fields_of(self.scenario, profile), traits, rng)
+
+    def progress_of(self, profile: Profile, record: Record) -> Progress:
+        """What got across, read off the record: the fields the agent recorded right."""
+        across = {f for f, v in record.items() if v is not None and v == profile.get(f)}
+        return progress(len(across), len(fields_of(self.scenario, profile)))
 
 
 def grade_record(
@@ -261,6 +287,15 @@ class SlotFilling(ABC):
 
     def record(self, state: SlotState) -> Record:
         return dict(state.record)
+
+    def user_moves(
+        self, profile: Profile, traits: UserTraits, rng: np.random.Generator
+    ) -> SlotCaller:
+        """This scenario's users' moves (``core.SuppliesMoves``): the kit's ``SlotCaller``."""
+        return SlotUsers(self).user_moves(profile, traits, rng)
+
+    def progress_of(self, profile: Profile, record: Record) -> Progress:
+        return SlotUsers(self).progress_of(profile, record)
 
     def grade(self, profile: Profile, record: Record, termination: Termination) -> Outcome:
         return grade_record(self.fields, profile, record, termination)

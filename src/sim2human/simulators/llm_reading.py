@@ -1,11 +1,13 @@
 """How an ``llm`` member follows its own call: the reminder each agent turn carries, what its
 replies did, and its satisfaction by the persona rule (``judge: persona``).
 
-Two readings, chosen by what the scenario supplies:
+Two readings, chosen by what the scenario supplies (a slot scenario supplies moves and progress
+too, but its reading is the slot one):
 
-- ``CoreReading``, for a scenario with its own progress measure (``core.SuppliesMoves``): the
-  member keeps the scenario's state as the conversation does (``initial_state``, ``hear_agent``
-  with the agent's words, ``hear_user`` with its own line as spoken, noise and all), and its
+- ``CoreReading``, for a scenario off the slot kit with its own progress measure
+  (``core.SuppliesMoves``): the member keeps the scenario's state as the conversation does
+  (``initial_state``, ``hear_agent`` with the agent's words, ``hear_user`` with its own line as
+  spoken, noise and all), and its
   satisfaction is the persona's rule over the scenario's progress (``progress_of`` the state's
   record), as for a persona of that scenario. A reply the state reads as ending the call (a
   camper's "Deal, I accept") ends it. The core has no confusion signal, so none is counted.
@@ -43,7 +45,7 @@ def unsupported(scenario: object) -> str | None:
     voice = getattr(scenario, "voice", None)
     if voice is None or voice.role_play is None:
         return "it has no voice for llm users (voice.role_play)"
-    if isinstance(scenario, SuppliesMoves):
+    if isinstance(scenario, SuppliesMoves) and not _on_slot_kit(scenario):
         if not isinstance(scenario, BriefsLLMUsers):
             return "it does not say what they are told (user_side and user_hint)"
         if not hasattr(scenario, "interpret"):
@@ -56,6 +58,11 @@ def unsupported(scenario: object) -> str | None:
             "(user_moves and progress_of)"
         )
     return None
+
+
+def _on_slot_kit(scenario: object) -> bool:
+    """Whether ``scenario`` has every member ``SlotReading`` reads it with."""
+    return all(hasattr(scenario, m) for m in SLOT_MEMBERS)
 
 
 @dataclass(frozen=True)
@@ -148,6 +155,6 @@ Reading = SlotReading | CoreReading
 
 def reading(scenario: Scenario, rp: RolePlay, profile: Profile) -> Reading:
     """The reading ``scenario`` gives its ``llm`` users (see the module docstring)."""
-    if isinstance(scenario, SuppliesMoves):
+    if isinstance(scenario, SuppliesMoves) and not _on_slot_kit(scenario):
         return CoreReading(scenario, profile)
     return SlotReading(scenario, rp, profile)

@@ -19,7 +19,7 @@ from functools import cache
 
 import numpy as np
 
-from sim2human.scenarios.core import Progress, UserMove
+from sim2human.scenarios.core import Progress, UserMove, UserTraits
 from sim2human.scenarios.negotiation import deal
 from sim2human.scenarios.negotiation.deal import ISSUES, WALK_AWAY, Split
 from sim2human.scenarios.negotiation.words import (
@@ -55,13 +55,19 @@ def progress(camper_points: int | None, asked: bool) -> Progress:
 
 
 class CamperMoves:
-    """One camper in one call (``profile``: its priorities by issue and its reason)."""
+    """One camper in one call (``profile``: its priorities by issue and its reason; ``traits``:
+    how cooperative it is, how many words it has; ``rng``: its stream)."""
 
-    def __init__(self, profile: Mapping[str, object], cooperativeness: float) -> None:
+    def __init__(
+        self, profile: Mapping[str, object], traits: UserTraits, rng: np.random.Generator
+    ) -> None:
         self.priorities = {i: str(profile[i]) for i in ISSUES}
         self.values = deal.values(self.priorities)
         self.reason = str(profile["reason"])
+        cooperativeness = traits.cooperativeness
         self.cooperativeness = cooperativeness
+        self.capacity = traits.capacity
+        self.rng = rng
         self.aspiration = aspiration(cooperativeness)
         self.asked = 0
         self.turns = 0
@@ -69,10 +75,11 @@ class CamperMoves:
         """The camper's own offer on the table (the agent's packages under it)."""
         self.agreed: Split | None = None
 
-    def opening(self, rng: np.random.Generator) -> str:
-        return "Hi! Let's work out how to split the food, water and firewood."
+    def opening(self) -> UserMove:
+        return UserMove("Hi! Let's work out how to split the food, water and firewood.")
 
-    def reply(self, agent_text: str, rng: np.random.Generator, capacity: float) -> UserMove:
+    def reply(self, agent_text: str) -> UserMove:
+        rng, capacity = self.rng, self.capacity
         self.turns += 1
         offer = deal.read_split(agent_text)
         if offer is not None:  # the agent's split replaces the camper's on the table
@@ -87,15 +94,21 @@ class CamperMoves:
             return self._counter("", ("offer",))
         return UserMove(_pick(NUDGE, rng, capacity))
 
-    def concede(self, agent_text: str) -> UserMove:
+    def concede(self, agent_text: str, again: bool) -> UserMove | None:
         """Give way: accept an offer worth the walk-away, else offer the agent the most this
-        camper can give and still get its walk-away (all but what it needs most)."""
+        camper can give and still get its walk-away (all but what it needs most). After that
+        (``again``) it bargains on as usual, at the walk-away."""
+        if again:
+            return None
         self.aspiration = WALK_AWAY
         offer = deal.read_split(agent_text)
         if offer is not None and deal.theirs(offer, self.values) >= WALK_AWAY:
             self.agreed = offer
             return UserMove(ACCEPT[0], tags=("trigger", "accept"), done=True)
         return self._counter(FLEXIBLE + " ", ("trigger", "offer"))
+
+    def heard(self, line: str) -> None:
+        """A camper's progress is the deal, whatever the line did to its words."""
 
     def progress(self) -> Progress:
         points = None if self.agreed is None else deal.theirs(self.agreed, self.values)
@@ -109,7 +122,7 @@ class CamperMoves:
             return UserMove(_pick(ACCEPT, rng, capacity), tags=("accept",), done=True)
         self.aspiration = max(min(self.aspiration, FLOOR), self.aspiration - 1)
         move = self._counter(_pick(REJECT, rng, capacity) + " ", ("reject", "offer"))
-        return UserMove(move.text, move.tags, annoyed=points < WALK_AWAY)
+        return UserMove(move.text, move.tags, annoyed=int(points < WALK_AWAY))
 
     def _counter(self, prefix: str, tags: tuple[str, ...]) -> UserMove:
         """The camper's offer at its aspiration: it takes just enough, the agent the most

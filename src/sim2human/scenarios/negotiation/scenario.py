@@ -19,7 +19,15 @@ from functools import cached_property
 
 import numpy as np
 
-from sim2human.scenarios.core import Act, AgentMove, GoldMetric, Progress, UserSide, View
+from sim2human.scenarios.core import (
+    Act,
+    AgentMove,
+    GoldMetric,
+    Progress,
+    UserSide,
+    UserTraits,
+    View,
+)
 from sim2human.scenarios.negotiation import deal, role_play, words
 from sim2human.scenarios.negotiation.camper import CamperMoves, progress
 from sim2human.scenarios.negotiation.deal import ISSUES, LEVELS, WALK_AWAY, Split
@@ -192,8 +200,10 @@ class NegotiationScenario:
 
     # -- what the generic pieces need ---------------------------------------------------------
 
-    def user_moves(self, profile: Profile, cooperativeness: float) -> CamperMoves:
-        return CamperMoves(profile, cooperativeness)
+    def user_moves(
+        self, profile: Profile, traits: UserTraits, rng: np.random.Generator
+    ) -> CamperMoves:
+        return CamperMoves(profile, traits, rng)
 
     def progress_of(self, profile: Profile, record: Record) -> Progress:
         split = agreed_split(record)
