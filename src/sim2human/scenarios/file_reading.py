@@ -71,6 +71,8 @@ class FieldReader:
         if isinstance(f, CategoryField) and self.vocab is not None:
             if self.name in self.marks.by_field:
                 return self._marked(low, expecting)
+            if self.marks.holds:
+                return self._unmarked(low)
             found = self.vocab.find(low)
             return found[0] if found else None
         if isinstance(f, ListField):
@@ -102,6 +104,16 @@ class FieldReader:
             if owner is None and unmarked is None:
                 unmarked = name
         return unmarked if expecting else None
+
+    def _unmarked(self, low: str) -> str | None:
+        """The first value not marked for another field that holds it ("booked for 18:30, how
+        about 17:30?" is 17:30 for a ``time`` beside an ``old_time`` marked by "booked for")."""
+        assert self.vocab is not None
+        tokens = tuple(words(low))
+        for name, first, last in self.vocab.spans(tokens):
+            if not self.marks.taken(tokens, first, last, name):
+                return name
+        return None
 
     def _items(self, low: str, expecting: bool) -> Value | None:
         assert isinstance(self.spec, ListField) and self.vocab is not None

@@ -38,7 +38,7 @@ class FileScenario(SlotFilling):
         self.spec = spec
         self._name = name
         kinds = [type(f) for f in spec.fields.values()]
-        marked = marks(spec.fields)
+        marked = marks(spec.fields, {n: frozenset(v.canonical) for n, v in vocabs.items()})
         self.readers = {
             n: FieldReader(n, f, vocabs.get(n), _label(n, f), kinds.count(type(f)) == 1, marked)
             for n, f in spec.fields.items()
