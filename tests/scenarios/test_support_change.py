@@ -125,6 +125,10 @@ def test_the_booking_as_first_made_is_told_from_the_new_value_by_its_markers() -
         "stay": 2,
     }
     assert heard("I'm calling about a change of time.") == {"task": "time change"}
+    # a bare time answering the old time is not the new one; a time said twice counts twice
+    assert heard("At 16:30.", "old_time") == {"old_time": "16 30"}
+    assert heard("At 16:30.", "time") == {"time": "16 30"}
+    assert heard("original time: 16:30; time: 16:30") == {"old_time": "16 30", "time": "16 30"}
 
 
 def test_the_reference_agent_changes_bookings_with_cooperative_callers() -> None:

@@ -7,9 +7,10 @@ its ``after`` markers starts just after it; the nearest marker wins. A field wit
 the first value marked for it, or, only where the turn answers that field (it was just asked),
 the first value marked for no field: "from Ely to Cambridge" gives the departure Ely and the
 destination Cambridge whatever was asked; a bare "Cambridge" answers the question asked.
-A field without markers skips a value marked for another field whose vocabulary holds it
-("booked for 18:30, how about 17:30?" gives the unmarked ``time`` 17:30 when the original time
-is marked by "booked for"), and otherwise reads as before. The checks here (no marker at all, a
+A field without markers skips a value marked for another field whose vocabulary holds it, and
+the value answering such a field just asked ("booked for 18:30, how about 17:30?" gives the
+unmarked ``time`` 17:30 when the original time is marked by "booked for";
+``file_reading.FieldReader``), and otherwise reads as before. The checks here (no marker at all, a
 marker two fields share, a ``say`` wording that carries none of its field's markers) run with the
 file's others.
 """

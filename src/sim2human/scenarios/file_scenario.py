@@ -145,7 +145,7 @@ class FileScenario(SlotFilling):
             found = tuple(
                 (n, value)
                 for n, reader in self.readers.items()
-                if (value := reader.read(user_text, expecting == n)) is not None
+                if (value := reader.read(user_text, expecting == n, expecting)) is not None
             )
             _keep(self._read, key, found)
         return {**record, **dict(found)}
