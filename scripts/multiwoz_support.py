@@ -12,7 +12,10 @@ Reads the corpus where `sim2human.corpora.multiwoz` finds it ($SIM2HUMAN_DATA or
   vocabulary keeps words and digits only, so "19:30" is the value "19 30" (read from "19:30");
 - the `profiles:` rows of `scenario.yaml` (between its BEGIN/END markers): the restaurant, hotel
   and train goals of the *val* split with every slot their domain takes here (`SLOTS`), one row
-  each;
+  each; a goal whose first booking request fails (`fail_book`: a restaurant's time, a hotel's
+  stay) is a change call (`task: time change`, `old_time` the time first asked for, `time` the
+  one it changed to; `CHANGES`), every other goal a new booking (a failed day, in two test goals
+  and no val goal with every slot, is no change the file has: no row);
 - the `say:` lines of its `destination` and `departure` fields: the val split's commonest train
   user turns stating that station with one of the field's `markers` (hand-written in the file)
   and nothing else the scenario reads but the domain (`say_forms`).
@@ -64,8 +67,16 @@ SLOTS: dict[str, dict[str, str]] = {
         "people": "people",
     },
 }
+CHANGES: dict[str, tuple[str, str, str]] = {
+    # a goal's ``fail_book`` slot -> (its domain, the ``task`` value, the field holding the
+    # booking as first made); the goal's ``book`` value is the changed one (the field itself)
+    "time": ("restaurant", "time change", "old_time"),
+    "stay": ("hotel", "stay change", "old_stay"),
+}
+NEW = "new booking"
 ORDER = (
     "domain",
+    "task",
     "area",
     "pricerange",
     "food",
@@ -73,7 +84,9 @@ ORDER = (
     "departure",
     "day",
     "people",
+    "old_time",
     "time",
+    "old_stay",
     "stay",
 )
 BEGIN, END = "# BEGIN generated profiles", "# END generated profiles"
@@ -98,13 +111,14 @@ def spoken(t: str) -> str:
     return t.replace(":", " ")
 
 
-Found = list[tuple[str, str, dict[str, str]]]
-"""(split, domain, the goal's slots merged) of every goal of a supported domain."""
+Found = list[tuple[str, str, dict[str, str], dict[str, str]]]
+"""(split, domain, the goal's slots merged, its ``fail_book``) of every goal of a supported
+domain."""
 
 
 def goals() -> Found:
     return [
-        (d.split, dom, {**g.info, **g.book})
+        (d.split, dom, {**g.info, **g.book}, g.fail_book)
         for split in multiwoz.SPLITS
         for d in multiwoz.load(split)
         for dom in DOMAINS
@@ -114,7 +128,7 @@ def goals() -> Found:
 
 def foods(found: Found) -> list[str]:
     clash = set(AREAS) | set(PRICES)
-    names = {v["food"] for _, dom, v in found if dom == "restaurant" and "food" in v}
+    names = {v["food"] for _, dom, v, _ in found if dom == "restaurant" and "food" in v}
     return sorted(n for n in names if not clash & set(n.split()))
 
 
@@ -122,7 +136,7 @@ def stations(found: Found) -> list[str]:
     return sorted(
         {
             v[k]
-            for _, dom, v in found
+            for _, dom, v, _ in found
             if dom == "train"
             for k in ("departure", "destination")
             if k in v
@@ -131,10 +145,16 @@ def stations(found: Found) -> list[str]:
 
 
 def times(found: Found) -> list[str]:
+    """Every clock time a goal names: a restaurant's booking time (also the one first asked
+    for, ``fail_book``) and a train's departure."""
     slot = {"restaurant": "time", "train": "leaveAt"}
-    names = {
-        t for _, dom, v in found if dom in slot and (t := clock(v.get(slot[dom], ""))) is not None
-    }
+    said = [
+        t
+        for _, dom, v, fail in found
+        if dom in slot
+        for t in (v.get(slot[dom], ""), fail.get("time", "") if dom == "restaurant" else "")
+    ]
+    names = {c for t in said if (c := clock(t)) is not None}
     return sorted(names, key=lambda t: tuple(int(x) for x in t.split(":")))
 
 
@@ -149,10 +169,33 @@ def vocabularies(found: Found) -> dict[str, set[str]]:
     }
 
 
-def row(dom: str, v: dict[str, str], vocab: dict[str, set[str]]) -> dict[str, object] | None:
-    """The profile of one val goal, or None when it lacks a slot or names a value the file
-    leaves out."""
-    out: dict[str, object] = {"domain": dom}
+def change(dom: str, fail: dict[str, str]) -> dict[str, str] | None:
+    """A goal's ``task`` and the booking as first asked for, as fields: ``{"task": "new
+    booking"}`` when nothing failed, ``{"task": "time change", "old_time": "18:30"}`` when its
+    time failed; None when what failed is no change here (a hotel's day, say)."""
+    if not fail:
+        return {"task": NEW}
+    if len(fail) != 1 or (slot := next(iter(fail))) not in CHANGES or CHANGES[slot][0] != dom:
+        return None
+    _, task, field = CHANGES[slot]
+    return {"task": task, field: fail[slot]}
+
+
+def row(
+    dom: str, v: dict[str, str], vocab: dict[str, set[str]], fail: dict[str, str] | None = None
+) -> dict[str, object] | None:
+    """The profile of one val goal, or None when it lacks a slot, names a value the file
+    leaves out or changes what the file cannot (its ``fail_book`` gives the change)."""
+    changed = change(dom, fail or {})
+    if changed is None:
+        return None
+    out: dict[str, object] = {"domain": dom, "task": changed.pop("task")}
+    for field, value in changed.items():  # the booking as first asked for
+        if field == "old_stay" and not (value.isdigit() and 1 <= int(value) <= 8):
+            return None
+        if field == "old_time" and (value := clock(value) or "") not in vocab["time"]:
+            return None
+        out[field] = int(value) if field == "old_stay" else spoken(value)
     for field, slot in SLOTS[dom].items():
         value = v.get(slot)
         if value is None:
@@ -173,8 +216,8 @@ def row(dom: str, v: dict[str, str], vocab: dict[str, set[str]]) -> dict[str, ob
 def rows(found: Found, vocab: dict[str, set[str]]) -> list[str]:
     out = []
     for dom in DOMAINS:
-        for split, d, v in found:
-            if split == "val" and d == dom and (r := row(dom, v, vocab)) is not None:
+        for split, d, v, fail in found:
+            if split == "val" and d == dom and (r := row(dom, v, vocab, fail)) is not None:
                 out.append("    - {" + ", ".join(f"{k}: {x}" for k, x in r.items()) + "}")
     return out
 
@@ -268,9 +311,11 @@ def main(argv: list[str]) -> int:
     support = load_scenario_file(OUT / "scenario.yaml", name="support")  # markers hand-written
     write_says({f: say_forms(support, f) for f in STATIONS})
     per = {dom: sum(f"domain: {dom}," in ln for ln in lines) for dom in DOMAINS}
+    changes = {t: sum(f"task: {t}," in ln for ln in lines) for _, t, _ in CHANGES.values()}
     print(
         f"{len(food)} foods, {len(station)} stations, {len(time)} times, {len(lines)} profile "
-        f"rows (val goals: {', '.join(f'{n} {d}' for d, n in per.items())})"
+        f"rows (val goals: {', '.join(f'{n} {d}' for d, n in per.items())}; changes: "
+        f"{', '.join(f'{n} {t}' for t, n in changes.items())})"
     )
     if "--forms" in argv:
         print_forms()

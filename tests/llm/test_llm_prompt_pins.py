@@ -96,7 +96,7 @@ def systems(bodies: list[dict[str, Any]]) -> list[str]:
     ("name", "prompts", "requests", "episodes"),
     [
         ("intake", "eea89e07a87a609d", "51cb1798abd3906e", "c32e7ccfed3102da"),
-        ("support", "97a5b2b68969eecf", "e511b613b57278ef", "adb1f9ca3f39dd3a"),
+        ("support", "f4f43b152cdc0f62", "f2d94f37eff48dcd", "6df53d3f81bd2851"),
     ],
 )
 def test_slot_scenarios_llm_users_send_and_play_what_they_did(

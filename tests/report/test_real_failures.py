@@ -97,3 +97,24 @@ def test_no_real_people_no_section() -> None:
     persona = [call("x", RIGHT, family="cooperative", kind="persona")]
     assert real_failures({"a": persona}) is None
     assert failures_section(None) == []
+
+
+def test_fields_graded_in_some_calls_only_are_counted_and_shown_for_every_agent() -> None:
+    """With `when:` fields, calls grade different fields: every agent's counts and the report
+    cover every field any call graded, whichever call came first."""
+    other = {"complaint": "fever", "onset": "3 weeks", "stay": "2"}
+
+    def with_stay(visit: str, record: dict[str, str | None]) -> Episode:
+        e = call(visit, record)
+        fields = {**e.gold.fields, "stay": record.get("stay") == "2"}
+        gold = e.gold.model_copy(update={"fields": fields, "success": all(fields.values())})
+        return e.model_copy(update={"gold": gold, "profile": other})
+
+    groups = {
+        "a": [call("v1", RIGHT), with_stay("v2", {**RIGHT, "stay": None})],
+        "b": [with_stay("v2", {**RIGHT, "stay": "3"}), call("v1", RIGHT)],
+    }
+    f = real_failures(groups)
+    assert f is not None
+    assert [(x.missing["stay"], x.wrong["stay"]) for x in f.agents] == [(1, 0), (0, 1)]
+    assert any(line.startswith("| stay |") for line in failures_section(f))

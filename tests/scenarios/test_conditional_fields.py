@@ -99,10 +99,12 @@ def test_support_rows_hold_their_domains_fields_only() -> None:
         assert tuple(profile) == s.applicable(profile)
     assert set(domains) == {"restaurant", "hotel", "train"}
     hotel = s.applicable({"domain": "hotel"})
-    assert hotel == ("domain", "area", "pricerange", "day", "people", "stay")
-    train = ("domain", "destination", "departure", "day", "people", "time")
+    assert hotel == ("domain", "task", "area", "pricerange", "day", "people", "stay")
+    change = s.applicable({"domain": "hotel", "task": "stay change"})
+    assert change == ("domain", "task", "area", "pricerange", "day", "people", "old_stay", "stay")
+    train = ("domain", "task", "destination", "departure", "day", "people", "time")
     assert s.applicable({"domain": "train"}) == train
-    assert s.applicable({}) == ("domain", "day", "people")  # the domain still unknown
+    assert s.applicable({}) == ("domain", "task", "day", "people")  # the domain still unknown
 
 
 def test_the_view_gets_an_applies_mask_only_where_fields_are_conditional() -> None:
@@ -120,7 +122,14 @@ def test_the_view_gets_an_applies_mask_only_where_fields_are_conditional() -> No
     assert mask["stay"] == (0, 1) and mask["food"] == (0, 0)
     # "everything filled" counts the fields that apply: a hotel record with its five is full
     full = observation(
-        s, domain="hotel", area="north", pricerange="cheap", day="monday", people=2, stay=3
+        s,
+        domain="hotel",
+        task="new booking",
+        area="north",
+        pricerange="cheap",
+        day="monday",
+        people=2,
+        stay=3,
     )
     assert f([full])[0][3 * nf + nf + 1 + 4 + 4] == 1
 
@@ -165,22 +174,24 @@ def test_a_caller_asked_what_does_not_apply_says_so_and_never_needs_a_value() ->
 
 def test_the_llm_sides_and_the_call_card_name_only_what_applies() -> None:
     s = support()
-    profile = {"domain": "hotel", "area": "north", "pricerange": "cheap", "day": "monday"}
-    profile |= {"people": 2, "stay": 3}
+    profile = {"domain": "hotel", "task": "new booking", "area": "north", "pricerange": "cheap"}
+    profile |= {"day": "monday", "people": 2, "stay": 3}
     assert "stay (only when booking is hotel)" in s.voice.agent.system_prompt
     prompt = system_prompt(
         role_play(s), "plain", "Sam", profile, applicable_fields(s, profile), Traits()
     )
     assert "stay" in prompt.lower() and "food" not in prompt.lower()
     assert [line for line, _ in card_lines(s, profile)] == [
-        label(s, f) for f in ("domain", "area", "pricerange", "day", "people", "stay")
+        label(s, f) for f in ("domain", "task", "area", "pricerange", "day", "people", "stay")
     ]
-    typed = {"domain": "train", "destination": "ely", "departure": "cambridge", "day": "monday"}
+    typed = {"domain": "train", "task": "new booking", "destination": "ely", "day": "monday"}
+    typed |= {"departure": "cambridge"}
     typed |= {"people": "2", "time": "9:15", "food": "indian"}  # one that does not apply: dropped
     read, problems = read_card(s, typed)
     assert problems == {}
     assert read == {
         "domain": "train",
+        "task": "new booking",
         "destination": "ely",
         "departure": "cambridge",
         "day": "monday",
@@ -188,6 +199,7 @@ def test_the_llm_sides_and_the_call_card_name_only_what_applies() -> None:
         "time": "9 15",
     }
     assert read_card(s, {"domain": "hotel"})[1].keys() == {
+        "task",
         "area",
         "pricerange",
         "day",

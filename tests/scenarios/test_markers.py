@@ -56,8 +56,15 @@ def test_markers_tell_two_fields_on_one_vocabulary_apart(taxi: FileScenario) -> 
         found = heard(taxi, said, asked)
         assert found["pickup"] == "north" and found["dropoff"] == "south", asked
     assert heard(taxi, "The east is where I am.")["pickup"] == "east"  # an after marker
-    # a field without markers reads as before: the first area named, wherever it is said
-    assert heard(taxi, said)["area"] == "north"
+    # a field without markers leaves a value marked for a field that holds it, and otherwise
+    # reads as before: the first such value named, wherever it is said
+    assert "area" not in heard(taxi, said)
+    assert heard(taxi, "From the north, a table in the south.")["area"] == "south"
+    assert heard(taxi, "A table in the east or the west.")["area"] == "east"
+    # nor the value answering a marked field just asked; a value said twice counts twice
+    assert "area" not in heard(taxi, "The west.", "pickup")
+    assert heard(taxi, "The west.", "area")["area"] == "west"
+    assert heard(taxi, "From the west, in the west.")["area"] == "west"
 
 
 def test_an_unmarked_value_answers_only_the_field_just_asked(taxi: FileScenario) -> None:

@@ -56,7 +56,7 @@ def test_a_file_scenarios_reading_is_the_same_read_fresh_or_remembered() -> None
         read = {
             n: v
             for n, r in scenario.readers.items()
-            if (v := r.read(line, expecting == n)) is not None
+            if (v := r.read(line, expecting == n, expecting)) is not None
         }
         assert scenario.extract(line, empty, expecting) == {**empty, **read}
         kept = {**empty, first: "kept"}

@@ -49,6 +49,7 @@ def test_support_is_a_packaged_scenario_file() -> None:
     assert isinstance(scenario, FileScenario) and scenario.name == "support"
     assert scenario.fields == (
         "domain",
+        "task",
         "area",
         "pricerange",
         "food",
@@ -56,7 +57,9 @@ def test_support_is_a_packaged_scenario_file() -> None:
         "departure",
         "day",
         "people",
+        "old_time",
         "time",
+        "old_stay",
         "stay",
     )
     assert "support" in SCENARIOS

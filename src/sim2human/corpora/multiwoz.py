@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import re
 import zipfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Final, Literal
@@ -50,6 +50,11 @@ class Goal:
     info: dict[str, str]
     book: dict[str, str]
     changes: bool
+    fail_book: dict[str, str] = field(default_factory=dict)
+    """The booking slots the user asked for first, which failed (then ``book`` holds what they
+    changed them to): MultiWOZ's ``fail_book``, e.g. ``{"time": "18:30"}``."""
+    fail_info: bool = False
+    """Whether the user's first constraints were meant to fail too (``fail_info``)."""
 
 
 @dataclass(frozen=True)
@@ -123,6 +128,8 @@ def _dialogue(did: str, split: Split, raw: object, where: Path) -> Dialogue:
                 info={str(k): str(v) for k, v in g.get("info", {}).items()},
                 book={str(k): str(v) for k, v in g.get("book", {}).items()},
                 changes=bool(g.get("fail_info") or g.get("fail_book")),
+                fail_book={str(k): str(v) for k, v in (g.get("fail_book") or {}).items()},
+                fail_info=bool(g.get("fail_info")),
             )
             for dom, g in raw["goal"].items()
             if isinstance(g, dict) and (g.get("info") or g.get("book"))

@@ -102,7 +102,8 @@ def agent_failures(agent: str, episodes: Sequence[Episode], frozen: bool) -> Age
     endings: dict[str, int] = defaultdict(int)
     for e in failed:
         endings[str(e.termination)] += 1
-    names = list(episodes[0].gold.fields) if episodes else []
+    # every field graded in any call (with `when:` fields, calls grade different fields)
+    names = list(dict.fromkeys(n for e in episodes for n in e.gold.fields))
     counts = {how: dict.fromkeys(names, 0) for how in ("missing", "wrong")}
     for e in episodes:
         for name in names:

@@ -46,7 +46,7 @@ def _endings(f: RealFailures) -> list[str]:
 
 
 def _fields(f: RealFailures) -> list[str]:
-    names = list(f.agents[0].missing) if f.agents else []
+    names = list(dict.fromkeys(n for a in f.agents for n in a.missing))
     if not names:
         return []
     shown = [a for a in f.agents if not a.frozen] or f.agents
@@ -59,7 +59,8 @@ def _fields(f: RealFailures) -> list[str]:
     ]
     for name in names:
         cells = [
-            f"{100 * a.missing[name] / a.calls:.0f} / {100 * a.wrong[name] / a.calls:.0f}"
+            f"{100 * a.missing.get(name, 0) / a.calls:.0f} / "
+            f"{100 * a.wrong.get(name, 0) / a.calls:.0f}"
             for a in shown
         ]
         lines.append(f"| {md(name)} | " + " | ".join(cells) + " |")

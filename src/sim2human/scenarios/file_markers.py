@@ -7,14 +7,18 @@ its ``after`` markers starts just after it; the nearest marker wins. A field wit
 the first value marked for it, or, only where the turn answers that field (it was just asked),
 the first value marked for no field: "from Ely to Cambridge" gives the departure Ely and the
 destination Cambridge whatever was asked; a bare "Cambridge" answers the question asked.
-Fields without markers read as before. The checks here (no marker at all, a marker two fields
-share, a ``say`` wording that carries none of its field's markers) run with the file's others.
+A field without markers skips a value marked for another field whose vocabulary holds it, and
+the value answering such a field just asked ("booked for 18:30, how about 17:30?" gives the
+unmarked ``time`` 17:30 when the original time is marked by "booked for";
+``file_reading.FieldReader``), and otherwise reads as before. The checks here (no marker at all, a
+marker two fields share, a ``say`` wording that carries none of its field's markers) run with the
+file's others.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from sim2human.scenarios.files import CategoryField, FieldSpec
 from sim2human.scenarios.loading import KeyPath
@@ -31,6 +35,15 @@ class Marks:
     """Every marked field's markers, as words: field -> (before phrases, after phrases)."""
 
     by_field: Mapping[str, tuple[tuple[Phrase, ...], tuple[Phrase, ...]]]
+    holds: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    """Marked field -> the canonical names its vocabulary holds (a value marked for it that an
+    unmarked field's vocabulary also finds is the marked field's, not the unmarked one's)."""
+
+    def taken(self, tokens: tuple[str, ...], first: int, last: int, name: str) -> bool:
+        """Whether the value ``name`` at ``tokens[first..last]`` is marked for a field that can
+        hold it (so a field without markers leaves it to that field)."""
+        owner = self.owner(tokens, first, last)
+        return owner is not None and name in self.holds.get(owner, frozenset())
 
     def owner(self, tokens: tuple[str, ...], first: int, last: int) -> str | None:
         """The field a value at ``tokens[first..last]`` is marked for, or None (unmarked)."""
@@ -62,13 +75,16 @@ def _gaps(
             yield 0
 
 
-def marks(fields: Mapping[str, FieldSpec]) -> Marks:
-    """The markers of the file's category fields that have them."""
+def marks(
+    fields: Mapping[str, FieldSpec], holds: Mapping[str, frozenset[str]] | None = None
+) -> Marks:
+    """The markers of the file's category fields that have them (with ``holds``: each field's
+    canonical names, so unmarked fields leave values marked for a field holding them)."""
     out: dict[str, tuple[tuple[Phrase, ...], tuple[Phrase, ...]]] = {}
     for name, f in fields.items():
         if isinstance(f, CategoryField) and f.markers is not None:
             out[name] = (_phrases(f.markers.before), _phrases(f.markers.after))
-    return Marks(out)
+    return Marks(out, {n: v for n, v in (holds or {}).items() if n in out})
 
 
 def _phrases(markers: tuple[str, ...]) -> tuple[Phrase, ...]:

@@ -64,13 +64,16 @@ class FieldReader:
     def mentions(self) -> tuple[str, ...]:
         return tuple(c.lower() for c in (*self.spec.cues, self.label))
 
-    def read(self, text: str, expecting: bool) -> Value | None:
-        """The value ``text`` states for this field, if it states one."""
+    def read(self, text: str, expecting: bool, asked: str | None = None) -> Value | None:
+        """The value ``text`` states for this field, if it states one (``asked``: the field
+        the line answers, if any)."""
         low = text.lower()
         f = self.spec
         if isinstance(f, CategoryField) and self.vocab is not None:
             if self.name in self.marks.by_field:
                 return self._marked(low, expecting)
+            if self.marks.holds:
+                return self._unmarked(low, asked)
             found = self.vocab.find(low)
             return found[0] if found else None
         if isinstance(f, ListField):
@@ -102,6 +105,34 @@ class FieldReader:
             if owner is None and unmarked is None:
                 unmarked = name
         return unmarked if expecting else None
+
+    def _unmarked(self, low: str, asked: str | None) -> str | None:
+        """The first value said that is neither marked for another field holding it nor the
+        answer of such a field just asked ("booked for 18:30, how about 17:30?" is 17:30 for
+        a ``time`` beside an ``old_time`` marked by "booked for"; a bare "18:30" answering the
+        old time is not ``time``'s). A value said twice counts twice: in a read-back "original
+        time: 18:30; time: 18:30" the second is ``time``'s."""
+        assert self.vocab is not None
+        tokens = tuple(words(low))
+        spans = _every_span(self.vocab, tokens)
+        answer = self._answer_of(asked, tokens, spans)
+        for name, first, last in spans:
+            if first != answer and not self.marks.taken(tokens, first, last, name):
+                return name
+        return None
+
+    def _answer_of(
+        self, asked: str | None, tokens: tuple[str, ...], spans: list[tuple[str, int, int]]
+    ) -> int | None:
+        """Where the value the ``asked`` marked field takes as its answer starts (the first
+        value marked for no field, when none is marked for it), or None."""
+        held = self.marks.holds.get(asked or "")
+        if asked is None or asked == self.name or held is None:
+            return None
+        owners = [(n, f, self.marks.owner(tokens, f, last)) for n, f, last in spans if n in held]
+        if any(owner == asked for _, _, owner in owners):
+            return None
+        return next((f for _, f, owner in owners if owner is None), None)
 
     def _items(self, low: str, expecting: bool) -> Value | None:
         assert isinstance(self.spec, ListField) and self.vocab is not None
@@ -195,6 +226,21 @@ class FieldReader:
     def _spell(self, name: str) -> str:
         """A vocabulary item as its file writes it ("19:30", not the name "19 30")."""
         return self.vocab.spell(name) if self.vocab is not None else name
+
+
+def _every_span(vocab: Vocab, tokens: tuple[str, ...]) -> list[tuple[str, int, int]]:
+    """``vocab.spans`` with a name said again counted again (``spans`` finds each once): after
+    each span found, what follows it is searched anew."""
+    out: list[tuple[str, int, int]] = []
+    start = 0
+    while start < len(tokens):
+        found = vocab.spans(tokens[start:])
+        if not found:
+            break
+        name, first, last = found[0]
+        out.append((name, start + first, start + last))
+        start += last + 1
+    return out
 
 
 def _value(token: str) -> int:

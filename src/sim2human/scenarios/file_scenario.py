@@ -38,7 +38,7 @@ class FileScenario(SlotFilling):
         self.spec = spec
         self._name = name
         kinds = [type(f) for f in spec.fields.values()]
-        marked = marks(spec.fields)
+        marked = marks(spec.fields, {n: frozenset(v.canonical) for n, v in vocabs.items()})
         self.readers = {
             n: FieldReader(n, f, vocabs.get(n), _label(n, f), kinds.count(type(f)) == 1, marked)
             for n, f in spec.fields.items()
@@ -145,7 +145,7 @@ class FileScenario(SlotFilling):
             found = tuple(
                 (n, value)
                 for n, reader in self.readers.items()
-                if (value := reader.read(user_text, expecting == n)) is not None
+                if (value := reader.read(user_text, expecting == n, expecting)) is not None
             )
             _keep(self._read, key, found)
         return {**record, **dict(found)}

@@ -166,13 +166,14 @@ def _find(vocab: Vocab, tokens: tuple[str, ...]) -> tuple[tuple[str, int, int], 
 def _span(
     close: list[frozenset[str]], parts: tuple[str, ...], start: int, window: int, used: set[int]
 ) -> list[int] | None:
-    """Positions of every alias word near ``start`` (each word once), or None if one is missing."""
+    """Positions of every alias word near ``start`` (each word once, the nearest to ``start``:
+    in "18:30, or 17:30" the name "17 30" takes the 30 after 17, not the one of 18:30), or None
+    if one is missing."""
     span = [start]
     for part in parts[1:]:
         lo, hi = max(0, start - window), min(len(close), start + window)
-        hit = next(
-            (i for i in range(lo, hi) if i not in used and i not in span and part in close[i]), None
-        )
+        near = sorted(range(lo, hi), key=lambda i: (abs(i - start), i))
+        hit = next((i for i in near if i not in used and i not in span and part in close[i]), None)
         if hit is None:
             return None
         span.append(hit)

@@ -2,8 +2,11 @@
 ``support`` scenario.
 
 A member is one dialogue and one domain: the first of restaurant, hotel, train whose goal has
-every slot ``support`` takes for it (``SLOTS``) and never changes its mind (no
-``fail_info``/``fail_book``: the user's first constraints are the goal's). Its turns are the
+every slot ``support`` takes for it (``SLOTS``), whose constraints never change (no
+``fail_info``: the user's first constraints are the goal's) and whose booking either goes
+through as first asked (``task: new booking``) or fails on a slot ``support`` changes
+(``CHANGES``: a restaurant's time, a hotel's stay; ``fail_book`` is the booking as first asked,
+``old_time`` / ``old_stay``, and ``book`` the value it was changed to). Its turns are the
 call's part for that domain: the wizard's turns whose acts are the domain's, booking or general
 ones are the agent's; the user's such turns are the member's words; the rest of a multi-domain
 call is an aside. The card is the domain and the goal's slots, read with the scenario's own
@@ -55,7 +58,19 @@ SLOTS: Final[dict[str, dict[str, str]]] = {
 }
 """Per domain, ``support``'s fields and the goal's slot each one is (``info`` and ``book``
 merged); the ``domain`` field is the domain itself (``scripts/multiwoz_support.py``'s table)."""
-FIELDS: Final = ("domain", *dict.fromkeys(f for slots in SLOTS.values() for f in slots))
+CHANGES: Final[dict[str, tuple[str, str, str]]] = {
+    "time": ("restaurant", "time change", "old_time"),
+    "stay": ("hotel", "stay change", "old_stay"),
+}
+"""A goal's ``fail_book`` slot -> (its domain, ``support``'s ``task``, the field holding the
+booking as first asked) (``scripts/multiwoz_support.py``'s table)."""
+NEW: Final = "new booking"
+FIELDS: Final = (
+    "domain",
+    "task",
+    *dict.fromkeys(f for slots in SLOTS.values() for f in slots),
+    *(field for _, _, field in CHANGES.values()),
+)
 MIN_USER_TURNS: Final = 3
 _CLOCK = re.compile(r"0(\d:\d\d)")
 
@@ -67,16 +82,29 @@ def _split(name: str) -> multiwoz.Split:
 
 
 def goal_domain(d: multiwoz.Dialogue) -> str | None:
-    """The first domain whose goal has every slot ``support`` takes and never changes."""
+    """The first domain whose goal has every slot ``support`` takes, keeps its constraints and
+    books as first asked or changes what ``support`` changes."""
     for dom, slots in SLOTS.items():
         g = d.goals.get(dom)
         if (
             g is not None
-            and not g.changes
+            and not g.fail_info
+            and _change(dom, g.fail_book) is not None
             and all(s in {**g.info, **g.book} for s in slots.values())
         ):
             return dom
     return None
+
+
+def _change(dom: str, fail: Mapping[str, str]) -> dict[str, str] | None:
+    """The goal's ``task`` and the booking as first asked, as fields, or None when what failed
+    is no change ``support`` has (a hotel's day)."""
+    if not fail:
+        return {"task": NEW}
+    if len(fail) != 1 or (slot := next(iter(fail))) not in CHANGES or CHANGES[slot][0] != dom:
+        return None
+    _, task, field = CHANGES[slot]
+    return {"task": task, field: fail[slot]}
 
 
 def goal_values(d: multiwoz.Dialogue) -> dict[str, str] | None:
@@ -87,9 +115,12 @@ def goal_values(d: multiwoz.Dialogue) -> dict[str, str] | None:
         return None
     g = d.goals[dom]
     values = {**g.info, **g.book}
-    out = {f: values[s] for f, s in SLOTS[dom].items()}
-    if "time" in out:
-        out["time"] = _CLOCK.sub(r"\1", out["time"])
+    changed = _change(dom, g.fail_book)
+    assert changed is not None  # goal_domain took it
+    out = {**changed, **{f: values[s] for f, s in SLOTS[dom].items()}}
+    for f in ("time", "old_time"):
+        if f in out:
+            out[f] = _CLOCK.sub(r"\1", out[f])
     return {"domain": dom, **out}
 
 
