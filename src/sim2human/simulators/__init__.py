@@ -18,6 +18,7 @@ from sim2human.scenarios.base import Scenario
 from sim2human.simulators.base import AsyncSimulator, Simulator, SimulatorSpec, SyncAsAsync
 from sim2human.simulators.persona import PersonaSimulator
 from sim2human.simulators.replay import build_replay, replay_card
+from sim2human.simulators.restyled import build_restyled
 from sim2human.types import Episode, Profile
 
 if TYPE_CHECKING:
@@ -81,6 +82,7 @@ def _recorded(spec: SimulatorSpec, scenario: Scenario) -> Profile:
 
 KINDS: dict[str, Kind] = {
     "persona": Kind(build=PersonaSimulator, programmatic=True),
+    "restyled": Kind(build=build_restyled, programmatic=True),
     "replay": Kind(build=build_replay, real_words=True, profile=replay_card),
     "human": Kind(build=_human),
     "human-replay": Kind(build=_human_replay, profile=_recorded),
