@@ -8,7 +8,9 @@ simulators, not calls; its user turns are measured against held-out ACI-Bench pa
 (valid + test, half A by alternating encounter), as ``sim2human fidelity`` does, with the other
 half (B) as the human row. AUC intervals: 95% percentile bootstrap over turns, each side
 resampled, with the classifier's held-out-fold scores fixed. Run it once a fit is fixed: this is
-the held-out measurement, never an input to the fit (``sim2human fit-family``).
+the held-out measurement, never an input to the fit (``sim2human fit-family``) or to a
+restyled family's settings (``sim2human restyle-family``, chosen with
+``scripts/restyle_choices.py`` on the train split's validation part).
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ FAMILIES = (
     "noisy-line",
     "terse-guarded",
     "fitted-aci",
+    "restyled-aci",
 )
 SEED = 1000
 """Member seeds of this measurement (``seeding`` stream ``member`` at this root): not the fit's."""
