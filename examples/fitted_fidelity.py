@@ -47,6 +47,9 @@ def main() -> None:
     parser.add_argument("--per-member", type=int, default=3)
     parser.add_argument("--cap", type=int, default=200, help="turns per family and human half")
     parser.add_argument("--embedder", default="minilm", choices=("minilm", "lexical"))
+    parser.add_argument(
+        "--seed", type=int, default=SEED, help="root of the member seeds (other draws of members)"
+    )
     args = parser.parse_args()
     rng = np.random.default_rng(0)
 
@@ -61,7 +64,7 @@ def main() -> None:
     groups: dict[str, tuple[list[str], float]] = {"human (other half)": (sample(other), 0.0)}
     for name in args.families:
         turns, per_call = user_turns(
-            play_family(get_family(name), args.members, args.per_member, SEED)
+            play_family(get_family(name), args.members, args.per_member, args.seed)
         )
         groups[name] = (sample(turns), per_call)
     texts = ref + [t for g, _ in groups.values() for t in g]
@@ -70,7 +73,8 @@ def main() -> None:
     ref_emb, at = matrix[: len(ref)], len(ref)
     print(
         f"Held-out ACI-Bench patients: {n_enc} encounters, half A {len(ref)} turns; "
-        f"{args.members} members x {args.per_member} calls per family with the scripted agent; "
+        f"{args.members} members x {args.per_member} calls per family with the scripted agent "
+        f"(member seed root {args.seed}); "
         f"embeddings: {embedder}; AUC 95% CI: bootstrap over turns"
     )
     print(
