@@ -24,6 +24,7 @@ from sim2human.metrics.embeddings import embed
 from sim2human.metrics.fidelity import auc_interval, distinguishability_scores, fidelity_row
 from sim2human.report.fidelity import human_halves
 from sim2human.simulators.families import get_family
+from sim2human.simulators.replay_aci import ACI_BENCH
 
 FAMILIES = (
     "standard",
@@ -59,7 +60,7 @@ def main() -> None:
             return texts
         return [texts[i] for i in sorted(rng.choice(len(texts), args.cap, replace=False))]
 
-    ref_all, other, n_enc = human_halves(set())
+    ref_all, other, n_enc = human_halves(ACI_BENCH, set())
     ref = sample(ref_all)
     groups: dict[str, tuple[list[str], float]] = {"human (other half)": (sample(other), 0.0)}
     for name in args.families:

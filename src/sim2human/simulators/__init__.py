@@ -82,11 +82,11 @@ def _recorded(spec: SimulatorSpec, scenario: Scenario) -> Profile:
 
 KINDS: dict[str, Kind] = {
     "persona": Kind(build=PersonaSimulator, programmatic=True),
-    "restyled": Kind(build=build_restyled, programmatic=True),
     "replay": Kind(build=build_replay, real_words=True, profile=replay_card),
     "human": Kind(build=_human),
     "human-replay": Kind(build=_human_replay, profile=_recorded),
     "llm": Kind(build_async=_llm),
+    "restyled": Kind(build=build_restyled, programmatic=True),
 }
 
 
