@@ -239,3 +239,20 @@ def test_the_embedded_model_restyles_a_few_lines(embedded: object) -> None:
     for r in g.results:  # whatever the small model said, what was kept reads the same
         for w in r.rewrites:
             assert ("{v}" in w) == ("{v}" in r.line)
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        ("- a list\n", "expected a mapping with 'family' and 'lines'"),
+        ("family: {name: x}\nlines: [{line: 'I have {v}.', rewrites: ['i do']}]\n", "drops {v}"),
+        ("family: {name: x, cooperativeness: [0.9, 0.1]}\nlines: []\n", "cooperativeness"),
+    ],
+)
+def test_a_bad_cache_file_is_one_error_naming_it(text: str, says: str, tmp_path: Path) -> None:
+    from sim2human.errors import ConfigError
+
+    where = tmp_path / "bad.yaml"
+    with pytest.raises(ConfigError, match=str(where)) as err:
+        load_restyled(text, where)
+    assert says in str(err.value) and "\n" not in str(err.value)
