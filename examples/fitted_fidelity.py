@@ -8,7 +8,9 @@ simulators, not calls; its user turns are measured against held-out ACI-Bench pa
 (valid + test, half A by alternating encounter), as ``sim2human fidelity`` does, with the other
 half (B) as the human row. AUC intervals: 95% percentile bootstrap over turns, each side
 resampled, with the classifier's held-out-fold scores fixed. Run it once a fit is fixed: this is
-the held-out measurement, never an input to the fit (``sim2human fit-family``).
+the held-out measurement, never an input to the fit (``sim2human fit-family``) or to a
+restyled family's settings (``sim2human restyle-family``, chosen with
+``scripts/restyle_choices.py`` on the train split's validation part).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from sim2human.metrics.embeddings import embed
 from sim2human.metrics.fidelity import auc_interval, distinguishability_scores, fidelity_row
 from sim2human.report.fidelity import human_halves
 from sim2human.simulators.families import get_family
+from sim2human.simulators.replay_aci import ACI_BENCH
 
 FAMILIES = (
     "standard",
@@ -32,6 +35,7 @@ FAMILIES = (
     "noisy-line",
     "terse-guarded",
     "fitted-aci",
+    "restyled-aci",
 )
 SEED = 1000
 """Member seeds of this measurement (``seeding`` stream ``member`` at this root): not the fit's."""
@@ -44,6 +48,9 @@ def main() -> None:
     parser.add_argument("--per-member", type=int, default=3)
     parser.add_argument("--cap", type=int, default=200, help="turns per family and human half")
     parser.add_argument("--embedder", default="minilm", choices=("minilm", "lexical"))
+    parser.add_argument(
+        "--seed", type=int, default=SEED, help="root of the member seeds (other draws of members)"
+    )
     args = parser.parse_args()
     rng = np.random.default_rng(0)
 
@@ -53,12 +60,12 @@ def main() -> None:
             return texts
         return [texts[i] for i in sorted(rng.choice(len(texts), args.cap, replace=False))]
 
-    ref_all, other, n_enc = human_halves(set())
+    ref_all, other, n_enc = human_halves(ACI_BENCH, set())
     ref = sample(ref_all)
     groups: dict[str, tuple[list[str], float]] = {"human (other half)": (sample(other), 0.0)}
     for name in args.families:
         turns, per_call = user_turns(
-            play_family(get_family(name), args.members, args.per_member, SEED)
+            play_family(get_family(name), args.members, args.per_member, args.seed)
         )
         groups[name] = (sample(turns), per_call)
     texts = ref + [t for g, _ in groups.values() for t in g]
@@ -67,7 +74,8 @@ def main() -> None:
     ref_emb, at = matrix[: len(ref)], len(ref)
     print(
         f"Held-out ACI-Bench patients: {n_enc} encounters, half A {len(ref)} turns; "
-        f"{args.members} members x {args.per_member} calls per family with the scripted agent; "
+        f"{args.members} members x {args.per_member} calls per family with the scripted agent "
+        f"(member seed root {args.seed}); "
         f"embeddings: {embedder}; AUC 95% CI: bootstrap over turns"
     )
     print(

@@ -87,7 +87,7 @@ def _persona() -> SimulatorSpec:
 def test_each_kind_answers_the_four_questions() -> None:
     by = {name: k for name, k in KINDS.items()}
     assert [n for n, k in by.items() if k.needs_endpoint] == ["llm"]
-    assert [n for n, k in by.items() if k.programmatic] == ["persona"]
+    assert [n for n, k in by.items() if k.programmatic] == ["persona", "restyled"]
     assert [n for n, k in by.items() if k.real_words] == ["replay"]
     assert sorted(n for n, k in by.items() if k.fixed_profiles) == ["human-replay", "replay"]
     persona = _persona()

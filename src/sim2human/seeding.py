@@ -41,6 +41,9 @@ STREAMS: Final = {
     "judges": "which panel members judge an episode: (panel seed, episode seed, member id)",
     "rows": "trainer-adapter rows (members and episode seeds): (seed)",
     "fit-family": "fit-family's cross-entropy draws: (fit seed)",
+    "restyle": "a restyled member's words in one call: (member seed, call key); and "
+    "restyle-family's shots and request seed: (seed, line key, candidate)",
+    "restyle-fillers": "the profiles restyle-family draws a template's values from: (seed)",
 }
 """Stream name -> what it seeds and its path."""
 

@@ -27,6 +27,7 @@ from sim2human.cli.options import CapOpt, LogToOpt, SeedsOpt, parse_seeds, use_c
 from sim2human.cli.output import JsonOpt, Output, QuietOpt, study_document
 from sim2human.cli.predictivity import predictivity
 from sim2human.cli.report import report
+from sim2human.cli.restyle_family import restyle_family
 from sim2human.cli.scenario import scenario_app
 from sim2human.cli.signals import interrupt_code, sigterm_as_interrupt
 from sim2human.cli.starting import check_endpoints, discard_unstarted
@@ -62,6 +63,7 @@ app.command()(report)
 app.command()(diagnose)
 app.command()(fidelity)
 app.command("fit-family")(fit_family)
+app.command("restyle-family")(restyle_family)
 app.command()(export)
 app.command()(check)
 app.command()(view)

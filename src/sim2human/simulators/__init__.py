@@ -18,6 +18,7 @@ from sim2human.scenarios.base import Scenario
 from sim2human.simulators.base import AsyncSimulator, Simulator, SimulatorSpec, SyncAsAsync
 from sim2human.simulators.persona import PersonaSimulator
 from sim2human.simulators.replay import build_replay, replay_card
+from sim2human.simulators.restyled import build_restyled
 from sim2human.types import Episode, Profile
 
 if TYPE_CHECKING:
@@ -85,6 +86,7 @@ KINDS: dict[str, Kind] = {
     "human": Kind(build=_human),
     "human-replay": Kind(build=_human_replay, profile=_recorded),
     "llm": Kind(build_async=_llm),
+    "restyled": Kind(build=build_restyled, programmatic=True),
 }
 
 

@@ -13,6 +13,7 @@ from pydantic import ValidationError
 from sim2human.errors import ConfigError, UsageError, first_problem
 from sim2human.simulators.base import Family
 from sim2human.simulators.replay import REPLAY_FAMILIES
+from sim2human.simulators.restyled import RESTYLED
 from sim2human.store.loading import parse_yaml
 
 FAMILIES_FILE = "data/families.yaml"
@@ -49,6 +50,9 @@ FAMILIES: dict[str, Family] = _builtin()
 if twice := sorted(set(FITTED) & set(FAMILIES)):  # pragma: no cover (a packaging mistake)
     raise ConfigError(f"{FITTED_FILE}: families {twice} are also in {FAMILIES_FILE}")
 FAMILIES.update(FITTED)  # fitted-aci: trait ranges fitted to ACI-Bench train patients
+if twice := sorted(set(RESTYLED) & set(FAMILIES)):  # pragma: no cover (a packaging mistake)
+    raise ConfigError(f"restyled families {twice} are also in {FAMILIES_FILE} or {FITTED_FILE}")
+FAMILIES.update(RESTYLED)  # restyled-aci: fitted-aci's traits, train patients' words (cached)
 FAMILIES.update(REPLAY_FAMILIES)  # real patients' words: aci-train, aci-heldout (replay.py)
 TRAIN_FAMILIES = ("cooperative", "chatty", "anxious")
 HELDOUT_FAMILIES = ("elderly-confused", "noisy-line", "terse-guarded")

@@ -1,0 +1,238 @@
+"""``restyled``: persona users whose lines are said in real patients' words, from a cache.
+
+A restyled member is a ``persona`` (same traits, same behaviour draws: what it answers, when it
+hesitates or wanders) whose surface forms are looked up in a cache of rewrites made offline by
+``sim2human restyle-family`` (``experiments.restyle_family``: the embedded model, few-shot on
+ACI-Bench train patients' turns). No model runs at play time, so a member is as fast as a
+persona. The cache is keyed by the original line: a fixed line (``"Hmm, I'm not sure."``) or a
+value's template with its field (``"I've got {v}."`` for ``complaint``), whose rewrites keep
+the ``{v}`` slot. A line not in the cache is said as it is.
+
+Gold semantics stay intact: a rewrite is said only if the scenario reads from it exactly what it
+reads from the original: the same field values with no field expected and with each field the
+agent may expect at that point of the call (the fields it asked last, the one the caller still
+owes), and the same signals (silence, confusion); otherwise the original is said. The generator
+checks every value it can draw with the line's own field before a rewrite enters the cache; this
+check repeats it at play time for the actual value and context (memoised: a dictionary look-up
+after the first time). So "yeah, i've got {v}" is said after "what brings you in?", and the
+plain line after "any chest pain?", where the extractor would read that "yeah" as a yes.
+
+The words are drawn from a stream of their own (keyed by the member's seed and the state of the
+call's generator, which it does not advance), so a member plays the same call as the persona
+with its traits would, in other words.
+"""
+
+from __future__ import annotations
+
+import re
+import zlib
+from dataclasses import dataclass, field, replace
+from importlib import resources
+from pathlib import Path
+from typing import Any, Final
+
+import numpy as np
+from pydantic import ValidationError
+
+from sim2human import seeding
+from sim2human.errors import ConfigError, first_problem
+from sim2human.scenarios.base import Scenario
+from sim2human.simulators.base import Family, QuirkPool, SimulatorSpec, UserTurn
+from sim2human.simulators.persona import PersonaSimulator
+from sim2human.store.loading import parse_yaml
+from sim2human.types import FrozenConfig, Profile
+
+SLOT: Final = "{v}"
+"""Where a template's value goes, in the original and in each of its rewrites."""
+RESTYLED_FILE: Final = "data/restyled-aci.yaml"
+"""The shipped cache (``sim2human restyle-family`` writes it; its header says how)."""
+SINGLE_LINES: Final = (
+    "opening",
+    "closing",
+    "hang_up",
+    "read_back_right",
+    "read_back_wrong",
+    "canned",
+)
+"""``UserLines`` fields that hold one line (the others are tuples, said through ``_pick``)."""
+
+
+class Restyle(FrozenConfig):
+    """One original line and the rewrites that passed the acceptance rule."""
+
+    line: str
+    field: str | None = None
+    """The field a template's ``{v}`` holds (or a fixed answer's field); None: no field."""
+    rewrites: tuple[str, ...] = ()
+
+
+class RestyledFamily(Family):
+    """A persona family whose members say the lines of a restyle cache (kind ``restyled``)."""
+
+    def sample(self, seed: int, pool: QuirkPool, **override: float) -> SimulatorSpec:
+        spec = super().sample(seed, pool, **override)
+        return spec.model_copy(update={"kind": "restyled"})
+
+
+@dataclass
+class Voice:
+    """The rewrites of one cache, indexed for play: fixed lines by (field, text), templates by
+    field (most literal text first, so ``"It's {v}."`` is tried before ``"{v}."``)."""
+
+    fixed: dict[tuple[str | None, str], tuple[str, ...]]
+    templates: dict[str, list[tuple[re.Pattern[str], str, tuple[str, ...]]]]
+    _same: dict[tuple[str, ...], bool] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, lines: tuple[Restyle, ...]) -> Voice:
+        fixed: dict[tuple[str | None, str], tuple[str, ...]] = {}
+        templates: dict[str, list[tuple[re.Pattern[str], str, tuple[str, ...]]]] = {}
+        for r in lines:
+            if not r.rewrites:
+                continue
+            if SLOT in r.line and r.field is not None:
+                templates.setdefault(r.field, []).append((_pattern(r.line), r.line, r.rewrites))
+            else:
+                fixed[(r.field, r.line)] = r.rewrites
+        for entries in templates.values():
+            entries.sort(key=lambda e: -len(e[1].replace(SLOT, "")))
+        return cls(fixed=fixed, templates=templates)
+
+    def restyle(
+        self,
+        text: str,
+        field_name: str | None,
+        rng: np.random.Generator,
+        scenario: Scenario,
+        expecting: tuple[str, ...] = (),
+    ) -> str:
+        """``text`` in one of its rewrites, or as it is (no rewrite, or one read differently
+        with no field expected or with any field of ``expecting``: what the agent may expect
+        at this point of the call)."""
+        options = self.fixed.get((field_name, text))
+        value: str | None = None
+        if options is None and field_name is not None:
+            for pattern, _, rewrites in self.templates.get(field_name, ()):
+                if (m := pattern.fullmatch(text)) is not None:
+                    options, value = rewrites, m.group("v")
+                    break
+        if not options:
+            return text
+        said = options[int(rng.integers(len(options)))]
+        if value is not None:
+            said = said.replace(SLOT, value)
+        return said if self.same_reading(scenario, text, said, expecting) else text
+
+    def same_reading(
+        self, scenario: Scenario, original: str, said: str, expecting: tuple[str, ...]
+    ) -> bool:
+        key = (scenario.name, original, said, *expecting)
+        if key not in self._same:
+            self._same[key] = same_reading(scenario, original, said, expecting)
+        return self._same[key]
+
+
+def same_reading(
+    scenario: Scenario, original: str, rewrite: str, expecting: tuple[str, ...] | None = None
+) -> bool:
+    """Does ``scenario`` read the same from ``rewrite`` as from ``original``: the same field
+    values when it expects no field and when it expects each field of ``expecting`` (None:
+    every field), and the same signals (silent, confused)?"""
+    empty = scenario.empty_record()
+    fields = scenario.fields if expecting is None else expecting
+    for expecting_field in dict.fromkeys((None, *fields)):
+        a = scenario.extract(original, empty, expecting_field)
+        b = scenario.extract(rewrite, empty, expecting_field)
+        if a != b:
+            return False
+        if expecting_field is None and scenario.signals(original, empty, a) != scenario.signals(
+            rewrite, empty, b
+        ):
+            return False
+    return True
+
+
+def _pattern(template: str) -> re.Pattern[str]:
+    before, _, after = template.partition(SLOT)
+    return re.compile(re.escape(before) + r"(?P<v>.+?)" + re.escape(after))
+
+
+class RestyledPersona(PersonaSimulator):
+    """A persona saying its lines in the rewrites of ``voice`` (see the module docstring)."""
+
+    def __init__(self, spec: SimulatorSpec, scenario: Scenario, voice: Voice) -> None:
+        super().__init__(spec, scenario)
+        self.voice = voice
+        self._plain_lines = self.lines
+        self._words = np.random.default_rng(spec.seed)
+        self._expecting: tuple[str, ...] = ()
+        self._asked: tuple[str, ...] = ()
+        """The fields the agent asked last (what it still expects after a turn asking none)."""
+
+    def start(self, profile: Profile, rng: np.random.Generator) -> UserTurn:
+        state = zlib.crc32(repr(rng.bit_generator.state).encode())  # reads, does not draw
+        self._words = seeding.stream(self.spec.seed, "restyle", state)
+        self._expecting = self._asked = ()
+        plain = self._plain_lines
+        said = {
+            name: self.voice.restyle(getattr(plain, name), None, self._words, self.scenario)
+            for name in SINGLE_LINES
+        }
+        self.lines = replace(plain, **said)  # type: ignore[arg-type]  # str fields only
+        return super().start(profile, rng)
+
+    def reply(self, agent_text: str) -> UserTurn:
+        asks = self.scenario.interpret(agent_text).asks or self._asked
+        self._asked = asks
+        pending = self.call.pending
+        self._expecting = tuple(dict.fromkeys((*asks, *([pending] if pending else []))))
+        return super().reply(agent_text)
+
+    def _say(self, field_name: str) -> str:
+        return self._restyle(super()._say(field_name), field_name)
+
+    def _pick(self, options: tuple[str, ...]) -> str:
+        return self._restyle(super()._pick(options), None)
+
+    def _restyle(self, text: str, field_name: str | None) -> str:
+        """``text`` restyled, checked against what the agent may expect now: the fields it
+        asked last and the one this caller still owes."""
+        return self.voice.restyle(text, field_name, self._words, self.scenario, self._expecting)
+
+
+def load_restyled(text: str, where: Path) -> tuple[RestyledFamily, tuple[Restyle, ...]]:
+    """A restyle cache: ``family`` (the persona family's fields) and ``lines``; a bad entry is
+    one error naming the file and where in it."""
+    data: Any = parse_yaml(text, where)
+    if not isinstance(data, dict) or not {"family", "lines"} <= data.keys():
+        raise ConfigError(f"{where}: expected a mapping with 'family' and 'lines'")
+    try:
+        family = RestyledFamily.model_validate(data["family"])
+        lines = tuple(Restyle.model_validate(e) for e in data["lines"] or ())
+    except (ValidationError, TypeError) as err:
+        if isinstance(err, TypeError):
+            raise ConfigError(f"{where}: 'lines' must be a list") from None
+        loc, msg = first_problem(err)
+        raise ConfigError(f"{where}: {loc}{': ' * bool(loc)}{msg}") from None
+    for r in lines:
+        if any((SLOT in w) != (SLOT in r.line) for w in r.rewrites):
+            raise ConfigError(f"{where}: line {r.line!r}: a rewrite adds or drops {SLOT}")
+    return family, lines
+
+
+def _builtin() -> tuple[dict[str, RestyledFamily], dict[str, Voice]]:
+    source = resources.files("sim2human.simulators").joinpath(RESTYLED_FILE)
+    family, lines = load_restyled(source.read_text(encoding="utf-8"), Path(str(source)))
+    return {family.name: family}, {family.name: Voice.of(lines)}
+
+
+RESTYLED, VOICES = _builtin()
+"""The shipped restyled families by name, and their voices."""
+
+
+def build_restyled(spec: SimulatorSpec, scenario: Scenario) -> RestyledPersona:
+    """A member of a shipped restyled family (its voice looked up by the family's name)."""
+    voice = VOICES.get(spec.family)
+    if voice is None:
+        raise ConfigError(f"simulator {spec.id!r}: no restyle cache for family {spec.family!r}")
+    return RestyledPersona(spec, scenario, voice)
