@@ -37,6 +37,7 @@ from sim2human.corpora import multiwoz
 from sim2human.scenarios.file_load import load_scenario_file
 from sim2human.scenarios.file_markers import carries, marks
 from sim2human.scenarios.file_scenario import FileScenario
+from sim2human.simulators.replay_multiwoz import CHANGES, change_fields
 
 OUT = Path(__file__).resolve().parents[1] / "src/sim2human/scenarios/data/support"
 AREAS = ("centre", "north", "south", "east", "west")
@@ -67,13 +68,6 @@ SLOTS: dict[str, dict[str, str]] = {
         "people": "people",
     },
 }
-CHANGES: dict[str, tuple[str, str, str]] = {
-    # a goal's ``fail_book`` slot -> (its domain, the ``task`` value, the field holding the
-    # booking as first made); the goal's ``book`` value is the changed one (the field itself)
-    "time": ("restaurant", "time change", "old_time"),
-    "stay": ("hotel", "stay change", "old_stay"),
-}
-NEW = "new booking"
 ORDER = (
     "domain",
     "task",
@@ -169,24 +163,12 @@ def vocabularies(found: Found) -> dict[str, set[str]]:
     }
 
 
-def change(dom: str, fail: dict[str, str]) -> dict[str, str] | None:
-    """A goal's ``task`` and the booking as first asked for, as fields: ``{"task": "new
-    booking"}`` when nothing failed, ``{"task": "time change", "old_time": "18:30"}`` when its
-    time failed; None when what failed is no change here (a hotel's day, say)."""
-    if not fail:
-        return {"task": NEW}
-    if len(fail) != 1 or (slot := next(iter(fail))) not in CHANGES or CHANGES[slot][0] != dom:
-        return None
-    _, task, field = CHANGES[slot]
-    return {"task": task, field: fail[slot]}
-
-
 def row(
     dom: str, v: dict[str, str], vocab: dict[str, set[str]], fail: dict[str, str] | None = None
 ) -> dict[str, object] | None:
     """The profile of one val goal, or None when it lacks a slot, names a value the file
     leaves out or changes what the file cannot (its ``fail_book`` gives the change)."""
-    changed = change(dom, fail or {})
+    changed = change_fields(dom, fail or {})
     if changed is None:
         return None
     out: dict[str, object] = {"domain": dom, "task": changed.pop("task")}

@@ -89,14 +89,14 @@ def goal_domain(d: multiwoz.Dialogue) -> str | None:
         if (
             g is not None
             and not g.fail_info
-            and _change(dom, g.fail_book) is not None
+            and change_fields(dom, g.fail_book) is not None
             and all(s in {**g.info, **g.book} for s in slots.values())
         ):
             return dom
     return None
 
 
-def _change(dom: str, fail: Mapping[str, str]) -> dict[str, str] | None:
+def change_fields(dom: str, fail: Mapping[str, str]) -> dict[str, str] | None:
     """The goal's ``task`` and the booking as first asked, as fields, or None when what failed
     is no change ``support`` has (a hotel's day)."""
     if not fail:
@@ -115,7 +115,7 @@ def goal_values(d: multiwoz.Dialogue) -> dict[str, str] | None:
         return None
     g = d.goals[dom]
     values = {**g.info, **g.book}
-    changed = _change(dom, g.fail_book)
+    changed = change_fields(dom, g.fail_book)
     assert changed is not None  # goal_domain took it
     out = {**changed, **{f: values[s] for f, s in SLOTS[dom].items()}}
     for f in ("time", "old_time"):
