@@ -97,9 +97,13 @@ class PersonaSimulator:
             rng = seeding.stream(self.spec.seed, "same-call", key)
         noise_rng = np.random.default_rng(int(rng.integers(2**63)))
         noise = NoiseStream(t.noise, noise_rng) if t.noise else None
-        moves = self._moves.user_moves(profile, t, rng)
+        moves = self._user_moves(profile, rng)
         self._call = _Call(profile=profile, rng=rng, noise=noise, moves=moves)
         return self._move(moves.opening())
+
+    def _user_moves(self, profile: Profile, rng: np.random.Generator) -> UserMoves:
+        """This call's moves, from the scenario (a subclass may say them in other words)."""
+        return self._moves.user_moves(profile, self.spec.traits, rng)
 
     def reply(self, agent_text: str) -> UserTurn:
         c, t = self.call, self.spec.traits

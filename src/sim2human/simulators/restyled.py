@@ -37,6 +37,10 @@ from pydantic import ValidationError
 from sim2human import seeding
 from sim2human.errors import ConfigError, first_problem
 from sim2human.scenarios.base import Scenario
+from sim2human.scenarios.core import UserMoves
+from sim2human.scenarios.slot_caller import SlotCaller
+from sim2human.scenarios.slots import SlotFilling, SlotScenario, SlotUsers, fields_of
+from sim2human.scenarios.voice import UserLines
 from sim2human.simulators.base import Family, QuirkPool, SimulatorSpec, UserTurn
 from sim2human.simulators.persona import PersonaSimulator
 from sim2human.store.loading import parse_yaml
@@ -157,22 +161,50 @@ def _pattern(template: str) -> re.Pattern[str]:
     return re.compile(re.escape(before) + r"(?P<v>.+?)" + re.escape(after))
 
 
+class RestyledCaller(SlotCaller):
+    """The slot kit's caller saying the rewrites of ``voice`` for its lines, each checked
+    against what the agent may expect now: the fields it asked last and the one this caller
+    still owes."""
+
+    def restyle_with(
+        self, voice: Voice, words: np.random.Generator, lines: UserLines, slots: SlotScenario
+    ) -> None:
+        self.voice, self.words, self.lines, self.slots = voice, words, lines, slots
+        self.may_expect: tuple[str, ...] = ()
+        self.asked_last: tuple[str, ...] = ()
+
+    def hear_ask(self, agent_text: str) -> None:
+        """What the agent may expect after ``agent_text``: the fields it asks (or asked last,
+        when it asks none) and the one this caller still owes."""
+        asks = self.scenario.interpret(agent_text).asks or self.asked_last
+        self.asked_last = asks
+        owed = [self.pending] if self.pending else []
+        self.may_expect = tuple(dict.fromkeys((*asks, *owed)))
+
+    def _say(self, field: str) -> str:
+        return self.restyle(super()._say(field), field)
+
+    def _pick(self, options: tuple[str, ...]) -> str:
+        return self.restyle(super()._pick(options), None)
+
+    def restyle(self, text: str, field_name: str | None) -> str:
+        return self.voice.restyle(text, field_name, self.words, self.slots, self.may_expect)
+
+
 class RestyledPersona(PersonaSimulator):
-    """A persona saying its lines in the rewrites of ``voice`` (see the module docstring)."""
+    """A persona saying its lines in the rewrites of ``voice`` (see the module docstring): its
+    own lines (closing, hanging up, confusion) and its slot caller's (``RestyledCaller``)."""
 
     def __init__(self, spec: SimulatorSpec, scenario: Scenario, voice: Voice) -> None:
         super().__init__(spec, scenario)
         self.voice = voice
         self._plain_lines = self.lines
         self._words = np.random.default_rng(spec.seed)
-        self._expecting: tuple[str, ...] = ()
-        self._asked: tuple[str, ...] = ()
-        """The fields the agent asked last (what it still expects after a turn asking none)."""
+        self._caller: RestyledCaller | None = None
 
     def start(self, profile: Profile, rng: np.random.Generator) -> UserTurn:
         state = zlib.crc32(repr(rng.bit_generator.state).encode())  # reads, does not draw
         self._words = seeding.stream(self.spec.seed, "restyle", state)
-        self._expecting = self._asked = ()
         plain = self._plain_lines
         said = {
             name: self.voice.restyle(getattr(plain, name), None, self._words, self.scenario)
@@ -181,23 +213,25 @@ class RestyledPersona(PersonaSimulator):
         self.lines = replace(plain, **said)  # type: ignore[arg-type]  # str fields only
         return super().start(profile, rng)
 
+    def _user_moves(self, profile: Profile, rng: np.random.Generator) -> UserMoves:
+        if not isinstance(self._moves, (SlotFilling, SlotUsers)):  # its own moves: said as is
+            return super()._user_moves(profile, rng)
+        slots = self.scenario
+        caller = RestyledCaller(slots, profile, fields_of(slots, profile), self.spec.traits, rng)
+        caller.restyle_with(self.voice, self._words, self.lines, slots)
+        self._caller = caller
+        return caller
+
     def reply(self, agent_text: str) -> UserTurn:
-        asks = self.scenario.interpret(agent_text).asks or self._asked
-        self._asked = asks
-        pending = self.call.pending
-        self._expecting = tuple(dict.fromkeys((*asks, *([pending] if pending else []))))
+        if self._caller is not None:
+            self._caller.hear_ask(agent_text)
         return super().reply(agent_text)
 
-    def _say(self, field_name: str) -> str:
-        return self._restyle(super()._say(field_name), field_name)
-
     def _pick(self, options: tuple[str, ...]) -> str:
-        return self._restyle(super()._pick(options), None)
-
-    def _restyle(self, text: str, field_name: str | None) -> str:
-        """``text`` restyled, checked against what the agent may expect now: the fields it
-        asked last and the one this caller still owes."""
-        return self.voice.restyle(text, field_name, self._words, self.scenario, self._expecting)
+        text = super()._pick(options)
+        if self._caller is None:
+            return text
+        return self._caller.restyle(text, None)
 
 
 def load_restyled(text: str, where: Path) -> tuple[RestyledFamily, tuple[Restyle, ...]]:
