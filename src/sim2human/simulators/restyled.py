@@ -37,7 +37,7 @@ from pydantic import ValidationError
 from sim2human import seeding
 from sim2human.errors import ConfigError, first_problem
 from sim2human.scenarios.base import Scenario
-from sim2human.scenarios.core import UserMoves
+from sim2human.scenarios.core import UserMoves, UserTraits
 from sim2human.scenarios.slot_caller import SlotCaller
 from sim2human.scenarios.slots import SlotFilling, SlotScenario, SlotUsers, fields_of
 from sim2human.scenarios.voice import UserLines
@@ -166,10 +166,19 @@ class RestyledCaller(SlotCaller):
     against what the agent may expect now: the fields it asked last and the one this caller
     still owes."""
 
-    def restyle_with(
-        self, voice: Voice, words: np.random.Generator, lines: UserLines, slots: SlotScenario
+    def __init__(
+        self,
+        slots: SlotScenario,
+        profile: Profile,
+        traits: UserTraits,
+        rng: np.random.Generator,
+        *,
+        voice: Voice,
+        words: np.random.Generator,
+        lines: UserLines,
     ) -> None:
-        self.voice, self.words, self.lines, self.slots = voice, words, lines, slots
+        super().__init__(slots, profile, fields_of(slots, profile), traits, rng)
+        self.slots, self.voice, self.words, self.lines = slots, voice, words, lines
         self.may_expect: tuple[str, ...] = ()
         self.asked_last: tuple[str, ...] = ()
 
@@ -216,11 +225,16 @@ class RestyledPersona(PersonaSimulator):
     def _user_moves(self, profile: Profile, rng: np.random.Generator) -> UserMoves:
         if not isinstance(self._moves, (SlotFilling, SlotUsers)):  # its own moves: said as is
             return super()._user_moves(profile, rng)
-        slots = self.scenario
-        caller = RestyledCaller(slots, profile, fields_of(slots, profile), self.spec.traits, rng)
-        caller.restyle_with(self.voice, self._words, self.lines, slots)
-        self._caller = caller
-        return caller
+        self._caller = RestyledCaller(
+            self.scenario,
+            profile,
+            self.spec.traits,
+            rng,
+            voice=self.voice,
+            words=self._words,
+            lines=self.lines,
+        )
+        return self._caller
 
     def reply(self, agent_text: str) -> UserTurn:
         if self._caller is not None:
