@@ -1,7 +1,7 @@
 """Every trained agent of a study run on *all* held-out real patients, with CIs over visits.
 
     .venv/bin/python examples/real_patients.py RUN_DIR [--config YAML --quick] [--episodes 2]
-        [--family aci-train] [--failures]
+        [--family aci-train [--unseen]] [--failures]
 
 (the corpus from ``../shared/data`` or ``$SIM2HUMAN_DATA``, as for ``sim2human study``).
 
@@ -12,8 +12,10 @@ final checkpoint (and the scripted reference) on every visit of the family, ``--
 each, and bootstraps over visits (then episodes within a visit). Nothing in the run is changed.
 
 ``--family aci-train``: the train split's visits instead, the ones to design an improvement on
-(never on ``aci-heldout``); ``--failures``: also the "why real people fail" breakdown
-(``diagnostics.failures``) of those calls.
+(never on ``aci-heldout``); ``--unseen``: only those of its visits that no condition of the
+study mixes into training (a validation part of the train split, for a ``mix`` of that family);
+``--failures``: also the "why real people fail" breakdown (``diagnostics.failures``) of those
+calls.
 """
 
 from __future__ import annotations
@@ -44,6 +46,9 @@ def main() -> None:
     parser.add_argument("--config", type=Path, default=Path("examples/collapse.yaml"))
     parser.add_argument("--quick", action="store_true", help="the run was made with --quick")
     parser.add_argument("--family", default=PEOPLE, help="a replay family (default aci-heldout)")
+    parser.add_argument(
+        "--unseen", action="store_true", help="only visits no condition mixes into training"
+    )
     parser.add_argument("--failures", action="store_true", help="print why the calls failed")
     args = parser.parse_args()
     torch.set_num_threads(1)
@@ -53,6 +58,9 @@ def main() -> None:
     every = Ensemble.from_families(
         [], [args.family], e.members_per_family, world.pool, e.seed, {args.family: "all"}
     ).heldout
+    if args.unseen:
+        seen = {s.id for c in cfg.conditions for s in world.mixed(c)}
+        every = tuple(s for s in every if s.id not in seen)
     visits = len({s.id for s in every})
     games: dict[str, list[Episode]] = {}
     frozen = {c.name for c in cfg.conditions if c.role == "frozen"}
@@ -74,10 +82,11 @@ def main() -> None:
     for sub in sorted(args.run_dir.glob("conditions/*/seed-*")):
         agent = PolicyAgent.load(sub / "checkpoint.pt", world.scenario)
         rows.setdefault(sub.parent.name, []).append(play(agent, sub.parent.name))
+    unseen = " (visits no condition trains on)" if args.unseen else ""
     rows["scripted (reference)"] = [play(ScriptedAgent(world.scenario), "scripted (reference)")]
     print(
-        f"{args.family}: {visits} visits x {args.episodes} episodes per agent; gold %, 95% CI "
-        "resampling visits (seeds pooled), then each seed's agent alone"
+        f"{args.family}{unseen}: {visits} visits x {args.episodes} episodes per agent; gold %, "
+        "95% CI resampling visits (seeds pooled), then each seed's agent alone"
     )
     print("| condition | real patients: gold | n episodes | per seed |")
     print("|---|---:|---:|---|")

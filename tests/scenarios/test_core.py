@@ -214,6 +214,23 @@ def test_an_answer_given_when_asked_outlives_a_story_about_another_question() ->
     assert fixed.record["medications"] == ("vitamin d",)
 
 
+def test_a_turn_that_asks_nothing_reopens_no_answer() -> None:
+    """After a greeting or an "I understand", the caller's story changes no answer: the last
+    question was answered already, and only a fresh ask or a read-back reopens it."""
+    s = IntakeScenario()
+    state = s.hear_agent(s.initial_state({}), AgentTurn(text="On a scale of 0 to 10, how bad?"))
+    state = s.hear_user(state, "I'd say 2 out of 10.")
+    assert state.record["severity"] == 2 and state.answered == {"severity"}
+    soothed = s.hear_agent(state, AgentTurn(text="I understand, that must be worrying."))
+    assert soothed.last_field == "severity" and not soothed.asked_now
+    story = s.hear_user(soothed, "I climb three flights of stairs to my apartment.")
+    assert story.record["severity"] == 2  # kept: nothing was asked
+    again = s.hear_agent(story, AgentTurn(text="On a scale of 0 to 10, how bad is it?"))
+    assert again.asked_now and s.hear_user(again, "More like 3.").record["severity"] == 3
+    read = s.hear_agent(story, AgentTurn(text="Let me read that back: pain 2 out of 10."))
+    assert read.asked_now and s.hear_user(read, "No, it's 4 out of 10.").record["severity"] == 4
+
+
 def test_a_field_never_asked_is_filled_from_any_turn() -> None:
     s = IntakeScenario()
     state = s.hear_agent(s.initial_state({}), AgentTurn(text="Can I have your date of birth?"))

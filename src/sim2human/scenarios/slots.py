@@ -57,6 +57,8 @@ class SlotState:
     signals: UserSignals = UserSignals()
     last_field: str | None = None
     """The field the agent asked about last (None after a read-back)."""
+    asked_now: bool = False
+    """The agent's last turn asked a field or read the record back (``keep_answers``)."""
     asked: tuple[tuple[str, int], ...] = ()
     """How often the agent asked each field so far, by field name."""
     greeted: bool = False
@@ -245,7 +247,9 @@ class SlotFilling(ABC):
         After a read-back (no field asked) the caller may correct any field."""
         before, asking = state.record, state.last_field
         heard = self.extract(text, before, asking)
-        record, answered = keep_answers(before, heard, state.answered, asking)
+        record, answered = keep_answers(
+            before, heard, state.answered, asking, asked_now=state.asked_now
+        )
         changed = record != before
         return replace(
             state,
@@ -269,6 +273,7 @@ class SlotFilling(ABC):
         return replace(
             state,
             last_field=last_field,
+            asked_now=field_asked is not None or intent.confirm,
             asked=asked,
             greeted=state.greeted or intent.greet,
             read_back_version=read_back_version,
@@ -302,16 +307,26 @@ class SlotFilling(ABC):
 
 
 def keep_answers(
-    before: Record, heard: Record, answered: frozenset[str], asking: str | None
+    before: Record,
+    heard: Record,
+    answered: frozenset[str],
+    asking: str | None,
+    *,
+    asked_now: bool = True,
 ) -> tuple[Record, frozenset[str]]:
     """``heard`` (the record after a user turn, as the extractor read it) with every field
-    answered earlier, when asked for, kept as it was unless it is the field now asked (or no
-    field is asked: after a read-back the caller may correct any); and the fields answered now.
-    One rule for the agent's record (``SlotFilling.hear_user``) and for what a replayed caller
-    believes got across."""
+    answered earlier, when asked for, kept as it was unless the agent's last turn reopened it:
+    asked it again (``asking``, with ``asked_now``), or read the record back (no field asked,
+    ``asked_now``: the caller may correct any). After a turn that asked nothing (a greeting, an
+    "I understand") the caller's story changes no answer. And the fields answered now. One rule
+    for the agent's record (``SlotFilling.hear_user``), for what a replayed caller believes got
+    across, and for an LLM user's reading."""
+
+    def reopened(f: str) -> bool:
+        return asked_now and (asking is None or f == asking)
+
     record = {
-        f: before.get(f) if asking is not None and f != asking and f in answered else v
-        for f, v in heard.items()
+        f: before.get(f) if f in answered and not reopened(f) else v for f, v in heard.items()
     }
     if asking is not None and record.get(asking) is not None:
         answered = answered | {asking}

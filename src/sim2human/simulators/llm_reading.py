@@ -84,6 +84,8 @@ class SlotReading:
     heard: Record = field(init=False)
     answered: frozenset[str] = frozenset()
     confusions: int = 0
+    read_back: bool = False
+    """The agent's last turn read the record back (the caller may then correct any answer)."""
 
     def __post_init__(self) -> None:
         self.heard = self.scenario.empty_record()
@@ -92,13 +94,15 @@ class SlotReading:
         return slot_hint(self.rp, asks, self.profile)
 
     def hear_agent(self, agent_text: str) -> None:
-        return None
+        self.read_back = self.scenario.interpret(agent_text).confirm
 
     def hear_user(self, said: str, spoken: str, asks: tuple[str, ...]) -> tuple[str, ...]:
         """Reads ``said`` (the reply before line noise) as the answer to the turn's first ask."""
         before, asking = self.heard, (asks[0] if asks else None)
         heard = self.scenario.extract(said, before, asking)
-        self.heard, self.answered = keep_answers(before, heard, self.answered, asking)
+        self.heard, self.answered = keep_answers(
+            before, heard, self.answered, asking, asked_now=bool(asks) or self.read_back
+        )
         if self.scenario.signals(said, before, self.heard).confused:
             self.confusions += 1
             return ("confused",)

@@ -212,6 +212,7 @@ class _Call:
     record: Record = field(default_factory=dict)
     answered: frozenset[str] = frozenset()
     expecting: str | None = None
+    asked_now: bool = False
     manner: Manner = field(default_factory=Manner)
     confusions: int = 0
 
@@ -338,9 +339,12 @@ class ReplaySimulator:
                 c.expecting = (
                     intent.asks[0] if intent.asks else (None if intent.confirm else c.expecting)
                 )
+                c.asked_now = bool(intent.asks) or intent.confirm
             else:
                 heard = self.scenario.extract(t.text, c.record, c.expecting)
-                c.record, c.answered = keep_answers(c.record, heard, c.answered, c.expecting)
+                c.record, c.answered = keep_answers(
+                    c.record, heard, c.answered, c.expecting, asked_now=c.asked_now
+                )
                 c.confusions += "confused" in t.tags
         c.read = len(c.turns)
         across = {f for f, v in c.record.items() if v is not None and v == c.profile.get(f)}
