@@ -19,7 +19,7 @@ from sim2human.simulators.replay_aci import encounter_ids
 
 __all__ = ["aci_env"]
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "collapse.yaml"
-HUMAN = "ensemble-randomized+human"
+HUMAN = "ensemble-randomized+perturb+human"
 
 
 def study(mix: dict[str, Any], heldout: tuple[str, ...] = ("noisy-line", "aci-heldout")) -> Any:
@@ -104,7 +104,7 @@ def test_the_collapse_study_mixes_train_patients_and_drops_them_without_the_corp
     cfg = load_study(EXAMPLE, quick=True)
     human = next(c for c in cfg.conditions if c.name == HUMAN)
     assert human.mix is not None and human.mix.family == "aci-train"
-    assert human.compare_to == "ensemble-randomized"
+    assert human.compare_to == "ensemble-randomized+perturb"
     monkeypatch.setenv("SIM2HUMAN_DATA", str(tmp_path))  # an empty folder: no corpus there
     kept, line = without_missing_corpus(cfg)
     assert HUMAN not in [c.name for c in kept.conditions] and len(kept.conditions) == 5

@@ -65,7 +65,7 @@ def test_the_examples_say_what_each_condition_is() -> None:
         "ensemble-uniform": "baseline",
         "ensemble-randomized": "candidate",
         "ensemble-randomized+perturb": "candidate",
-        "ensemble-randomized+human": "candidate",
+        "ensemble-randomized+perturb+human": "candidate",
     }
 
 
