@@ -10,8 +10,10 @@ script replaces what lies between them with the table NAME computed from RUN_DIR
 Hand-copied numbers go stale; these are regenerated from the run they came from. Names:
 ``provenance`` (command, commit, machine, wall time), ``demo`` (proxy vs gold, the first table
 ``sim2human study`` prints), ``handle-time`` (agent turns per call), ``real-patients`` (each
-condition on the replayed visits) and ``families`` (held-out gold per family). A run
-directory does not record the commit it was measured at, hence ``--commit``.
+condition on the replayed visits), ``families`` (held-out gold per family) and
+``predictivity`` (``sim2human predictivity``'s table over the agents not frozen, from the run's
+``predictivity.json``). A run directory does not record the commit it was measured at, hence
+``--commit``.
 
 A page that shows two runs names the second run's markers with a set, ``<!-- tables:NAME@SET -->``
 (``real-patients@three-seeds``); ``--set SET`` fills only those, and without ``--set`` only the
@@ -32,6 +34,7 @@ from sim2human.errors import Sim2HumanError, UsageError
 from sim2human.experiments.results import StudyResult, load_study_result
 from sim2human.outputs import write_text
 from sim2human.report.format import md
+from sim2human.report.predictivity import pool, rows, verdict
 from sim2human.report.tables import (
     Table,
     family_table,
@@ -40,6 +43,7 @@ from sim2human.report.tables import (
     numbers,
     real_table,
 )
+from sim2human.store.loading import read_json_object
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_INTO = tuple(
@@ -61,13 +65,25 @@ def markdown(table: Table | None) -> str:
 
 def shared_tables(run_dir: Path, study: StudyResult) -> dict[str, str]:
     """The tables the terminal, report.md and report.html show, by marker name."""
-    rows = numbers(study, load_run_dir(run_dir))
+    measured = numbers(study, load_run_dir(run_dir))
     return {
-        "demo": markdown(gold_table(rows)),
-        "handle-time": markdown(handle_table(rows)),
-        "real-patients": markdown(real_table(rows)),
-        "families": markdown(family_table(rows)),
+        "demo": markdown(gold_table(measured)),
+        "handle-time": markdown(handle_table(measured)),
+        "real-patients": markdown(real_table(measured)),
+        "families": markdown(family_table(measured)),
+        "predictivity": predictivity(run_dir),
     }
+
+
+def predictivity(run_dir: Path) -> str:
+    """``sim2human predictivity``'s table over the agents of conditions not frozen (all agents
+    if the run has no frozen condition), with its pool and its verdict."""
+    path = run_dir / "predictivity.json"
+    if not path.is_file():
+        return "No predictivity result in this run (`sim2human predictivity RUN_DIR`).\n"
+    result = read_json_object(path, "predictivity result")
+    table = result.get("not_frozen") or result["all_agents"]
+    return "\n".join([f"{pool(table)}:", "", *rows(table), "", verdict(table), ""])
 
 
 def machine() -> str:

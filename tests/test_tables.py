@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -123,3 +125,47 @@ def test_a_set_fills_its_own_markers_and_leaves_the_others(tiny_run: Path, tmp_p
     )  # the unmarked tables are the first fill's, commit x
     missing = tables(tiny_run, "--commit", "y", "--set", "nope", "--into", page)
     assert missing.returncode == 2 and "no <!-- tables:NAME@nope --> markers" in missing.stderr
+
+
+def test_the_predictivity_table_comes_from_the_run_s_result(tiny_run: Path, tmp_path: Path) -> None:
+    """``predictivity`` is the not-frozen pool's table with its verdict, as the report shows
+    it; a run without ``predictivity.json`` says so instead of keeping a stale table."""
+    page = tmp_path / "page.md"
+    marked = "<!-- tables:predictivity -->\nstale\n<!-- /tables:predictivity -->\n"
+    page.write_text(marked)
+    assert tables(tiny_run, "--commit", "x", "--into", page).returncode == 0
+    assert "No predictivity result in this run" in page.read_text()
+    run = tmp_path / "run"
+    shutil.copytree(tiny_run, run)
+    row = {"split": "train", "members": 4, "spearman_ci": [0.1, 0.7], "mean_abs_gap_ci": [0.2, 0.3]}
+    pool = {
+        "agents": 48,
+        "people_gold": 0.59,
+        "families": [
+            {
+                **row,
+                "family": "cooperative",
+                "sim_gold": 0.85,
+                "spearman": 0.55,
+                "mean_abs_gap": 0.27,
+            },
+            {**row, "family": "chatty", "sim_gold": 0.93, "spearman": 0.34, "mean_abs_gap": 0.35},
+        ],
+        "best": {
+            "family": "cooperative",
+            "supported": True,
+            "over": {"chatty": {"difference": 0.2, "ci": [0.1, 0.3]}},
+        },
+        "closest": None,
+    }
+    (run / "predictivity.json").write_text(json.dumps({"all_agents": pool, "not_frozen": pool}))
+    page.write_text(marked)
+    done = tables(run, "--commit", "x", "--into", page)
+    assert done.returncode == 0, done.stderr
+    text = page.read_text()
+    assert "48 agents, real patients' gold 59%:" in text
+    assert markdown_rows(text, "predictivity")[2:] == [
+        ["cooperative", "train", "4", "85", "0.55 [0.10, 0.70]", "27 [20, 30]"],
+        ["chatty", "train", "4", "93", "0.34 [0.10, 0.70]", "35 [20, 30]"],
+    ]
+    assert "Highest Spearman: `cooperative`, ahead of every other row" in text

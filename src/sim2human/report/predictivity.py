@@ -76,17 +76,21 @@ def _verdict(best: dict[str, Any] | None, what: str, unit: str) -> str:
 
 
 def _table(table: dict[str, Any], title: str) -> list[str]:
+    return [f"## {title}: {pool(table)}", "", *rows(table), "", verdict(table), ""]
+
+
+def pool(table: dict[str, Any]) -> str:
+    """The pool a table is over: how many agents, and their gold with the real patients."""
+    return f"{table['agents']} agents, real patients' gold {100 * table['people_gold']:.0f}%"
+
+
+def rows(table: dict[str, Any]) -> list[str]:
+    """The table itself, a header and one Markdown row per family or mixture."""
     head = "| " + " | ".join(map(md, COLUMNS)) + " |"
     return [
-        f"## {title}: {table['agents']} agents, real patients' gold "
-        f"{100 * table['people_gold']:.0f}%",
-        "",
         head,
         "|---|---|" + "---:|" * (len(COLUMNS) - 2),
         *("| " + " | ".join(cells(r)) + " |" for r in table["families"]),
-        "",
-        verdict(table),
-        "",
     ]
 
 
