@@ -9,7 +9,7 @@ simulators, not calls; its user turns are measured against held-out ACI-Bench pa
 half (B) as the human row. AUC intervals: 95% percentile bootstrap over turns, each side
 resampled, with the classifier's held-out-fold scores fixed. Run it once a fit is fixed: this is
 the held-out measurement, never an input to the fit (``sim2human fit-family``) or to a
-restyled family's settings (``sim2human restyle-family``, chosen with
+restyled family's settings (``sim2human restyle-family`` or ``retrieve-family``, chosen with
 ``scripts/restyle_choices.py`` on the train split's validation part).
 """
 
@@ -36,6 +36,7 @@ FAMILIES = (
     "terse-guarded",
     "fitted-aci",
     "restyled-aci",
+    "retrieved-aci",
 )
 SEED = 1000
 """Member seeds of this measurement (``seeding`` stream ``member`` at this root): not the fit's."""

@@ -2,7 +2,8 @@
 
     PYTHONPATH=src .venv/bin/python scripts/restyle_choices.py CACHE.yaml [CACHE2.yaml ...]
 
-Each cache (``sim2human restyle-family --out CACHE.yaml ...``) is played several ways:
+Each cache (``sim2human restyle-family --out CACHE.yaml ...``, or ``retrieve-family``'s) is
+played several ways:
 restyling all its lines, only the lines that state a value, or only the others (``--which``);
 with its rewrites as made, only those the extractor reads the same whatever field it expects
 (``strict``), or only those of at most 25 words without a repeated word trigram (``plain``)

@@ -44,6 +44,7 @@ STREAMS: Final = {
     "restyle": "a restyled member's words in one call: (member seed, call key); and "
     "restyle-family's shots and request seed: (seed, line key, candidate)",
     "restyle-fillers": "the profiles restyle-family draws a template's values from: (seed)",
+    "retrieve": "retrieve-family's draw of a line's turns: (seed, field, line)",
 }
 """Stream name -> what it seeds and its path."""
 

@@ -31,7 +31,12 @@ from sim2human.simulators import KINDS, build_simulator
 from sim2human.simulators.base import Family, QuirkPool, SimulatorSpec
 from sim2human.simulators.families import FAMILIES, HELDOUT_FAMILIES, TRAIN_FAMILIES
 from sim2human.simulators.noise import with_noise
-from sim2human.simulators.replay import REPLAY_FAMILIES, playable_families, unplayable
+from sim2human.simulators.replay import (
+    REPLAY_FAMILIES,
+    corpus_missing,
+    playable_families,
+    unplayable,
+)
 
 MEMBERS = 2
 """Members drawn per family (seeds 0 and 1: the draws that crashed on a scenario without
@@ -68,6 +73,9 @@ def check_family(name: str, scenario: Scenario, pool: QuirkPool) -> CheckReport:
     """Members of family ``name`` drawn from the scenario's quirk pool, each through
     ``check_simulator`` (its findings under the member's id)."""
     report = CheckReport(f"{name} on {scenario.name}", "family")
+    if (why := corpus_missing([name])) is not None:  # retrieved-aci without ACI-Bench
+        report.skip("draws members from the scenario's quirk pool", why)
+        return report
     draws = [partial(FAMILIES[name].sample, k, pool) for k in range(MEMBERS)]
     for spec in _draw(report, "draws members from the scenario's quirk pool", draws):
         _absorb(report, spec.id, _simulator_report(spec, scenario))

@@ -28,6 +28,7 @@ from sim2human.cli.output import JsonOpt, Output, QuietOpt, study_document
 from sim2human.cli.predictivity import predictivity
 from sim2human.cli.report import report
 from sim2human.cli.restyle_family import restyle_family
+from sim2human.cli.retrieve_family import retrieve_family
 from sim2human.cli.scenario import scenario_app
 from sim2human.cli.signals import interrupt_code, sigterm_as_interrupt
 from sim2human.cli.starting import check_endpoints, discard_unstarted
@@ -64,6 +65,7 @@ app.command()(diagnose)
 app.command()(fidelity)
 app.command("fit-family")(fit_family)
 app.command("restyle-family")(restyle_family)
+app.command("retrieve-family")(retrieve_family)
 app.command()(export)
 app.command()(check)
 app.command()(view)

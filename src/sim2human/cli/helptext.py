@@ -41,6 +41,7 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "predictivity": ("sim2human predictivity runs/quick --probes 3",),
     "fit-family": ("sim2human fit-family --out my-fitted.yaml --rounds 4 --population 8",),
     "restyle-family": ("sim2human restyle-family --out my-restyled.yaml --candidates 2",),
+    "retrieve-family": ("sim2human retrieve-family --out my-retrieved.yaml --per-line 4",),
     "export": ("sim2human export runs/quick --format openai-chat --out sft.jsonl",),
     "check": ("sim2human check my_package.agents:make_agent",),
     "model": ("sim2human model serve --port 8790",),

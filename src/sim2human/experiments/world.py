@@ -24,7 +24,7 @@ from sim2human.simulators import needs_endpoint
 from sim2human.simulators.base import QuirkPool, SimulatorSpec
 from sim2human.simulators.families import get_family
 from sim2human.simulators.llm import llm_spec
-from sim2human.simulators.replay import REPLAY_FAMILIES, corpus_missing
+from sim2human.simulators.replay import REPLAY_FAMILIES, corpus_missing, reads_corpus
 from sim2human.types import Episode
 
 log = logging.getLogger(__name__)
@@ -180,20 +180,22 @@ def evaluate_members(
 
 
 def without_missing_corpus(cfg: StudyConfig) -> tuple[StudyConfig, str | None]:
-    """``cfg`` without its ``replay`` families when the corpus they replay is not found (a fresh
-    install without the data), nor the conditions that ``mix`` one in, and the one line that
-    says so; ``cfg`` itself otherwise."""
+    """``cfg`` without the families that read a corpus in place (``replay`` families, and
+    ``retrieved-aci``: ``replay.reads_corpus``) when it is not found (a fresh install without
+    the data), nor the conditions that ``mix`` one in, and the one line that says so; ``cfg``
+    itself otherwise."""
     lines: list[str] = []
     names = [*cfg.ensemble.train, *cfg.ensemble.heldout]
-    real = [n for n in names if n in REPLAY_FAMILIES]
+    real = [n for n in names if reads_corpus(n) is not None]
     if real and (why := corpus_missing(real)) is not None:
+        dropped = set(real)
         keep = {
-            k: tuple(n for n in getattr(cfg.ensemble, k) if n not in REPLAY_FAMILIES)
+            k: tuple(n for n in getattr(cfg.ensemble, k) if n not in dropped)
             for k in ("train", "heldout")
         }
         if not all(keep.values()):
             raise UsageError(f"{why} (the study's ensemble has no family without it)")
-        members = {k: v for k, v in cfg.ensemble.members.items() if k not in REPLAY_FAMILIES}
+        members = {k: v for k, v in cfg.ensemble.members.items() if k not in dropped}
         ensemble = cfg.ensemble.model_copy(update={**keep, "members": members})
         cfg = cfg.model_copy(update={"ensemble": ensemble})
         lines.append(f"real patients ({', '.join(real)}) left out: {why}")

@@ -57,6 +57,7 @@ from sim2human.simulators.replay_aci import ACI_BENCH
 from sim2human.simulators.replay_casino import CASINO
 from sim2human.simulators.replay_corpus import Corpus, Member
 from sim2human.simulators.replay_multiwoz import MULTIWOZ
+from sim2human.simulators.restyled import RESTYLED
 from sim2human.types import Episode, Profile, Record, Turn
 
 ReplyKind = Literal["verbatim", "adapted", "fallback"]
@@ -161,10 +162,20 @@ def unplayable(scenario: Scenario) -> str | None:
     return "; ".join(dict.fromkeys(r for r in reasons if r is not None))
 
 
+def reads_corpus(family: str) -> str | None:
+    """The corpus family ``family`` reads in place: a replay family's, or a restyled family's
+    whose cache points into one (``retrieved-aci``); None for the others."""
+    if family in REPLAY_FAMILIES:
+        return REPLAY_FAMILIES[family].corpus
+    restyled = RESTYLED.get(family)
+    return restyled.corpus if restyled is not None else None
+
+
 def corpus_missing(families: Iterable[str]) -> str | None:
-    """Why the corpus of one of ``families`` (replay family names) is not found, or None."""
+    """Why the corpus one of ``families`` reads (``reads_corpus``) is not found, or None."""
     for name in families:
-        if (why := corpus_of(name).missing()) is not None:
+        corpus = reads_corpus(name)
+        if corpus is not None and (why := CORPORA[corpus].missing()) is not None:
             return why
     return None
 

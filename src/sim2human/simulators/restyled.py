@@ -4,9 +4,14 @@ A restyled member is a ``persona`` (same traits, same behaviour draws: what it a
 hesitates or wanders) whose surface forms are looked up in a cache of rewrites made offline by
 ``sim2human restyle-family`` (``experiments.restyle_family``: the embedded model, few-shot on
 ACI-Bench train patients' turns). No model runs at play time, so a member is as fast as a
-persona. The cache is keyed by the original line: a fixed line (``"Hmm, I'm not sure."``) or a
-value's template with its field (``"I've got {v}."`` for ``complaint``), whose rewrites keep
-the ``{v}`` slot. A line not in the cache is said as it is.
+persona. (``retrieved-aci``'s cache says its lines in real train patients' turns instead:
+``sim2human retrieve-family``, ``experiments.retrieve_family``. It holds no words of the corpus,
+only pointers into it: the encounter, the patient turn's index, the span of a template's value,
+a short hash of the turn; they are read from ACI-Bench in place, where the user keeps it, the
+first time a member is built, like the replay families' ``aci-train``.) The cache is keyed by
+the original line: a fixed line (``"Hmm, I'm not sure."``) or a value's template with its field
+(``"I've got {v}."`` for ``complaint``), whose rewrites keep the ``{v}`` slot. A line not in
+the cache is said as it is.
 
 Gold semantics stay intact: a rewrite is said only if the scenario reads from it exactly what it
 reads from the original: the same field values with no field expected and with each field the
@@ -24,18 +29,21 @@ with its traits would, in other words.
 
 from __future__ import annotations
 
+import hashlib
 import re
 import zlib
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from importlib import resources
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, Literal
 
 import numpy as np
-from pydantic import ValidationError
+from pydantic import Field, ValidationError
 
 from sim2human import seeding
-from sim2human.errors import ConfigError, first_problem
+from sim2human.corpora import aci_bench
+from sim2human.errors import ConfigError, UsageError, first_problem
 from sim2human.scenarios.base import Scenario
 from sim2human.scenarios.core import UserMoves, UserTraits
 from sim2human.scenarios.slot_caller import SlotCaller
@@ -48,8 +56,9 @@ from sim2human.types import FrozenConfig, Profile
 
 SLOT: Final = "{v}"
 """Where a template's value goes, in the original and in each of its rewrites."""
-RESTYLED_FILE: Final = "data/restyled-aci.yaml"
-"""The shipped cache (``sim2human restyle-family`` writes it; its header says how)."""
+RESTYLED_FILES: Final = ("data/restyled-aci.yaml", "data/retrieved-aci.yaml")
+"""The shipped caches (``sim2human restyle-family`` and ``retrieve-family`` write them; each
+header says how): one family each."""
 SINGLE_LINES: Final = (
     "opening",
     "closing",
@@ -70,8 +79,38 @@ class Restyle(FrozenConfig):
     rewrites: tuple[str, ...] = ()
 
 
+class Pointer(FrozenConfig):
+    """Where a retrieved rewrite is in the corpus: a patient turn of a train encounter (as
+    ``corpora.aci_bench.detokenize`` gives it), and for a template the span that becomes
+    ``{v}``; ``hash`` (``turn_hash``) tells another version of the corpus apart."""
+
+    encounter: str
+    turn: int = Field(ge=0)
+    """The turn's index among the encounter's patient turns."""
+    span: tuple[int, int] | None = None
+    """Characters ``[a, b)`` of the turn that become ``{v}`` (a template's); None: all of it."""
+    hash: str = Field(pattern=r"^[0-9a-f]{8}$")
+
+
+class PointedLine(FrozenConfig):
+    """One original line and where its rewrites are in the corpus (a pointer cache's entry)."""
+
+    line: str
+    field: str | None = None
+    rewrites: tuple[Pointer, ...] = ()
+
+
+def turn_hash(text: str) -> str:
+    """A turn's short hash (8 hex digits of its SHA-256): what a pointer checks it against."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:8]
+
+
 class RestyledFamily(Family):
     """A persona family whose members say the lines of a restyle cache (kind ``restyled``)."""
+
+    corpus: Literal["aci-bench"] | None = None
+    """The corpus its cache points into (read in place when a member is built); None: the cache
+    holds its own words."""
 
     def sample(self, seed: int, pool: QuirkPool, **override: float) -> SimulatorSpec:
         spec = super().sample(seed, pool, **override)
@@ -248,39 +287,143 @@ class RestyledPersona(PersonaSimulator):
         return self._caller.restyle(text, None)
 
 
-def load_restyled(text: str, where: Path) -> tuple[RestyledFamily, tuple[Restyle, ...]]:
-    """A restyle cache: ``family`` (the persona family's fields) and ``lines``; a bad entry is
-    one error naming the file and where in it."""
+def read_restyled(
+    text: str, where: Path
+) -> tuple[RestyledFamily, tuple[Restyle, ...] | tuple[PointedLine, ...]]:
+    """A restyle cache as written: ``family`` (the persona family's fields) and ``lines``, each
+    with its rewrites, or with pointers into the corpus when the family names one (nothing is
+    read from the corpus here); a bad entry is one error naming the file and where in it."""
     data: Any = parse_yaml(text, where)
     if not isinstance(data, dict) or not {"family", "lines"} <= data.keys():
         raise ConfigError(f"{where}: expected a mapping with 'family' and 'lines'")
     try:
         family = RestyledFamily.model_validate(data["family"])
-        lines = tuple(Restyle.model_validate(e) for e in data["lines"] or ())
+        entry = Restyle if family.corpus is None else PointedLine
+        lines = tuple(entry.model_validate(e) for e in data["lines"] or ())
     except (ValidationError, TypeError) as err:
         if isinstance(err, TypeError):
             raise ConfigError(f"{where}: 'lines' must be a list") from None
         loc, msg = first_problem(err)
         raise ConfigError(f"{where}: {loc}{': ' * bool(loc)}{msg}") from None
     for r in lines:
-        if any((SLOT in w) != (SLOT in r.line) for w in r.rewrites):
+        slots = [(SLOT in w) if isinstance(w, str) else (w.span is not None) for w in r.rewrites]
+        if any(s != (SLOT in r.line) for s in slots):
             raise ConfigError(f"{where}: line {r.line!r}: a rewrite adds or drops {SLOT}")
-    return family, lines
+    return family, lines  # type: ignore[return-value]  # all of one entry type
 
 
-def _builtin() -> tuple[dict[str, RestyledFamily], dict[str, Voice]]:
-    source = resources.files("sim2human.simulators").joinpath(RESTYLED_FILE)
-    family, lines = load_restyled(source.read_text(encoding="utf-8"), Path(str(source)))
-    return {family.name: family}, {family.name: Voice.of(lines)}
+def load_restyled(
+    text: str, where: Path, data: Path | str | None = None
+) -> tuple[RestyledFamily, tuple[Restyle, ...]]:
+    """A restyle cache with its rewrites' words: a pointer cache's read from the corpus
+    (``data``, or where ``corpora.aci_bench`` finds it), each pointer checked against the turn
+    it points to."""
+    family, lines = read_restyled(text, where)
+    return family, resolve(family, lines, where, data)
 
 
-RESTYLED, VOICES = _builtin()
-"""The shipped restyled families by name, and their voices."""
+def resolve(
+    family: RestyledFamily,
+    lines: tuple[Restyle, ...] | tuple[PointedLine, ...],
+    where: Path,
+    data: Path | str | None = None,
+) -> tuple[Restyle, ...]:
+    """``lines`` with words: as they are, or each pointer's turn read from the corpus (one clear
+    error when the corpus is not found, or a pointer's turn is not there or not the one hashed)."""
+    if family.corpus is None:
+        return lines  # type: ignore[return-value]  # a cache of words
+    if (why := aci_bench.missing(data)) is not None:
+        raise UsageError(f"family {family.name!r} reads ACI-Bench in place: {why}")
+    turns = _train_turns(aci_bench.resolve_dir(data).resolve())
+    out: list[Restyle] = []
+    for r in lines:
+        words = []
+        for k, p in enumerate(r.rewrites):
+            assert isinstance(p, Pointer)
+            at = f"{where}: line {r.line!r}, rewrite {k + 1} (encounter {p.encounter}, "
+            at += f"turn {p.turn})"
+            said = turns.get(p.encounter, ())
+            if p.turn >= len(said):
+                raise ConfigError(f"{at}: no such patient turn in the corpus's train split")
+            turn = said[p.turn]
+            if turn_hash(turn) != p.hash:
+                raise ConfigError(
+                    f"{at}: the corpus's turn does not match the hash {p.hash} (another version "
+                    "of ACI-Bench? remake the cache with sim2human retrieve-family)"
+                )
+            if p.span is None:
+                words.append(turn)
+                continue
+            a, b = p.span
+            if not 0 <= a < b <= len(turn):
+                raise ConfigError(f"{at}: span {a}-{b} is outside the turn")
+            words.append(turn[:a] + SLOT + turn[b:])
+        out.append(Restyle(line=r.line, field=r.field, rewrites=tuple(words)))
+    return tuple(out)
+
+
+@lru_cache(maxsize=4)
+def _train_turns(folder: Path) -> dict[str, tuple[str, ...]]:
+    """Each train encounter's patient turns, detokenised (what a pointer's index counts)."""
+    train = aci_bench.split_of(aci_bench.load(folder), "train")
+    return {t.encounter_id: tuple(aci_bench.detokenize(x) for x in t.patient_turns) for t in train}
+
+
+@dataclass(frozen=True)
+class Cache:
+    """A shipped cache as written (its pointers not yet read from the corpus)."""
+
+    family: RestyledFamily
+    lines: tuple[Restyle, ...] | tuple[PointedLine, ...]
+    where: Path
+
+
+def _builtin() -> dict[str, Cache]:
+    caches: dict[str, Cache] = {}
+    for file in RESTYLED_FILES:
+        source = resources.files("sim2human.simulators").joinpath(file)
+        where = Path(str(source))
+        family, lines = read_restyled(source.read_text(encoding="utf-8"), where)
+        if family.name in caches:  # pragma: no cover (a packaging mistake)
+            raise ConfigError(f"{source}: family {family.name!r} is in two restyle caches")
+        caches[family.name] = Cache(family, lines, where)
+    return caches
+
+
+CACHES: Final = _builtin()
+"""The shipped restyle caches by family name, as written."""
+RESTYLED: Final = {name: c.family for name, c in CACHES.items()}
+"""The shipped restyled families by name."""
+VOICES: dict[str, Voice] = {}
+"""Voices registered by hand under a family name (``scripts/restyle_choices.py``'s variants),
+looked up before the shipped caches."""
+
+
+def voice_of(name: str, data: Path | str | None = None) -> Voice:
+    """The voice of family ``name``: one registered in ``VOICES``, else its shipped cache's
+    (a pointer cache's turns read from the corpus once per process and corpus folder)."""
+    if name in VOICES:
+        return VOICES[name]
+    cache = CACHES.get(name)
+    if cache is None:
+        raise ConfigError(f"no restyle cache for family {name!r}")
+    if cache.family.corpus is None:
+        return _voice(name, None)
+    if (why := aci_bench.missing(data)) is not None:
+        raise UsageError(f"family {name!r} reads ACI-Bench in place: {why}")
+    return _voice(name, aci_bench.resolve_dir(data).resolve())
+
+
+@lru_cache(maxsize=16)
+def _voice(name: str, folder: Path | None) -> Voice:
+    cache = CACHES[name]
+    return Voice.of(resolve(cache.family, cache.lines, cache.where, folder))
 
 
 def build_restyled(spec: SimulatorSpec, scenario: Scenario) -> RestyledPersona:
     """A member of a shipped restyled family (its voice looked up by the family's name)."""
-    voice = VOICES.get(spec.family)
-    if voice is None:
-        raise ConfigError(f"simulator {spec.id!r}: no restyle cache for family {spec.family!r}")
+    try:
+        voice = voice_of(spec.family)
+    except (ConfigError, UsageError) as err:
+        raise type(err)(f"simulator {spec.id!r}: {err}") from None
     return RestyledPersona(spec, scenario, voice)
