@@ -32,15 +32,28 @@ DataOpt = Annotated[
     Path | None,
     typer.Option("--data", help="ACI-Bench folder (default: $SIM2HUMAN_DATA, ../shared/data)."),
 ]
+BaseOpt = Annotated[str, typer.Option("--base", help="The persona family whose traits it keeps.")]
+LinesOpt = Annotated[str, typer.Option("--lines", help="Lines to restyle: all, answers or others.")]
+SeedOpt = Annotated[int, typer.Option("--seed", min=0, max=2**31 - 1, help="Seed.")]
+
+
+def check_cache_options(name: str, which: str) -> None:
+    """What every cache-writing verb refuses: ``--lines`` not all/answers/others, and a
+    ``--name`` a built-in family that is not a restyled one already holds."""
+    from sim2human.simulators.families import FAMILIES
+    from sim2human.simulators.restyled import RESTYLED
+
+    if which not in ("all", "answers", "others"):
+        raise UsageError(f"--lines must be all, answers or others, not {which!r}")
+    if name in FAMILIES and name not in RESTYLED:
+        raise UsageError(f"--name {name!r}: a built-in family has that name")
 
 
 # long: one parameter per command-line option (typer), then the checks and the call
 def restyle_family(
     out: OutArg,
     name: Annotated[str, typer.Option("--name", help="The family's name.")] = "restyled-aci",
-    base: Annotated[
-        str, typer.Option("--base", help="The persona family whose traits it keeps.")
-    ] = "fitted-aci",
+    base: BaseOpt = "fitted-aci",
     shots: Annotated[
         int, typer.Option("--shots", min=0, max=50, help="Train turns shown per request.")
     ] = 6,
@@ -51,10 +64,8 @@ def restyle_family(
         float,
         typer.Option(parser=finite(0.0, 2.0), metavar="FLOAT", help="Sampling temperature."),
     ] = 0.8,
-    which: Annotated[
-        str, typer.Option("--lines", help="Lines to restyle: all, answers or others.")
-    ] = "all",
-    seed: Annotated[int, typer.Option("--seed", min=0, max=2**31 - 1, help="Seed.")] = 0,
+    which: LinesOpt = "all",
+    seed: SeedOpt = 0,
     base_url: Annotated[
         str | None,
         typer.Option(help="Chat endpoint, e.g. http://host:8000/v1 (default: the embedded model)."),
@@ -69,15 +80,11 @@ def restyle_family(
     from sim2human.corpora import aci_bench
     from sim2human.experiments.restyle_family import Settings, generate
     from sim2human.outputs import write_text
-    from sim2human.simulators.families import FAMILIES, get_family
-    from sim2human.simulators.restyled import RESTYLED
+    from sim2human.simulators.families import get_family
 
-    if which not in ("all", "answers", "others"):
-        raise UsageError(f"--lines must be all, answers or others, not {which!r}")
+    check_cache_options(name, which)
     if (base_url is None) != (model is None):
         raise UsageError("--base-url and --model go together (neither: the embedded model)")
-    if name in FAMILIES and name not in RESTYLED:
-        raise UsageError(f"--name {name!r}: a built-in family has that name")
     family = get_family(base)
     check_writable(out)
     if (why := aci_bench.missing(data)) is not None:

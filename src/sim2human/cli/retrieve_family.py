@@ -19,7 +19,15 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.console import Console
 
-from sim2human.cli.restyle_family import DataOpt, OutArg, check_writable
+from sim2human.cli.restyle_family import (
+    BaseOpt,
+    DataOpt,
+    LinesOpt,
+    OutArg,
+    SeedOpt,
+    check_cache_options,
+    check_writable,
+)
 from sim2human.errors import UsageError
 
 if TYPE_CHECKING:
@@ -35,9 +43,7 @@ CITATION = (
 def retrieve_family(
     out: OutArg,
     name: Annotated[str, typer.Option("--name", help="The family's name.")] = "retrieved-aci",
-    base: Annotated[
-        str, typer.Option("--base", help="The persona family whose traits it keeps.")
-    ] = "fitted-aci",
+    base: BaseOpt = "fitted-aci",
     max_words: Annotated[
         int, typer.Option("--max-words", min=1, max=200, help="Longest turn kept (words).")
     ] = 20,
@@ -50,10 +56,8 @@ def retrieve_family(
             "--rank", help="Which turns a line keeps: minilm or lexical (nearest), or random."
         ),
     ] = "minilm",
-    which: Annotated[
-        str, typer.Option("--lines", help="Lines to restyle: all, answers or others.")
-    ] = "all",
-    seed: Annotated[int, typer.Option("--seed", min=0, max=2**31 - 1, help="Seed.")] = 0,
+    which: LinesOpt = "all",
+    seed: SeedOpt = 0,
     data: DataOpt = None,
 ) -> None:
     """Say a persona family's lines in ACI-Bench train patients' own turns (a cache file).
@@ -69,15 +73,11 @@ def retrieve_family(
     )
     from sim2human.metrics.embeddings import minilm_available
     from sim2human.outputs import write_text
-    from sim2human.simulators.families import FAMILIES, get_family
-    from sim2human.simulators.restyled import RESTYLED
+    from sim2human.simulators.families import get_family
 
-    if which not in ("all", "answers", "others"):
-        raise UsageError(f"--lines must be all, answers or others, not {which!r}")
+    check_cache_options(name, which)
     if rank not in ("minilm", "lexical", "random"):
         raise UsageError(f"--rank must be minilm, lexical or random, not {rank!r}")
-    if name in FAMILIES and name not in RESTYLED:
-        raise UsageError(f"--name {name!r}: a built-in family has that name")
     family = get_family(base)
     check_writable(out)
     if (why := aci_bench.missing(data)) is not None:
