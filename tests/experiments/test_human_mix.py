@@ -109,3 +109,20 @@ def test_the_collapse_study_mixes_train_patients_and_drops_them_without_the_corp
     kept, line = without_missing_corpus(cfg)
     assert HUMAN not in [c.name for c in kept.conditions] and len(kept.conditions) == 5
     assert line is not None and f"condition(s) {HUMAN} left out" in line
+
+
+def test_the_design_study_never_plays_a_heldout_family_and_mixes_what_collapse_mixes() -> None:
+    """``examples/design/human.yaml`` chose the collapse study's human-grounded condition: it
+    holds out no family the collapse study holds out, and each of its mixes draws the visits
+    the collapse study's does (members are seeded by family), so its unseen train visits are
+    unseen by the chosen condition."""
+    design = load_study(EXAMPLE.parent / "design" / "human.yaml", quick=True)
+    collapse = load_study(EXAMPLE, quick=True)
+    assert not set(design.ensemble.heldout) & set(collapse.ensemble.heldout)
+    assert design.ensemble.train == collapse.ensemble.train
+    chosen = next(c for c in collapse.conditions if c.name == HUMAN)
+    assert chosen.name in [c.name for c in design.conditions]
+    assert chosen.mix is not None
+    drawn = {(c.mix.family, c.mix.members) for c in design.conditions if c.mix is not None}
+    assert drawn == {(chosen.mix.family, chosen.mix.members)}  # the shares differ, not the visits
+    assert all(c.mix is not None for c in design.conditions)
