@@ -33,10 +33,9 @@ from sim2human.rollout.evaluate import evaluate
 from sim2human.scenarios.intake.scenario import IntakeScenario
 from sim2human.simulators.base import Family, QuirkPool
 from sim2human.simulators.families import get_family
+from sim2human.simulators.restyle_entries import SLOT, Restyle
 from sim2human.simulators.restyled import (
-    SLOT,
     VOICES,
-    Restyle,
     RestyledFamily,
     Voice,
     load_restyled,

@@ -23,8 +23,8 @@ from sim2human.simulators import build_simulator, is_programmatic
 from sim2human.simulators.base import QuirkPool
 from sim2human.simulators.families import get_family
 from sim2human.simulators.persona import PersonaSimulator
+from sim2human.simulators.restyle_entries import Restyle
 from sim2human.simulators.restyled import (
-    Restyle,
     RestyledFamily,
     RestyledPersona,
     Voice,

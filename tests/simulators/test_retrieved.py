@@ -24,10 +24,8 @@ from sim2human.simulators import build_simulator, is_programmatic
 from sim2human.simulators.base import QuirkPool, SimulatorSpec
 from sim2human.simulators.families import get_family
 from sim2human.simulators.replay import corpus_missing
+from sim2human.simulators.restyle_entries import SLOT, Pointer, Restyle
 from sim2human.simulators.restyled import (
-    SLOT,
-    Pointer,
-    Restyle,
     RestyledFamily,
     RestyledPersona,
     Voice,

@@ -3,7 +3,7 @@
 Writes a restyle cache (what ``simulators/data/retrieved-aci.yaml`` is) whose rewrites are
 ACI-Bench train patients' turns that the scenario reads exactly as the persona's line
 (``experiments.retrieve_family``), written as pointers into the corpus (no words of it: members
-read the turns in place, ``simulators.restyled.resolve``), instead of a chat model's rewrites
+read the turns in place, ``simulators.restyle_entries.resolve``), instead of a chat model's rewrites
 (``restyle-family``). A sibling verb rather than an option of ``restyle-family`` because it
 shares none of that one's model options and has its own (word limits, cap, ranking); it needs
 no model and no network.

@@ -46,7 +46,8 @@ from sim2human.scenarios.intake import speech
 from sim2human.scenarios.intake.scenario import CONFUSED, IntakeScenario
 from sim2human.scenarios.intake.voice import GUARD, USER
 from sim2human.simulators.llm_guard import out_of_role, tidy
-from sim2human.simulators.restyled import SINGLE_LINES, SLOT, Restyle, same_reading
+from sim2human.simulators.restyle_entries import SLOT, Restyle
+from sim2human.simulators.restyled import SINGLE_LINES, same_reading
 
 Which = Literal["all", "answers", "others"]
 SYSTEM: Final = (

@@ -29,7 +29,7 @@ Then at most ``per_line`` candidates are kept per line, distinct in their words:
 nearest the original in meaning (``rank``: cosine similarity of ``minilm`` or ``lexical``
 embeddings) or a seeded random draw (``random``). The cache holds no words of ACI-Bench, only
 where each kept turn is (``pointers``: the encounter, the patient turn's index, a template's span,
-a hash of the turn); members read the turns from the corpus in place (``restyled.resolve``).
+a hash of the turn); members read the turns from the corpus in place (``restyle_entries.resolve``).
 """
 
 from __future__ import annotations
@@ -54,7 +54,7 @@ from sim2human.experiments.restyle_family import (
     intake_lines,
 )
 from sim2human.scenarios.intake.scenario import IntakeScenario
-from sim2human.simulators.restyled import SLOT, PointedLine, Pointer, Restyle, turn_hash
+from sim2human.simulators.restyle_entries import SLOT, PointedLine, Pointer, Restyle, turn_hash
 
 Rank = Literal["minilm", "lexical", "random"]
 MAX_SPAN: Final = 8
@@ -174,7 +174,7 @@ def pool(data: str | None = None) -> list[str]:
 
 def pool_sources(data: str | None = None) -> dict[str, tuple[str, int]]:
     """Where each turn of ``pool`` first is: its encounter and its index among that encounter's
-    patient turns (what ``restyled.resolve`` reads back)."""
+    patient turns (what ``restyle_entries.resolve`` reads back)."""
     fit_part, _ = train_parts(data)
     by_id = {t.encounter_id: t for t in aci_bench.split_of(aci_bench.load(data), "train")}
     out: dict[str, tuple[str, int]] = {}

@@ -29,7 +29,6 @@ with its traits would, in other words.
 
 from __future__ import annotations
 
-import hashlib
 import re
 import zlib
 from dataclasses import dataclass, field, replace
@@ -39,7 +38,7 @@ from pathlib import Path
 from typing import Any, Final, Literal
 
 import numpy as np
-from pydantic import Field, ValidationError
+from pydantic import ValidationError
 
 from sim2human import seeding
 from sim2human.corpora import aci_bench
@@ -51,11 +50,10 @@ from sim2human.scenarios.slots import SlotFilling, SlotScenario, SlotUsers, fiel
 from sim2human.scenarios.voice import UserLines
 from sim2human.simulators.base import Family, QuirkPool, SimulatorSpec, UserTurn
 from sim2human.simulators.persona import PersonaSimulator
+from sim2human.simulators.restyle_entries import SLOT, PointedLine, Restyle, resolve
 from sim2human.store.loading import parse_yaml
-from sim2human.types import FrozenConfig, Profile
+from sim2human.types import Profile
 
-SLOT: Final = "{v}"
-"""Where a template's value goes, in the original and in each of its rewrites."""
 RESTYLED_FILES: Final = ("data/restyled-aci.yaml", "data/retrieved-aci.yaml")
 """The shipped caches (``sim2human restyle-family`` and ``retrieve-family`` write them; each
 header says how): one family each."""
@@ -68,41 +66,6 @@ SINGLE_LINES: Final = (
     "canned",
 )
 """``UserLines`` fields that hold one line (the others are tuples, said through ``_pick``)."""
-
-
-class Restyle(FrozenConfig):
-    """One original line and the rewrites that passed the acceptance rule."""
-
-    line: str
-    field: str | None = None
-    """The field a template's ``{v}`` holds (or a fixed answer's field); None: no field."""
-    rewrites: tuple[str, ...] = ()
-
-
-class Pointer(FrozenConfig):
-    """Where a retrieved rewrite is in the corpus: a patient turn of a train encounter (as
-    ``corpora.aci_bench.detokenize`` gives it), and for a template the span that becomes
-    ``{v}``; ``hash`` (``turn_hash``) tells another version of the corpus apart."""
-
-    encounter: str
-    turn: int = Field(ge=0)
-    """The turn's index among the encounter's patient turns."""
-    span: tuple[int, int] | None = None
-    """Characters ``[a, b)`` of the turn that become ``{v}`` (a template's); None: all of it."""
-    hash: str = Field(pattern=r"^[0-9a-f]{8}$")
-
-
-class PointedLine(FrozenConfig):
-    """One original line and where its rewrites are in the corpus (a pointer cache's entry)."""
-
-    line: str
-    field: str | None = None
-    rewrites: tuple[Pointer, ...] = ()
-
-
-def turn_hash(text: str) -> str:
-    """A turn's short hash (8 hex digits of its SHA-256): what a pointer checks it against."""
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:8]
 
 
 class RestyledFamily(Family):
@@ -319,54 +282,7 @@ def load_restyled(
     (``data``, or where ``corpora.aci_bench`` finds it), each pointer checked against the turn
     it points to."""
     family, lines = read_restyled(text, where)
-    return family, resolve(family, lines, where, data)
-
-
-def resolve(
-    family: RestyledFamily,
-    lines: tuple[Restyle, ...] | tuple[PointedLine, ...],
-    where: Path,
-    data: Path | str | None = None,
-) -> tuple[Restyle, ...]:
-    """``lines`` with words: as they are, or each pointer's turn read from the corpus (one clear
-    error when the corpus is not found, or a pointer's turn is not there or not the one hashed)."""
-    if family.corpus is None:
-        return lines  # type: ignore[return-value]  # a cache of words
-    if (why := aci_bench.missing(data)) is not None:
-        raise UsageError(f"family {family.name!r} reads ACI-Bench in place: {why}")
-    turns = _train_turns(aci_bench.resolve_dir(data).resolve())
-    out: list[Restyle] = []
-    for r in lines:
-        words = []
-        for k, p in enumerate(r.rewrites):
-            assert isinstance(p, Pointer)
-            at = f"{where}: line {r.line!r}, rewrite {k + 1} (encounter {p.encounter}, "
-            at += f"turn {p.turn})"
-            said = turns.get(p.encounter, ())
-            if p.turn >= len(said):
-                raise ConfigError(f"{at}: no such patient turn in the corpus's train split")
-            turn = said[p.turn]
-            if turn_hash(turn) != p.hash:
-                raise ConfigError(
-                    f"{at}: the corpus's turn does not match the hash {p.hash} (another version "
-                    "of ACI-Bench? remake the cache with sim2human retrieve-family)"
-                )
-            if p.span is None:
-                words.append(turn)
-                continue
-            a, b = p.span
-            if not 0 <= a < b <= len(turn):
-                raise ConfigError(f"{at}: span {a}-{b} is outside the turn")
-            words.append(turn[:a] + SLOT + turn[b:])
-        out.append(Restyle(line=r.line, field=r.field, rewrites=tuple(words)))
-    return tuple(out)
-
-
-@lru_cache(maxsize=4)
-def _train_turns(folder: Path) -> dict[str, tuple[str, ...]]:
-    """Each train encounter's patient turns, detokenised (what a pointer's index counts)."""
-    train = aci_bench.split_of(aci_bench.load(folder), "train")
-    return {t.encounter_id: tuple(aci_bench.detokenize(x) for x in t.patient_turns) for t in train}
+    return family, resolve(family.name, family.corpus, lines, where, data)
 
 
 @dataclass(frozen=True)
@@ -417,7 +333,8 @@ def voice_of(name: str, data: Path | str | None = None) -> Voice:
 @lru_cache(maxsize=16)
 def _voice(name: str, folder: Path | None) -> Voice:
     cache = CACHES[name]
-    return Voice.of(resolve(cache.family, cache.lines, cache.where, folder))
+    c = cache.family
+    return Voice.of(resolve(c.name, c.corpus, cache.lines, cache.where, folder))
 
 
 def build_restyled(spec: SimulatorSpec, scenario: Scenario) -> RestyledPersona:
