@@ -15,12 +15,19 @@ that scores best on the *validation* part (scored on calls of other member seeds
 
 Call length is measured and stored but not fitted: an ACI-Bench visit is a whole consultation
 (history, examination, plan), an intake call a few questions, so its length is the task's.
+
+With ``voice`` (``Lines``: a restyle cache, shipped or a file) every candidate is played as a
+restyled family saying that cache's lines (``simulators.restyled``), so the objective sees the
+words its members will say (``refitted-aci``: the traits refitted with ``retrieved-aci``'s
+retrieved turns in the loop); everything else of the fit is the same.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Final
 
 import numpy as np
@@ -29,6 +36,7 @@ from pydantic import BaseModel
 from sim2human import seeding
 from sim2human.agents.scripted import ScriptedAgent
 from sim2human.corpora import aci_bench
+from sim2human.errors import UsageError
 from sim2human.metrics.embeddings import embed
 from sim2human.metrics.fidelity import (
     act_shares,
@@ -42,6 +50,16 @@ from sim2human.rollout.evaluate import evaluate
 from sim2human.samplers.cem import CEM
 from sim2human.scenarios.intake.scenario import IntakeScenario
 from sim2human.simulators.base import Family, QuirkPool
+from sim2human.simulators.restyled import (
+    CACHES,
+    VOICES,
+    PointedLine,
+    Restyle,
+    RestyledFamily,
+    Voice,
+    read_restyled,
+    resolve,
+)
 from sim2human.types import Episode
 
 BOX: Final[dict[str, tuple[float, float]]] = {
@@ -146,6 +164,59 @@ def family_at(x: np.ndarray, name: str, width: float, description: str = "") -> 
     )
 
 
+@dataclass(frozen=True)
+class Lines:
+    """A restyle cache a fit's candidates say: where it is from (a shipped restyled family's
+    name or a file), its entries as written (pointers stay pointers) and its voice (words)."""
+
+    source: str
+    corpus: str | None
+    lines: tuple[Restyle, ...] | tuple[PointedLine, ...]
+    voice: Voice
+
+
+def lines_of(source: str, data: str | None = None) -> Lines:
+    """The cache of shipped restyled family ``source``, or of the cache file at ``source`` (a
+    pointer cache's turns read from the corpus: ``data`` or where ``aci_bench`` finds it)."""
+    if source in CACHES:
+        cache = CACHES[source]
+        family, lines, where = cache.family, cache.lines, cache.where
+    else:
+        where = Path(source)
+        if not where.is_file():
+            known = ", ".join(sorted(CACHES))
+            raise UsageError(f"--voice {source!r}: neither a restyled family ({known}) nor a file")
+        family, lines = read_restyled(where.read_text(encoding="utf-8"), where)
+    voice = Voice.of(resolve(family, lines, where, data))
+    return Lines(source=source, corpus=family.corpus, lines=lines, voice=voice)
+
+
+def restyled_at(
+    x: np.ndarray, name: str, width: float, lines: Lines, description: str = ""
+) -> RestyledFamily:
+    """``family_at`` as a restyled family saying ``lines`` (registered under ``name`` while a
+    fit plays it: ``voiced``)."""
+    family = family_at(x, name, width, description).model_dump(mode="json")
+    return RestyledFamily.model_validate(family | {"corpus": lines.corpus})
+
+
+@contextmanager
+def voiced(name: str, lines: Lines | None) -> Iterator[None]:
+    """Members of family ``name`` say ``lines`` meanwhile (``restyled.VOICES``); None: nothing."""
+    if lines is None:
+        yield
+        return
+    before = VOICES.get(name)
+    VOICES[name] = lines.voice
+    try:
+        yield
+    finally:
+        if before is None:
+            VOICES.pop(name, None)
+        else:
+            VOICES[name] = before
+
+
 def play_family(
     family: Family, members: int, per_member: int, seed: int, max_turns: int = 20
 ) -> list[Episode]:
@@ -239,6 +310,8 @@ class FitResult(BaseModel):
     history: list[Round]
     kept: int
     family: dict[str, object]
+    voice: str | None = None
+    """The restyle cache its candidates said (``Lines.source``); None: the persona's lines."""
 
 
 def fit(
@@ -253,15 +326,40 @@ def fit(
     cap: int = 300,
     data: str | None = None,
     progress: object = None,
+    voice: Lines | None = None,
 ) -> FitResult:
-    """Fit a family to the train split's fit part; keep the round mean best on validation."""
+    """Fit a family to the train split's fit part; keep the round mean best on validation
+    (with ``voice``: each candidate saying that cache's lines)."""
+    with voiced(name, voice):
+        return _fit(name, seed, rounds, population, members, per_member, width, cap, data,
+                    progress, voice)  # fmt: skip
+
+
+def _fit(
+    name: str,
+    seed: int,
+    rounds: int,
+    population: int,
+    members: int,
+    per_member: int,
+    width: float,
+    cap: int,
+    data: str | None,
+    progress: object,
+    voice: Lines | None,
+) -> FitResult:
     fit_part, val_part = train_parts(data)
     fit_t, val_t = Target.of(fit_part, cap, seed), Target.of(val_part, cap, seed)
     rng = seeding.stream(seed, "fit-family")
     cem = CEM(rng.uniform(0.0, 1.0, (population, len(BOX))), elite_frac=0.25)
 
+    def candidate(x: np.ndarray, description: str = "") -> Family:
+        if voice is None:
+            return family_at(x, name, width, description)
+        return restyled_at(x, name, width, voice, description)
+
     def turns_of(x: np.ndarray, k: int) -> tuple[list[str], float]:
-        eps = play_family(family_at(x, name, width), members, per_member, seed + k)
+        eps = play_family(candidate(x), members, per_member, seed + k)
         return user_turns(eps)
 
     history: list[Round] = []
@@ -284,7 +382,7 @@ def fit(
         if callable(progress):
             progress(history[-1])
     kept = min(range(len(history)), key=lambda i: history[i].validation.distance)
-    family = family_at(np.array(history[kept].mean), name, width, _description(seed))
+    family = candidate(np.array(history[kept].mean), _description(seed, voice))
     return FitResult(
         name=name,
         seed=seed,
@@ -299,8 +397,14 @@ def fit(
         history=history,
         kept=kept,
         family=family.model_dump(mode="json", exclude_defaults=True) | {"name": name},
+        voice=None if voice is None else voice.source,
     )
 
 
-def _description(seed: int) -> str:
-    return f"fitted to ACI-Bench train patients' behaviour (sim2human fit-family, seed {seed})"
+def _description(seed: int, voice: Lines | None = None) -> str:
+    if voice is None:
+        return f"fitted to ACI-Bench train patients' behaviour (sim2human fit-family, seed {seed})"
+    return (
+        f"fitted to ACI-Bench train patients' behaviour saying {voice.source}'s lines "
+        f"(sim2human fit-family --voice, seed {seed})"
+    )
