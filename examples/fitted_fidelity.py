@@ -37,6 +37,7 @@ FAMILIES = (
     "fitted-aci",
     "restyled-aci",
     "retrieved-aci",
+    "refitted-aci",
 )
 SEED = 1000
 """Member seeds of this measurement (``seeding`` stream ``member`` at this root): not the fit's."""
@@ -51,6 +52,12 @@ def main() -> None:
     parser.add_argument("--embedder", default="minilm", choices=("minilm", "lexical"))
     parser.add_argument(
         "--seed", type=int, default=SEED, help="root of the member seeds (other draws of members)"
+    )
+    parser.add_argument(
+        "--each-text-once",
+        action="store_true",
+        help="embed each distinct text once (a diagnostic: MiniLM gives copies of a text in other "
+        "batches rows ~1e-7 apart, so the AUC's fold grouping of copies depends on the run)",
     )
     args = parser.parse_args()
     rng = np.random.default_rng(0)
@@ -70,7 +77,13 @@ def main() -> None:
         )
         groups[name] = (sample(turns), per_call)
     texts = ref + [t for g, _ in groups.values() for t in g]
-    matrix, embedder = embed(texts, args.embedder)
+    if args.each_text_once:
+        distinct = list(dict.fromkeys(texts))
+        rows, embedder = embed(distinct, args.embedder)
+        where = {t: i for i, t in enumerate(distinct)}
+        matrix = rows[[where[t] for t in texts]]
+    else:
+        matrix, embedder = embed(texts, args.embedder)
     matrix = np.nan_to_num(matrix)
     ref_emb, at = matrix[: len(ref)], len(ref)
     print(

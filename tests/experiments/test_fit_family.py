@@ -10,10 +10,20 @@ import pytest
 from aci_data import aci_env, needs_aci
 from sim2human.cli.app import main
 from sim2human.experiments import fit_family as ff
+from sim2human.experiments import fit_voice
 from sim2human.experiments.config import parse_study
 from sim2human.simulators.base import QuirkPool
 from sim2human.simulators.families import FAMILIES, get_family, load_families
 from sim2human.simulators.replay_aci import encounter_ids
+from sim2human.simulators.restyled import (
+    VOICES,
+    Pointer,
+    RestyledFamily,
+    RestyledPersona,
+    Voice,
+    load_restyled,
+    read_restyled,
+)
 
 __all__ = ["aci_env"]
 
@@ -80,3 +90,49 @@ def test_a_tiny_fit_keeps_its_best_validation_round_and_the_cli_writes_it(
     assert family.name == "mine" and family.noise.keys() == {"disfluency"}
     assert main(["fit-family", "--out", str(out), "--name", "chatty"]) == 2
     assert "a built-in family has that name" in capsys.readouterr().err
+
+
+@needs_aci
+@pytest.mark.usefixtures("aci_env")
+def test_with_a_voice_each_candidate_says_the_caches_lines_and_the_cli_writes_a_cache(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    lines = fit_voice.lines_of("retrieved-aci")
+    assert lines.corpus == "aci-bench" and all(
+        isinstance(p, Pointer) for r in lines.lines for p in r.rewrites
+    )
+    x = np.full(len(ff.BOX), 0.5)
+    plain = ff.user_turns(ff.play_family(ff.family_at(x, "mine", 0.1), 2, 1, 0))[0]
+    with fit_voice.voiced("mine", lines):
+        said = ff.user_turns(
+            ff.play_family(fit_voice.as_restyled(ff.family_at(x, "mine", 0.1), lines), 2, 1, 0)
+        )[0]
+    assert "mine" not in VOICES  # registered only while it plays
+    assert len(set(said) - set(plain)) > len(said) // 3  # other words: the retrieved turns
+    kw = {"rounds": 1, "population": 2, "members": 1, "per_member": 1, "cap": 40}
+    r = ff.fit(name="mine", voice=lines, **kw)  # type: ignore[arg-type]
+    assert r.voice == "retrieved-aci" and r.family["corpus"] == "aci-bench"
+    assert "saying retrieved-aci's lines" in str(r.family["description"])
+    assert "mine" not in VOICES
+    out = tmp_path / "refitted.yaml"
+    args = ["--rounds", "1", "--population", "2", "--members", "1", "--per-member", "1"]
+    assert main(["fit-family", "--out", str(out), "--name", "mine", "--voice", "retrieved-aci",
+                 *args]) == 0  # fmt: skip
+    text = out.read_text(encoding="utf-8")
+    assert "sim2human fit-family --out" in text and "--voice retrieved-aci" in text
+    assert "CC BY 4.0" in text
+    family, written = read_restyled(text, out)
+    assert isinstance(family, RestyledFamily) and family.corpus == "aci-bench"
+    assert family.name == "mine" and written == lines.lines  # the pointers, as written
+    (_, words) = load_restyled(text, out)
+    spec = family.sample(0, QuirkPool.of(ff._SCENARIO))
+    assert spec.kind == "restyled"
+    member = RestyledPersona(spec, ff._SCENARIO, Voice.of(words))
+    assert member.voice.fixed == lines.voice.fixed
+    capsys.readouterr()
+    bad = ["fit-family", "--out", str(tmp_path / "x.yaml"), "--voice", "no-such-cache"]
+    assert main(bad) == 2
+    err = capsys.readouterr().err.strip()
+    assert "no-such-cache" in err and len(err.splitlines()) == 1
+    # a fitted restyled family may be remade under its name with --voice, not without
+    assert main(["fit-family", "--out", str(out), "--name", "retrieved-aci"]) == 2

@@ -2,7 +2,11 @@
 
 Writes the family as a YAML list of one entry (what ``simulators/data/fitted-aci.yaml`` is),
 with the command that made it and each round's distances in its comments; the search is
-``experiments.fit_family`` (train split only: a fit part and a validation part).
+``experiments.fit_family`` (train split only: a fit part and a validation part). With
+``--voice`` (a restyled family's name or a restyle cache file) every candidate says that cache's
+lines, and the file written is a restyle cache: the fitted family (kind ``restyled``) and the
+cache's lines as they were written (a pointer cache's pointers: what
+``simulators/data/refitted-aci.yaml`` is).
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from rich.console import Console
 
 if TYPE_CHECKING:
     from sim2human.experiments.fit_family import FitResult, Round
+    from sim2human.experiments.fit_voice import Lines
 
 OutArg = Annotated[Path, typer.Option("--out", help="The family file to write (YAML).")]
 DataOpt = Annotated[
@@ -46,6 +51,13 @@ def fit_family(
         float,
         typer.Option("--width", min=0.0, max=0.5, help="Each range's half-width (box share)."),
     ] = 0.1,
+    voice: Annotated[
+        str | None,
+        typer.Option(
+            "--voice",
+            help="Candidates say this restyle cache's lines: a restyled family or a cache file.",
+        ),
+    ] = None,
     data: DataOpt = None,
 ) -> None:
     """Fit a persona family's trait ranges to real patients' behaviour (ACI-Bench train split).
@@ -55,11 +67,13 @@ def fit_family(
     are never read."""
     from sim2human.errors import UsageError
     from sim2human.experiments.fit_family import fit
+    from sim2human.experiments.fit_voice import lines_of
     from sim2human.outputs import write_text
     from sim2human.simulators.families import FAMILIES
 
-    if name in FAMILIES and not _fitted(name):
+    if name in FAMILIES and not _fitted(name, voice is not None):
         raise UsageError(f"--name {name!r}: a built-in family has that name")
+    lines = None if voice is None else lines_of(voice, str(data) if data is not None else None)
     err = Console(stderr=True)
 
     def progress(r: Round) -> None:
@@ -79,15 +93,20 @@ def fit_family(
         width=width,
         data=str(data) if data is not None else None,
         progress=progress,
+        voice=lines,
     )
-    write_text(out, family_yaml(result, _command(result, out)))
+    command = _command(result, out)
+    text = family_yaml(result, command) if lines is None else cache_yaml(result, command, lines)
+    write_text(out, text)
     Console().print(f"written: {out} (round {result.kept} kept)", highlight=False)
 
 
-def _fitted(name: str) -> bool:
+def _fitted(name: str, restyled: bool = False) -> bool:
+    """Is ``name`` a fitted family's (a restyled one's, with ``--voice``): one to remake?"""
     from sim2human.simulators.families import FITTED
+    from sim2human.simulators.restyled import RESTYLED
 
-    return name in FITTED
+    return name in FITTED or (restyled and name in RESTYLED)
 
 
 def _command(r: FitResult, out: Path) -> str:
@@ -96,6 +115,8 @@ def _command(r: FitResult, out: Path) -> str:
         "--rounds", str(r.rounds), "--population", str(r.population), "--members",
         str(r.members), "--per-member", str(r.per_member), "--width", str(r.width),
     ]  # fmt: skip
+    if r.voice is not None:
+        args += ["--voice", r.voice]
     return shlex.join(args)
 
 
@@ -103,10 +124,17 @@ def family_yaml(r: FitResult, command: str) -> str:
     """The family file: comments (how it was made, each round), then the one entry."""
     import yaml
 
+    body = yaml.safe_dump([r.family], sort_keys=False, allow_unicode=True)
+    return "\n".join(_header(r, command)) + "\n" + body
+
+
+def _header(r: FitResult, command: str) -> list[str]:
+    """How the fit was made, each round's distances, the kept round's statistics."""
     from sim2human.experiments.fit_family import STATS
 
-    lines = [
-        f"# {r.name}: a persona family fitted to ACI-Bench *train* patients' behaviour",
+    said = "" if r.voice is None else f", each candidate saying {r.voice}'s lines"
+    return [
+        f"# {r.name}: a persona family fitted to ACI-Bench *train* patients' behaviour{said}",
         "# (experiments/fit_family.py). Made by:",
         f"#   {command}",
         "# with $SIM2HUMAN_DATA pointing at the corpus. The held-out visits (valid + test)",
@@ -126,5 +154,43 @@ def family_yaml(r: FitResult, command: str) -> str:
             for k in (*STATS, "call_turns")
         ),
     ]
-    body = yaml.safe_dump([r.family], sort_keys=False, allow_unicode=True)
-    return "\n".join(lines) + "\n" + body
+
+
+def cache_yaml(r: FitResult, command: str, lines: Lines) -> str:
+    """A ``--voice`` fit's file: a restyle cache of the fitted family (kind ``restyled``) and
+    the lines of the cache it said, as written there (pointers stay pointers: no words of the
+    corpus)."""
+    import yaml
+
+    from sim2human.cli.retrieve_family import CITATION
+
+    class Flow(dict[str, object]):
+        """A pointer: one line of the file."""
+
+    class Dumper(yaml.SafeDumper):
+        pass
+
+    Dumper.add_representer(
+        Flow, lambda d, m: d.represent_mapping("tag:yaml.org,2002:map", m, flow_style=True)
+    )
+    entries = [
+        {
+            "line": x.line,
+            "field": x.field,
+            "rewrites": [
+                w if isinstance(w, str) else Flow(w.model_dump(mode="json", exclude_none=True))
+                for w in x.rewrites
+            ],
+        }
+        for x in lines.lines
+    ]
+    header = _header(r, command)
+    if lines.corpus is not None:
+        header += [
+            f"# Its lines are {lines.source}'s: pointers into {lines.corpus} (train encounters'",
+            "# patient turns, read in place when a member is built; no words of the corpus here).",
+            f"# ACI-Bench: {CITATION}.",
+        ]
+    body = {"family": r.family, "lines": entries}
+    dumped = yaml.dump(body, Dumper=Dumper, sort_keys=False, allow_unicode=True, width=100)
+    return "\n".join(header) + "\n" + dumped

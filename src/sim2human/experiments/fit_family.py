@@ -15,6 +15,11 @@ that scores best on the *validation* part (scored on calls of other member seeds
 
 Call length is measured and stored but not fitted: an ACI-Bench visit is a whole consultation
 (history, examination, plan), an intake call a few questions, so its length is the task's.
+
+With ``voice`` (``Lines``: a restyle cache, shipped or a file) every candidate is played as a
+restyled family saying that cache's lines (``simulators.restyled``), so the objective sees the
+words its members will say (``refitted-aci``: the traits refitted with ``retrieved-aci``'s
+retrieved turns in the loop); everything else of the fit is the same.
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ from pydantic import BaseModel
 from sim2human import seeding
 from sim2human.agents.scripted import ScriptedAgent
 from sim2human.corpora import aci_bench
+from sim2human.experiments.fit_voice import Lines, as_restyled, voiced
 from sim2human.metrics.embeddings import embed
 from sim2human.metrics.fidelity import (
     act_shares,
@@ -239,6 +245,8 @@ class FitResult(BaseModel):
     history: list[Round]
     kept: int
     family: dict[str, object]
+    voice: str | None = None
+    """The restyle cache its candidates said (``Lines.source``); None: the persona's lines."""
 
 
 def fit(
@@ -253,15 +261,40 @@ def fit(
     cap: int = 300,
     data: str | None = None,
     progress: object = None,
+    voice: Lines | None = None,
 ) -> FitResult:
-    """Fit a family to the train split's fit part; keep the round mean best on validation."""
+    """Fit a family to the train split's fit part; keep the round mean best on validation
+    (with ``voice``: each candidate saying that cache's lines)."""
+    with voiced(name, voice):
+        return _fit(name, seed, rounds, population, members, per_member, width, cap, data,
+                    progress, voice)  # fmt: skip
+
+
+def _fit(
+    name: str,
+    seed: int,
+    rounds: int,
+    population: int,
+    members: int,
+    per_member: int,
+    width: float,
+    cap: int,
+    data: str | None,
+    progress: object,
+    voice: Lines | None,
+) -> FitResult:
     fit_part, val_part = train_parts(data)
     fit_t, val_t = Target.of(fit_part, cap, seed), Target.of(val_part, cap, seed)
     rng = seeding.stream(seed, "fit-family")
     cem = CEM(rng.uniform(0.0, 1.0, (population, len(BOX))), elite_frac=0.25)
 
+    def candidate(x: np.ndarray, description: str = "") -> Family:
+        if voice is None:
+            return family_at(x, name, width, description)
+        return as_restyled(family_at(x, name, width, description), voice)
+
     def turns_of(x: np.ndarray, k: int) -> tuple[list[str], float]:
-        eps = play_family(family_at(x, name, width), members, per_member, seed + k)
+        eps = play_family(candidate(x), members, per_member, seed + k)
         return user_turns(eps)
 
     history: list[Round] = []
@@ -284,7 +317,7 @@ def fit(
         if callable(progress):
             progress(history[-1])
     kept = min(range(len(history)), key=lambda i: history[i].validation.distance)
-    family = family_at(np.array(history[kept].mean), name, width, _description(seed))
+    family = candidate(np.array(history[kept].mean), _description(seed, voice))
     return FitResult(
         name=name,
         seed=seed,
@@ -299,8 +332,14 @@ def fit(
         history=history,
         kept=kept,
         family=family.model_dump(mode="json", exclude_defaults=True) | {"name": name},
+        voice=None if voice is None else voice.source,
     )
 
 
-def _description(seed: int) -> str:
-    return f"fitted to ACI-Bench train patients' behaviour (sim2human fit-family, seed {seed})"
+def _description(seed: int, voice: Lines | None = None) -> str:
+    if voice is None:
+        return f"fitted to ACI-Bench train patients' behaviour (sim2human fit-family, seed {seed})"
+    return (
+        f"fitted to ACI-Bench train patients' behaviour saying {voice.source}'s lines "
+        f"(sim2human fit-family --voice, seed {seed})"
+    )

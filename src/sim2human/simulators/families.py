@@ -52,7 +52,7 @@ if twice := sorted(set(FITTED) & set(FAMILIES)):  # pragma: no cover (a packagin
 FAMILIES.update(FITTED)  # fitted-aci: trait ranges fitted to ACI-Bench train patients
 if twice := sorted(set(RESTYLED) & set(FAMILIES)):  # pragma: no cover (a packaging mistake)
     raise ConfigError(f"restyled families {twice} are also in {FAMILIES_FILE} or {FITTED_FILE}")
-FAMILIES.update(RESTYLED)  # restyled-aci: fitted-aci's traits, train patients' words (cached)
+FAMILIES.update(RESTYLED)  # restyled-, retrieved-, refitted-aci: train patients' words (cached)
 FAMILIES.update(REPLAY_FAMILIES)  # real patients' words: aci-train, aci-heldout (replay.py)
 TRAIN_FAMILIES = ("cooperative", "chatty", "anxious")
 HELDOUT_FAMILIES = ("elderly-confused", "noisy-line", "terse-guarded")

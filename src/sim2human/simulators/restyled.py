@@ -8,7 +8,9 @@ persona. (``retrieved-aci``'s cache says its lines in real train patients' turns
 ``sim2human retrieve-family``, ``experiments.retrieve_family``. It holds no words of the corpus,
 only pointers into it: the encounter, the patient turn's index, the span of a template's value,
 a short hash of the turn; they are read from ACI-Bench in place, where the user keeps it, the
-first time a member is built, like the replay families' ``aci-train``.) The cache is keyed by
+first time a member is built, like the replay families' ``aci-train``. ``refitted-aci`` says the
+same pointers with traits refitted while its candidates said them: ``sim2human fit-family
+--voice retrieved-aci``.) The cache is keyed by
 the original line: a fixed line (``"Hmm, I'm not sure."``) or a value's template with its field
 (``"I've got {v}."`` for ``complaint``), whose rewrites keep the ``{v}`` slot. A line not in
 the cache is said as it is.
@@ -54,9 +56,13 @@ from sim2human.simulators.restyle_entries import SLOT, PointedLine, Restyle, res
 from sim2human.store.loading import parse_yaml
 from sim2human.types import Profile
 
-RESTYLED_FILES: Final = ("data/restyled-aci.yaml", "data/retrieved-aci.yaml")
-"""The shipped caches (``sim2human restyle-family`` and ``retrieve-family`` write them; each
-header says how): one family each."""
+RESTYLED_FILES: Final = (
+    "data/restyled-aci.yaml",
+    "data/retrieved-aci.yaml",
+    "data/refitted-aci.yaml",
+)
+"""The shipped caches (``sim2human restyle-family``, ``retrieve-family`` and ``fit-family
+--voice`` write them; each header says how): one family each."""
 SINGLE_LINES: Final = (
     "opening",
     "closing",
