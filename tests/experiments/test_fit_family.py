@@ -15,9 +15,9 @@ from sim2human.experiments.config import parse_study
 from sim2human.simulators.base import QuirkPool
 from sim2human.simulators.families import FAMILIES, get_family, load_families
 from sim2human.simulators.replay_aci import encounter_ids
+from sim2human.simulators.restyle_entries import Pointer
 from sim2human.simulators.restyled import (
     VOICES,
-    Pointer,
     RestyledFamily,
     RestyledPersona,
     Voice,

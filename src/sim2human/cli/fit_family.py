@@ -29,6 +29,7 @@ DataOpt = Annotated[
 ]
 
 
+# long: one parameter per command-line option (typer), then the checks and the call
 def fit_family(
     out: OutArg,
     name: Annotated[str, typer.Option("--name", help="The family's name.")] = "fitted-aci",

@@ -288,36 +288,31 @@ def _fit(
     rng = seeding.stream(seed, "fit-family")
     cem = CEM(rng.uniform(0.0, 1.0, (population, len(BOX))), elite_frac=0.25)
 
-    def candidate(x: np.ndarray, description: str = "") -> Family:
-        if voice is None:
-            return family_at(x, name, width, description)
-        return as_restyled(family_at(x, name, width, description), voice)
-
     def turns_of(x: np.ndarray, k: int) -> tuple[list[str], float]:
-        eps = play_family(candidate(x), members, per_member, seed + k)
-        return user_turns(eps)
+        return user_turns(
+            play_family(_candidate(x, name, width, voice), members, per_member, seed + k)
+        )
 
-    history: list[Round] = []
-    for r in range(rounds):
+    def one_round(r: int) -> Round:
         points = cem.propose(rng, population)
         dist = np.array([score(*turns_of(p, 0), fit_t, cap, seed).distance for p in points])
         cem.fit(points, -dist)  # CEM moves toward the highest fitness: the smallest distance
         mean = cem.mean.copy()
-        turns, per_call = turns_of(mean, 0)
         # the validation part is scored on fresh calls (other member seeds): no reuse of the fit's
-        vturns, vper = turns_of(mean, 1)
-        history.append(
-            Round(
-                round=r,
-                mean=[round(float(v), 4) for v in mean],
-                fit=score(turns, per_call, fit_t, cap, seed),
-                validation=score(vturns, vper, val_t, cap, seed),
-            )
+        return Round(
+            round=r,
+            mean=[round(float(v), 4) for v in mean],
+            fit=score(*turns_of(mean, 0), fit_t, cap, seed),
+            validation=score(*turns_of(mean, 1), val_t, cap, seed),
         )
+
+    history: list[Round] = []
+    for r in range(rounds):
+        history.append(one_round(r))
         if callable(progress):
             progress(history[-1])
     kept = min(range(len(history)), key=lambda i: history[i].validation.distance)
-    family = candidate(np.array(history[kept].mean), _description(seed, voice))
+    family = _candidate(np.array(history[kept].mean), name, width, voice, _description(seed, voice))
     return FitResult(
         name=name,
         seed=seed,
@@ -334,6 +329,14 @@ def _fit(
         family=family.model_dump(mode="json", exclude_defaults=True) | {"name": name},
         voice=None if voice is None else voice.source,
     )
+
+
+def _candidate(
+    x: np.ndarray, name: str, width: float, voice: Lines | None, description: str = ""
+) -> Family:
+    """The family at point ``x``: a persona family, or with ``voice`` a restyled one saying it."""
+    family = family_at(x, name, width, description)
+    return family if voice is None else as_restyled(family, voice)
 
 
 def _description(seed: int, voice: Lines | None = None) -> str:
