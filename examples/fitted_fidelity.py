@@ -53,12 +53,6 @@ def main() -> None:
     parser.add_argument(
         "--seed", type=int, default=SEED, help="root of the member seeds (other draws of members)"
     )
-    parser.add_argument(
-        "--each-text-once",
-        action="store_true",
-        help="embed each distinct text once (a diagnostic: MiniLM gives copies of a text in other "
-        "batches rows ~1e-7 apart, so the AUC's fold grouping of copies depends on the run)",
-    )
     args = parser.parse_args()
     rng = np.random.default_rng(0)
 
@@ -77,13 +71,7 @@ def main() -> None:
         )
         groups[name] = (sample(turns), per_call)
     texts = ref + [t for g, _ in groups.values() for t in g]
-    if args.each_text_once:
-        distinct = list(dict.fromkeys(texts))
-        rows, embedder = embed(distinct, args.embedder)
-        where = {t: i for i, t in enumerate(distinct)}
-        matrix = rows[[where[t] for t in texts]]
-    else:
-        matrix, embedder = embed(texts, args.embedder)
+    matrix, embedder = embed(texts, args.embedder)
     matrix = np.nan_to_num(matrix)
     ref_emb, at = matrix[: len(ref)], len(ref)
     print(
