@@ -10,17 +10,12 @@ import pytest
 
 from aci_data import aci_env, needs_aci
 from sim2human.agents.scripted import ScriptedAgent
-from sim2human.checks.crossing import check_family
-from sim2human.errors import UsageError
 from sim2human.experiments import fit_family as ff
-from sim2human.experiments.config import load_study
-from sim2human.experiments.world import without_missing_corpus
 from sim2human.rollout.evaluate import evaluate
 from sim2human.scenarios.intake.scenario import IntakeScenario
 from sim2human.simulators import build_simulator, is_programmatic
 from sim2human.simulators.base import QuirkPool, SimulatorSpec
 from sim2human.simulators.families import FAMILIES, get_family
-from sim2human.simulators.replay import corpus_missing
 from sim2human.simulators.restyled import (
     CACHES,
     RESTYLED,
@@ -92,23 +87,3 @@ def test_members_play_and_keep_the_gold_of_the_persona_with_their_traits() -> No
     assert len(other - words) > len(other) // 3  # retrieved turns, not the templates
     voice = voice_of("refitted-aci")
     assert voice.fixed == voice_of("retrieved-aci").fixed  # retrieved-aci's words
-
-
-def test_without_the_corpus_the_family_is_one_clear_error_and_a_study_leaves_it_out(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("SIM2HUMAN_DATA", str(tmp_path))  # an empty folder: no corpus there
-    spec = get_family("refitted-aci").sample(0, POOL)  # drawing needs no corpus
-    with pytest.raises(UsageError) as err:
-        build_simulator(spec, SCENARIO)
-    assert "reads ACI-Bench in place" in str(err.value) and "\n" not in str(err.value)
-    assert corpus_missing(["refitted-aci"]) is not None
-    report = check_family("refitted-aci", SCENARIO, POOL)
-    assert report.ok and all(f.skipped for f in report.findings)
-    cfg = load_study(EXAMPLE, quick=True)
-    ensemble = cfg.ensemble.model_copy(
-        update={"train": (*cfg.ensemble.train, "refitted-aci"), "members": {}}
-    )
-    kept, line = without_missing_corpus(cfg.model_copy(update={"ensemble": ensemble}))
-    assert "refitted-aci" not in kept.ensemble.train and kept.ensemble.train
-    assert line is not None and "refitted-aci" in line and "left out" in line

@@ -159,26 +159,26 @@ def test_a_pointer_whose_turn_is_not_the_one_hashed_is_one_error_naming_file_and
     assert "another version of ACI-Bench" in message
 
 
+@pytest.mark.parametrize("name", ["retrieved-aci", "refitted-aci"])
 def test_without_the_corpus_the_family_is_one_clear_error_and_a_study_leaves_it_out(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """Both families that point into the corpus need it, as ``aci-train`` does."""
     monkeypatch.setenv("SIM2HUMAN_DATA", str(tmp_path))  # an empty folder: no corpus there
-    spec = get_family("retrieved-aci").sample(0, POOL)  # drawing needs no corpus
+    spec = get_family(name).sample(0, POOL)  # drawing needs no corpus
     with pytest.raises(UsageError) as err:
         build_simulator(spec, SCENARIO)
     assert "reads ACI-Bench in place" in str(err.value) and "SIM2HUMAN_DATA" in str(err.value)
     assert "\n" not in str(err.value)
-    assert corpus_missing(["retrieved-aci"]) is not None
+    assert corpus_missing([name]) is not None
     assert corpus_missing(["fitted-aci", "restyled-aci"]) is None  # their words are shipped
-    report = check_family("retrieved-aci", SCENARIO, POOL)
+    report = check_family(name, SCENARIO, POOL)
     assert report.ok and all(f.skipped for f in report.findings)
     cfg = load_study(EXAMPLE, quick=True)
-    ensemble = cfg.ensemble.model_copy(
-        update={"train": (*cfg.ensemble.train, "retrieved-aci"), "members": {}}
-    )
+    ensemble = cfg.ensemble.model_copy(update={"train": (*cfg.ensemble.train, name), "members": {}})
     kept, line = without_missing_corpus(cfg.model_copy(update={"ensemble": ensemble}))
-    assert "retrieved-aci" not in kept.ensemble.train and kept.ensemble.train
-    assert line is not None and "retrieved-aci" in line and "left out" in line
+    assert name not in kept.ensemble.train and kept.ensemble.train
+    assert line is not None and name in line and "left out" in line
 
 
 @needs_aci

@@ -161,29 +161,11 @@ def cache_yaml(r: FitResult, command: str, lines: Lines) -> str:
     """A ``--voice`` fit's file: a restyle cache of the fitted family (kind ``restyled``) and
     the lines of the cache it said, as written there (pointers stay pointers: no words of the
     corpus)."""
-    import yaml
 
-    from sim2human.cli.retrieve_family import CITATION
+    from sim2human.cli.retrieve_family import CITATION, pointer_yaml
 
-    class Flow(dict[str, object]):
-        """A pointer: one line of the file."""
-
-    class Dumper(yaml.SafeDumper):
-        pass
-
-    Dumper.add_representer(
-        Flow, lambda d, m: d.represent_mapping("tag:yaml.org,2002:map", m, flow_style=True)
-    )
     entries = [
-        {
-            "line": x.line,
-            "field": x.field,
-            "rewrites": [
-                w if isinstance(w, str) else Flow(w.model_dump(mode="json", exclude_none=True))
-                for w in x.rewrites
-            ],
-        }
-        for x in lines.lines
+        {"line": x.line, "field": x.field, "rewrites": list(x.rewrites)} for x in lines.lines
     ]
     header = _header(r, command)
     if lines.corpus is not None:
@@ -192,6 +174,5 @@ def cache_yaml(r: FitResult, command: str, lines: Lines) -> str:
             "# patient turns, read in place when a member is built; no words of the corpus here).",
             f"# ACI-Bench: {CITATION}.",
         ]
-    body = {"family": r.family, "lines": entries}
-    dumped = yaml.dump(body, Dumper=Dumper, sort_keys=False, allow_unicode=True, width=100)
+    dumped = pointer_yaml({"family": r.family, "lines": entries})
     return "\n".join(header) + "\n" + dumped

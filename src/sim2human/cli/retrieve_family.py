@@ -126,7 +126,6 @@ def cache_yaml(
 ) -> str:
     """The cache file: how it was made, what it points into, then family and lines (each
     rewrite a pointer: ``{encounter, turn, span, hash}``, no words of the corpus)."""
-    import yaml
 
     kept = sum(bool(x.rewrites) for x in r.results)
     header = [
@@ -143,6 +142,21 @@ def cache_yaml(
         f"# built. ACI-Bench: {CITATION}.",
     ]
 
+    lines = [
+        {"line": x.line, "field": x.field, "rewrites": list(x.rewrites)}
+        for x in r.pointers(sources)
+    ]
+    dumped = pointer_yaml({"family": family, "lines": lines})
+    return "\n".join(header) + "\n" + dumped
+
+
+def pointer_yaml(body: dict[str, object]) -> str:
+    """A restyle cache's ``family`` and ``lines`` as YAML, each pointer (a ``Pointer`` among a
+    line's rewrites) on one line of its own; words stay words."""
+    import yaml
+
+    from sim2human.simulators.restyle_entries import Pointer
+
     class Flow(dict[str, object]):
         """A pointer: one line of the file."""
 
@@ -152,14 +166,13 @@ def cache_yaml(
     Dumper.add_representer(
         Flow, lambda d, m: d.represent_mapping("tag:yaml.org,2002:map", m, flow_style=True)
     )
-    lines = [
-        {
-            "line": x.line,
-            "field": x.field,
-            "rewrites": [Flow(p.model_dump(mode="json", exclude_none=True)) for p in x.rewrites],
-        }
-        for x in r.pointers(sources)
-    ]
-    body = {"family": family, "lines": lines}
-    dumped = yaml.dump(body, Dumper=Dumper, sort_keys=False, allow_unicode=True, width=100)
-    return "\n".join(header) + "\n" + dumped
+
+    def plain(w: object) -> object:
+        return Flow(w.model_dump(mode="json", exclude_none=True)) if isinstance(w, Pointer) else w
+
+    lines = body["lines"]
+    assert isinstance(lines, list)
+    flowed = [{**x, "rewrites": [plain(w) for w in x["rewrites"]]} for x in lines]
+    return yaml.dump(
+        {**body, "lines": flowed}, Dumper=Dumper, sort_keys=False, allow_unicode=True, width=100
+    )
