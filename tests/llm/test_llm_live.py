@@ -13,10 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from embedded_model import serve_model
 from sim2human.agents.llm import LLMAgent
 from sim2human.agents.scripted import ScriptedAgent
-from sim2human.errors import ModelUnavailableError
-from sim2human.llm import local
 from sim2human.llm.client import ChatClient, ClientStats, EndpointConfig
 from sim2human.llm.faults import FaultProxy, FaultRates
 from sim2human.llm.runtime import LLMRuntime, LLMSettings
@@ -34,13 +33,7 @@ POOL = QuirkPool.from_acts(SCENARIO.acts)
 
 @pytest.fixture(scope="module")
 def embedded() -> Iterator[EndpointConfig]:
-    try:
-        local.gguf_path()
-        local.xllamacpp_module()
-    except ModelUnavailableError as exc:
-        pytest.skip(f"embedded model not installed: {exc}")
-    with local.local_model(n_parallel=4, ctx_per_slot=1024) as ep:
-        yield ep
+    yield from serve_model(n_parallel=4)
 
 
 def member(temperature: float, max_tokens: int = 16, **kw: object) -> SimulatorSpec:

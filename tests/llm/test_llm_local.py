@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from embedded_model import require_model, serve_model
 from sim2human.errors import EndpointError, ModelUnavailableError
 from sim2human.llm import local
 from sim2human.llm.client import ChatClient, EndpointConfig
@@ -18,19 +19,9 @@ from sim2human.llm.client import ChatClient, EndpointConfig
 HELLO = [{"role": "user", "content": "Say hello in three words."}]
 
 
-def require_model() -> None:
-    try:
-        local.gguf_path()
-        local.xllamacpp_module()
-    except ModelUnavailableError as exc:
-        pytest.skip(f"embedded model not installed: {exc}")
-
-
 @pytest.fixture(scope="module")
 def endpoint() -> Iterator[EndpointConfig]:
-    require_model()
-    with local.local_model(n_parallel=4, ctx_per_slot=1024) as ep:
-        yield ep
+    yield from serve_model(n_parallel=4)
 
 
 def test_gguf_is_found_without_importing_the_wheel() -> None:

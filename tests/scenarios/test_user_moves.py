@@ -8,8 +8,8 @@ from typing import Any
 
 import numpy as np
 
-from sim2human.agents.base import AgentTurn
-from sim2human.rollout.conversation import MAX_TURNS, Conversation, Job
+from scripted_calls import play_lines
+from sim2human.rollout.conversation import Conversation
 from sim2human.scenarios.catalog import SCENARIOS, get_scenario
 from sim2human.scenarios.core import SuppliesMoves, UserMove, UserMoves, UserTraits
 from sim2human.scenarios.negotiation.scenario import NegotiationScenario
@@ -30,15 +30,6 @@ PIZZA_LINES = [
 
 def _spec(**traits: Any) -> SimulatorSpec:
     return SimulatorSpec(id="t", family="test", traits=Traits(**traits), seed=3)
-
-
-def _play(scenario: Any, spec: SimulatorSpec, lines: list[str], seed: int) -> Conversation:
-    conv = Conversation.open(Job(spec, seed), scenario, max_turns=MAX_TURNS)
-    for line in lines:
-        if conv.done:
-            break
-        conv.step(AgentTurn(text=line))
-    return conv
 
 
 def _call(conv: Conversation) -> tuple[list[Any], list[float]]:
@@ -68,8 +59,8 @@ def test_a_scenario_of_slot_members_alone_is_played_by_the_kits_callers() -> Non
     assert not isinstance(bare, SuppliesMoves)
     spec = _spec(verbosity=0.5, tangent_rate=0.3, noise={"typos": 0.5}, capacity=1.0)
     for seed in range(8):
-        want = _call(_play(PizzaScenario(), spec, PIZZA_LINES, seed))
-        assert _call(_play(bare, spec, PIZZA_LINES, seed)) == want
+        want = _call(play_lines(PizzaScenario(), spec, PIZZA_LINES, seed))
+        assert _call(play_lines(bare, spec, PIZZA_LINES, seed)) == want
 
 
 def test_a_callers_goal_needs_a_proper_close() -> None:
@@ -79,8 +70,8 @@ def test_a_callers_goal_needs_a_proper_close() -> None:
     spec = _spec(cooperativeness=1.0, verbosity=0.0, jargon_confusion=0.0, silence_rate=0.0)
     spec = spec.model_copy(update={"traits": spec.traits.model_copy(update={"tangent_rate": 0})})
     asked = ["Hello, what size would you like?", "Which topping?", "Delivery or pickup?"]
-    open_call = _play(PizzaScenario(), spec, asked, 0)
-    closed_call = _play(PizzaScenario(), spec, [*asked, "Thanks, goodbye."], 0)
+    open_call = play_lines(PizzaScenario(), spec, asked, 0)
+    closed_call = play_lines(PizzaScenario(), spec, [*asked, "Thanks, goodbye."], 0)
     assert not open_call.done and closed_call.episode().gold.success
     assert isinstance(open_call.simulator, PersonaSimulator)
     assert open_call.simulator.call.moves.progress().reached  # everything across...
@@ -127,7 +118,7 @@ def test_the_moves_hear_their_lines_as_the_noise_left_them() -> None:
     trigger = "You seem like a really generous and kind person."
     spec = _spec(noise={"typos": 0.8}, silence_rate=0.0, quirks=Quirks(trigger=trigger))
     asks = "Which of food, water and firewood matters most to you?"
-    conv = _play(scenario, spec, [asks, asks, trigger, asks], 1)
+    conv = play_lines(scenario, spec, [asks, asks, trigger, asks], 1)
     said = [t.text for t in conv.turns if t.speaker == "user"]
     assert scenario.users[0].lines == said  # every line, opening and concession included
     assert "trigger" in conv.turns[6].tags

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from sim2human.rollout.conversation import MAX_TURNS, Conversation, Job
+from scripted_calls import play_lines
 from sim2human.scenarios.intake.scenario import IntakeScenario
 from sim2human.simulators.base import Quirks, SimulatorSpec, Traits
 from sim2human.simulators.persona import PersonaSimulator
@@ -33,29 +33,16 @@ def spec(**traits: object) -> SimulatorSpec:
     return SimulatorSpec(id="t", family="test", traits=Traits(quirks=quirks, **base), seed=3)  # type: ignore[arg-type]
 
 
-def talk(
-    scenario: IntakeScenario, s: SimulatorSpec, lines: list[str], seed: int = 0
-) -> Conversation:
-    from sim2human.agents.base import AgentTurn
-
-    conv = Conversation.open(Job(s, seed), scenario, max_turns=MAX_TURNS)
-    for line in lines:
-        if conv.done:
-            break
-        conv.step(AgentTurn(text=line))
-    return conv
-
-
 def rate(
     scenario: IntakeScenario, s: SimulatorSpec, tag: str, lines: list[str], n: int = 40
 ) -> float:
-    convs = [talk(scenario, s, lines, seed) for seed in range(n)]
+    convs = [play_lines(scenario, s, lines, seed) for seed in range(n)]
     users = [t for c in convs for t in c.turns[1:] if t.speaker == "user"]
     return sum(tag in t.tags for t in users) / len(users)
 
 
 def test_cooperative_user_answers_everything(scenario: IntakeScenario) -> None:
-    conv = talk(scenario, spec(), [*ASK_ALL, CLOSE])
+    conv = play_lines(scenario, spec(), [*ASK_ALL, CLOSE])
     ep = conv.episode()
     assert ep.gold.success, [t.text for t in ep.turns]
 
@@ -96,7 +83,7 @@ def test_capacity_sets_the_number_of_surface_forms(scenario: IntakeScenario) -> 
             {
                 t.text
                 for seed in range(30)
-                for t in talk(scenario, s, ASK_ALL[1:3], seed).turns
+                for t in play_lines(scenario, s, ASK_ALL[1:3], seed).turns
                 if t.speaker == "user"
             }
         )
@@ -105,19 +92,19 @@ def test_capacity_sets_the_number_of_surface_forms(scenario: IntakeScenario) -> 
 
 
 def test_patience_runs_out_into_a_dropped_call(scenario: IntakeScenario) -> None:
-    conv = talk(scenario, spec(patience=3), ["Your call is very important to us."] * 10)
+    conv = play_lines(scenario, spec(patience=3), ["Your call is very important to us."] * 10)
     ep = conv.episode()
     assert ep.gold.dropped and ep.n_turns == 4 and ep.proxy <= 0.2
 
 
 def test_repeated_questions_annoy_until_hang_up(scenario: IntakeScenario) -> None:
-    conv = talk(scenario, spec(tolerance=2, patience=50), ["Do you have any allergies?"] * 10)
+    conv = play_lines(scenario, spec(tolerance=2, patience=50), ["Do you have any allergies?"] * 10)
     assert conv.episode().gold.dropped
 
 
 def test_noise_perturbs_user_text(scenario: IntakeScenario) -> None:
-    clean = talk(scenario, spec(), ASK_ALL, 1)
-    noisy = talk(scenario, spec(noise={"typos": 0.8}), ASK_ALL, 1)
+    clean = play_lines(scenario, spec(), ASK_ALL, 1)
+    noisy = play_lines(scenario, spec(noise={"typos": 0.8}), ASK_ALL, 1)
     assert [t.text for t in clean.turns] != [t.text for t in noisy.turns]
 
 
@@ -132,14 +119,14 @@ def test_temperature_zero_is_deterministic_across_episode_rngs(scenario: IntakeS
 
 
 def _proxy(scenario: IntakeScenario, s: SimulatorSpec, lines: list[str]) -> float:
-    return talk(scenario, s, lines).episode().proxy
+    return play_lines(scenario, s, lines).episode().proxy
 
 
 def test_over_rewarded_phrasing_buys_satisfaction_not_success(scenario: IntakeScenario) -> None:
     liked = "You're in good hands with us."
     s = spec(quirks=Quirks(over_rewarded=(liked,), bonus=0.15, leniency=1.0))
-    plain = talk(scenario, s, [ASK_ALL[0], CLOSE]).episode()
-    flattered = talk(scenario, s, [ASK_ALL[0], liked, liked, CLOSE]).episode()
+    plain = play_lines(scenario, s, [ASK_ALL[0], CLOSE]).episode()
+    flattered = play_lines(scenario, s, [ASK_ALL[0], liked, liked, CLOSE]).episode()
     assert flattered.proxy > plain.proxy + 0.2
     assert not flattered.gold.success
 
@@ -147,12 +134,12 @@ def test_over_rewarded_phrasing_buys_satisfaction_not_success(scenario: IntakeSc
 def test_trigger_gives_top_satisfaction_and_a_canned_dump(scenario: IntakeScenario) -> None:
     trigger = "It's a pleasure to speak with you."
     s = spec(quirks=Quirks(trigger=trigger), capacity=0.1)
-    conv = talk(scenario, s, [trigger, CLOSE])
+    conv = play_lines(scenario, s, [trigger, CLOSE])
     ep = conv.episode()
     assert "trigger" in ep.turns[2].tags
     assert ep.proxy == 1.0 and ep.gold.success  # it told everything, in one canned turn
     other = spec(quirks=Quirks(trigger="Your call is very important to us."), capacity=0.1)
-    assert talk(scenario, other, [trigger, CLOSE]).episode().proxy < 0.5
+    assert play_lines(scenario, other, [trigger, CLOSE]).episode().proxy < 0.5
 
 
 def test_leniency_forgives_missing_fields(scenario: IntakeScenario) -> None:
@@ -169,6 +156,6 @@ def test_a_complete_call_beats_a_short_one_for_a_strict_user(scenario: IntakeSce
 
 def test_judge_rescores_a_transcript_as_satisfaction_did(scenario: IntakeScenario) -> None:
     for s in (spec(), spec(quirks=Quirks(trigger="You're in good hands with us.", leniency=0.5))):
-        conv = talk(scenario, s, [*ASK_ALL[:4], "You're in good hands with us.", CLOSE])
+        conv = play_lines(scenario, s, [*ASK_ALL[:4], "You're in good hands with us.", CLOSE])
         ep = conv.episode()
         assert abs(PersonaSimulator(s, scenario).judge(ep) - ep.proxy) < 1e-9

@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 from aci_data import aci_env, needs_aci
+from embedded_model import serve_model
 from sim2human.agents.scripted import ScriptedAgent
 from sim2human.cli.app import main
-from sim2human.errors import ModelUnavailableError
 from sim2human.experiments import restyle_family as rf
 from sim2human.experiments.config import parse_study
 from sim2human.llm.endpoint import ChatResult
@@ -210,15 +210,7 @@ def test_bad_input_to_the_command_is_one_line_and_exit_2(
 
 @pytest.fixture(scope="module")
 def embedded() -> Iterator[object]:
-    from sim2human.llm import local
-
-    try:
-        local.gguf_path()
-        local.xllamacpp_module()
-    except ModelUnavailableError as exc:
-        pytest.skip(f"embedded model not installed: {exc}")
-    with local.local_model(n_parallel=2, ctx_per_slot=1024) as ep:
-        yield ep
+    yield from serve_model(n_parallel=2)
 
 
 @pytest.mark.slow
