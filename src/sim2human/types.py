@@ -68,6 +68,25 @@ class Termination(StrEnum):
     WALKED_AWAY = "walked_away"  # a side chose to leave without a deal
 
 
+class ToolCall(Frozen):
+    """One tool call an agent made, in the OpenAI tool-call format's terms: a function name and
+    its arguments (``scenarios.tools`` says which tools a scenario offers and what they do)."""
+
+    name: str
+    arguments: dict[str, str | int | float | bool | None] = Field(default_factory=dict)
+
+
+def _empty(value: object) -> bool:
+    return not value
+
+
+RecordSource = Literal["heard", "submitted"]
+"""Which record an episode's gold grades. ``heard``: the scenario's reading of the conversation
+(an act-level agent's record: what it asked for and the caller said). ``submitted``: what the
+agent itself recorded through tools and submitted (a language-model agent's: words alone record
+nothing)."""
+
+
 class Turn(Frozen):
     speaker: Literal["agent", "user"]
     text: str
@@ -75,6 +94,10 @@ class Turn(Frozen):
     """Agent turns: the act id when the agent is act-level. User turns: never read by agents."""
     tags: tuple[str, ...] = ()
     """Annotations from persona simulators (``confused``, ``trigger``...), for analysis only."""
+    tool_calls: tuple[ToolCall, ...] = Field(default=(), exclude_if=_empty)
+    """Agent turns: the tools the agent called with this turn (not spoken: the caller hears
+    ``text`` alone). Left out of the stored line when empty, so runs of agents without tools
+    are stored exactly as before tools existed."""
 
 
 class Outcome(Frozen):
@@ -129,6 +152,8 @@ class Episode(Frozen):
     """``train`` or ``eval``: where in a run the episode was played."""
     step: int = 0
     """Trainer update index at which the episode was played (0 for evaluations)."""
+    record_source: RecordSource = Field(default="heard", exclude_if=lambda v: v == "heard")
+    """Which record ``gold`` graded (``RecordSource``); stored only when it is ``submitted``."""
     diagnostics: dict[str, float] = Field(default_factory=dict)
     """Counters from the simulator (an ``llm`` member's role-guard retries and failures, judge
     parse failures, tokens), for analysis; empty for ``persona`` members."""

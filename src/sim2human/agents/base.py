@@ -10,7 +10,7 @@ import numpy as np
 
 from sim2human.scenarios.core import Act, View
 from sim2human.scenarios.slots import SlotState, UserSignals
-from sim2human.types import Record
+from sim2human.types import Record, ToolCall
 
 
 @dataclass(frozen=True)
@@ -33,6 +33,12 @@ class Observation:
     """What the scenario shows of the state (``Scenario.observe``)."""
     transcript: tuple[tuple[str, str], ...] = ()
     """(speaker, text) of every turn so far, oldest first: what a free-text (LLM) agent reads."""
+    tool_calls: tuple[tuple[ToolCall, ...], ...] = ()
+    """The tools the agent called, one entry per agent turn of ``transcript`` in order (what a
+    tool-using agent reads back of its own turns; ``scenarios.tools``)."""
+    call: str = ""
+    """Which call this is (the episode's id): an agent that keeps state per call (a language
+    model keeping the exact tokens it wrote) keys it by this."""
 
     @property
     def brief(self) -> str:
@@ -90,6 +96,10 @@ class AgentTurn:
     act: str | None = None
     field: str | None = None
     """The field this turn asks for, if the agent knows (act-level agents do)."""
+    tool_calls: tuple[ToolCall, ...] | None = None
+    """The tools this turn called (``scenarios.tools``), or None for an agent that does not act
+    through tools (an act-level agent, whose record is what it heard). An agent that acts through
+    tools gives a tuple every turn, empty when it called none: its gold grades what it submitted."""
 
 
 class Agent(Protocol):

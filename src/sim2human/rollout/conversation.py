@@ -12,6 +12,7 @@ from sim2human import seeding
 from sim2human.agents.base import AgentTurn, Observation
 from sim2human.scenarios.base import Scenario
 from sim2human.scenarios.slots import SlotState
+from sim2human.scenarios.tools import Desk, has_desk, open_desk, use_tools
 from sim2human.simulators import build_simulator, member_profile
 from sim2human.simulators.base import (
     AsyncSimulator,
@@ -20,7 +21,7 @@ from sim2human.simulators.base import (
     SimulatorSpec,
     UserTurn,
 )
-from sim2human.types import Episode, Profile, Record, Termination, Turn
+from sim2human.types import Episode, Profile, Record, Termination, ToolCall, Turn
 
 MAX_TURNS = 20
 
@@ -73,6 +74,11 @@ class Conversation:
     history: tuple[str, ...] = ()
     """What ``observe`` reports, kept as the call goes (rebuilding it each turn is quadratic)."""
     transcript: tuple[tuple[str, str], ...] = ()
+    tool_calls: tuple[tuple[ToolCall, ...], ...] = ()
+    """The tools the agent called, one entry per agent turn."""
+    desk: Desk | None = None
+    """What a tool-using agent recorded and submitted (``scenarios.tools``); None while the agent
+    has not acted through tools, when gold grades what the call made heard."""
 
     def __post_init__(self) -> None:
         self.state = self.scenario.initial_state(self.profile)
@@ -107,7 +113,15 @@ class Conversation:
             history=self.history,
             view=self.scenario.observe(self.state),
             transcript=self.transcript,
+            tool_calls=self.tool_calls,
+            call=self.job_id,
         )
+
+    @property
+    def job_id(self) -> str:
+        """The episode's id (``Episode.id``)."""
+        j = self.job
+        return f"{j.condition}/{j.phase}/{j.spec.id}/{j.seed}"
 
     def step(self, turn: AgentTurn) -> None:
         """The agent says ``turn``; unless that ended the call, the simulator answers."""
@@ -121,9 +135,14 @@ class Conversation:
         scenario may end the call on it (an agent accepting a deal)."""
         if self.done:
             raise RuntimeError("conversation already ended")
-        self.turns.append(Turn(speaker="agent", text=turn.text, act=turn.act))
+        calls = turn.tool_calls or ()
+        self.turns.append(Turn(speaker="agent", text=turn.text, act=turn.act, tool_calls=calls))
         self.history += (turn.act or turn.text,)
         self.transcript += (("agent", turn.text),)
+        self.tool_calls += (calls,)
+        if turn.tool_calls is not None and has_desk(self.scenario):
+            desk = self.desk if self.desk is not None else open_desk(self.scenario)
+            self.desk = use_tools(self.scenario, desk, turn.tool_calls)
         self.state = self.scenario.hear_agent(self.state, turn)
         self.termination = self.scenario.ending(self.state, user_left=False)
         if self.done:  # no reply comes: the user hears the turn, and feels what it feels
@@ -161,10 +180,12 @@ class Conversation:
         if self.termination is None:
             raise RuntimeError("conversation still running")
         record = self.record
+        if self.desk is not None:  # a tool-using agent: what it submitted, not what was heard
+            record = self.desk.graded(open_desk(self.scenario).working)
         gold = self.scenario.grade(self.profile, record, self.termination)
         j = self.job
         return Episode(
-            id=f"{j.condition}/{j.phase}/{j.spec.id}/{j.seed}",
+            id=self.job_id,
             scenario=self.scenario.name,
             simulator_id=j.spec.id,
             family=j.spec.family,
@@ -181,5 +202,6 @@ class Conversation:
             condition=j.condition,
             phase=j.phase,
             step=j.step,
+            record_source="submitted" if self.desk is not None else "heard",
             diagnostics=diagnostics or {},
         )
