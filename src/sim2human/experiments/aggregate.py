@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from sim2human.experiments.condition import train_config
+from sim2human.experiments.condition import trained_episodes
 from sim2human.experiments.config import Condition, StudyConfig
 from sim2human.experiments.results import FailedRun, StudyResult
 from sim2human.experiments.wholeness import read_whole
@@ -85,7 +85,7 @@ def _trained_row(
     curves: list[list[dict[str, Any]]],
 ) -> dict[str, Any]:
     row = _condition_row(condition.name, cfg, by_seed, summaries)
-    row["episodes_trained"] = train_config(cfg, condition).episodes
+    row["episodes_trained"] = trained_episodes(cfg, condition)
     row["sampler"] = condition.sampler
     row["role"] = condition.role
     row["compare_to"] = condition.compare_to
@@ -157,6 +157,9 @@ def _condition_row(
         extra = llm_rows(tagged, cfg.eval.bootstrap)
     if any(speaks_real_words(e) for e in held):
         extra |= real_patient_rows(tagged, cfg.eval.bootstrap)
+    rules = {e.record_source for _, e in tagged}
+    if rules != {"heard"} and rules:  # left out for act-level agents: their rows as before
+        extra["gold_rule"] = "submitted" if rules == {"submitted"} else "mixed"
     return {
         **extra,
         "name": name,

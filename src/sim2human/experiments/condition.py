@@ -47,7 +47,7 @@ from sim2human.store.layout import (
     SUMMARY,
 )
 from sim2human.store.rundir import EpisodeLog, JsonlWriter, write_json
-from sim2human.train.config import PPOConfig, UpdateStats
+from sim2human.train.config import LMAgentConfig, PPOConfig, UpdateStats
 from sim2human.train.curves import CurveLog, open_curves
 from sim2human.train.ppo import train
 from sim2human.train.telemetry import HeldoutProbe
@@ -68,12 +68,21 @@ def train_config(cfg: StudyConfig, condition: Condition) -> PPOConfig:
     return cfg.train.model_copy(update=override) if override else cfg.train
 
 
+def trained_episodes(cfg: StudyConfig, condition: Condition) -> int:
+    """How many training calls ``condition``'s agent plays (PPO's episodes, or GRPO's steps x
+    groups x calls per group), for progress bars and scheduling."""
+    agent = cfg.agent
+    if isinstance(agent, LMAgentConfig):
+        return agent.steps * agent.groups * agent.group_size
+    return train_config(cfg, condition).episodes
+
+
 def sub_run_seed(condition: str, seed: int) -> int:
     """The seed of one condition's sub-run (32 bits: it is shown in ``config.json``)."""
     return seeding.seed(seed, "sub-run", condition, bits=32)
 
 
-class _Recording:
+class Recording:
     """Wraps a sampler to remember the quirk phrasings of every simulator it handed out."""
 
     def __init__(self, inner: Sampler) -> None:
@@ -126,9 +135,9 @@ def run_condition(
     world = StudyWorld.build(cfg)
     run_seed = sub_run_seed(condition.name, seed)
     ppo = train_config(cfg, condition)
-    sampler = _Recording(world.sampler(condition, run_seed, episodes=ppo.episodes))
+    sampler = Recording(world.sampler(condition, run_seed, episodes=ppo.episodes))
     judge = _judge(world, condition, run_seed)
-    write_json(out / CONFIG, _sub_run_config(cfg, condition, seed, run_seed))
+    write_json(out / CONFIG, sub_run_config(cfg, condition, seed, run_seed))
     torch.manual_seed(run_seed)  # the initial weights: workers run several sub-runs each
     agent = PolicyAgent(world.scenario, seed=run_seed)
     probe = _probe(cfg, world, agent, ppo, condition.name, run_seed, out)
@@ -160,10 +169,10 @@ def run_condition(
         agent.save(out / CHECKPOINT)
         on_episode = partial(_log_evaluation, episodes_log, progress)
         trained_on = world.train_members(condition)
-        splits = _eval_splits(cfg, world, trained_on)
+        splits = eval_splits(cfg, world, trained_on)
         evals = evaluate_splits(cfg, agent, world, llm, splits, condition.name, on_episode)
         llm_stats = llm_accounting(llm)
-    _write_members(out / MEMBERS, trained_on, world.ensemble.heldout, sampler)
+    write_members(out / MEMBERS, trained_on, world.ensemble.heldout, sampler)
     summary = summarise_sub_run(evals, sampler.phrasings)
     summary.update(
         condition=condition.name,
@@ -189,7 +198,7 @@ def _log_evaluation(log: EpisodeLog, progress: Progress | None, episode: Episode
         progress(1)
 
 
-def _sub_run_config(
+def sub_run_config(
     cfg: StudyConfig, condition: Condition, seed: int, run_seed: int
 ) -> dict[str, Any]:
     """The sub-run's ``config.json``."""
@@ -202,9 +211,7 @@ def _sub_run_config(
     }
 
 
-def _eval_splits(
-    cfg: StudyConfig, world: StudyWorld, trained_on: Sequence[SimulatorSpec]
-) -> Splits:
+def eval_splits(cfg: StudyConfig, world: StudyWorld, trained_on: Sequence[SimulatorSpec]) -> Splits:
     """The members a trained agent is evaluated on: the ones it trained on, with the same
     evaluation budget for every condition (however few members it saw), then the held out."""
     per = cfg.eval.episodes_per_member
@@ -254,7 +261,7 @@ class _UpdateLogs:
     every ``TRAIN_LOG_EVERY``-th update's training episodes."""
 
     probe: HeldoutProbe
-    sampler: _Recording
+    sampler: Recording
     metrics: JsonlWriter
     sampler_log: JsonlWriter
     curve: JsonlWriter
@@ -285,11 +292,11 @@ class _UpdateLogs:
             progress(len(episodes))
 
 
-def _write_members(
+def write_members(
     path: Path,
     trained_on: Sequence[SimulatorSpec],
     heldout: Sequence[SimulatorSpec],
-    sampler: _Recording,
+    sampler: Recording,
 ) -> None:
     write_json(
         path,

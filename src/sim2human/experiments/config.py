@@ -32,7 +32,13 @@ from sim2human.simulators.families import known_family
 from sim2human.simulators.llm_reading import refuse_llm_users
 from sim2human.simulators.noise import validate_ranges
 from sim2human.store.loading import read_yaml
-from sim2human.train.config import MAX_BATCH, MAX_EPISODES, PPOConfig
+from sim2human.train.config import (
+    MAX_BATCH,
+    MAX_EPISODES,
+    AgentConfig,
+    PolicyAgentConfig,
+    PPOConfig,
+)
 from sim2human.types import FrozenConfig
 
 Role = Literal["frozen", "baseline", "candidate"]
@@ -172,6 +178,10 @@ class StudyConfig(FrozenConfig):
     entry-point name (``scenarios.refs``)."""
     seeds: tuple[Seed, ...] = Field(min_length=1, max_length=1000)
     train: PPOConfig = PPOConfig()
+    agent: AgentConfig = PolicyAgentConfig()
+    """What is trained: the policy network over the scenario's acts (PPO, the default), or a
+    language model writing its own words (``kind: lm``, GRPO). ``train.max_turns`` bounds the
+    calls of either."""
     ensemble: EnsembleConfig = EnsembleConfig()
     eval: EvalConfig = EvalConfig()
     conditions: tuple[Condition, ...] = Field(min_length=1, max_length=100)

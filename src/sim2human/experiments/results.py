@@ -61,6 +61,11 @@ class ConditionRow(BaseModel):
     heldout_score_by_family: dict[str, float] | None = None
     train_score_by_family: dict[str, float] | None = None
 
+    gold_rule: Literal["submitted", "mixed"] | None = None
+    """Which record gold graded (``Episode.record_source``): ``submitted``, what the agent
+    submitted through tools (a language-model agent); absent: what the call made heard (an
+    act-level agent), the rule of every run before tools existed."""
+
     name: str
     episodes_trained: int
     train_proxy: Estimate

@@ -18,10 +18,15 @@ from sim2human import outputs
 from sim2human.errors import Sim2HumanError, UsageError
 from sim2human.experiments.aggregate import aggregate
 from sim2human.experiments.backends import Choice, open_executor, served_for
-from sim2human.experiments.condition import reference_scripted, run_condition, train_config
+from sim2human.experiments.condition import (
+    reference_scripted,
+    run_condition,
+    trained_episodes,
+)
 from sim2human.experiments.config import StudyConfig, parse_study
 from sim2human.experiments.diversity import diversity_groups, measure_groups
 from sim2human.experiments.executors import WorkersDied, report_progress
+from sim2human.experiments.lm_condition import run_lm_condition
 from sim2human.experiments.results import FailedRun, StudyResult, write_study_result
 from sim2human.experiments.units import (
     Advance,
@@ -40,6 +45,7 @@ from sim2human.store.layout import CONFIG_YAML, DIVERSITY_JSON, SUMMARY, RunLayo
 from sim2human.store.loading import output_dir, read_text, read_yaml
 from sim2human.store.lock import run_lock
 from sim2human.store.rundir import write_json
+from sim2human.train.config import LMAgentConfig
 
 Call = tuple[str, str, int, str]
 """One job of a study for ``_work``: kind (``condition``, ``reference``, ``diversity``), name,
@@ -93,6 +99,8 @@ def _work(config: StudyConfig | str, kind: str, name: str, seed: int, out: str) 
         write_json(Path(out), measured.model_dump(mode="json"))
         return {}
     cond = next(c for c in cfg.conditions if c.name == name)
+    if isinstance(cfg.agent, LMAgentConfig):
+        return run_lm_condition(cfg, cfg.agent, cond, seed, Path(out), progress=report_progress)
     return run_condition(cfg, cond, seed, Path(out), progress=report_progress)
 
 
@@ -257,7 +265,8 @@ class _Run:
             * len(cfg.ensemble.heldout)
             * cfg.ensemble.members_per_family
         )
-        total = len(jobs) * (cfg.train.episodes + 2 * n_eval)
+        by_name = {c.name: c for c in cfg.conditions}
+        total = sum(trained_episodes(cfg, by_name[name]) + 2 * n_eval for name, _ in jobs)
         side = _side_jobs(cfg, out, self.note)  # once: it clears an unfinished reference dir
         units = self._units(jobs, side)
         env = env_for_workers(_key_names(cfg))
@@ -358,4 +367,4 @@ def expected_cost(cfg: StudyConfig, call: Call) -> tuple[int, int]:
         rank = 3
     else:
         rank = 2 if condition.sampler != "fixed" else 0
-    return (rank, train_config(cfg, condition).episodes)
+    return (rank, trained_episodes(cfg, condition))

@@ -36,6 +36,9 @@ class Job:
     condition: str = ""
     phase: str = "eval"
     step: int = 0
+    tag: str = ""
+    """Tells apart calls that share member and seed (a GRPO group's calls: the same caller with
+    the same hidden profile, played several times); part of the episode's id when set."""
 
 
 def job_profile(job: Job, scenario: Scenario) -> Profile:
@@ -49,7 +52,10 @@ def user_rng(job: Job) -> np.random.Generator:
 
 
 def agent_rng(job: Job) -> np.random.Generator:
-    """A sampling agent's draws in ``job``'s episode: its own, whatever else shares the batch."""
+    """A sampling agent's draws in ``job``'s episode: its own, whatever else shares the batch
+    (and, for a tagged job, whatever other calls of its group draw)."""
+    if job.tag:
+        return seeding.stream(job.seed, "agent", job.spec.id, job.tag)
     return seeding.stream(job.seed, "agent", job.spec.id)
 
 
@@ -121,7 +127,8 @@ class Conversation:
     def job_id(self) -> str:
         """The episode's id (``Episode.id``)."""
         j = self.job
-        return f"{j.condition}/{j.phase}/{j.spec.id}/{j.seed}"
+        base = f"{j.condition}/{j.phase}/{j.spec.id}/{j.seed}"
+        return f"{base}/{j.tag}" if j.tag else base
 
     def step(self, turn: AgentTurn) -> None:
         """The agent says ``turn``; unless that ended the call, the simulator answers."""

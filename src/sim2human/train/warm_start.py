@@ -1,0 +1,168 @@
+"""The language-model agent's warm start: supervised fine-tuning on the reference agent's calls.
+
+Before RL the model must already do the task in the scenario's words, or GRPO has nothing to
+compare within a group. It learns from the scenario's reference agent playing the *training*
+members only (never a held-out family or a real caller), with two changes that keep the warm
+start neutral about what RL will later find:
+
+- every phrasing of the scenario's agent voice appears: each turn says an act of the kind and
+  field the reference chose, in a style drawn uniformly (plain, its second wording, jargon);
+- style and courtesy lines appear at one rate (``style_rate``), drawn uniformly from the
+  scenario's: the line a frozen simulator over-rewards is in the corpus exactly as often as any
+  other, so no phrasing is privileged before RL.
+
+It records through the tools as the policy must: each turn opens with ``record`` calls for what
+the caller said since its last turn (in words the scenario reads back exactly,
+``scenarios.tools.value_text``), and its close with a ``submit``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+import torch
+
+from sim2human import seeding
+from sim2human.agents.base import Agent, AgentTurn, Observation
+from sim2human.agents.lm_policy import LMPolicy
+from sim2human.agents.scripted import reference_agent
+from sim2human.rollout.conversation import Job
+from sim2human.rollout.play import play
+from sim2human.scenarios.base import Scenario, say_act
+from sim2human.scenarios.core import Act
+from sim2human.scenarios.tools import RECORD, SUBMIT, tool_text, value_text
+from sim2human.simulators.base import SimulatorSpec
+from sim2human.train.config import WarmStartConfig
+from sim2human.train.grpo import padded, token_logprobs
+from sim2human.types import Episode, ToolCall
+
+Progress = Callable[[int], None]
+
+
+class VariedReference:
+    """The reference agent's choices in every phrasing, recording through tools."""
+
+    name = "reference-varied"
+
+    def __init__(self, scenario: Scenario, style_rate: float) -> None:
+        self.scenario = scenario
+        self.inner: Agent = reference_agent(scenario)
+        self.style_rate = style_rate
+        self.by_id = {a.id: a for a in scenario.acts}
+        self.styles = [a for a in scenario.acts if a.kind == "style"]
+        self.recorded: dict[str, dict[str, object]] = {}
+
+    def act_each(
+        self, observations: Sequence[Observation], rngs: Sequence[np.random.Generator]
+    ) -> list[AgentTurn]:
+        chosen = self.inner.act(observations)
+        return [self._vary(o, t, r) for o, t, r in zip(observations, chosen, rngs, strict=True)]
+
+    def act(self, observations: Sequence[Observation]) -> list[AgentTurn]:
+        rngs = [seeding.stream(0, "varied", o.call, o.turn) for o in observations]
+        return self.act_each(observations, rngs)
+
+    def _vary(self, obs: Observation, turn: AgentTurn, rng: np.random.Generator) -> AgentTurn:
+        act = self.by_id.get(turn.act or "")
+        text = turn.text
+        if act is not None:
+            twins = [a for a in self.scenario.acts if a.kind == act.kind and a.field == act.field]
+            pick: Act = twins[int(rng.integers(len(twins)))]
+            text = say_act(self.scenario, pick, obs.view)
+            act = pick
+        if self.styles and rng.random() < self.style_rate:
+            style = self.styles[int(rng.integers(len(self.styles)))]
+            text = f"{say_act(self.scenario, style, obs.view)} {text}"
+        calls = self._records(obs, rng)
+        if act is not None and act.kind == "close":
+            calls.append(ToolCall(name=SUBMIT))
+        return AgentTurn(
+            text=text, act=act.id if act else turn.act, field=turn.field, tool_calls=tuple(calls)
+        )
+
+    def _records(self, obs: Observation, rng: np.random.Generator) -> list[ToolCall]:
+        """``record`` calls for what the record holds now that was not recorded yet."""
+        done = self.recorded.setdefault(obs.call, {})
+        calls = []
+        record = getattr(obs.view, "record", {})
+        for field, value in record.items():
+            if value is None or done.get(field) == value:
+                continue
+            say = getattr(self.scenario, "say", None)
+            words = value_text(self.scenario, field, value, say, rng)
+            if words is not None:
+                calls.append(ToolCall(name=RECORD, arguments={"field": field, "value": words}))
+                done[field] = value
+        return calls
+
+
+def reference_calls(
+    scenario: Scenario,
+    members: Sequence[SimulatorSpec],
+    cfg: WarmStartConfig,
+    seed: int,
+    max_turns: int,
+) -> list[Episode]:
+    """``cfg.episodes`` calls of the varied reference with training members, drawn uniformly."""
+    rng = seeding.stream(seed, "warm-start")
+    jobs = [
+        Job(
+            members[int(rng.integers(len(members)))],
+            int(rng.integers(2**62)),
+            "train",
+            "warm-start",
+            "train",
+        )
+        for _ in range(cfg.episodes)
+    ]
+    return play(VariedReference(scenario, cfg.style_rate), jobs, scenario, max_turns=max_turns)
+
+
+def fine_tune(
+    policy: LMPolicy,
+    calls: Sequence[Episode],
+    cfg: WarmStartConfig,
+    seed: int,
+    progress: Progress | None = None,
+) -> list[float]:
+    """Supervised fine-tuning on ``calls``' agent tokens; the mean loss of each epoch."""
+    traces = [policy.written_trace(e.turns) for e in calls]
+    params = [p for p in policy.model.parameters() if p.requires_grad]
+    optim = torch.optim.AdamW(params, lr=cfg.lr, weight_decay=0.0)
+    steps = cfg.epochs * -(-len(traces) // cfg.batch)
+    sched = torch.optim.lr_scheduler.OneCycleLR(
+        optim, max_lr=cfg.lr, total_steps=max(1, steps), pct_start=0.1
+    )
+    rng = seeding.stream(seed, "warm-start-order")
+    device = next(policy.model.parameters()).device
+    losses: list[float] = []
+    policy.model.train()
+    for _ in range(cfg.epochs):
+        order = rng.permutation(len(traces))
+        total, count = 0.0, 0
+        for i in range(0, len(order), cfg.batch):
+            part = [traces[int(k)] for k in order[i : i + cfg.batch]]
+            ids, attn, own = (x.to(device) for x in padded(part, policy.pad))
+            mask = own[:, 1:]
+            loss = -(token_logprobs(policy.model, ids, attn) * mask).sum() / mask.sum().clamp(min=1)
+            optim.zero_grad(set_to_none=True)
+            loss.backward()  # type: ignore[no-untyped-call]
+            torch.nn.utils.clip_grad_norm_(params, 1.0)
+            optim.step()
+            sched.step()
+            total, count = total + float(loss.detach()), count + 1
+            if progress is not None:
+                progress(len(part))
+        losses.append(total / max(1, count))
+    policy.model.eval()
+    return losses
+
+
+def corpus_texts(calls: Sequence[Episode], system_prompt: str) -> list[str]:
+    """The words a tiny model's tokenizer is trained on: the prompt and every turn as played."""
+    texts = [system_prompt]
+    for e in calls:
+        for t in e.turns:
+            texts.append(" ".join([*(tool_text(c) for c in t.tool_calls), t.text]))
+    return texts

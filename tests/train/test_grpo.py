@@ -1,0 +1,136 @@
+"""GRPO's pieces on cases that fail when they are wrong: group advantages, the agent-token mask
+(no caller token ever carries loss), the KL term, and the warm start's neutrality."""
+
+from __future__ import annotations
+
+import copy
+from types import SimpleNamespace
+from typing import Any
+
+import numpy as np
+import pytest
+import torch
+
+from sim2human.agents.lm_models import tiny
+from sim2human.agents.lm_policy import LMPolicy, Trace
+from sim2human.scenarios.catalog import get_scenario
+from sim2human.train.grpo import group_advantages, grpo_loss, kl_k3, padded
+from sim2human.types import ToolCall, Turn
+
+
+def test_advantages_compare_each_call_with_its_own_group_only() -> None:
+    adv = group_advantages([1.0, 0.0, 0.5, 0.5, 0.2, 0.4], size=2)
+    assert adv == pytest.approx([1, -1, 0, 0, -1, 1])
+    plain = group_advantages([1.0, 0.0, 0.9, 0.3], size=2, scale=False)
+    assert plain == pytest.approx([0.5, -0.5, 0.3, -0.3])
+    with pytest.raises(ValueError, match="groups of 3"):
+        group_advantages([1.0, 2.0], size=3)
+
+
+def call_turns() -> list[Turn]:
+    record = ToolCall(name="record", arguments={"field": "severity", "value": "7"})
+    return [
+        Turn(speaker="user", text="Hi, my back hurts."),
+        Turn(speaker="agent", text="How bad is it, out of 10?"),
+        Turn(speaker="user", text="About seven."),
+        Turn(speaker="agent", text="Thanks, bye.", tool_calls=(record, ToolCall(name="submit"))),
+        Turn(speaker="user", text="Bye."),
+    ]
+
+
+@pytest.fixture(scope="module")
+def policy() -> LMPolicy:
+    texts = [t.text for t in call_turns()] * 20 + ["system prompt"]
+    model, tok = tiny(texts, seed=0, sizes={"hidden": 32, "layers": 1, "heads": 2, "vocab": 400})
+    return LMPolicy(model, tok, "system prompt")
+
+
+def test_only_the_agents_own_tokens_are_marked(policy: LMPolicy) -> None:
+    trace = policy.written_trace(call_turns())
+    own = [i for i, m in zip(trace.ids, trace.mask, strict=True) if m]
+    text = policy.tok.decode(own, skip_special_tokens=False)
+    assert "How bad is it" in text and "Thanks, bye." in text and '"submit"' in text
+    assert "seven" not in text and "back hurts" not in text and "system" not in text
+    assert text.count("<|im_end|>") == 2  # it learns to end its turn, not the caller's
+
+
+class LogitsModel:
+    """A 'model' whose logits are one leaf tensor, so the loss's gradient per position shows."""
+
+    def __init__(self, batch: int, length: int, vocab: int) -> None:
+        self.logits = torch.zeros((batch, length, vocab), requires_grad=True)
+
+    def __call__(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> Any:
+        return SimpleNamespace(logits=self.logits)
+
+    def parameters(self) -> Any:
+        return iter([self.logits])
+
+
+def test_no_caller_token_carries_loss(policy: LMPolicy) -> None:
+    traces = [policy.written_trace(call_turns()), policy.written_trace(call_turns()[:3])]
+    ids, _, own = padded(traces, policy.pad)
+    fake = LogitsModel(ids.shape[0], ids.shape[1], len(policy.tok))
+    loss, _ = grpo_loss(fake, None, traces, [1.0, -0.5], pad=policy.pad, beta=0.0, total_tokens=9)
+    loss.backward()
+    assert fake.logits.grad is not None
+    # position t predicts token t + 1: its gradient is non-zero exactly where t + 1 is the agent's
+    moved = fake.logits.grad.abs().sum(-1)[:, :-1] > 0
+    assert torch.equal(moved, own[:, 1:] > 0)
+
+
+def test_the_k3_kl_is_zero_at_home_and_estimates_the_kl_elsewhere() -> None:
+    same = torch.tensor([-1.0, -2.0])
+    assert torch.equal(kl_k3(same, same), torch.zeros(2))
+    p, q = np.array([0.7, 0.2, 0.1]), np.array([0.3, 0.3, 0.4])
+    draws = np.random.default_rng(0).choice(3, size=200_000, p=p)
+    logp, logq = torch.tensor(np.log(p[draws])), torch.tensor(np.log(q[draws]))
+    assert float(kl_k3(logp, logq).mean()) == pytest.approx(
+        float(np.sum(p * np.log(p / q))), rel=0.02
+    )
+    assert bool((kl_k3(logp, logq) >= 0).all())
+
+
+def test_the_kl_term_pulls_towards_the_warm_start(policy: LMPolicy) -> None:
+    traces = [policy.written_trace(call_turns())]
+    ref = copy.deepcopy(policy.model)
+    with torch.no_grad():
+        for p in ref.parameters():
+            p.add_(0.5 * torch.randn_like(p))
+    _, kl_self = grpo_loss(
+        policy.model, policy.model, traces, [0.0], pad=policy.pad, beta=1.0, total_tokens=1
+    )
+    assert kl_self == pytest.approx(0.0, abs=1e-5)
+    loss_far, kl_far = grpo_loss(
+        policy.model, ref, traces, [0.0], pad=policy.pad, beta=1.0, total_tokens=1
+    )
+    assert kl_far > 0 and float(loss_far.detach()) == pytest.approx(kl_far, rel=1e-4)
+
+
+def test_a_trace_grows_by_what_the_policy_wrote(policy: LMPolicy) -> None:
+    trace = Trace()
+    trace.add([1, 2], own=False)
+    trace.add([3], own=True)
+    assert trace.ids == [1, 2, 3] and trace.mask == [0, 0, 1]
+
+
+def test_the_warm_start_says_every_phrasing_none_privileged() -> None:
+    from pathlib import Path
+
+    from sim2human.experiments.config import load_study
+    from sim2human.experiments.world import StudyWorld
+    from sim2human.train.config import WarmStartConfig
+    from sim2human.train.warm_start import reference_calls
+
+    example = Path(__file__).resolve().parents[2] / "examples" / "collapse.yaml"
+    world = StudyWorld.build(load_study(example, quick=True))
+    calls = reference_calls(
+        world.scenario, world.ensemble.train, WarmStartConfig(episodes=300), 0, 20
+    )
+    turns = [t.text for e in calls for t in e.agent_turns]
+    styles = [a.text for a in get_scenario("intake").acts if a.kind == "style"]
+    counts = [sum(s in t for t in turns) for s in styles]
+    assert min(counts) > 0
+    assert max(counts) < 2 * np.mean(counts)  # the frozen simulator's favourite is not favoured
+    assert all(e.record_source == "submitted" for e in calls)
+    assert np.mean([e.gold.score for e in calls]) > 0.7  # it records what it heard, and submits
