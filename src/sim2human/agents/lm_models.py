@@ -45,9 +45,13 @@ has ``<tool_call>``): a record call costs a few tokens besides its field and val
 
 
 def need(module: str) -> ModuleType:
-    """``import module``, or one line naming the extra that installs it."""
+    """``import module``, or one line naming the extra that installs it. transformers' own
+    progress bars (loading and writing shards) are turned off: a study draws its own."""
     try:
-        return importlib.import_module(module)
+        found = importlib.import_module(module)
+        if module == "transformers":
+            found.utils.logging.disable_progress_bar()
+        return found
     except ImportError as err:
         raise ModelUnavailableError(
             f"{module} is not installed (language-model agents need it): "

@@ -176,7 +176,7 @@ class LMPolicy:
         ids, mask = ids.to(self.device), mask.to(self.device)
         positions = (mask.cumsum(1) - 1).clamp(min=0)
         out = self.model(input_ids=ids, attention_mask=mask, position_ids=positions, use_cache=True)
-        past, logits = out.past_key_values, out.logits[:, -1, :]
+        past, logits = out.cache, out.logits[:, -1, :]
         written: list[list[int]] = [[] for _ in range(n)]
         done = [False] * n
         last = positions[:, -1:]
@@ -195,10 +195,10 @@ class LMPolicy:
                 input_ids=step,
                 attention_mask=mask,
                 position_ids=last,
-                past_key_values=past,
+                cache=past,
                 use_cache=True,
             )
-            past, logits = out.past_key_values, out.logits[:, -1, :]
+            past, logits = out.cache, out.logits[:, -1, :]
         return [w if w and w[-1] == self.stop else [*w, self.stop] for w in written]
 
     def _draw(

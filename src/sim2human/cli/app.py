@@ -43,6 +43,7 @@ from sim2human.report.terminal import print_summary
 from sim2human.store.layout import REPORT_HTML, REPORT_JSON, REPORT_MD, STUDY_JSON
 from sim2human.store.loading import existing_dir
 from sim2human.train import curves
+from sim2human.train.config import training_words
 
 if TYPE_CHECKING:
     from sim2human.experiments.config import StudyConfig
@@ -172,7 +173,7 @@ def _run(
     progress = output.progress_console(err_console)
     progress.print(
         f"[bold]{cfg.name}[/]: {len(cfg.conditions)} conditions x {len(cfg.seeds)} seeds, "
-        f"{cfg.train.episodes} training episodes each -> {target}"
+        f"{training_words(cfg.agent, cfg.train)} each -> {target}"
     )
     try:
         study = run_study(

@@ -129,6 +129,7 @@ def run_lm_condition(
             lambda e: _log(log, progress, e),
         )
         llm_stats = llm_accounting(llm)
+    warm_meta = read_json(warm / WARM_META)
     write_members(out / MEMBERS, trained_on, world.ensemble.heldout, sampler)
     summary = summarise_sub_run(evals, sampler.phrasings)
     summary.update(
@@ -137,7 +138,8 @@ def run_lm_condition(
         episodes_trained=budget,
         wall_seconds=round(time.perf_counter() - started, 2),
         agent={"kind": "lm", "model": agent_cfg.model, "record_source": "submitted"},
-        warm_start=read_json(warm / WARM_META),
+        warm_start={k: v for k, v in warm_meta.items() if k != "agent_lines"},
+        novel_turn_share=novel_share(evals, set(warm_meta["agent_lines"])),
     )
     if llm_stats:
         summary["llm"] = llm_stats
@@ -160,6 +162,13 @@ def warm_policy(warm: Path, agent_cfg: LMAgentConfig, world: StudyWorld) -> tupl
         device=agent_cfg.device,
     )
     return policy, ref
+
+
+def novel_share(episodes: Sequence[Episode], corpus: set[str]) -> float:
+    """The share of the agent's held-out turns that are not, word for word, a line of its warm
+    start's corpus: whether it writes its own words or replays the reference's."""
+    said = [t.text for e in episodes if e.split == "heldout" for t in e.agent_turns]
+    return sum(t not in corpus for t in said) / max(1, len(said))
 
 
 def _log(log: EpisodeLog, progress: Progress | None, episode: Episode) -> None:

@@ -106,3 +106,11 @@ class PolicyAgentConfig(FrozenConfig):
 
 AgentConfig = Annotated[PolicyAgentConfig | LMAgentConfig, Field(discriminator="kind")]
 """What a study trains: ``kind: ppo`` (the default) or ``kind: lm``."""
+
+
+def training_words(agent: PolicyAgentConfig | LMAgentConfig, train: PPOConfig) -> str:
+    """What each sub-run trains, in words: PPO's episodes, or the LM agent's GRPO steps."""
+    if isinstance(agent, LMAgentConfig):
+        calls = agent.groups * agent.group_size
+        return f"a {agent.model} language model, {agent.steps} GRPO steps of {calls} calls"
+    return f"{train.episodes} training episodes"

@@ -1,0 +1,95 @@
+"""A study whose agent is a language model: the same run directory, gold on what it submitted,
+a warm start shared by conditions, a saved policy that plays again, and a resumed study equal to
+a straight one."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sim2human.agents.lm_models import load
+from sim2human.agents.lm_policy import LMPolicy
+from sim2human.experiments.config import parse_study
+from sim2human.experiments.lm_condition import lm_prompt
+from sim2human.experiments.results import StudyResult
+from sim2human.experiments.runner import run_study
+from sim2human.experiments.world import StudyWorld
+from sim2human.rollout.evaluate import evaluate
+from sim2human.store.layout import EPISODES, POLICY, SUMMARY, WARM_START
+from sim2human.store.rundir import read_episodes
+from tiny_study import study_numbers
+
+LM: dict[str, Any] = {
+    "name": "tiny-lm",
+    "seeds": [0],
+    "train": {"max_turns": 8},
+    "agent": {
+        "kind": "lm",
+        "model": "tiny",
+        "steps": 2,
+        "groups": 2,
+        "group_size": 2,
+        "max_new_tokens": 16,
+        "warm_start": {"episodes": 8, "epochs": 1},
+    },
+    "ensemble": {"train": ["cooperative"], "heldout": ["terse-guarded"], "members_per_family": 1},
+    "eval": {"episodes_per_member": 2, "bootstrap": 100},
+    "conditions": [
+        {
+            "name": "frozen",
+            "sampler": "fixed",
+            "role": "frozen",
+            "simulator": {"family": "standard", "seed": 1, "capacity": 0.1, "temperature": 0},
+        },
+        {"name": "ensemble", "sampler": "uniform"},
+    ],
+}
+
+
+@pytest.fixture(scope="module")
+def straight(tmp_path_factory: pytest.TempPathFactory) -> tuple[StudyResult, Path]:
+    out = tmp_path_factory.mktemp("lm") / "run"
+    return run_study(parse_study(LM), out, workers=1), out
+
+
+def test_an_lm_study_is_scored_on_what_the_agent_submitted(
+    straight: tuple[StudyResult, Path],
+) -> None:
+    study, out = straight
+    row = study.row("frozen")
+    assert row is not None and row.gold_rule == "submitted" and row.episodes_trained == 8
+    sub = out / "conditions" / "frozen" / "seed-0"
+    episodes = read_episodes(sub / EPISODES)
+    assert {e.record_source for e in episodes} == {"submitted"}
+    assert [p.name for p in (out / WARM_START).iterdir() if p.is_dir()] == ["tiny-seed-0"]
+    assert '"novel_turn_share"' in (sub / SUMMARY).read_text()
+    assert [r.gold_rule for r in study.reference] == [None]  # the scripted agent: act-level
+
+
+def test_the_saved_policy_plays_again_in_process(straight: tuple[StudyResult, Path]) -> None:
+    _, out = straight
+    model, tok = load(out / "conditions" / "ensemble" / "seed-0" / POLICY)
+    world = StudyWorld.build(parse_study(LM))
+    policy = LMPolicy(model, tok, lm_prompt(world), max_new_tokens=16)
+    played = evaluate(
+        policy, world.ensemble.heldout, world.scenario, split="heldout", per_member=1, max_turns=4
+    )
+    assert played and all(e.record_source == "submitted" for e in played)
+    assert all(t.text for e in played for t in e.agent_turns)
+
+
+@pytest.mark.slow
+def test_a_resumed_lm_study_gives_the_numbers_of_a_straight_one(
+    straight: tuple[StudyResult, Path], tmp_path: Path
+) -> None:
+    study, out = straight
+    copy = tmp_path / "b"
+    shutil.copytree(out, copy)
+    broken = copy / "conditions" / "ensemble" / "seed-0"
+    (broken / SUMMARY).unlink()  # killed mid-way: the sub-run has no summary
+    (copy / "study.json").unlink(missing_ok=True)
+    resumed = run_study(parse_study(LM), copy, workers=1, resume=True)
+    assert study_numbers(resumed) == study_numbers(study)
