@@ -28,10 +28,11 @@ from sim2human.errors import ModelUnavailableError, UsageError
 
 IM_START, IM_END, PAD = "<|im_start|>", "<|im_end|>", "<|endoftext|>"
 SPECIAL = [PAD, IM_START, IM_END]
-TINY_SIZES: dict[str, int] = {"hidden": 96, "layers": 2, "heads": 4, "vocab": 2048}
-"""The tiny model: ~0.4M parameters, enough to copy a value from the caller's turn into a tool
-call (that takes two layers: an induction head) and fast enough to train in minutes on two CPU
-cores."""
+TINY_SIZES: dict[str, int] = {"hidden": 128, "layers": 3, "heads": 4, "vocab": 2048}
+"""The tiny model: ~0.9M parameters. A width-96, two-layer model fine-tuned on 300 calls x 6
+epochs still wrote values it had not heard instead of copying the caller's (14% of fields
+right, held-out loss 0.97 per token); copying a span from the caller's turn into a tool call
+takes capacity and steps."""
 TOOL_PIECES = [
     "<tool_call>",
     "</tool_call>",

@@ -17,6 +17,7 @@ share its batch, and a KV-cached loop over a small model is several times quicke
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -80,6 +81,10 @@ class LMPolicy:
         self.pad = int(tokenizer.pad_token_id if tokenizer.pad_token_id is not None else self.stop)
         self._traces: dict[str, Trace] = {}
         self._open_assistant = self._encode(f"{IM_START}assistant\n")
+        # transformers 5.2x renamed the forward's ``past_key_values`` to ``cache``
+        self._cache_arg = (
+            "cache" if "cache" in inspect.signature(model.forward).parameters else "past_key_values"
+        )
 
     # -- the Agent protocol -----------------------------------------------------------------
 
@@ -176,7 +181,7 @@ class LMPolicy:
         ids, mask = ids.to(self.device), mask.to(self.device)
         positions = (mask.cumsum(1) - 1).clamp(min=0)
         out = self.model(input_ids=ids, attention_mask=mask, position_ids=positions, use_cache=True)
-        past, logits = out.cache, out.logits[:, -1, :]
+        past, logits = self._past(out), out.logits[:, -1, :]
         written: list[list[int]] = [[] for _ in range(n)]
         done = [False] * n
         last = positions[:, -1:]
@@ -195,11 +200,16 @@ class LMPolicy:
                 input_ids=step,
                 attention_mask=mask,
                 position_ids=last,
-                cache=past,
                 use_cache=True,
+                **{self._cache_arg: past},
             )
-            past, logits = out.cache, out.logits[:, -1, :]
+            past, logits = self._past(out), out.logits[:, -1, :]
         return [w if w and w[-1] == self.stop else [*w, self.stop] for w in written]
+
+    @staticmethod
+    def _past(out: Any) -> Any:
+        cache = getattr(out, "cache", None)
+        return cache if cache is not None else out.past_key_values
 
     def _draw(
         self, logits: torch.Tensor, rngs: Sequence[np.random.Generator], done: Sequence[bool]

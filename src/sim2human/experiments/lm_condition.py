@@ -29,6 +29,7 @@ from sim2human import outputs
 from sim2human.agents.llm import agent_voice
 from sim2human.agents.lm_models import load, save, smollm2, tiny
 from sim2human.agents.lm_policy import TOOL_PROMPT, LMPolicy
+from sim2human.errors import UsageError
 from sim2human.experiments.condition import (
     Recording,
     eval_splits,
@@ -58,6 +59,9 @@ from sim2human.train.warm_start import corpus_texts, fine_tune, reference_calls
 from sim2human.types import Episode
 
 Progress = Callable[[int], None]
+GRPO_LOG_EVERY = 5
+"""Keep every fifth GRPO step's calls in ``episodes.jsonl`` (every step is summarised in
+``metrics.jsonl``): a GPU run of thousands of steps would otherwise store gigabytes."""
 WARM_META = "warm_start.json"
 """What the warm start learned from and how it went, beside its model."""
 
@@ -78,6 +82,8 @@ def run_lm_condition(
 ) -> dict[str, Any]:
     """Warm-start (or reuse), train by GRPO and evaluate one LM agent; returns its summary."""
     torch.set_num_threads(1)
+    if agent_cfg.device.startswith("cuda") and not torch.cuda.is_available():
+        raise UsageError(f"agent.device {agent_cfg.device!r}: torch sees no CUDA device here")
     started = time.perf_counter()
     world = StudyWorld.build(cfg)
     run_seed = sub_run_seed(condition.name, seed)
@@ -100,8 +106,9 @@ def run_lm_condition(
             sampler_log.write(
                 {"update": stats.update, "episodes_seen": stats.episodes_seen, "events": []}
             )
-            for e in episodes:
-                log.write(e)
+            if stats.update % GRPO_LOG_EVERY == 0:
+                for e in episodes:
+                    log.write(e)
             if progress is not None:
                 progress(len(episodes))
 

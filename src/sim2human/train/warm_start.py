@@ -31,7 +31,14 @@ from sim2human.rollout.conversation import Job
 from sim2human.rollout.play import play
 from sim2human.scenarios.base import Scenario, say_act
 from sim2human.scenarios.core import Act
-from sim2human.scenarios.tools import RECORD, SUBMIT, tool_text, value_text
+from sim2human.scenarios.tools import (
+    RECORD,
+    SUBMIT,
+    ReadsFields,
+    read_value,
+    tool_text,
+    value_text,
+)
 from sim2human.simulators.base import SimulatorSpec
 from sim2human.train.config import WarmStartConfig
 from sim2human.train.grpo import padded, token_logprobs
@@ -89,12 +96,21 @@ class VariedReference:
         for field, value in record.items():
             if value is None or done.get(field) == value:
                 continue
-            say = getattr(self.scenario, "say", None)
-            words = value_text(self.scenario, field, value, say, rng)
+            words = self._words(obs.user_text, field, value, rng)
             if words is not None:
                 calls.append(ToolCall(name=RECORD, arguments={"field": field, "value": words}))
                 done[field] = value
         return calls
+
+    def _words(self, said: str, field: str, value: object, rng: np.random.Generator) -> str | None:
+        """What to record for ``field``: the caller's own last words when the scenario reads
+        ``value`` from them (so the model learns to copy what it heard, as a person taking
+        notes does), else plain words for the value."""
+        scenario = self.scenario
+        if isinstance(scenario, ReadsFields) and read_value(scenario, field, said) == value:
+            return said
+        say = getattr(scenario, "say", None)
+        return value_text(scenario, field, value, say, rng)  # type: ignore[arg-type]
 
 
 def reference_calls(
