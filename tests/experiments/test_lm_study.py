@@ -12,6 +12,7 @@ import pytest
 
 from sim2human.agents.lm_models import load
 from sim2human.agents.lm_policy import LMPolicy
+from sim2human.cli.app import main
 from sim2human.experiments.config import parse_study
 from sim2human.experiments.lm_condition import lm_prompt
 from sim2human.experiments.results import StudyResult
@@ -64,7 +65,8 @@ def test_an_lm_study_is_scored_on_what_the_agent_submitted(
     sub = out / "conditions" / "frozen" / "seed-0"
     episodes = read_episodes(sub / EPISODES)
     assert {e.record_source for e in episodes} == {"submitted"}
-    assert [p.name for p in (out / WARM_START).iterdir() if p.is_dir()] == ["tiny-seed-0"]
+    warm = [p.name for p in (out / WARM_START).iterdir() if p.is_dir()]
+    assert len(warm) == 1 and warm[0].startswith("tiny-seed-0-")  # one, shared by conditions
     assert '"novel_turn_share"' in (sub / SUMMARY).read_text()
     assert [r.gold_rule for r in study.reference] == [None]  # the scripted agent: act-level
 
@@ -93,3 +95,15 @@ def test_a_resumed_lm_study_gives_the_numbers_of_a_straight_one(
     (copy / "study.json").unlink(missing_ok=True)
     resumed = run_study(parse_study(LM), copy, workers=1, resume=True)
     assert study_numbers(resumed) == study_numbers(study)
+
+
+def test_diagnose_and_export_read_an_lm_run(
+    straight: tuple[StudyResult, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _, out = straight
+    copy = tmp_path / "run"
+    shutil.copytree(out, copy)
+    assert main(["diagnose", str(copy)]) == 0
+    assert "own words:" in capsys.readouterr().out
+    assert main(["export", str(copy), "--out", str(tmp_path / "e.jsonl")]) == 0
+    assert (tmp_path / "e.jsonl").stat().st_size > 0

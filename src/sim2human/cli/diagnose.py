@@ -104,6 +104,12 @@ def diagnose(
     for c in d.conditions:
         colour = "red" if c.verdict.collapse else ("green" if c.verdict.checked else "yellow")
         out.print(f"[{colour}]{c.verdict.headline}[/]", highlight=False)
+        if c.own_words is not None:
+            out.print(
+                f"  own words: {c.own_words:.0%} of its held-out turns are no line of its "
+                "warm start's corpus",
+                highlight=False,
+            )
     output.emit(_document(run_dir, d.problems, d.conditions))
     if not judged:
         raise RunDirError(f"{run_dir}: nothing to judge: no condition has a finished evaluation")

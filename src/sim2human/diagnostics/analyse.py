@@ -77,6 +77,9 @@ class ConditionDiagnosis(Frozen):
     behaviour: Behaviour | None
     robustness: Robustness | None
     verdict: Verdict
+    own_words: float | None = None
+    """A language-model agent's share of held-out turns that are no line of its warm start
+    (mean over runs): whether it writes its own words; None for an act-level agent."""
 
 
 def _curve(sub: SubRun) -> list[CurvePoint]:
@@ -236,7 +239,17 @@ def diagnose_condition(
         behaviour=behaviour(held) if held else None,
         robustness=robustness(held) if held else None,
         verdict=judge(name, tr, exploits, quirks, limits, metric),
+        own_words=_own_words(subs),
     )
+
+
+def _own_words(subs: Sequence[SubRun]) -> float | None:
+    shares = [
+        float(s.summary["novel_turn_share"])
+        for s in subs
+        if s.summary is not None and isinstance(s.summary.get("novel_turn_share"), int | float)
+    ]
+    return sum(shares) / len(shares) if shares else None
 
 
 class Diagnosis(Frozen):

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import copy
 import fcntl
+import hashlib
+import json
 import re
 import time
 from collections.abc import Callable, Sequence
@@ -184,10 +186,21 @@ def _log(log: EpisodeLog, progress: Progress | None, episode: Episode) -> None:
         progress(1)
 
 
-def warm_start_dir(folder: Path, model: str, seed: int) -> Path:
-    """Where the warm start of ``model`` for study seed ``seed`` lives in ``folder``."""
-    slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", model).strip("_.")[-60:] or "model"
-    return folder / f"{slug}-seed-{seed}"
+def warm_start_dir(folder: Path, agent_cfg: LMAgentConfig, world: StudyWorld, seed: int) -> Path:
+    """Where the warm start for study seed ``seed`` lives in ``folder``: named by the model and
+    a hash of everything that makes it (scenario, model, warm-start settings, prompt, training
+    members, turn limit), so a changed setting never reuses a stale warm start."""
+    slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", agent_cfg.model).strip("_.")[-60:] or "model"
+    made_of = {
+        "scenario": world.scenario.name,
+        "model": agent_cfg.model,
+        "warm_start": agent_cfg.warm_start.model_dump(mode="json"),
+        "prompt": lm_prompt(world),
+        "members": sorted(s.id for s in world.ensemble.train),
+        "max_turns": world.max_turns,
+    }
+    key = hashlib.sha256(json.dumps(made_of, sort_keys=True).encode()).hexdigest()[:10]
+    return folder / f"{slug}-seed-{seed}-{key}"
 
 
 def warm_start(
@@ -195,7 +208,7 @@ def warm_start(
 ) -> Path:
     """The warm-started model for (this study's scenario, ``agent_cfg.model``, ``seed``): made
     once and shared by every condition, under a lock so parallel sub-runs wait for the first."""
-    target = warm_start_dir(folder, agent_cfg.model, seed)
+    target = warm_start_dir(folder, agent_cfg, world, seed)
     folder.mkdir(parents=True, exist_ok=True)
     with open(folder / f".{target.name}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
