@@ -83,8 +83,10 @@ class LMAgentConfig(FrozenConfig):
     steps: int = Field(40, ge=0, le=1_000_000, description="GRPO steps (at most 10^6)")
     groups: int = Field(4, ge=1, le=10_000, description="groups (callers) per step")
     group_size: int = Field(8, ge=2, le=1_024, description="calls per group, one caller each")
-    lr: float = Field(1e-3, gt=0, le=MAX_LR, description="AdamW's learning rate for GRPO")
-    beta: float = Field(0.0, ge=0, le=100, description="weight of the KL to the warm start")
+    lr: float = Field(1e-4, gt=0, le=MAX_LR, description="AdamW's learning rate for GRPO")
+    """At 5e-4 the tiny model drifted from its warm start (KL 1-3 nats per agent token within
+    20 steps) and its own proxy fell on every condition (docs/results/lm-agents.md)."""
+    beta: float = Field(0.05, ge=0, le=100, description="weight of the KL to the warm start")
     scale_rewards: bool = True
     """Divide a group's advantages by its reward spread (GRPO); off: Dr. GRPO's plain centring."""
     temperature: float = Field(1.0, ge=0, le=10, description="sampling temperature in training")

@@ -1,0 +1,63 @@
+#!/usr/bin/env python3
+"""A saved language-model agent (a warm start or a trained ``policy/``) played on a study's
+training members at several sampling temperatures: fields right, gold, proxy, agent turns.
+
+    PYTHONPATH=src .venv/bin/python scripts/lm_play.py STUDY_FILE MODEL_DIR [--temperatures 0 0.7 1]
+        [--per-member 2]
+
+How the warm start of ``docs/results/lm-agents.md`` was read: on *training* members only (a
+held-out family or real caller never steers a setting), each member on the study's evaluation
+seeds, as a study would evaluate it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+import numpy as np
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("study", type=Path)
+    parser.add_argument("model", type=Path)
+    parser.add_argument("--temperatures", type=float, nargs="+", default=[0.0, 0.7, 1.0])
+    parser.add_argument("--per-member", type=int, default=2)
+    args = parser.parse_args()
+    import torch
+
+    from sim2human.agents.lm_models import load
+    from sim2human.agents.lm_policy import LMPolicy
+    from sim2human.experiments.config import load_study
+    from sim2human.experiments.lm_condition import lm_prompt
+    from sim2human.experiments.world import StudyWorld
+    from sim2human.rollout.evaluate import evaluate
+
+    torch.set_num_threads(1)
+    world = StudyWorld.build(load_study(args.study, quick=True))
+    model, tok = load(args.model)
+    policy = LMPolicy(model, tok, lm_prompt(world), max_new_tokens=48)
+    print("| temperature | calls | fields right | gold | proxy | median agent turns | s |")
+    print("|---:|---:|---:|---:|---:|---:|---:|")
+    for temperature in args.temperatures:
+        policy.temperature = temperature
+        began = time.perf_counter()
+        eps = evaluate(
+            policy,
+            world.ensemble.train,
+            world.scenario,
+            split="train",
+            per_member=args.per_member,
+            max_turns=world.max_turns,
+        )
+        print(
+            f"| {temperature} | {len(eps)} | {np.mean([e.gold.field_accuracy for e in eps]):.0%} "
+            f"| {np.mean([e.gold.score for e in eps]):.2f} | {np.mean([e.proxy for e in eps]):.2f} "
+            f"| {np.median([e.n_turns for e in eps]):.0f} | {time.perf_counter() - began:.0f} |"
+        )
+
+
+if __name__ == "__main__":
+    main()
