@@ -127,7 +127,8 @@ class Conversation:
     def job_id(self) -> str:
         """The episode's id (``Episode.id``)."""
         j = self.job
-        base = f"{j.condition}/{j.phase}/{j.spec.id}/{j.seed}"
+        member = j.spec.id if j.spec is not None else ""  # a replayed episode's job has none
+        base = f"{j.condition}/{j.phase}/{member}/{j.seed}"
         return f"{base}/{j.tag}" if j.tag else base
 
     def step(self, turn: AgentTurn) -> None:
