@@ -261,4 +261,6 @@ def test_eval_agent_scores_a_refusing_endpoint_on_what_it_submitted_and_says_so(
     asked = [body for body in seen if body["messages"][0]["role"] == "system"]  # not the probe
     assert asked and all(("tools" in body) == offered for body in asked)
     assert main(["report", str(out)]) == 0
-    assert SUBMITTED in (out / "report.md").read_text(encoding="utf-8")
+    assert SUBMITTED in capsys.readouterr().out  # the terminal summary
+    for page in ("report.md", "report.html"):
+        assert SUBMITTED in (out / page).read_text(encoding="utf-8"), page
