@@ -36,18 +36,17 @@ def test_tool_calls_are_parsed_cached_and_keyed_on_the_tools(tmp_path: Path) -> 
     assert len(sent) == 2 and sent[0]["tools"] == TOOLS and "tools" not in sent[1]
 
 
-def test_a_cache_file_from_before_tool_calls_gets_the_column(tmp_path: Path) -> None:
-    path = tmp_path / "old.sqlite"
-    with sqlite3.connect(path) as db:  # the schema before tool calls were cached
-        db.execute(
-            "CREATE TABLE responses (key TEXT PRIMARY KEY, text TEXT NOT NULL, prompt_tokens "
-            "INTEGER NOT NULL, completion_tokens INTEGER NOT NULL, finish_reason TEXT NOT NULL, "
-            "created REAL NOT NULL)"
-        )
-        db.execute("INSERT INTO responses VALUES ('k', 'hi', 1, 2, 'stop', 0)")
-    db.close()
+def test_the_cache_file_keeps_the_row_shape_older_versions_write(tmp_path: Path) -> None:
+    """Every version on a machine shares one cache file, and older ones insert six values per
+    row: tool calls live in a table of their own, and a plain answer replaces stale calls."""
+    path = tmp_path / "shared.sqlite"
     cache = ResponseCache(path)
-    assert cache.get("k") == ("hi", 1, 2, "stop", ())
-    cache.put("k2", "", 1, 1, "tool_calls", [FunctionCall(name="submit")])
-    assert cache.get("k2") == ("", 1, 1, "tool_calls", (FunctionCall(name="submit"),))
+    cache.put("k", "", 1, 1, "tool_calls", [FunctionCall(name="submit")])
+    with sqlite3.connect(path) as db:  # as an older version writes (and rewrites) a row
+        db.execute("INSERT OR REPLACE INTO responses VALUES ('old', 'hi', 1, 2, 'stop', 0)")
+    db.close()
+    assert cache.get("k") == ("", 1, 1, "tool_calls", (FunctionCall(name="submit"),))
+    assert cache.get("old") == ("hi", 1, 2, "stop", ())
+    cache.put("k", "plain", 1, 1, "stop")
+    assert cache.get("k") == ("plain", 1, 1, "stop", ())
     cache.close()

@@ -8,9 +8,10 @@ completions long before that; this is the last guard for a file every study shar
 ``get(key, max_chars=N)`` lets SQLite cut a stored text (one written by an older version without
 a cap) so that a huge row is never loaded whole.
 
-A request that offered tools is answered with tool calls too; they are kept beside the text (a
-JSON list of ``FunctionCall``s, empty for a plain answer). A file written before that column
-existed gets it, empty, when opened: its rows were all plain answers.
+A request that offered tools is answered with tool calls too; they are kept in a table of their
+own (key -> a JSON list of ``FunctionCall``s; no row for a plain answer), never as a new column
+of ``responses``: the file is shared by every version on a machine, and an older one writes its
+rows positionally, six values, so a seventh column would break it.
 """
 
 from __future__ import annotations
@@ -36,11 +37,10 @@ CREATE TABLE IF NOT EXISTS responses (
     prompt_tokens INTEGER NOT NULL,
     completion_tokens INTEGER NOT NULL,
     finish_reason TEXT NOT NULL,
-    created REAL NOT NULL,
-    tool_calls TEXT NOT NULL DEFAULT '[]'
+    created REAL NOT NULL
 )
 """
-_ADD_TOOL_CALLS = "ALTER TABLE responses ADD COLUMN tool_calls TEXT NOT NULL DEFAULT '[]'"
+_CALLS_SCHEMA = "CREATE TABLE IF NOT EXISTS tool_calls (key TEXT PRIMARY KEY, calls TEXT NOT NULL)"
 
 
 class Cached(NamedTuple):
@@ -79,23 +79,22 @@ class ResponseCache:
         with self._lock, self._db:
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute(_SCHEMA)
-            columns = {row[1] for row in self._db.execute("PRAGMA table_info(responses)")}
-            if "tool_calls" not in columns:
-                self._db.execute(_ADD_TOOL_CALLS)
+            self._db.execute(_CALLS_SCHEMA)
 
     def get(self, key: str, max_chars: int = MAX_TEXT_CHARS) -> Cached | None:
         """The stored answer, its text at most ``max_chars`` long (a longer one is cut and its
         finish reason set to ``length``)."""
         with self._lock:
             row = self._db.execute(
-                "SELECT substr(text, 1, ?), length(text) > ?, prompt_tokens, completion_tokens, "
-                "finish_reason, tool_calls FROM responses WHERE key = ?",
+                "SELECT substr(r.text, 1, ?), length(r.text) > ?, r.prompt_tokens, "
+                "r.completion_tokens, r.finish_reason, t.calls FROM responses AS r "
+                "LEFT JOIN tool_calls AS t ON t.key = r.key WHERE r.key = ?",
                 (max_chars, max_chars, key),
             ).fetchone()
         if row is None:
             return None
         finish = "length" if row[1] else str(row[4])
-        calls = tuple(FunctionCall.model_validate(c) for c in json.loads(row[5]))
+        calls = tuple(FunctionCall.model_validate(c) for c in json.loads(row[5] or "[]"))
         return Cached(str(row[0]), int(row[2]), int(row[3]), finish, calls)
 
     def put(
@@ -113,9 +112,14 @@ class ResponseCache:
                 f"(over {MAX_TEXT_CHARS})"
             )
         calls = json.dumps([c.model_dump() for c in tool_calls], ensure_ascii=False)
-        row = (key, text, prompt_tokens, completion_tokens, finish_reason, time.time(), calls)
         with self._lock, self._db:
-            self._db.execute("INSERT OR REPLACE INTO responses VALUES (?, ?, ?, ?, ?, ?, ?)", row)
+            self._db.execute(
+                "INSERT OR REPLACE INTO responses VALUES (?, ?, ?, ?, ?, ?)",
+                (key, text, prompt_tokens, completion_tokens, finish_reason, time.time()),
+            )
+            self._db.execute("DELETE FROM tool_calls WHERE key = ?", (key,))
+            if tool_calls:
+                self._db.execute("INSERT INTO tool_calls VALUES (?, ?)", (key, calls))
 
     def __len__(self) -> int:
         with self._lock:
