@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from sim2human.agents.base import Observation
-from sim2human.agents.llm import LLMAgent, Mode
+from sim2human.agents.llm import MAX_TOOL_ROUNDS, LLMAgent, Mode
 from sim2human.cli.app import main
 from sim2human.experiments.config import load_study
 from sim2human.experiments.world import StudyWorld
@@ -264,3 +264,33 @@ def test_eval_agent_scores_a_refusing_endpoint_on_what_it_submitted_and_says_so(
     assert SUBMITTED in capsys.readouterr().out  # the terminal summary
     for page in ("report.md", "report.html"):
         assert SUBMITTED in (out / page).read_text(encoding="utf-8"), page
+
+
+def test_a_model_that_only_calls_tools_is_asked_at_most_max_tool_rounds_times_a_turn(
+    endpoint: Callable[[Script], LLMRuntime],
+) -> None:
+    rt = endpoint(
+        lambda n, body: Reply(body=completion(None, tool_calls=[record("severity", "5")]))
+    )
+    spec = get_family("cooperative").sample(2, QuirkPool.from_acts(INTAKE.acts))
+    (episode,) = play(rt, [spec], "tools", turns=2)
+    agent_turns = [t for t in episode.turns if t.speaker == "agent"]
+    assert [t.text for t in agent_turns] == ["...", "..."]  # the caller hears a turn of no words
+    assert [len(t.tool_calls) for t in agent_turns] == [MAX_TOOL_ROUNDS, MAX_TOOL_ROUNDS]
+    assert episode.record["severity"] is None  # recorded, never submitted
+
+
+def test_an_agent_graded_on_what_was_heard_sends_what_it_sent_before_tools(
+    endpoint: Callable[[Script], LLMRuntime],
+) -> None:
+    seen: list[dict[str, Any]] = []
+
+    def agent(n: int, body: dict[str, Any]) -> Reply:
+        seen.append(body)
+        return Reply(body=completion("Thank you, goodbye!"))
+
+    rt = endpoint(agent)
+    spec = get_family("cooperative").sample(2, QuirkPool.from_acts(INTAKE.acts))
+    (episode,) = play(rt, [spec], "heard")
+    assert "tools" not in seen[0] and episode.record_source == "heard"
+    assert seen[0]["messages"][0]["content"] == INTAKE.voice.agent.system_prompt
