@@ -1,7 +1,8 @@
 """Test doubles for testing your own pieces the way sim2human tests its own.
 
 - ``FakeOpenAI``: a tiny scriptable OpenAI-compatible server on 127.0.0.1, in a background
-  thread (``script(n, body)`` picks the reply to the n-th request: errors, delays, bad JSON).
+  thread (``script(n, body)`` picks the reply to the n-th request: errors, delays, bad JSON,
+  tool calls: ``completion(text, tool_calls=[...])``).
 - ``TinyScenario``: the catalog's three-field pizza order (``scenarios.pizza``), for tests that
   need a scenario but not intake's vocabulary.
 - ``ScriptedUser``: a ``Simulator`` that answers exactly what it is asked, plainly, and is
@@ -13,7 +14,7 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -23,7 +24,7 @@ import numpy as np
 from sim2human.scenarios.pizza import PIZZA, PIZZA_VOICE
 from sim2human.scenarios.pizza import PizzaScenario as TinyScenario
 from sim2human.simulators.base import SimulatorSpec, Traits, UserTurn
-from sim2human.types import Episode, Profile, Record
+from sim2human.types import Episode, Profile, Record, ToolCall
 
 __all__ = [
     "PIZZA",
@@ -58,7 +59,24 @@ class Seen:
 Script = Callable[[int, dict[str, Any]], Reply]
 
 
-def completion(text: str, prompt_tokens: int = 7, completion_tokens: int = 3) -> dict[str, Any]:
+def completion(
+    text: str | None,
+    prompt_tokens: int = 7,
+    completion_tokens: int = 3,
+    tool_calls: Sequence[ToolCall] = (),
+) -> dict[str, Any]:
+    """A chat completion saying ``text`` (None: no content, as OpenAI sends a turn of tool calls
+    alone) and calling ``tool_calls`` in the OpenAI format (``message.tool_calls``)."""
+    message: dict[str, Any] = {"role": "assistant", "content": text}
+    if tool_calls:
+        message["tool_calls"] = [
+            {
+                "id": f"call_fake_{i}",
+                "type": "function",
+                "function": {"name": c.name, "arguments": json.dumps(c.arguments)},
+            }
+            for i, c in enumerate(tool_calls)
+        ]
     return {
         "id": "chatcmpl-fake",
         "object": "chat.completion",
@@ -67,8 +85,8 @@ def completion(text: str, prompt_tokens: int = 7, completion_tokens: int = 3) ->
         "choices": [
             {
                 "index": 0,
-                "finish_reason": "stop",
-                "message": {"role": "assistant", "content": text},
+                "finish_reason": "tool_calls" if tool_calls else "stop",
+                "message": message,
             }
         ],
         "usage": {

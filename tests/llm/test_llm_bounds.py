@@ -132,8 +132,8 @@ def test_an_oversized_row_of_an_old_cache_is_cut_by_sqlite(tmp_path: Path) -> No
     cache = ResponseCache(path)
     with sqlite3.connect(path) as db:  # as an older version, with no cap, left it
         db.execute("INSERT INTO responses VALUES ('k', ?, 1, 2, 'stop', 0)", ("C" * 3_000_000,))
-    assert cache.get("k", max_chars=100) == ("C" * 100, 1, 2, "length")
-    assert cache.get("k", max_chars=5_000_000) == ("C" * 3_000_000, 1, 2, "stop")
+    assert cache.get("k", max_chars=100) == ("C" * 100, 1, 2, "length", ())
+    assert cache.get("k", max_chars=5_000_000) == ("C" * 3_000_000, 1, 2, "stop", ())
     with pytest.raises(ValueError, match="refusing to cache"):
         cache.put("k2", "D" * (MAX_TEXT_CHARS + 1), 0, 0, "stop")
     assert cache.get("k2") is None

@@ -3,7 +3,9 @@
 Evaluates an LLM agent (any OpenAI-compatible endpoint, or the embedded model) on the members of
 a study's ensemble exactly as the study evaluates its policy agents: same members, same episode
 seeds, same scoring. Writes ``episodes.jsonl`` and ``summary.json``; prints gold and proxy per
-family with 95% CIs (bootstrap over members, then episodes).
+family with 95% CIs (bootstrap over members, then episodes), and the rule gold was scored under:
+the agent acts through the scenario's tools and is graded on what it submitted
+(``agents.llm``); ``--no-tools`` offers none and reads a JSON summary at the end of its reply.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from sim2human.llm.client import EndpointConfig
 from sim2human.llm.runtime import LOCAL, LLMRuntime
 from sim2human.metrics.outcomes import StoredEstimate, cluster_bootstrap
 from sim2human.metrics.outcomes import fmt_estimate as est
+from sim2human.metrics.record_rule import record_rule_line
 from sim2human.simulators import needs_endpoint
 from sim2human.store.layout import CONFIG, EPISODES, MEMBERS, METRICS, SUMMARY
 from sim2human.store.loading import output_dir, read_text
@@ -85,6 +88,14 @@ def eval_agent(
             parser=finite(0.1, 3600.0), metavar="FLOAT", help="Per-request timeout (s), <= 3600."
         ),
     ] = 60.0,
+    no_tools: Annotated[
+        bool,
+        typer.Option(
+            "--no-tools",
+            help="Offer no tools (a model served without tool calls): the agent hands its "
+            "record over as a JSON summary in its reply. Gold grades what it submitted.",
+        ),
+    ] = False,
     out: Annotated[Path | None, typer.Option(help="Run directory.")] = None,
     max_concurrency: CapOpt = None,
     executor: ExecutorOpt = "local",
@@ -119,7 +130,12 @@ def eval_agent(
     target = out or Path("runs") / f"{datetime.now():%Y%m%d-%H%M%S}-eval-agent"
     output = Output(as_json, quiet)
     console = output.progress_console()
-    agent = {"system_prompt": prompt, "temperature": temperature, "max_tokens": max_tokens}
+    agent = {
+        "system_prompt": prompt,
+        "temperature": temperature,
+        "max_tokens": max_tokens,
+        "record_by": "summary" if no_tools else "tools",
+    }
     fresh = not (target.exists() or target.is_symlink())
     try:
         with run_lock(
@@ -140,6 +156,7 @@ def eval_agent(
         raise
     shown = output.table_console()
     shown.print(table(summary))
+    shown.print(summary["record_rule"], highlight=False)
     shown.print(f"episodes: {target / EPISODES}")
     output.emit({"out": str(target), "episodes": str(target / EPISODES), **summary})
 
@@ -290,7 +307,7 @@ def summarise(episodes: list[Episode], n_boot: int) -> dict[str, Any]:
                 "errors": sum(e.error is not None for e in eps),
             }
         )
-    return {"rows": rows}
+    return {"rows": rows, "record_rule": record_rule_line(episodes)}
 
 
 def table(summary: dict[str, Any]) -> Table:

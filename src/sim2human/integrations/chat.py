@@ -1,12 +1,15 @@
 """Conversations as OpenAI-style chat messages: the user's turns as ``user``, the agent's as
 ``assistant``, after the scenario's agent system prompt. What TRL, verl, ART and SFT/DPO
-pipelines read, and what ``sim2human export --format openai-chat`` writes."""
+pipelines read, and what ``sim2human export --format openai-chat`` writes. An agent turn that
+called tools carries them as the OpenAI format does (``tool_calls``, then ``tool`` results),
+exactly as an endpoint agent was sent them (``agents.tool_messages``)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from typing import Any
 
+from sim2human.agents.tool_messages import chat_messages
 from sim2human.errors import UsageError
 from sim2human.scenarios.catalog import get_scenario
 from sim2human.types import Episode, Turn
@@ -32,12 +35,13 @@ def system_prompt(scenario: str) -> str:
     return prompt
 
 
-def messages(turns: Iterable[Turn], system: str | None) -> list[Message]:
-    out = [] if system is None else [{"role": "system", "content": system}]
-    out += [
-        {"role": "assistant" if t.speaker == "agent" else "user", "content": t.text} for t in turns
-    ]
-    return out
+def messages(
+    turns: Iterable[Turn], system: str | None, scenario: object | None = None
+) -> list[dict[str, Any]]:
+    """``turns`` as chat messages; ``scenario`` works out what each tool call did (its
+    ``tool`` result), for an episode whose agent called tools."""
+    spoken = [(t.speaker, t.text, t.tool_calls) for t in turns]
+    return chat_messages(scenario, spoken, system)[0]
 
 
 def labels(e: Episode) -> dict[str, Any]:
@@ -62,4 +66,12 @@ def labels(e: Episode) -> dict[str, Any]:
 def chat_row(e: Episode, system: str | None = None) -> dict[str, Any]:
     """One episode as ``{"messages": [...], **labels}``."""
     prompt = system if system is not None else default_prompt(e.scenario)
-    return {"messages": messages(e.turns, prompt), **labels(e)}
+    scenario = _scenario(e.scenario) if any(t.tool_calls for t in e.turns) else None
+    return {"messages": messages(e.turns, prompt, scenario), **labels(e)}
+
+
+def _scenario(name: str) -> object | None:
+    try:
+        return get_scenario(name)
+    except UsageError:  # results are then "nothing changed"; the calls themselves are kept
+        return None

@@ -21,6 +21,8 @@ What an endpoint sends back is untrusted and bounded here, before anything is st
   endpoint itself marks a completion cut at ``max_tokens``; the first cut is logged as a warning;
 - ``deadline_s``, when set, bounds one ``chat()`` over all its attempts and backoffs (the call
   page sets it so that a participant waits seconds, not minutes).
+Tools (``chat(tools=...)``, OpenAI format) are part of the cache key; the model's calls come
+back, and are cached, with its text. A request without tools is sent and keyed as before.
 
 Concurrency is capped per endpoint *server*, not per client: every client of one ``base_url``
 on one event loop (an LLM agent and the LLM users it talks to, named twice in a study file,
@@ -53,10 +55,12 @@ from sim2human.llm.endpoint import (
     ChatResult,
     ClientStats,
     EndpointConfig,
+    FunctionCall,
 )
 from sim2human.llm.gate import Gate, server_gate
 from sim2human.llm.responses import (
     BodyRefused,
+    Completion,
     Retryable,
     byte_cap,
     parse_completion,
@@ -71,11 +75,12 @@ __all__ = [
     "ChatResult",
     "ClientStats",
     "EndpointConfig",
+    "FunctionCall",
 ]
 
 log = logging.getLogger("sim2human.llm")
 
-Message = Mapping[str, str]
+Message = Mapping[str, Any]  # role, content; tool_calls / tool_call_id for a tool-using agent
 
 # Sent when an endpoint needs no key (local servers): never fall back to OPENAI_API_KEY, which
 # would hand a user's real key to whatever base_url a config names.
@@ -191,8 +196,10 @@ class ChatClient:
         top_p: float = 1.0,
         max_tokens: int,
         seed: int | None = None,
+        tools: Sequence[Mapping[str, Any]] | None = None,
     ) -> ChatResult:
-        """One chat completion, with bounded retries. Raises ``EndpointError`` when they run out."""
+        """One chat completion, with bounded retries. Raises ``EndpointError`` when they run out.
+        ``tools``: offered to the model (OpenAI format); its calls come back in the result."""
         self._counters.requests += 1
         params: dict[str, object] = {
             "temperature": temperature,
@@ -200,6 +207,8 @@ class ChatClient:
             "max_tokens": max_tokens,
             "seed": seed,
         }
+        if tools is not None:  # only then: a request without tools keeps its old cache key
+            params["tools"] = [dict(t) for t in tools]
         deterministic = temperature == 0 or seed is not None
         key = cache_key(self.config.model, messages, params) if deterministic else None
         limit = max_tokens * self.config.max_chars_per_token
@@ -207,17 +216,9 @@ class ChatClient:
             hit = self._cache.get(key, max_chars=limit)
             if hit is not None:
                 self._counters.cache_hits += 1
-                text, pt, ct, finish = hit
-                text, finish = self._cut(text, finish, limit)
-                return ChatResult(
-                    text=text,
-                    prompt_tokens=pt,
-                    completion_tokens=ct,
-                    latency_s=0.0,
-                    cached=True,
-                    finish_reason=finish,
-                    attempts=0,
-                )
+                text, finish = self._cut(hit.text, hit.finish_reason, limit)
+                kept = hit._replace(text=text, finish_reason=finish)._asdict()
+                return ChatResult(**kept, latency_s=0.0, cached=True, attempts=0)
         result = await self._with_retries(messages, params)
         text, finish = self._cut(result.text, result.finish_reason, limit)
         result = result.model_copy(update={"text": text, "finish_reason": finish})
@@ -226,12 +227,9 @@ class ChatClient:
         c.completion_tokens += result.completion_tokens
         c.latency_s += result.latency_s
         if self._cache is not None and key is not None and len(result.text) <= MAX_TEXT_CHARS:
+            r = result
             self._cache.put(
-                key,
-                result.text,
-                result.prompt_tokens,
-                result.completion_tokens,
-                result.finish_reason,
+                key, r.text, r.prompt_tokens, r.completion_tokens, r.finish_reason, r.tool_calls
             )
         return result
 
@@ -277,7 +275,7 @@ class ChatClient:
         for attempt in range(cfg.max_retries + 1):
             try:
                 async with state.gates[url]:
-                    text, pt, ct, finish = await self._attempt(state.openai[url], messages, params)
+                    answer = await self._attempt(state.openai[url], messages, params)
             except Retryable as err:
                 reason = redact(err.reason, self._secrets)
                 if attempt == cfg.max_retries:
@@ -301,14 +299,9 @@ class ChatClient:
                 self._counters.failures += 1
                 raise EndpointError(redact(str(err), self._secrets)) from None
             else:
+                took = time.perf_counter() - start
                 return ChatResult(
-                    text=text,
-                    prompt_tokens=pt,
-                    completion_tokens=ct,
-                    latency_s=time.perf_counter() - start,
-                    cached=False,
-                    finish_reason=finish,
-                    attempts=attempt + 1,
+                    **answer._asdict(), latency_s=took, cached=False, attempts=attempt + 1
                 )
         raise AssertionError("unreachable")  # pragma: no cover
 
@@ -324,7 +317,7 @@ class ChatClient:
 
     async def _attempt(
         self, openai: Any, messages: Sequence[Message], params: Mapping[str, object]
-    ) -> tuple[str, int, int, str]:
+    ) -> Completion:
         oa_mod = self._openai_mod
         cfg = self.config
         kwargs: dict[str, Any] = {k: v for k, v in params.items() if v is not None}
@@ -348,8 +341,12 @@ class ChatClient:
             raise EndpointError(f"endpoint {cfg.base_url} (model {cfg.model!r}) {exc}") from None
         except ValueError as exc:  # the body said JSON but did not parse
             raise Retryable(f"response is not valid JSON ({exc})") from None
-        text, pt, ct, finish = parse_completion(response, self._secrets)
-        return redact_exact(text, self._secrets), pt, ct, finish
+        answer = parse_completion(response, self._secrets)
+        calls = tuple(
+            c.model_copy(update={"arguments": redact_exact(c.arguments, self._secrets)})
+            for c in answer.tool_calls
+        )
+        return answer._replace(text=redact_exact(answer.text, self._secrets), tool_calls=calls)
 
     def chat_sync(
         self,
@@ -359,6 +356,7 @@ class ChatClient:
         top_p: float = 1.0,
         max_tokens: int,
         seed: int | None = None,
+        tools: Sequence[Mapping[str, Any]] | None = None,
     ) -> ChatResult:
         """Blocking ``chat()`` for scripts and the CLI; not for use inside a running event loop."""
 
@@ -370,6 +368,7 @@ class ChatClient:
                     top_p=top_p,
                     max_tokens=max_tokens,
                     seed=seed,
+                    tools=tools,
                 )
             finally:
                 await self._close_http()

@@ -69,8 +69,20 @@ class EndpointConfig(BaseModel):
         return self.model_copy(update={"base_url": url, "base_urls": ()})
 
 
+class FunctionCall(BaseModel):
+    """One tool call as the endpoint sent it (``message.tool_calls[i].function`` in the OpenAI
+    format): the arguments are the model's JSON text, unread, since what they mean is the
+    caller's business (``scenarios.tools.to_call`` reads them for an agent)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    arguments: str = ""
+
+
 class ChatResult(BaseModel):
-    """One answer. ``latency_s`` covers all attempts and backoff; 0 for a cache hit."""
+    """One answer. ``latency_s`` covers all attempts and backoff; 0 for a cache hit.
+    ``tool_calls``: the tools the model called, when the request offered some (``tools=``)."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -81,6 +93,7 @@ class ChatResult(BaseModel):
     cached: bool
     finish_reason: str = ""
     attempts: int = 1
+    tool_calls: tuple[FunctionCall, ...] = ()
 
 
 class ClientStats(BaseModel):

@@ -10,10 +10,10 @@ from __future__ import annotations
 import functools
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from typing import Any, cast
+from typing import Any, NamedTuple, cast
 
 from sim2human.errors import EndpointError
-from sim2human.llm.endpoint import EndpointConfig
+from sim2human.llm.endpoint import EndpointConfig, FunctionCall
 from sim2human.redact import redact
 
 QUOTE_CHARS = 200
@@ -69,24 +69,52 @@ def short_error(exc: Any, secrets: Sequence[str], limit: int = QUOTE_CHARS) -> s
     return text if len(text) <= limit else text[:limit] + "..."
 
 
-def parse_completion(response: object, secrets: Sequence[str]) -> tuple[str, int, int, str]:
-    """(text, prompt tokens, completion tokens, finish reason) from a ChatCompletion, or a
-    retryable failure if the body was not one (HTML error page, truncated JSON, no choices)."""
+class Completion(NamedTuple):
+    """What one chat completion said: its text (empty when the model only called tools), token
+    counts, finish reason and tool calls."""
+
+    text: str
+    prompt_tokens: int
+    completion_tokens: int
+    finish_reason: str
+    tool_calls: tuple[FunctionCall, ...] = ()
+
+
+def parse_completion(response: object, secrets: Sequence[str]) -> Completion:
+    """The ``Completion`` in a ChatCompletion, or a retryable failure if the body was not one
+    (HTML error page, truncated JSON, no choices, neither content nor tool calls)."""
     if isinstance(response, str):
         shown = redact(response[:4000], secrets)[:80]
         raise Retryable(f"response is not JSON: {shown!r}")
     try:
         choice = cast(Any, response).choices[0]
         text = choice.message.content
+        calls = tool_calls(getattr(choice.message, "tool_calls", None))
         usage = cast(Any, response).usage
         pt = int(usage.prompt_tokens) if usage is not None else 0
         ct = int(usage.completion_tokens) if usage is not None else 0
         finish = str(choice.finish_reason or "")
     except (AttributeError, IndexError, KeyError, TypeError, ValueError, OverflowError) as exc:
         raise Retryable(f"response is not a chat completion ({exc!r})") from None
+    if text is None and calls:  # a turn of tool calls alone: OpenAI sends content null
+        text = ""
     if not isinstance(text, str):
         raise Retryable("response has no message content")
-    return text, pt, ct, finish
+    return Completion(text, pt, ct, finish, calls)
+
+
+def tool_calls(raw: object) -> tuple[FunctionCall, ...]:
+    """``message.tool_calls`` as ``FunctionCall``s (entries that are not function calls are
+    skipped: a model's malformed call is its own mistake, not a broken response)."""
+    out = []
+    for call in cast(Any, raw) or ():
+        function = getattr(call, "function", None)
+        name = getattr(function, "name", None)
+        if isinstance(name, str):
+            arguments = getattr(function, "arguments", None)
+            text = arguments if isinstance(arguments, str) else ""
+            out.append(FunctionCall(name=name, arguments=text))
+    return tuple(out)
 
 
 def byte_cap(limit: int) -> Callable[[Any], Awaitable[None]]:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from markupsafe import Markup
+from markupsafe import Markup, escape
 from rich.console import Console
 
 from sim2human import outputs
@@ -91,7 +91,10 @@ def render_html(
     texts = {r.phrasing: r.text for c in d.conditions for r in c.exploits}
     return env.get_template("report.html.j2").render(
         d=d,
-        summary_html=Markup("".join(html_table(t) for t in summary.tables if t.key != "real")),
+        summary_html=Markup(
+            "".join(html_table(t) for t in summary.tables if t.key != "real")
+            + (f'<p class="note">{escape(summary.record_rule)}</p>' if summary.record_rule else "")
+        ),
         sections_html=Markup(sections),
         short={v.condition: v for v in summary.verdicts},
         real=summary.table("real") is not None,

@@ -125,8 +125,9 @@ def study_head(study: StudyResult) -> list[str]:
 
 
 def summary_lines(s: Summary, keys: Sequence[str] = ("gold", "handle_time", "spread")) -> list[str]:
-    """The shared tables ``keys`` as Markdown, in order."""
-    return [line for k in keys if (t := s.table(k)) is not None for line in md_table(t)]
+    """The shared tables ``keys`` as Markdown, in order, and the rule gold was scored under."""
+    tables = [line for k in keys if (t := s.table(k)) is not None for line in md_table(t)]
+    return [*tables, *([md(s.record_rule), ""] if s.record_rule else [])]
 
 
 def study_lines(study: StudyResult, s: Summary | None = None) -> list[str]:

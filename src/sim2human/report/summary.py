@@ -1,6 +1,7 @@
 """The summary a run's outputs share: its tables (``report.tables``) and each condition's
 verdict line (``report.verdicts``), computed once per report, stored in ``report.json``
-(``summary``) and rendered by the terminal, ``report.md`` and ``report.html``."""
+(``summary``) and rendered by the terminal, ``report.md`` and ``report.html``; with the rule gold
+was scored under (``metrics.record_rule``), read from the run's evaluation episodes."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from typing import Any
 from sim2human.diagnostics.analyse import Diagnosis
 from sim2human.diagnostics.rundir import RunDir
 from sim2human.experiments.results import StudyResult
+from sim2human.metrics.record_rule import record_rule_line
 from sim2human.report.tables import Table, numbers, summary_tables
 from sim2human.report.verdicts import POOLED, VerdictLine, verdict_lines
 
@@ -24,6 +26,8 @@ class Summary:
     tables: tuple[Table, ...]
     verdicts: tuple[VerdictLine, ...] = ()
     verdict_note: str = ""
+    record_rule: str = ""
+    """Which record gold graded (``metrics.record_rule``); empty when no episodes were read."""
 
     def table(self, key: str) -> Table | None:
         return next((t for t in self.tables if t.key == key), None)
@@ -33,6 +37,7 @@ class Summary:
             "tables": [t.dump() for t in self.tables],
             "verdicts": [v.dump() for v in self.verdicts],
             "verdict_note": self.verdict_note,
+            "record_rule": self.record_rule,
         }
 
     @classmethod
@@ -41,6 +46,7 @@ class Summary:
             tuple(Table.load(t) for t in raw.get("tables", [])),
             tuple(VerdictLine.load(v) for v in raw.get("verdicts", [])),
             str(raw.get("verdict_note", "")),
+            str(raw.get("record_rule", "")),
         )
 
 
@@ -50,7 +56,9 @@ def summarise(d: Diagnosis | None, run: RunDir | None, study: StudyResult | None
     rows = numbers(study, run)
     lines = tuple(verdict_lines(d)) if d is not None else ()
     pooled = bool(lines) and any(r.real_gold is not None for r in rows)
-    return Summary(tuple(summary_tables(rows)), lines, POOLED if pooled else "")
+    evals = [] if run is None else [e for sub in run.sub_runs for e in sub.evals]
+    rule = record_rule_line(evals)
+    return Summary(tuple(summary_tables(rows)), lines, POOLED if pooled else "", rule)
 
 
 def stored_summary(report_json: Path) -> Summary | None:

@@ -61,6 +61,8 @@ def print_summary(console: Console, s: Summary, shown: Sequence[str] = SHOWN) ->
         t = s.table(key)
         if t is not None and t.rows:
             console.print(rich_table(t))
+    if s.record_rule:
+        console.print(escape(s.record_rule), highlight=False)
     if s.verdicts:
         console.print(verdict_table(s))
     if s.verdict_note:

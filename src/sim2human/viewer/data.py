@@ -11,6 +11,7 @@ page renders every string with ``textContent``).
 from __future__ import annotations
 
 import functools
+import json
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -18,7 +19,7 @@ from typing import Any
 
 from sim2human.diagnostics.replay import phrasing
 from sim2human.diagnostics.rundir import RunDir
-from sim2human.types import Episode, Value
+from sim2human.types import Episode, ToolCall, Value
 
 PROXY_HIGH = 0.7
 """An "exploit" episode: the simulator's satisfaction at least this ..."""
@@ -99,8 +100,9 @@ def reasons(e: Episode, s: Strings) -> list[list[int]]:
 
 
 def turns(e: Episode, s: Strings) -> list[list[int]]:
-    """[speaker (1 agent, 0 user), text, act (-1: none), tags (-1: none)] per turn (the
-    hottest loop of a large page: the string table's ``setdefault`` is called directly)."""
+    """[speaker (1 agent, 0 user), text, act (-1: none), tags (-1: none)] per turn, and the
+    tools an agent turn called as a fifth entry when it called any (the hottest loop of a large
+    page: the string table's ``setdefault`` is called directly)."""
     index = s.index
     add = index.setdefault
     return [
@@ -109,9 +111,20 @@ def turns(e: Episode, s: Strings) -> list[list[int]]:
             add(t.text, len(index)),
             add(t.act, len(index)) if t.act else -1,
             add(", ".join(t.tags), len(index)) if t.tags else -1,
+            *([add(calls_text(t.tool_calls), len(index))] if t.tool_calls else []),
         ]
         for t in e.turns
     ]
+
+
+def calls_text(calls: Sequence[ToolCall]) -> str:
+    """Tool calls as one line: ``record(field="severity", value="7") · submit()``."""
+
+    def one(c: ToolCall) -> str:
+        args = (f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in c.arguments.items())
+        return f"{c.name}({', '.join(args)})"
+
+    return " · ".join(one(c) for c in calls)
 
 
 def episode_row(e: Episode, g: Group, s: Strings, phrasings: Iterable[str]) -> dict[str, Any]:

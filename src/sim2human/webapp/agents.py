@@ -140,7 +140,8 @@ class AgentPool:
                     deadline_s=s.deadline_s,
                 )
             )
-            self._llm_agent = LLMAgent(self.scenario, client)
+            # graded on what was heard: a call's store keeps no tool calls yet (store.calls)
+            self._llm_agent = LLMAgent(self.scenario, client, record_by="heard")
         return self._llm_agent
 
     def decider(self, name: str, seed: int) -> Callable[[Observation, int], Awaitable[AgentTurn]]:

@@ -158,7 +158,7 @@
     const box = el("div", "turns");
     const flagged = new Set(e.h);
     e.tu.forEach((t, i) => {
-      const [agent, text, act, tags] = t;
+      const [agent, text, act, tags, tools] = t;
       const div = el("div", "turn " + (agent ? "agent" : "user") + (flagged.has(i) ? " flagged" : ""));
       let who = agent ? "agent" : "user";
       if (act >= 0) who += " · " + S[act];
@@ -166,6 +166,7 @@
       div.appendChild(el("span", "who", who));
       if (flagged.has(i)) div.appendChild(el("span", "flag", "flagged by the exploit finder: "));
       div.appendChild(el("span", "text", S[text]));
+      if (tools >= 0) div.appendChild(el("span", "tools", "tools: " + S[tools]));
       box.appendChild(div);
     });
     return box;
