@@ -135,3 +135,47 @@ def test_a_stored_diagnosis_is_taken_again_once_its_run_changed(
     with monkeypatch.context() as m:
         _no_diagnosing(m)
         assert load_diagnosis(run) == again  # stored: taken once, not on every read
+
+
+def test_a_report_of_a_changed_run_reads_its_logs_once(
+    run: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from sim2human.diagnostics import rundir
+
+    monkeypatch.setattr(embeddings, "_load_minilm", lambda: "not needed here")
+    diagnose_run(run)
+    data = _log(run).read_bytes()
+    _log(run).write_bytes(data[: len(data) // 2])  # changed since: the report diagnoses again
+    reads: list[Path] = []
+    read = rundir._episodes
+
+    def counted(path: Path, problems: list[str]) -> tuple[Any, int]:
+        reads.append(path)
+        return read(path, problems)
+
+    monkeypatch.setattr(rundir, "_episodes", counted)
+    assert main(["report", str(run), "--quiet"]) == 0
+    assert "diagnosing it again" in capsys.readouterr().err
+    assert sorted(reads) == sorted(run.glob(f"conditions/*/*/{EPISODES}"))  # each log once
+
+
+def test_a_run_copied_without_its_times_is_not_diagnosed_again(
+    run: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import os
+
+    monkeypatch.setattr(embeddings, "_load_minilm", lambda: "not needed here")
+    first = diagnose_run(run)
+    later = _log(run).stat().st_mtime_ns + 10**9
+    for log in run.glob(f"conditions/*/*/{EPISODES}"):  # as `cp -r` leaves a copy: new times
+        os.utime(log, ns=(later, later))
+    with monkeypatch.context() as m:
+        _no_diagnosing(m)
+        assert load_diagnosis(run) == first  # the same bytes: not a change
+    data = _log(run).read_bytes()
+    at = data.index(b'"seed": ') + 8 if b'"seed": ' in data else data.index(b'"seed":') + 7
+    digit = b"1" if data[at : at + 1] != b"1" else b"2"
+    _log(run).write_bytes(data[:at] + digit + data[at + 1 :])  # same size, other bytes
+    os.utime(_log(run), ns=(later, later))
+    load_diagnosis(run)
+    assert "the run changed since it was taken; diagnosing it again" in capsys.readouterr().err

@@ -48,7 +48,9 @@ def _free_port() -> int:
 
 
 class Browser:
-    def __init__(self) -> None:
+    def __init__(self, page_load: str = "normal") -> None:
+        """``page_load``: WebDriver's page load strategy; "none" returns from ``open`` at once,
+        so a caller can time what appears while the page is still loading."""
         self.port = _free_port()
         self.base = f"http://127.0.0.1:{self.port}"
         self.profile = tempfile.TemporaryDirectory(prefix="sim2human-chromium-")
@@ -73,6 +75,7 @@ class Browser:
             "browserName": "chrome",
             "goog:chromeOptions": options,
             "goog:loggingPrefs": {"browser": "ALL"},
+            "pageLoadStrategy": page_load,
         }
         self.session = self._call("POST", "/session", {"capabilities": {"alwaysMatch": caps}})[
             "sessionId"

@@ -145,6 +145,32 @@ def test_markup_in_a_transcript_stays_inert(
     assert PWN in recorded
 
 
+def test_a_page_of_many_blocks_opens_each_episode_from_its_own(
+    browser: Browser, study: tuple[Path, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from sim2human.viewer import data
+    from sim2human.viewer.load import load_groups
+
+    monkeypatch.setattr(data, "CHUNK", 5)  # 36 episodes: 8 blocks, the last one of 1
+    path = tmp_path / "view.html"
+    write_text(path, build_view(study[0], lambda _: None))
+    assert path.read_text().count('id="viewer-block-') == 8
+    episodes = {e.id: e for g in load_groups(study[0], None)[1] for e in g.episodes}
+    fresh(browser, path)
+    choose(browser, "#f-size", "10")
+    for _ in range(3):
+        browser.click("#next")
+    for n in (1, 6):  # the 31st and 36th episodes: blocks 6 and 7
+        shown = open_row(browser, f"#rows tbody tr:nth-child({n})")
+        assert shown["turns"] == [t.text for t in episodes[shown["title"]].turns]
+        assert shown["reasons"] == len(episodes[shown["title"]].gold.fields) + 1
+    browser.type("#f-search", study[1])
+    shown = open_row(browser, "#rows tbody tr")
+    assert shown["title"] == study[1] and any(t.startswith(PWN) for t in shown["turns"])
+    assert browser.run("return window.__pwned === undefined")
+    assert [e for e in browser.console() if e.get("level") == "SEVERE"] == []
+
+
 def test_compare_shows_both_transcripts_of_a_pair(
     browser: Browser, study: tuple[Path, str], tmp_path: Path
 ) -> None:

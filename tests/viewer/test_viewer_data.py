@@ -16,6 +16,7 @@ from sim2human.viewer.data import (
     Group,
     Strings,
     flagged_turns,
+    grader_text,
     is_exploit,
     matrices,
     page_data,
@@ -55,24 +56,39 @@ def test_strings_are_stored_once() -> None:
 def test_rows_carry_the_graders_reasons_and_termination(study: tuple[Path, str]) -> None:
     groups = groups_of(study)
     data = page_data(groups, {})
-    S = data.strings.items
-    assert len(data.episodes) == sum(len(g.episodes) for g in groups)
-    planted = next(r for r in data.episodes if r["id"] == study[1])
+    assert len(data) == sum(len(g.episodes) for g in groups)
+    planted = data.row(data.ids.index(study[1]))
     episode = next(e for g in groups for e in g.episodes if e.id == study[1])
-    why = {S[f]: (right, S[exp], S[rec]) for f, right, exp, rec in planted["why"]}
+    why = planted["why"]
     assert set(why) == set(episode.gold.fields)
     right = int(episode.gold.fields["complaint"])  # the stored verdict, as graded
     assert why["complaint"] == (right, value_text(episode.profile["complaint"]), PWN)
-    assert S[planted["t"]] == str(episode.termination)
-    assert S[planted["c"]] == "clean" and S[planted["s"]] == "heldout"
-    texts = [S[t[1]] for t in planted["tu"]]
-    assert texts == [t.text for t in episode.turns]
+    assert planted["t"] == str(episode.termination)
+    assert planted["c"] == "clean" and planted["s"] == "heldout"
+    assert planted["tu"] == [t.text for t in episode.turns]
+    assert planted["w"] == grader_text(episode)  # its words: test_the_grader_column_...
+
+
+def test_the_grader_column_names_the_wrong_fields(study: tuple[Path, str]) -> None:
+    e = groups_of(study)[0].episodes[0]
+
+    def graded(fields: dict[str, bool], success: bool = False) -> str:
+        return grader_text(
+            e.model_copy(
+                update={"gold": e.gold.model_copy(update={"fields": fields, "success": success})}
+            )
+        )
+
+    assert graded({"a": True}, success=True) == "success"
+    assert graded({"a": True}) == "not achieved"
+    assert graded({"a": False, "b": True}) == "1/2 wrong: a"
+    assert graded({"a": False, "b": False, "c": False, "d": True}) == "3/4 wrong: a, b, +1"
 
 
 def test_only_failed_keeps_the_failures(study: tuple[Path, str]) -> None:
     groups = groups_of(study)
-    failed = page_data(groups, {}, only_failed=True).episodes
-    assert failed and all(r["ok"] == 0 for r in failed)
+    failed = page_data(groups, {}, only_failed=True).columns["ok"]
+    assert failed and all(ok == 0 for ok in failed)
     assert len(failed) == sum(not e.gold.success for g in groups for e in g.episodes)
 
 
@@ -96,7 +112,8 @@ def test_the_exploit_finders_phrasing_is_flagged(study: tuple[Path, str]) -> Non
         i for i, t in enumerate(e.turns) if t.act == "style.hands"
     ]
     assert flagged_turns(e, flags["frozen-trigger"])  # the planted agent says it every call
-    rows = page_data(groups_of(study), flags).episodes
+    data = page_data(groups_of(study), flags)
+    rows = [data.row(i) for i in range(len(data))]
     assert all(r["h"] == [] for r in rows if r["id"].startswith("scripted-like"))
 
 
@@ -146,7 +163,7 @@ def test_embedded_json_cannot_close_its_script_element() -> None:
 def test_the_page_embeds_every_episode_once_and_no_raw_markup(study: tuple[Path, str]) -> None:
     html = build_view(study[0], lambda _: None)
     data = embedded(html)
-    assert len(data["episodes"]) == 36  # type: ignore[arg-type]
+    assert len(data["ids"]) == 36  # type: ignore[arg-type]
     assert PWN not in html and "window.__pwned" in html  # as JSON escapes, not as markup
     assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", html)  # nothing fetched
 
@@ -159,8 +176,8 @@ def test_compare_pairs_the_same_member_and_seed(study: tuple[Path, str]) -> None
     assert paired == 18  # both conditions evaluated the same held-out members with the same seeds
     assert found and all(ea.gold.success != eb.gold.success for _, ea, _, eb in found)
     assert all(ea.seed == eb.seed and ea.simulator_id == eb.simulator_id for _, ea, _, eb in found)
-    comparisons, data = comparison_data([(a, b)], n_boot=50)
-    assert comparisons[0].differing == len(found) == len(data["pairs"])
+    comparisons, data, extra = comparison_data([(a, b)], n_boot=50)
+    assert comparisons[0].differing == len(found) == len(extra["pairs"]) == len(data) // 2
     assert comparisons[0].ta.train_gold.n == 6
 
 
@@ -193,7 +210,7 @@ def test_view_writes_into_the_run_or_to_out(
     out = tmp_path / "page.html"
     code, printed, _ = run_cli(["view", str(study[0]), "--out", str(out), "--only-failed"], capsys)
     assert code == 0 and f"viewer: {out}" in printed
-    assert all(r["ok"] == 0 for r in embedded(out.read_text())["episodes"])  # type: ignore[union-attr]
+    assert all(ok == 0 for ok in embedded(out.read_text())["cols"]["ok"])  # type: ignore[index]
     assert not (study[0] / "view.html").exists()
     code, printed, _ = run_cli(["view", str(study[0]), "--condition", "clean"], capsys)
     assert code == 0 and (study[0] / "view.html").is_file()

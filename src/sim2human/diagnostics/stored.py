@@ -10,16 +10,20 @@ reports only read these files (``report/``).
 A diagnosis of one condition (``--condition``) goes to ``diagnosis.<condition>.json``, beside the
 whole run's, never over it.
 
-A stored diagnosis records what it was taken from (``inputs``: the size and modification time of
-every file ``load_run_dir`` reads); one whose run has changed since (episodes cut, added, edited)
-is taken again when it is loaded, with the thresholds it was taken with, instead of being
-rendered as if it still held. ``inputs`` is kept out of the ``Diagnosis`` itself, so reports do
-not show it.
+A stored diagnosis records what it was taken from (``inputs``: the size, modification time and
+SHA-256 of every file ``load_run_dir`` reads); one whose run has changed since (episodes cut,
+added, edited) is taken again when it is loaded, with the thresholds it was taken with, instead of
+being rendered as if it still held. A file with a new time and the same bytes (a run copied,
+unpacked or synced without its times) is not a change: hashing it costs a fraction of a second,
+taking the diagnosis again most of what a report costs. ``inputs`` is kept out of the
+``Diagnosis`` itself, so reports do not show it.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
+import stat
 import sys
 from collections.abc import Callable
 from contextlib import AbstractContextManager
@@ -85,7 +89,8 @@ def diagnose_run(
         run_lock(run_dir, "diagnose") if store and out_dir is None else read_lock(run_dir)
     )
     with lock:
-        taken_from = inputs_of(run_dir)  # before reading: a change while it reads shows later
+        taken_from = inputs_of(run_dir, digests=True)  # before reading: a change while it
+        # reads shows later
         run = run or load_run_dir(run_dir, condition)
         if store and not any((f / DIVERSITY_JSON).exists() for f in (run_dir, folder)):
             step("measuring simulator diversity")
@@ -119,39 +124,72 @@ def derived_dir(run_dir: Path, out_dir: Path | None, *names: str) -> Path:
     return out_dir if mine is not None and (theirs is None or mine >= theirs) else run_dir
 
 
-def inputs_of(run_dir: Path) -> dict[str, list[int]]:
-    """[size, modification time in ns] of every file a diagnosis of ``run_dir`` reads, by its
-    path in the run: a study's ``study.json`` and ``config.yaml``, and each sub-run's logs,
-    summaries and configs (or those of the run itself, when it is one sub-run)."""
+def _sha256(path: Path) -> str | None:
+    """The SHA-256 of a regular file's bytes; None for anything else (a FIFO is never opened:
+    that would wait for a writer) or a file that cannot be read."""
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return None
+        with path.open("rb") as f:
+            return hashlib.file_digest(f, "sha256").hexdigest()
+    except OSError:
+        return None
+
+
+def inputs_of(run_dir: Path, *, digests: bool = False) -> dict[str, list[int | str]]:
+    """[size, modification time in ns] (and the SHA-256 of the bytes, with ``digests``) of
+    every file a diagnosis of ``run_dir`` reads, by its path in the run: a study's
+    ``study.json`` and ``config.yaml``, and each sub-run's logs, summaries and configs (or those
+    of the run itself, when it is one sub-run)."""
     top = [run_dir / STUDY_JSON, run_dir / CONFIG_YAML, *(run_dir / n for n in sorted(_READ))]
     subs = [*run_dir.glob("conditions/*/*/*"), *run_dir.glob("reference/*/*")]
-    out: dict[str, list[int]] = {}
+    out: dict[str, list[int | str]] = {}
     for path in [*top, *sorted(p for p in subs if p.name in _READ)]:
         try:
             st = os.stat(path)
         except OSError:
             continue
-        out[str(path.relative_to(run_dir))] = [st.st_size, st.st_mtime_ns]
+        entry: list[int | str] = [st.st_size, st.st_mtime_ns]
+        if digests and (digest := _sha256(path)) is not None:
+            entry.append(digest)
+        out[str(path.relative_to(run_dir))] = entry
     return out
 
 
-def _changed(run_dir: Path, stored: Any) -> bool:
-    """Whether the run changed since the diagnosis recording ``stored`` inputs was taken (one
-    stored before inputs were recorded is taken as current)."""
-    return isinstance(stored, dict) and stored != inputs_of(run_dir)
+def changed_since(run_dir: Path, stored: Any) -> bool:
+    """Whether the run changed since the diagnosis recording ``stored`` inputs was taken: a file
+    added, gone, or of other size or bytes (the bytes are hashed only when the times differ and
+    ``stored`` has digests; without them a new time is a change). One stored before inputs were
+    recorded is taken as current."""
+    if not isinstance(stored, dict):
+        return False
+    now = inputs_of(run_dir)
+    if {k: v[:2] if isinstance(v, list) else v for k, v in stored.items()} == now:
+        return False
+    if stored.keys() != now.keys():
+        return True
+    for name, entry in stored.items():
+        if not (isinstance(entry, list) and len(entry) == 3 and entry[0] == now[name][0]):
+            return True
+    return any(
+        entry[1] != now[k][1] and _sha256(run_dir / k) != entry[2] for k, entry in stored.items()
+    )
 
 
-def _again(run_dir: Path, condition: str | None, stale: Diagnosis, folder: Path) -> Diagnosis:
+def _again(
+    run_dir: Path, condition: str | None, stale: Diagnosis, folder: Path, run: RunDir | None
+) -> Diagnosis:
     """``stale`` (stored in ``folder``: the run, or a reader's ``--out``) taken again from the
-    run as it is now, stored back in ``folder`` when it can be written."""
+    run as it is now (``run``, when the caller has read it already), stored back in ``folder``
+    when it can be written."""
     say = f"note: {diagnosis_path(folder, condition)}: the run changed since it was taken"
     print(f"{say}; diagnosing it again", file=sys.stderr)
     out_dir = None if folder == run_dir else folder
     try:
-        return diagnose_run(run_dir, condition, stale.thresholds, out_dir=out_dir)
+        return diagnose_run(run_dir, condition, stale.thresholds, out_dir=out_dir, run=run)
     except (UsageError, OutputError):  # a run this user cannot write (lock or file): not stored
         print(f"{say}; diagnosed again, not stored", file=sys.stderr)
-        return diagnose(load_run_dir(run_dir, condition), stale.thresholds)
+        return diagnose(run or load_run_dir(run_dir, condition), stale.thresholds)
 
 
 def measure_diversity(run: RunDir) -> StoredDiversity:
@@ -169,11 +207,17 @@ def measure_diversity(run: RunDir) -> StoredDiversity:
 
 
 def load_diagnosis(
-    run_dir: Path, condition: str | None = None, *, folder: Path | None = None
+    run_dir: Path,
+    condition: str | None = None,
+    *,
+    folder: Path | None = None,
+    run: RunDir | None = None,
 ) -> Diagnosis:
     """The stored diagnosis of ``run_dir``, read from ``folder`` (default the run; a reader's
     ``--out`` otherwise); for one ``condition``, its own file if ``sim2human diagnose
-    --condition`` wrote one, else that condition of the whole run's."""
+    --condition`` wrote one, else that condition of the whole run's. ``run``: ``run_dir`` as
+    ``load_run_dir(run_dir, condition)`` read it, from a caller that has (the report): a
+    diagnosis older than the run is taken again from it, not from a second read."""
     folder = folder or run_dir
     path = diagnosis_path(folder, condition)
     if condition is not None and not path.exists():
@@ -201,7 +245,7 @@ def load_diagnosis(
             f"{path}: not a diagnosis ({loc}: {first['msg']}); rewrite it with "
             f"`sim2human diagnose {run_dir}`"
         ) from None
-    return _again(run_dir, condition, d, folder) if _changed(run_dir, taken_from) else d
+    return _again(run_dir, condition, d, folder, run) if changed_since(run_dir, taken_from) else d
 
 
 def load_diversity(run_dir: Path) -> StoredDiversity:

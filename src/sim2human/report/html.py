@@ -156,7 +156,8 @@ def _write_report(
     for target in (html, md, js):  # a directory or a FIFO there: refused before any work
         outputs.check_target(target, inside=out)
     src = None if out == run_dir else out
-    d = load_diagnosis(run_dir, condition, folder=derived_dir(run_dir, src, *_diagnoses(condition)))
+    folder = derived_dir(run_dir, src, *_diagnoses(condition))
+    d = load_diagnosis(run_dir, condition, folder=folder, run=run)  # the run read once
     diversity = load_diversity(derived_dir(run_dir, src, DIVERSITY_JSON))
     fid = fidelity.for_report(derived_dir(run_dir, src, FIDELITY_JSON), run)
     summary = summarise(d, run)

@@ -37,7 +37,7 @@ def build_view(
     initial = {"outcome": "failures"} if only_failed else {}
     return view_html(
         title,
-        data.payload(),
+        data,
         condition_rows(groups, run.n_boot, stored.transfers, GOLDS[headline_metric(run.scenario)]),
         matrices(groups),
         notes,
@@ -85,10 +85,10 @@ def build_compare(
     second, groups_b = (first, groups_a) if run_b is None else load_groups(run_b, None)
     other = run_b or run_a
     pairs = sides_of((run_a, groups_a), (other, groups_b), conditions)
-    comparisons, data = comparison_data(pairs, first.n_boot)
+    comparisons, data, extra = comparison_data(pairs, first.n_boot)
     runs = [first] if second is first else [first, second]
     notes = [f"{len(p)} problem(s) reading {r.root}" for r in runs if (p := r.all_problems())]
     for n in notes:
         note(n)
     title = f"sim2human compare: {' | '.join(f'{a.label} vs {b.label}' for a, b in pairs)}"
-    return compare_html(title, data, comparisons, notes), comparisons
+    return compare_html(title, data, extra, comparisons, notes), comparisons

@@ -17,7 +17,7 @@ from typing import Any
 
 from sim2human.metrics.collapse import N_BOOT, Transfer, transfer
 from sim2human.types import Episode
-from sim2human.viewer.data import Group, PageData, episode_row
+from sim2human.viewer.data import Group, PageData
 
 Key = tuple[str, str, str, int]
 
@@ -75,22 +75,21 @@ class Comparison:
 
 def comparison_data(
     sides: Sequence[tuple[Side, Side]], n_boot: int = N_BOOT
-) -> tuple[list[Comparison], dict[str, Any]]:
-    """Each pair of sides' estimates, and the page's embedded data: every differing pair's
-    two episodes as rows (``viewer.data``) and ``pairs`` of their indices."""
+) -> tuple[list[Comparison], PageData, dict[str, Any]]:
+    """Each pair of sides' estimates, and the page's data: every differing pair's two
+    episodes (``viewer.data``), and what the index adds: ``pairs`` of their indices, and the
+    sides' ``labels``."""
     data = PageData()
     index: list[list[int]] = []
     out = []
     for a, b in sides:
         paired, found = pairs(a, b)
         for ga, ea, gb, eb in found:
-            index.append([len(data.episodes), len(data.episodes) + 1])
-            data.episodes.append(episode_row(ea, _labelled(ga, a), data.strings, ()))
-            data.episodes.append(episode_row(eb, _labelled(gb, b), data.strings, ()))
+            index.append([data.add(ea, _labelled(ga, a), ()), data.add(eb, _labelled(gb, b), ())])
         ta, tb = transfer(a.by_run(), n_boot=n_boot), transfer(b.by_run(), n_boot=n_boot)
         out.append(Comparison(a, b, ta, tb, paired, len(found)))
     labels = ["A", "B"] if len(sides) != 1 else [sides[0][0].label, sides[0][1].label]
-    return out, {**data.payload(), "pairs": index, "labels": labels}
+    return out, data, {"pairs": index, "labels": labels}
 
 
 def _labelled(g: Group, s: Side) -> Group:

@@ -1,11 +1,11 @@
 """What the viewer shows, taken from a run directory: every evaluation episode as compact rows.
 
-The page embeds every episode once, as JSON, and renders a page of rows at a time; at 50,000
-episodes the transcripts are most of the bytes, and most of their text repeats (an agent's
-phrasings, a persona's stock replies), so every string goes into one table (``Strings``) and the
-rows hold its indices. Everything here is plain data (lists, dicts, numbers), ready for
-``json.dumps``; nothing is escaped here (``viewer.page`` escapes the JSON for the page and the
-page renders every string with ``textContent``).
+The page embeds every episode once, as JSON, in two parts (``PageData``): an index the list and
+filters read at load, and the details (transcripts, reasons) in blocks decoded when opened. Most
+text repeats (an agent's phrasings, a persona's stock replies), so strings go into tables
+(``Strings``) and the rows hold their indices. Everything here is plain data (lists, dicts,
+numbers), ready for ``json.dumps``; nothing is escaped here (``viewer.page`` escapes the JSON for
+the page and the page renders every string with ``textContent``).
 """
 
 from __future__ import annotations
@@ -127,39 +127,113 @@ def calls_text(calls: Sequence[ToolCall]) -> str:
     return " · ".join(one(c) for c in calls)
 
 
-def episode_row(e: Episode, g: Group, s: Strings, phrasings: Iterable[str]) -> dict[str, Any]:
-    """One episode for the page (short keys: 50,000 of them are embedded)."""
-    return {
-        "id": e.id,
-        "c": s(g.condition),
-        "r": s(g.run),
-        "m": s(e.simulator_id),
-        "f": s(e.family),
-        "k": s(e.kind),
-        "s": s(e.split),
-        "p": round(e.proxy, 3),
-        "g": round(e.gold.score, 3),
-        "ok": int(e.gold.success),
-        "x": int(is_exploit(e)),
-        "t": s(str(e.termination)),
-        "n": e.n_turns,
-        "why": reasons(e, s),
-        "d": [[s(k), round(v, 3)] for k, v in e.gold.detail.items()],
-        "err": e.error,
-        "tu": turns(e, s),
-        "h": flagged_turns(e, phrasings),
-    }
+def grader_text(e: Episode) -> str:
+    """The grader's verdict in a few words, as the row shows it (one string, so 50,000 rows
+    share a few hundred of them in the index's table)."""
+    if e.gold.success:
+        return "success"
+    wrong = [name for name, right in e.gold.fields.items() if not right]
+    if not wrong:
+        return "not achieved"
+    names = ", ".join(wrong[:2]) + (f", +{len(wrong) - 2}" if len(wrong) > 2 else "")
+    return f"{len(wrong)}/{len(e.gold.fields)} wrong: {names}"
+
+
+CHUNK = 1000
+"""Episodes per block of details: a transcript opens by decoding its block alone. Each block
+repeats the strings it shares with others, so smaller blocks make a larger page (on 5,000
+benchmark episodes: 873 bytes an episode at 500, 729 at 1,000, 644 at 2,500) and larger ones a
+slower first transcript."""
+
+TEXT_COLUMNS = ("c", "r", "m", "f", "k", "s", "t", "w")
+"""Index columns that hold strings (indices into the index's table): condition, run, member,
+family, kind, split, termination, the grader's verdict (``grader_text``)."""
+NUMBER_COLUMNS = ("p", "g", "ok", "x", "n")
+"""Index columns that hold numbers: proxy, gold, success, exploit, agent turns."""
+
+
+def index_row(e: Episode, g: Group) -> tuple[list[str], list[float | int]]:
+    """One episode's row of the index: its ``TEXT_COLUMNS`` and ``NUMBER_COLUMNS``."""
+    texts = [g.condition, g.run, e.simulator_id, e.family, e.kind, e.split]
+    texts += [str(e.termination), grader_text(e)]
+    numbers = [round(e.proxy, 3), round(e.gold.score, 3), int(e.gold.success)]
+    return texts, [*numbers, int(is_exploit(e)), e.n_turns]
+
+
+def detail_row(e: Episode, s: Strings, phrasings: Iterable[str]) -> list[Any]:
+    """What only the opened transcript needs: [reasons, gold detail, error, turns, flagged
+    turns], strings as indices into its block's own table ``s``."""
+    detail = [[s(k), round(v, 3)] for k, v in e.gold.detail.items()]
+    return [reasons(e, s), detail, e.error, turns(e, s), flagged_turns(e, phrasings)]
+
+
+@dataclass
+class Block:
+    """``CHUNK`` episodes' details and the one string table they index."""
+
+    strings: Strings = field(default_factory=Strings)
+    rows: list[list[Any]] = field(default_factory=list)
+
+    def payload(self) -> dict[str, Any]:
+        return {"strings": self.strings.items, "rows": self.rows}
 
 
 @dataclass
 class PageData:
-    """The embedded JSON of a viewer page: the string table and the episode rows."""
+    """A viewer page's data, in two parts: the index, embedded before the page's script, that
+    the list, filters and paging read (columns of numbers and string indices, parsed at
+    load); and the details (reasons, transcripts), embedded after the script in blocks of
+    ``CHUNK`` episodes, each decoded only when one of its transcripts is opened. At 50,000
+    episodes the details are nine tenths of the bytes, and the page no longer waits for them."""
 
     strings: Strings = field(default_factory=Strings)
-    episodes: list[dict[str, Any]] = field(default_factory=list)
+    ids: list[str] = field(default_factory=list)
+    columns: dict[str, list[Any]] = field(
+        default_factory=lambda: {k: [] for k in (*TEXT_COLUMNS, *NUMBER_COLUMNS)}
+    )
+    blocks: list[Block] = field(default_factory=list)
+    chunk: int = field(default_factory=lambda: CHUNK)
+    """Episodes a block (``CHUNK``; a test makes small blocks to see a page of many)."""
+
+    def add(self, e: Episode, g: Group, phrasings: Iterable[str]) -> int:
+        """Append one episode; its position on the page."""
+        at = len(self.ids)
+        if at % self.chunk == 0:
+            self.blocks.append(Block())
+        block = self.blocks[-1]
+        self.ids.append(e.id)
+        texts, numbers = index_row(e, g)
+        for key, text in zip(TEXT_COLUMNS, texts, strict=True):
+            self.columns[key].append(self.strings(text))
+        for key, number in zip(NUMBER_COLUMNS, numbers, strict=True):
+            self.columns[key].append(number)
+        block.rows.append(detail_row(e, block.strings, phrasings))
+        return at
+
+    def __len__(self) -> int:
+        return len(self.ids)
 
     def payload(self) -> dict[str, Any]:
-        return {"strings": self.strings.items, "episodes": self.episodes}
+        """The index, as the page embeds it."""
+        return {
+            "strings": self.strings.items,
+            "ids": self.ids,
+            "cols": self.columns,
+            "block": self.chunk,
+        }
+
+    def row(self, i: int) -> dict[str, Any]:
+        """Episode ``i`` decoded back to text (what the page shows; for tests and checks)."""
+        S, block = self.strings.items, self.blocks[i // self.chunk]
+        T = block.strings.items
+        why, detail, error, tu, flagged = block.rows[i % self.chunk]
+        out: dict[str, Any] = {"id": self.ids[i], "err": error, "h": flagged}
+        out |= {k: S[self.columns[k][i]] for k in TEXT_COLUMNS}
+        out |= {k: self.columns[k][i] for k in NUMBER_COLUMNS}
+        out["why"] = {T[f]: (right, T[exp], T[rec]) for f, right, exp, rec in why}
+        out["d"] = {T[k]: v for k, v in detail}
+        out["tu"] = [T[text] for _, text, _, _ in tu]
+        return out
 
 
 def page_data(
@@ -172,7 +246,7 @@ def page_data(
         phrasings = flags.get(g.condition, ())
         for e in g.episodes:
             if not (only_failed and e.gold.success):
-                data.episodes.append(episode_row(e, g, data.strings, phrasings))
+                data.add(e, g, phrasings)
     return data
 
 

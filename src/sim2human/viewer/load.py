@@ -16,7 +16,7 @@ from pydantic import ValidationError
 
 from sim2human.diagnostics.analyse import Diagnosis
 from sim2human.diagnostics.rundir import RunDir, load_run_dir
-from sim2human.diagnostics.stored import INPUTS, diagnosis_path, inputs_of
+from sim2human.diagnostics.stored import INPUTS, changed_since, diagnosis_path
 from sim2human.errors import RunDirError, UsageError
 from sim2human.metrics.collapse import Transfer
 from sim2human.store.loading import read_json_object
@@ -60,7 +60,7 @@ def stored_diagnosis(run_dir: Path, condition: str | None, note: Note) -> Stored
     d, taken_from = _diagnosis(path, note)
     if d is None:
         return Stored({}, {})
-    fresh = not isinstance(taken_from, dict) or taken_from == inputs_of(run_dir)
+    fresh = not changed_since(run_dir, taken_from)
     if not fresh:
         note(f"{path}: the run changed since it was diagnosed; highlights may be out of date")
     every = [*d.conditions, *d.reference]

@@ -1,9 +1,11 @@
 """The viewer's self-contained HTML page: a Jinja2 shell, inline CSS and JS, the data as JSON.
 
-Nothing is fetched: the page works from a file, offline. The episodes are embedded once as a
-``<script type="application/json">`` block (``embed_json``: every ``<``, ``>`` and ``&`` written as
-a JSON escape, so no text can close the block) and the script renders a page of rows at a time
-with ``textContent``, never ``innerHTML``, so a transcript that holds markup stays text. The
+Nothing is fetched: the page works from a file, offline. The episodes are embedded once, as
+``<script type="application/json">`` blocks (``embed_json``: every ``<``, ``>`` and ``&`` written as
+a JSON escape, so no text can close a block): the index (``viewer.data.PageData``) before the
+script, which draws the first rows while the browser is still reading the details' blocks after
+it. The script renders a page of rows at a time with ``textContent``, never ``innerHTML``, so a
+transcript that holds markup stays text. The
 server-side parts (tables of estimates, the generalisation matrix) are autoescaped by Jinja2.
 """
 
@@ -23,7 +25,7 @@ from sim2human.metrics.collapse import N_BOOT, Gold, Transfer, transfer
 from sim2human.metrics.outcomes import Estimate, fmt_estimate, gold
 from sim2human.report.templates_env import template_env
 from sim2human.types import Episode
-from sim2human.viewer.data import GOLD_LOW, PROXY_HIGH, Group, Matrix, is_exploit
+from sim2human.viewer.data import GOLD_LOW, PROXY_HIGH, Group, Matrix, PageData, is_exploit
 
 _ENV = template_env("sim2human.viewer")
 
@@ -93,9 +95,12 @@ def est(e: Estimate) -> str:
     return fmt_estimate(e, missing="-")
 
 
-def render(template: str, **context: Any) -> str:
-    """``template`` with the page's CSS and JS inlined."""
+def render(template: str, data: PageData, extra: dict[str, Any], **context: Any) -> str:
+    """``template`` with the page's CSS and JS inlined, ``data``'s index (with ``extra``) and
+    its blocks of details embedded."""
     return _ENV.get_template(template).render(
+        data=embed_json({**data.payload(), **extra}),
+        blocks=[embed_json(b.payload()) for b in data.blocks],
         css=_asset("viewer.css"),
         js=_asset("viewer.js"),
         est=est,
@@ -107,7 +112,7 @@ def render(template: str, **context: Any) -> str:
 
 def view_html(
     title: str,
-    data: dict[str, Any],
+    data: PageData,
     rows: Sequence[ConditionRow],
     grids: Sequence[Matrix],
     notes: Sequence[str],
@@ -116,8 +121,9 @@ def view_html(
     """The viewer page of one run."""
     return render(
         "view.html.j2",
+        data,
+        {"initial": initial},
         title=title,
-        data=embed_json({**data, "initial": initial}),
         rows=rows,
         matrices=grids,
         notes=notes,
@@ -142,13 +148,18 @@ def delta(a: Estimate, b: Estimate) -> str:
 
 
 def compare_html(
-    title: str, data: dict[str, Any], comparisons: Sequence[Any], notes: Sequence[str]
+    title: str,
+    data: PageData,
+    extra: dict[str, Any],
+    comparisons: Sequence[Any],
+    notes: Sequence[str],
 ) -> str:
-    """The compare page (``viewer.compare``)."""
+    """The compare page (``viewer.compare``; ``extra``: its pairs and labels)."""
     return render(
         "compare.html.j2",
+        data,
+        extra,
         title=title,
-        data=embed_json(data),
         comparisons=comparisons,
         metrics=METRICS,
         delta=delta,
