@@ -36,6 +36,7 @@ class StudyWorld:
 
     scenario: Scenario
     pool: QuirkPool
+    """The training and frozen members' quirk pool (``QuirkPool.held_apart``'s first half)."""
     ensemble: Ensemble
     """Held-out members include the ``llm`` held-out ones (``ensemble.llm.heldout``)."""
     max_turns: int
@@ -44,6 +45,9 @@ class StudyWorld:
     """``llm`` members that mixed conditions (``llm_share``) train on."""
     member_seed: int = 0
     """``ensemble.seed``: a condition's ``mix`` members are drawn from it as the ensemble's are."""
+    heldout_pool: QuirkPool | None = None
+    """The held-out members' quirk pool: disjoint from ``pool`` unless the scenario shares its
+    quirks on purpose (``QuirkPool.shared``). None: ``pool``."""
 
     @classmethod
     def build(cls, cfg: StudyConfig) -> StudyWorld:
@@ -54,22 +58,22 @@ class StudyWorld:
         if left_out:
             log.warning(left_out)
         scenario = get_scenario(cfg.scenario)
-        pool = QuirkPool.of(scenario)
+        pool, held_pool = QuirkPool.of(scenario).held_apart()
         e = cfg.ensemble
         ensemble = Ensemble.from_families(
-            e.train, e.heldout, e.members_per_family, pool, e.seed, e.members
+            e.train, e.heldout, e.members_per_family, pool, e.seed, e.members, held_pool
         )
         llm_train: tuple[SimulatorSpec, ...] = ()
         if e.llm is not None:
             if e.llm.train is not None:
                 llm_train = e.llm.train.draw(e.seed, pool, "train")
             if e.llm.heldout is not None:
-                held = e.llm.heldout.draw(e.seed, pool, "heldout")
+                held = e.llm.heldout.draw(e.seed, held_pool, "heldout")
                 ensemble = replace(ensemble, heldout=ensemble.heldout + held)
         if (hr := e.human_replay) is not None:
             extra = hr.draw(scenario)
             ensemble = replace(ensemble, **{hr.split: getattr(ensemble, hr.split) + extra})
-        return cls(scenario, pool, ensemble, cfg.train.max_turns, llm_train, e.seed)
+        return cls(scenario, pool, ensemble, cfg.train.max_turns, llm_train, e.seed, held_pool)
 
     def fixed_spec(self, condition: Condition) -> SimulatorSpec | None:
         ref = condition.simulator

@@ -74,7 +74,7 @@ def _name_problems(spec: ScenarioFile) -> Iterator[Problem]:
             yield ("reference", role), f"unknown act {act_id!r} (acts: {', '.join(acts)})"
         elif acts[act_id] != kind:
             yield ("reference", role), f"act {act_id!r} is a {acts[act_id]!r}, not {kind!r}"
-    for group in ("liked", "triggers"):
+    for group in ("tastes", "triggers"):
         for i, act_id in enumerate(getattr(spec.quirks, group)):
             if act_id not in acts:
                 yield ("quirks", group, i), f"unknown act {act_id!r} (acts: {', '.join(acts)})"
