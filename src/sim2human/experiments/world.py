@@ -24,7 +24,12 @@ from sim2human.simulators import needs_endpoint
 from sim2human.simulators.base import QuirkPool, SimulatorSpec
 from sim2human.simulators.families import get_family
 from sim2human.simulators.llm import llm_spec
-from sim2human.simulators.replay import REPLAY_FAMILIES, corpus_missing, reads_corpus
+from sim2human.simulators.replay import (
+    REPLAY_FAMILIES,
+    corpus_missing,
+    corpus_of,
+    reads_corpus,
+)
 from sim2human.types import Episode
 
 log = logging.getLogger(__name__)
@@ -58,6 +63,8 @@ class StudyWorld:
         if left_out:
             log.warning(left_out)
         scenario = get_scenario(cfg.scenario)
+        if (unfit := corpus_unfit(cfg, scenario)) is not None:
+            raise UsageError(unfit)
         pool, held_pool = QuirkPool.of(scenario).held_apart()
         e = cfg.ensemble
         ensemble = Ensemble.from_families(
@@ -181,6 +188,19 @@ def evaluate_members(
             **kw,
         )
     return out
+
+
+def corpus_unfit(cfg: StudyConfig, scenario: Scenario) -> str | None:
+    """Why a corpus family the study names cannot play its scenario (MultiWOZ's bookings for
+    ``intake``), or None: said before any training, not when its first call is played."""
+    mixed = [c.mix.family for c in cfg.conditions if c.mix is not None]
+    for name in (*cfg.ensemble.train, *cfg.ensemble.heldout, *mixed):
+        if name in REPLAY_FAMILIES and (why := corpus_of(name).wrong_task(scenario)):
+            return (
+                f"ensemble family {name!r} does not fit scenario {cfg.scenario!r}: {why}; "
+                "name a family of this scenario's corpus, or none"
+            )
+    return None
 
 
 def without_missing_corpus(cfg: StudyConfig) -> tuple[StudyConfig, str | None]:

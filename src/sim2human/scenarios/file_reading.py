@@ -98,6 +98,16 @@ class FieldReader:
                 return day
         return None
 
+    def takes_back(self, text: str, value: Value) -> bool:
+        """Whether ``text`` says "not" before ``value``, a name of this field's vocabulary."""
+        if self.vocab is None or not isinstance(value, str):
+            return False
+        tokens = tuple(words(_LEADING_ZERO.sub(r"\1", text.lower())))
+        return any(
+            name == value and _negated(tokens, first)
+            for name, first, _ in _every_span(self.vocab, tokens)
+        )
+
     def _marked(self, low: str, expecting: bool) -> str | None:
         """The first value marked for this field; unmarked, the first where it was asked."""
         assert self.vocab is not None
@@ -199,7 +209,7 @@ class FieldReader:
             return pick(f.said_yes if value else f.said_no)
         if isinstance(f, ListField) and isinstance(value, tuple) and not value:
             return pick(f.none)
-        return _insert(pick(f.say), self.words(value, capacity, rng))
+        return say_with(pick(f.say), self.words(value, capacity, rng))
 
     def words(self, value: Value, capacity: float, rng: np.random.Generator) -> str:
         say_words = capacity >= 0.5 and rng.random() < 0.5
@@ -289,7 +299,7 @@ def _said_aliases(f: NumberField, low: str) -> str:
     return low
 
 
-def _insert(template: str, said: str) -> str:
+def say_with(template: str, said: str) -> str:
     """``template`` with ``said`` for ``{v}``, read as a person would say it: a word the
     template puts just before the value that the value itself starts with is said once ("It's
     my {v}" with "my usual order": "It's my usual order", not "my my")."""

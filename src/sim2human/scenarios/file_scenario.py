@@ -162,7 +162,26 @@ class FileScenario(SlotFilling):
                 if (value := reader.read(user_text, expecting == n, expecting)) is not None
             )
             _keep(self._read, key, found)
-        return {**record, **dict(found)}
+        out = {**record, **dict(found)}
+        if expecting is None:  # "not Cambridge: Ely" after a read-back corrects Cambridge's field
+            out.update(self._taken_back(user_text, record))
+        return out
+
+    def _taken_back(self, user_text: str, record: Record) -> Record:
+        """Fields whose recorded value the caller takes back ("no, not Cambridge, Ely"), each
+        with the value said in its place, read as that field's answer: after a read-back a bare
+        station belongs to no field, but the one it replaces names it."""
+        out: Record = {}
+        if "not" not in user_text.lower():
+            return out
+        for n, value in record.items():
+            reader = self.readers[n]
+            if value is None or not reader.takes_back(user_text, value):
+                continue
+            said = reader.read(user_text, True, n)
+            if said is not None and said != value:
+                out[n] = said
+        return out
 
     def signals(self, user_text: str, before: Record, after: Record) -> UserSignals:
         text = user_text.lower()
