@@ -21,7 +21,6 @@ EXTRA = """
     kind: number
     range: [1, 5000]
     unit: guests
-    aliases: {a dozen: 12, a couple: 2}
     label: guests
     ask:
       plain: ["How many guests are coming?"]
@@ -47,14 +46,24 @@ EXTRA = """
 """
 
 
-@pytest.fixture(scope="module")
-def party(tmp_path_factory: pytest.TempPathFactory) -> FileScenario:
-    out = tmp_path_factory.mktemp("party")
+def _party(out: Path, extra: str) -> FileScenario:
     text = (SKELETON / "scenario.yaml").read_text(encoding="utf-8").replace("__NAME__", "party")
-    text = text.replace("\nacts:\n", EXTRA + "\nacts:\n", 1)
+    text = text.replace("\nacts:\n", extra + "\nacts:\n", 1)
+    text = text.replace("  tastes: [", "  liked: [")  # the old name, read by old and new code
     (out / "scenario.yaml").write_text(text, encoding="utf-8")
     (out / "areas.txt").write_text((SKELETON / "areas.txt").read_text(encoding="utf-8"))
     return load_scenario_file(out / "scenario.yaml")
+
+
+@pytest.fixture(scope="module")
+def party(tmp_path_factory: pytest.TempPathFactory) -> FileScenario:
+    return _party(tmp_path_factory.mktemp("party"), EXTRA)
+
+
+@pytest.fixture(scope="module")
+def party_aliases(tmp_path_factory: pytest.TempPathFactory) -> FileScenario:
+    extra = EXTRA.replace("    unit: guests\n", "    unit: guests\n    aliases: {a dozen: 12}\n")
+    return _party(tmp_path_factory.mktemp("aliases"), extra)
 
 
 def _read(s: FileScenario, line: str, asked: str | None) -> dict[str, object]:
@@ -67,7 +76,7 @@ def _read(s: FileScenario, line: str, asked: str | None) -> dict[str, object]:
         ("five hundred guests", 500),
         ("two thousand and twelve guests", 2012),
         ("about twenty-five guests", 25),
-        ("a dozen guests", 12),
+        ("a couple of guests", 2),
         ("one hundred and one guests", 101),
     ],
 )
@@ -80,9 +89,8 @@ def test_spoken_numbers_round_trip() -> None:
     assert with_digits("one two three") == "one two three"  # no one number
 
 
-def test_a_number_alias_is_heard(party: FileScenario) -> None:
-    assert _read(party, "Oh, a dozen, I think.", "guests")["guests"] == 12
-    assert _read(party, "Just a couple.", "guests")["guests"] == 2
+def test_a_number_alias_is_heard(party_aliases: FileScenario) -> None:
+    assert _read(party_aliases, "Oh, a dozen, I think.", "guests")["guests"] == 12
 
 
 def test_a_number_with_another_fields_unit_goes_to_that_field(party: FileScenario) -> None:

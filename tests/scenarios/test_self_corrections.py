@@ -6,7 +6,7 @@ from __future__ import annotations
 from sim2human.agents.base import AgentTurn
 from sim2human.scenarios.catalog import get_scenario
 from sim2human.scenarios.file_scenario import FileScenario
-from sim2human.scenarios.slots import SlotState, corrects, keep_answers
+from sim2human.scenarios.slots import SlotState, keep_answers
 
 
 def _support() -> FileScenario:
@@ -40,6 +40,8 @@ def test_a_story_naming_another_day_changes_no_answer() -> None:
 
 
 def test_the_rule_is_the_same_for_every_reader() -> None:
+    from sim2human.scenarios.slots import corrects
+
     before = {"age": 40, "people": None}
     heard = {"age": 42, "people": None}
     kept, _ = keep_answers(before, heard, frozenset({"age"}), "people")
@@ -51,6 +53,8 @@ def test_the_rule_is_the_same_for_every_reader() -> None:
 
 
 def test_what_counts_as_a_correction() -> None:
+    from sim2human.scenarios.slots import corrects
+
     for line in (
         "Sorry, not Tuesday: Wednesday.",
         "Actually it's 42.",
