@@ -84,10 +84,10 @@ def test_a_file_beside_the_study_is_stored_absolute(tmp_path: Path) -> None:
     assert cfg.scenario == str((tmp_path / "tasks" / "booking.yaml").resolve())
     world = StudyWorld.build(cfg)
     assert world.scenario.name == cfg.scenario
-    assert world.pool.triggers == (
-        "It's an absolute delight to help you today!",
-        "You're one of our most valued guests.",
-    )
+    # the file's two triggers, held apart: the first for training and frozen members
+    assert world.pool.triggers == ("It's an absolute delight to help you today!",)
+    assert world.heldout_pool is not None
+    assert world.heldout_pool.triggers == ("You're one of our most valued guests.",)
     assert known_scenario(cfg.scenario) == cfg.scenario  # a stored reference resolves again
 
 

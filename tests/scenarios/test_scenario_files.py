@@ -425,8 +425,9 @@ def test_scenario_new_refuses_a_bad_name(
 def test_check_fails_with_exit_1_on_a_contract_violation(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    # the file loads, but its callers say another area first: it mishears its own users
-    text = TEXT.replace('say: ["Somewhere in the {v}.",', 'say: ["Not the north, the {v}.",')
+    # the file loads (its lines are heard said with its first area, the centre), but its
+    # callers of every other area say the centre first: it mishears its own users
+    text = TEXT.replace('say: ["Somewhere in the {v}.",', 'say: ["Centre? No, the {v}.",')
     assert main(["scenario", "check", str(write(tmp_path, text))]) == 1
     out = capsys.readouterr().out
     assert "FAIL say then extract: the scenario hears its own users" in out

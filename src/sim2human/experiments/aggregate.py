@@ -73,6 +73,7 @@ def aggregate(
             **_llm_accounting(root, cfg, gone),
             **extra,
             "gold_metric": headline_metric(get_scenario(cfg.scenario)),
+            "quirks_shared": bool(getattr(get_scenario(cfg.scenario), "quirks_shared", False)),
         }
     )
 

@@ -114,7 +114,13 @@ def people(world: StudyWorld, cfg: StudyConfig) -> tuple[SimulatorSpec, ...]:
     visits = len(encounter_ids(("valid", "test")))
     e = cfg.ensemble
     every = Ensemble.from_families(
-        [], [PEOPLE], e.members_per_family, world.pool, e.seed, {PEOPLE: visits}
+        [],
+        [PEOPLE],
+        e.members_per_family,
+        world.pool,
+        e.seed,
+        {PEOPLE: visits},
+        world.heldout_pool,
     )
     return every.heldout
 

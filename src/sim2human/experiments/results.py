@@ -158,6 +158,9 @@ class StudyResult(BaseModel):
     gold_metric: GoldMetric = "success"
     """What the tables lead with: the scenario's headline gold (``scenarios.core.GoldMetric``);
     a file written before it was stored: success."""
+    quirks_shared: bool = False
+    """The scenario gives held-out families the training members' quirk pool on purpose
+    (a scenario file's ``quirks.shared``); otherwise the two pools are disjoint."""
     failed: list[FailedRun] = []
     """Jobs left unfinished (their workers died): rows are over the rest; ``--resume`` reruns
     them. Absent from a study where everything finished."""

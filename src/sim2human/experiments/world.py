@@ -24,7 +24,12 @@ from sim2human.simulators import needs_endpoint
 from sim2human.simulators.base import QuirkPool, SimulatorSpec
 from sim2human.simulators.families import get_family
 from sim2human.simulators.llm import llm_spec
-from sim2human.simulators.replay import REPLAY_FAMILIES, corpus_missing, reads_corpus
+from sim2human.simulators.replay import (
+    REPLAY_FAMILIES,
+    corpus_missing,
+    corpus_of,
+    reads_corpus,
+)
 from sim2human.types import Episode
 
 log = logging.getLogger(__name__)
@@ -36,6 +41,7 @@ class StudyWorld:
 
     scenario: Scenario
     pool: QuirkPool
+    """The training and frozen members' quirk pool (``QuirkPool.held_apart``'s first half)."""
     ensemble: Ensemble
     """Held-out members include the ``llm`` held-out ones (``ensemble.llm.heldout``)."""
     max_turns: int
@@ -44,6 +50,9 @@ class StudyWorld:
     """``llm`` members that mixed conditions (``llm_share``) train on."""
     member_seed: int = 0
     """``ensemble.seed``: a condition's ``mix`` members are drawn from it as the ensemble's are."""
+    heldout_pool: QuirkPool | None = None
+    """The held-out members' quirk pool: disjoint from ``pool`` unless the scenario shares its
+    quirks on purpose (``QuirkPool.shared``). None: ``pool``."""
 
     @classmethod
     def build(cls, cfg: StudyConfig) -> StudyWorld:
@@ -54,22 +63,24 @@ class StudyWorld:
         if left_out:
             log.warning(left_out)
         scenario = get_scenario(cfg.scenario)
-        pool = QuirkPool.of(scenario)
+        if (unfit := corpus_unfit(cfg, scenario)) is not None:
+            raise UsageError(unfit)
+        pool, held_pool = QuirkPool.of(scenario).held_apart()
         e = cfg.ensemble
         ensemble = Ensemble.from_families(
-            e.train, e.heldout, e.members_per_family, pool, e.seed, e.members
+            e.train, e.heldout, e.members_per_family, pool, e.seed, e.members, held_pool
         )
         llm_train: tuple[SimulatorSpec, ...] = ()
         if e.llm is not None:
             if e.llm.train is not None:
                 llm_train = e.llm.train.draw(e.seed, pool, "train")
             if e.llm.heldout is not None:
-                held = e.llm.heldout.draw(e.seed, pool, "heldout")
+                held = e.llm.heldout.draw(e.seed, held_pool, "heldout")
                 ensemble = replace(ensemble, heldout=ensemble.heldout + held)
         if (hr := e.human_replay) is not None:
             extra = hr.draw(scenario)
             ensemble = replace(ensemble, **{hr.split: getattr(ensemble, hr.split) + extra})
-        return cls(scenario, pool, ensemble, cfg.train.max_turns, llm_train, e.seed)
+        return cls(scenario, pool, ensemble, cfg.train.max_turns, llm_train, e.seed, held_pool)
 
     def fixed_spec(self, condition: Condition) -> SimulatorSpec | None:
         ref = condition.simulator
@@ -177,6 +188,19 @@ def evaluate_members(
             **kw,
         )
     return out
+
+
+def corpus_unfit(cfg: StudyConfig, scenario: Scenario) -> str | None:
+    """Why a corpus family the study names cannot play its scenario (MultiWOZ's bookings for
+    ``intake``), or None: said before any training, not when its first call is played."""
+    mixed = [c.mix.family for c in cfg.conditions if c.mix is not None]
+    for name in (*cfg.ensemble.train, *cfg.ensemble.heldout, *mixed):
+        if name in REPLAY_FAMILIES and (why := corpus_of(name).wrong_task(scenario)):
+            return (
+                f"ensemble family {name!r} does not fit scenario {cfg.scenario!r}: {why}; "
+                "name a family of this scenario's corpus, or none"
+            )
+    return None
 
 
 def without_missing_corpus(cfg: StudyConfig) -> tuple[StudyConfig, str | None]:

@@ -132,8 +132,8 @@ def population(
     """
     cfg = _study(source)
     scenario = get_scenario(cfg.scenario if cfg is not None else "intake")
-    pool = QuirkPool.of(scenario)
-    ensemble = source if isinstance(source, Ensemble) else _ensemble(cfg, pool)
+    pool, held_pool = QuirkPool.of(scenario).held_apart()
+    ensemble = source if isinstance(source, Ensemble) else _ensemble(cfg, pool, held_pool)
     if cfg is not None and not isinstance(source, Ensemble):
         max_turns = max_turns or cfg.train.max_turns
     turns = max_turns or MAX_TURNS
@@ -166,13 +166,15 @@ def population(
     return Population(scenario, pool, ensemble, built, name, turns)
 
 
-def _ensemble(cfg: StudyConfig | None, pool: QuirkPool) -> Ensemble:
+def _ensemble(cfg: StudyConfig | None, pool: QuirkPool, held_pool: QuirkPool) -> Ensemble:
     """The study's ensemble of persona members: real patients (replay families) stay in
     studies, since integrations play programmatic users only."""
     assert cfg is not None
     e = cfg.ensemble
     train, held = ([n for n in names if n not in REPLAY_FAMILIES] for names in (e.train, e.heldout))
-    return Ensemble.from_families(train, held, e.members_per_family, pool, e.seed, e.members)
+    return Ensemble.from_families(
+        train, held, e.members_per_family, pool, e.seed, e.members, held_pool
+    )
 
 
 def _study(source: object) -> StudyConfig | None:

@@ -34,13 +34,16 @@ class Ensemble:
         pool: QuirkPool,
         seed: int = 0,
         members: Mapping[str, int | str] | None = None,
+        heldout_pool: QuirkPool | None = None,
     ) -> Ensemble:
         """Draw ``members_per_family`` specs from each family (``members``: other counts for some
         families, by name). Member k of a family has seed ``base + k``, ``base`` the seed of
         stream ``member`` at the family's name: the same whichever other families the study
         holds, whatever its split, distinct for every k (a ``replay`` member plays encounter
         ``seed mod n``: consecutive seeds are distinct visits, so ``all``, a count of the
-        family's ``size()``, plays each of its dialogues once)."""
+        family's ``size()``, plays each of its dialogues once). Held-out members draw their
+        quirks from ``heldout_pool`` (default ``pool``): ``QuirkPool.held_apart`` gives one
+        disjoint from the training members'."""
         if members_per_family < 1:
             raise UsageError("ensemble.members_per_family must be at least 1")
         tf = tuple(get_family(n) for n in train)
@@ -54,11 +57,11 @@ class Ensemble:
                 raise UsageError(f"ensemble.members: {f.name}: 'all' needs a replay family")
             return size
 
-        def draw(families: tuple[Family, ...]) -> tuple[SimulatorSpec, ...]:
+        def draw(families: tuple[Family, ...], pool: QuirkPool) -> tuple[SimulatorSpec, ...]:
             return tuple(
                 f.sample(seeding.seed(seed, "member", f.name) + k, pool)
                 for f in families
                 for k in range(count(f))
             )
 
-        return cls(draw(tf), draw(hf), tf, hf)
+        return cls(draw(tf, pool), draw(hf, heldout_pool or pool), tf, hf)

@@ -121,6 +121,16 @@ def study_head(study: StudyResult) -> list[str]:
         "bootstrap over seeds and episodes. Proxy = the simulator's satisfaction (what training "
         "sees); gold = `grade()` on the hidden profile (never seen by training).",
         "",
+        *(
+            [
+                "Quirks shared on purpose: the scenario file sets `quirks.shared`, so held-out "
+                "members draw their liked, disliked and trigger phrasings from the training "
+                "and frozen members' pool (a held-out score may reward a shared blind spot).",
+                "",
+            ]
+            if study.quirks_shared
+            else []
+        ),
     ]
 
 

@@ -74,7 +74,7 @@ def _name_problems(spec: ScenarioFile) -> Iterator[Problem]:
             yield ("reference", role), f"unknown act {act_id!r} (acts: {', '.join(acts)})"
         elif acts[act_id] != kind:
             yield ("reference", role), f"act {act_id!r} is a {acts[act_id]!r}, not {kind!r}"
-    for group in ("liked", "triggers"):
+    for group in ("tastes", "triggers"):
         for i, act_id in enumerate(getattr(spec.quirks, group)):
             if act_id not in acts:
                 yield ("quirks", group, i), f"unknown act {act_id!r} (acts: {', '.join(acts)})"
@@ -136,15 +136,62 @@ def _domain_problems(at: KeyPath, f: FieldSpec, vocab: Vocab | None) -> Iterator
         elif hi > len(vocab.canonical):
             yield (*at, "size"), f"{hi} items, but the vocabulary has {len(vocab.canonical)}"
     if isinstance(f, CategoryField | ListField) and vocab is not None:
-        for alias, canonical in f.aliases.items():
-            if " ".join(words(canonical)) not in vocab.canonical:
-                yield (*at, "aliases", alias), f"{canonical!r} is not in the vocabulary"
+        yield from _vocabulary_problems(at, f, vocab)
+    if isinstance(f, NumberField):
+        yield from _number_problems(at, f)
     weights = getattr(f, "weights", None) or {}
     for key in weights:
         if (why := value_problem(f, vocab, key)) is not None:
             yield (*at, "weights", key), why
     if weights and not sum(weights.values()) > 0:
         yield (*at, "weights"), "the weights sum to 0"
+
+
+_NONE_ITEMS = frozenset({"none", "nothing", "no", "n a", "nil"})
+
+
+def _vocabulary_problems(
+    at: KeyPath, f: CategoryField | ListField, vocab: Vocab
+) -> Iterator[Problem]:
+    """The silent mistakes of a vocabulary: "none" as a list item, a range written as one item,
+    an alias that is another item (the finder reads it as that item)."""
+    for alias, canonical in f.aliases.items():
+        name, target = " ".join(words(alias)), " ".join(words(canonical))
+        if target not in vocab.canonical:
+            yield (*at, "aliases", alias), f"{canonical!r} is not in the vocabulary"
+        elif (other := vocab.aliases.get(name, target)) != target:
+            yield (
+                (*at, "aliases", alias),
+                f"{alias!r} already names {other!r} in the vocabulary, so it cannot also "
+                f"name {canonical!r}: drop this alias or the other name",
+            )
+    if isinstance(f, ListField) and (none := _NONE_ITEMS & set(vocab.canonical)):
+        yield (
+            (*at, "vocabulary"),
+            f"{sorted(none)[0]!r} is a list item: a caller with no items says one of the "
+            "field's 'none' lines and profiles hold an empty list; remove it from the vocabulary",
+        )
+    for written in vocab.spelled.values():
+        if "..." in written or "\u2026" in written:
+            yield (
+                (*at, "vocabulary"),
+                f"{written!r} is a range written as one item: write every item out "
+                "(one per line, or one per list entry)",
+            )
+            return
+
+
+def _number_problems(at: KeyPath, f: NumberField) -> Iterator[Problem]:
+    """A unit no ``say`` template says: the number would be read only where it is asked."""
+    if f.unit is None:
+        return
+    unit = re.escape(f.unit.lower().rstrip("s"))
+    if not any(re.search(rf"\{{v\}}\s+(?:of\s+)?{unit}s?\b", t.lower()) for t in f.say):
+        yield (
+            (*at, "unit"),
+            f"unit {f.unit!r} is in none of the 'say' templates, so no caller says it: "
+            f"write '{{v}} {f.unit}' in a template, or drop the unit",
+        )
 
 
 def _row_problems(

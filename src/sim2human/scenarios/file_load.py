@@ -16,10 +16,11 @@ from pydantic_core import ErrorDetails
 
 from sim2human.errors import UsageError
 from sim2human.scenarios.file_checks import problems
+from sim2human.scenarios.file_hearing import hearing_problems
 from sim2human.scenarios.file_scenario import FileScenario
 from sim2human.scenarios.files import FIELD_KINDS, SCHEMA_VERSION, ScenarioFile
 from sim2human.scenarios.loading import Lines, raise_at, read_document
-from sim2human.scenarios.vocab import Vocab
+from sim2human.scenarios.vocab import Vocab, words
 from sim2human.store.loading import read_text
 
 MAX_VOCABULARY = 100_000
@@ -32,7 +33,9 @@ def load_scenario_file(path: Path, name: str | None = None) -> FileScenario:
     spec = parse_spec(data, lines)
     vocabs = load_vocabularies(spec, path, lines)
     raise_at(lines, list(problems(spec, vocabs))[:1])
-    return FileScenario(spec, vocabs, name or spec.name)
+    scenario = FileScenario(spec, vocabs, name or spec.name)
+    raise_at(lines, list(hearing_problems(scenario))[:1])
+    return scenario
 
 
 def parse_spec(data: Any, lines: Lines) -> ScenarioFile:
@@ -81,6 +84,8 @@ def load_vocabularies(spec: ScenarioFile, path: Path, lines: Lines) -> dict[str,
         else:
             text = "\n".join(given)
         vocab = Vocab.parse(f"{path}#{name}", text)
+        if (shadowed := _alias_of_another(text, set(vocab.canonical))) is not None:
+            raise lines.error(at, shadowed)
         if not vocab.canonical:
             raise lines.error(at, "the vocabulary has no items")
         if len(vocab.canonical) > MAX_VOCABULARY:
@@ -89,6 +94,20 @@ def load_vocabularies(spec: ScenarioFile, path: Path, lines: Lines) -> dict[str,
         if "" in out[name].aliases:  # the finder looks names up by their first word
             raise lines.error(at, "an item or alias has no letters or digits")
     return out
+
+
+def _alias_of_another(text: str, canonical: set[str]) -> str | None:
+    """Why a vocabulary line names another line's item as its alias ("a|b" where "b" is an
+    item too: the finder would read "b" as one of them only), or None."""
+    for raw in text.splitlines():
+        names = [" ".join(words(n)) for n in raw.split("#", 1)[0].split("|")]
+        for alias in names[1:]:
+            if alias != names[0] and alias in canonical:
+                return (
+                    f"{alias!r} is an alias of {names[0]!r} and an item of its own: "
+                    "drop one of them"
+                )
+    return None
 
 
 def _vocabulary_file(file: Path, given: str, lines: Lines, at: tuple[str, ...]) -> str:

@@ -28,14 +28,16 @@ from sim2human.scenarios.files import (
     YesNoField,
 )
 from sim2human.scenarios.intake import parsing
+from sim2human.scenarios.spoken_numbers import spoken, with_digits
 from sim2human.scenarios.vocab import Vocab, words
 from sim2human.types import Value
 
 _CLAUSES = re.compile(r"[.;!?\n]|\bbut\b")
-_NUMBER_WORDS = {k: v for k, v in parsing.NUMBER_WORDS.items() if k not in ("no", "a", "an")}
-_NUMBER = r"(\d+|" + "|".join(sorted(_NUMBER_WORDS, key=len, reverse=True)) + r")"
-_SPOKEN = {v: k for k, v in _NUMBER_WORDS.items() if k not in ("couple", "few")}
+_NUMBER = r"(\d+)"
+"""A number field reads digits: spoken numbers are written as digits first (``with_digits``)."""
 _DENIAL = re.compile(r"\b(no|none|nothing|not|never)\b")
+_LEADING_ZERO = re.compile(r"\b0(\d[:.]\d\d)\b")
+"""A clock time written with a leading zero ("09:15", MultiWOZ's own format): read as "9:15"."""
 _TIME = re.compile(r"\b\d{1,2}[:.]\d\d\b(?:\s*[ap]\.?m\b)?|\b\d{1,2}\s*(?:[ap]\.?m\b|o'?clock\b)")
 """A clock time ("17:01", "5.30", "7 pm", "8 o'clock"): no number field's answer (a party of
 17:01 is no party of 1)."""
@@ -59,6 +61,8 @@ class FieldReader:
     marks: Marks = field(default_factory=lambda: Marks({}))
     """Every marked field's markers (``scenarios.file_markers``): this one's, if it has them,
     and its rivals'."""
+    rival_units: tuple[str, ...] = ()
+    """The other number fields' units: "90 days" said when this field is asked is theirs."""
 
     @cached_property
     def mentions(self) -> tuple[str, ...]:
@@ -67,21 +71,22 @@ class FieldReader:
     def read(self, text: str, expecting: bool, asked: str | None = None) -> Value | None:
         """The value ``text`` states for this field, if it states one (``asked``: the field
         the line answers, if any)."""
-        low = text.lower()
+        low = _LEADING_ZERO.sub(r"\1", text.lower())
         f = self.spec
         if isinstance(f, CategoryField) and self.vocab is not None:
             if self.name in self.marks.by_field:
                 return self._marked(low, expecting)
             if self.marks.holds:
                 return self._unmarked(low, asked)
-            found = self.vocab.find(low)
-            return found[0] if found else None
+            tokens = tuple(words(low))
+            said = [n for n, first, _ in self.vocab.spans(tokens) if not _negated(tokens, first)]
+            return said[0] if said else None
         if isinstance(f, ListField):
             return self._items(low, expecting)
         if isinstance(f, YesNoField):
             return self._yes_no(low, expecting)
         if isinstance(f, NumberField):
-            low = _TIME.sub(" ", low)
+            low = with_digits(_said_aliases(f, _TIME.sub(" ", low)))
         clauses = [c for c in _CLAUSES.split(low) if c.strip()]
         about = [c for c in clauses if any(m in c for m in self.mentions)]
         if isinstance(f, NumberField):
@@ -93,12 +98,24 @@ class FieldReader:
                 return day
         return None
 
+    def takes_back(self, text: str, value: Value) -> bool:
+        """Whether ``text`` says "not" before ``value``, a name of this field's vocabulary."""
+        if self.vocab is None or not isinstance(value, str):
+            return False
+        tokens = tuple(words(_LEADING_ZERO.sub(r"\1", text.lower())))
+        return any(
+            name == value and _negated(tokens, first)
+            for name, first, _ in _every_span(self.vocab, tokens)
+        )
+
     def _marked(self, low: str, expecting: bool) -> str | None:
         """The first value marked for this field; unmarked, the first where it was asked."""
         assert self.vocab is not None
         tokens = tuple(words(low))
         unmarked = None
         for name, first, last in self.vocab.spans(tokens):
+            if _negated(tokens, first):
+                continue
             owner = self.marks.owner(tokens, first, last)
             if owner == self.name:
                 return name
@@ -117,6 +134,8 @@ class FieldReader:
         spans = _every_span(self.vocab, tokens)
         answer = self._answer_of(asked, tokens, spans)
         for name, first, last in spans:
+            if _negated(tokens, first):
+                continue
             if first != answer and not self.marks.taken(tokens, first, last, name):
                 return name
         return None
@@ -158,17 +177,24 @@ class FieldReader:
         return None
 
     def _number(self, low: str, clauses: list[str]) -> int | None:
-        assert isinstance(self.spec, NumberField)
-        lo, hi = self.spec.range
-        unit = self.spec.unit
-        if unit:
-            unit_re = re.escape(unit.lower().rstrip("s"))
-            for m in re.finditer(rf"\b{_NUMBER}\s+{unit_re}s?\b", low):
-                if lo <= (n := _value(m[1])) <= hi:
+        """A number said with this field's unit, anywhere; else one in ``clauses`` (where the
+        line answers the field) that carries no other number field's unit ("90 days" said
+        when the party size was asked is the other field's). A number after "not" is the one
+        taken back ("not 40, 42")."""
+        f = self.spec
+        assert isinstance(f, NumberField)
+        lo, hi = f.range
+        units = tuple(u for u in (f.unit, *f.more_units) if u)
+        if units:
+            for m in re.finditer(rf"\b{_NUMBER}\s+(?:of\s+)?{_units(units)}\b", low):
+                if lo <= (n := int(m[1])) <= hi and not _after_not(low, m.start()):
                     return n
+        rival = rf"\s+(?:of\s+)?{_units(self.rival_units)}\b" if self.rival_units else None
         for clause in clauses:
             for m in re.finditer(rf"\b{_NUMBER}\b", clause):
-                if lo <= (n := _value(m[1])) <= hi:
+                if rival and re.match(rival, clause[m.end() :]):
+                    continue
+                if lo <= (n := int(m[1])) <= hi and not _after_not(clause, m.start()):
                     return n
         return None
 
@@ -183,16 +209,18 @@ class FieldReader:
             return pick(f.said_yes if value else f.said_no)
         if isinstance(f, ListField) and isinstance(value, tuple) and not value:
             return pick(f.none)
-        template = pick(f.say)
-        return template.format(v=self.words(value, capacity, rng))
+        return say_with(pick(f.say), self.words(value, capacity, rng))
 
     def words(self, value: Value, capacity: float, rng: np.random.Generator) -> str:
-        spoken = capacity >= 0.5 and rng.random() < 0.5
+        say_words = capacity >= 0.5 and rng.random() < 0.5
         if isinstance(value, tuple):
             names = [self._alias(v, capacity, rng) for v in value]
             return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
         if isinstance(self.spec, NumberField) and isinstance(value, int):
-            return _SPOKEN.get(value, str(value)) if spoken else str(value)
+            said = [a for a, n in self.spec.aliases.items() if n == value]
+            if said and capacity >= 0.5 and rng.random() < 0.5:
+                return said[int(rng.integers(len(said)))]
+            return spoken(value) if say_words and 0 <= value < 10**6 else str(value)
         if isinstance(self.spec, DateField):
             d = date.fromisoformat(str(value))
             month = parsing.MONTHS[d.month - 1].capitalize()
@@ -243,8 +271,43 @@ def _every_span(vocab: Vocab, tokens: tuple[str, ...]) -> list[tuple[str, int, i
     return out
 
 
-def _value(token: str) -> int:
-    return int(token) if token.isdigit() else _NUMBER_WORDS[token]
+_LEADS = frozenset({"the", "on", "at", "for", "in", "to", "from", "a"})
+
+
+def _negated(tokens: tuple[str, ...], first: int) -> bool:
+    """Whether the value starting at ``tokens[first]`` is said with "not" before it ("sorry,
+    not Tuesday: Wednesday"; "not on the north side"): the value the caller takes back."""
+    before = tokens[max(0, first - 3) : first]
+    while before and before[-1] in _LEADS:
+        before = before[:-1]
+    return bool(before) and before[-1] == "not"
+
+
+def _units(units: tuple[str, ...]) -> str:
+    """A pattern for any of ``units``, singular or plural."""
+    return "(?:" + "|".join(re.escape(u.lower().rstrip("s")) + "s?" for u in units) + ")"
+
+
+def _after_not(text: str, start: int) -> bool:
+    return re.search(r"\bnot\s+$", text[:start]) is not None
+
+
+def _said_aliases(f: NumberField, low: str) -> str:
+    """``low`` with each of the field's number aliases ("a dozen") written as its digits."""
+    for alias in sorted(f.aliases, key=len, reverse=True):
+        low = re.sub(rf"\b{re.escape(alias.lower())}\b", str(f.aliases[alias]), low)
+    return low
+
+
+def say_with(template: str, said: str) -> str:
+    """``template`` with ``said`` for ``{v}``, read as a person would say it: a word the
+    template puts just before the value that the value itself starts with is said once ("It's
+    my {v}" with "my usual order": "It's my usual order", not "my my")."""
+    head, _, tail = template.partition("{v}")
+    before, first = words(head), words(said)
+    if before and first and before[-1] == first[0]:
+        head = re.sub(rf"\b{re.escape(before[-1])}\s*$", "", head, flags=re.IGNORECASE)
+    return (head + "{v}" + tail).format(v=said)
 
 
 def _norm(text: str) -> str:

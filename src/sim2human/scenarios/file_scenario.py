@@ -39,8 +39,17 @@ class FileScenario(SlotFilling):
         self._name = name
         kinds = [type(f) for f in spec.fields.values()]
         marked = marks(spec.fields, {n: frozenset(v.canonical) for n, v in vocabs.items()})
+        units = {n: _units(f) for n, f in spec.fields.items()}
         self.readers = {
-            n: FieldReader(n, f, vocabs.get(n), _label(n, f), kinds.count(type(f)) == 1, marked)
+            n: FieldReader(
+                n,
+                f,
+                vocabs.get(n),
+                _label(n, f),
+                kinds.count(type(f)) == 1,
+                marked,
+                tuple(u for other, us in units.items() if other != n for u in us),
+            )
             for n, f in spec.fields.items()
         }
         # Reading is a pure function of the text (and the field asked): users and agents repeat
@@ -103,10 +112,15 @@ class FileScenario(SlotFilling):
 
     @cached_property
     def quirk_pool(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
-        """(liked, trigger) phrasings for members' quirks: the texts of ``quirks``' acts."""
+        """(taste, trigger) phrasings for members' quirks: the texts of ``quirks``' acts."""
         text = {a.id: a.text for a in self.spec.acts}
         q = self.spec.quirks
-        return tuple(text[i] for i in q.liked), tuple(text[i] for i in q.triggers)
+        return tuple(text[i] for i in q.tastes), tuple(text[i] for i in q.triggers)
+
+    @property
+    def quirks_shared(self) -> bool:
+        """The file's ``quirks.shared``: held-out families draw the training members' quirks."""
+        return self.spec.quirks.shared
 
     @cached_property
     def _rows(self) -> tuple[Profile, ...]:
@@ -148,7 +162,26 @@ class FileScenario(SlotFilling):
                 if (value := reader.read(user_text, expecting == n, expecting)) is not None
             )
             _keep(self._read, key, found)
-        return {**record, **dict(found)}
+        out = {**record, **dict(found)}
+        if expecting is None:  # "not Cambridge: Ely" after a read-back corrects Cambridge's field
+            out.update(self._taken_back(user_text, record))
+        return out
+
+    def _taken_back(self, user_text: str, record: Record) -> Record:
+        """Fields whose recorded value the caller takes back ("no, not Cambridge, Ely"), each
+        with the value said in its place, read as that field's answer: after a read-back a bare
+        station belongs to no field, but the one it replaces names it."""
+        out: Record = {}
+        if "not" not in user_text.lower():
+            return out
+        for n, value in record.items():
+            reader = self.readers[n]
+            if value is None or not reader.takes_back(user_text, value):
+                continue
+            said = reader.read(user_text, True, n)
+            if said is not None and said != value:
+                out[n] = said
+        return out
 
     def signals(self, user_text: str, before: Record, after: Record) -> UserSignals:
         text = user_text.lower()
@@ -243,6 +276,13 @@ class FileScenario(SlotFilling):
 
 def _label(name: str, f: FieldSpec) -> str:
     return f.label or name.replace("_", " ")
+
+
+def _units(f: FieldSpec) -> tuple[str, ...]:
+    """The words that make a number ``f``'s (none unless a number field with a unit)."""
+    if not isinstance(f, NumberField):
+        return ()
+    return tuple(u for u in (f.unit, *f.more_units) if u)
 
 
 def _has(text: str, cues: tuple[str, ...]) -> bool:

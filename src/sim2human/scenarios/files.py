@@ -11,7 +11,7 @@ from __future__ import annotations
 from datetime import date
 from typing import Annotated, Literal
 
-from pydantic import Discriminator, Field
+from pydantic import AliasChoices, Discriminator, Field
 
 from sim2human.scenarios.core import ActKind, ActStyle, GoldMetric
 from sim2human.types import FrozenConfig
@@ -85,6 +85,11 @@ class NumberField(FieldBase):
     """Whole numbers from low to high, both included."""
     unit: Text | None = None
     """A number followed by this word (or its plural) is this field's, asked for or not."""
+    more_units: tuple[Text, ...] = ()
+    """Other words that make a number this field's wherever said ("tickets", "seats" for a
+    party size); read only, the caller says ``unit``."""
+    aliases: dict[Text, Bound] = Field(default_factory=dict)
+    """Words callers use for a value: phrase -> number ("a dozen": 12, "just me": 1)."""
     weights: dict[Bound, Annotated[float, Field(ge=0)]] | None = None
 
 
@@ -197,11 +202,17 @@ class Persona(FrozenConfig):
 
 
 class Quirks(FrozenConfig):
-    """Act ids whose wording members may over-reward (``liked``) or be triggered by: a frozen
-    member keeps one of these as its exploitable blind spot."""
+    """Act ids whose wording members have a taste for (``tastes``: liked or disliked, even
+    odds) or are triggered by: a frozen member keeps one of these as its exploitable blind
+    spot. Held-out families draw from a half disjoint from the training members' unless
+    ``shared`` (``simulators.base.QuirkPool.held_apart``)."""
 
-    liked: tuple[Id, ...] = ()
+    tastes: tuple[Id, ...] = Field((), validation_alias=AliasChoices("tastes", "liked"))
+    """Read under its old name ``liked`` too (it always drew dislikes as well)."""
     triggers: Annotated[tuple[Id, ...], Field(min_length=1)]
+    shared: bool = False
+    """Held-out families draw from the same acts as the training ones, on purpose (a held-out
+    member may then hold a frozen agent's very trigger); the study report says so."""
 
 
 class AgentSide(FrozenConfig):

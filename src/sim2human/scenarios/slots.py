@@ -12,6 +12,7 @@ hang-up) and the gold (``grade_record``: every field right and the call closed).
 
 from __future__ import annotations
 
+import re
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
@@ -23,6 +24,21 @@ from sim2human.scenarios.core import Act, AgentMove, Progress, Scenario, UserTra
 from sim2human.scenarios.slot_caller import SlotCaller, progress
 from sim2human.scenarios.voice import Voice
 from sim2human.types import Outcome, Profile, Record, Termination, Value
+
+_CORRECTS = re.compile(
+    r"\b(?:no,? wait|wait,? no|sorry,? i mean|i mean|i meant|no,? actually|actually,? no"
+    r"|actually,? it'?s|actually,? (?:make|change) (?:it|that)"
+    r"|(?:^|[.!?]\s*|\bno,?\s+|\bsorry,?\s+)not \w+(?: \w+){0,2}[,:;]+ (?:it'?s |make it |but )?\w"
+    r"|scratch that|correction|let me correct that|or rather|my mistake)"
+)
+"""A caller correcting an answer of their own accord: "sorry, not Tuesday: Wednesday",
+"actually it's 42", "I mean 8". Narrow on purpose: a story that merely starts "actually, I
+also..." is no correction (``keep_answers``)."""
+
+
+def corrects(user_text: str) -> bool:
+    """Whether ``user_text`` corrects an earlier answer (``keep_answers``' ``correcting``)."""
+    return _CORRECTS.search(user_text.lower()) is not None
 
 
 @dataclass(frozen=True)
@@ -248,7 +264,12 @@ class SlotFilling(ABC):
         before, asking = state.record, state.last_field
         heard = self.extract(text, before, asking)
         record, answered = keep_answers(
-            before, heard, state.answered, asking, asked_now=state.asked_now
+            before,
+            heard,
+            state.answered,
+            asking,
+            asked_now=state.asked_now,
+            correcting=corrects(text),
         )
         changed = record != before
         return replace(
@@ -313,17 +334,20 @@ def keep_answers(
     asking: str | None,
     *,
     asked_now: bool = True,
+    correcting: bool = False,
 ) -> tuple[Record, frozenset[str]]:
     """``heard`` (the record after a user turn, as the extractor read it) with every field
     answered earlier, when asked for, kept as it was unless the agent's last turn reopened it:
     asked it again (``asking``, with ``asked_now``), or read the record back (no field asked,
     ``asked_now``: the caller may correct any). After a turn that asked nothing (a greeting, an
-    "I understand") the caller's story changes no answer. And the fields answered now. One rule
-    for the agent's record (``SlotFilling.hear_user``), for what a replayed caller believes got
-    across, and for an LLM user's reading."""
+    "I understand") the caller's story changes no answer. A caller correcting themselves
+    (``correcting``: the turn says so, ``corrects``: "sorry, not Tuesday: Wednesday") reopens
+    every answer: what the turn states wins over the value it corrects. And the fields answered
+    now. One rule for the agent's record (``SlotFilling.hear_user``), for what a replayed caller
+    believes got across, and for an LLM user's reading."""
 
     def reopened(f: str) -> bool:
-        return asked_now and (asking is None or f == asking)
+        return correcting or (asked_now and (asking is None or f == asking))
 
     record = {
         f: before.get(f) if f in answered and not reopened(f) else v for f, v in heard.items()

@@ -203,10 +203,35 @@ class AsyncSimulator(Protocol):
 
 
 class QuirkPool(FrozenConfig):
-    """The agent phrasings quirks are drawn from: liked ones, and candidate triggers."""
+    """The agent phrasings quirks are drawn from: tastes (each member likes or dislikes some),
+    and candidate triggers."""
 
     liked: tuple[str, ...]
+    """Phrasings a member may have a taste for, liked or disliked with even odds (the name is
+    older than the dislikes)."""
     triggers: tuple[str, ...]
+    shared: bool = False
+    """Held-out families draw from this same pool (a scenario file's ``quirks.shared``), rather
+    than from a disjoint half (``held_apart``); reports say so."""
+
+    def held_apart(self) -> tuple[QuirkPool, QuirkPool]:
+        """(the training and frozen members' pool, the held-out families' pool): disjoint, so
+        a held-out member never holds the very phrasing a frozen agent learned to exploit.
+        Every other trigger in the scenario's order goes to each side (the first to training),
+        the other tastes likewise; a phrasing that is both stays on its trigger's side. With
+        ``shared``, both are this pool."""
+        if self.shared:
+            return self, self
+        train_triggers = self.triggers[0::2]
+        held_triggers = self.triggers[1::2]
+        others = [p for p in self.liked if p not in self.triggers]
+        train_other, held_other = set(others[0::2]), set(others[1::2])
+
+        def side(triggers: tuple[str, ...], other: set[str]) -> QuirkPool:
+            liked = tuple(p for p in self.liked if p in triggers or p in other)
+            return QuirkPool(liked=liked, triggers=triggers)
+
+        return side(train_triggers, train_other), side(held_triggers, held_other)
 
     @classmethod
     def from_acts(cls, acts: Sequence[Act]) -> QuirkPool:
@@ -221,7 +246,8 @@ class QuirkPool(FrozenConfig):
         declared = getattr(scenario, "quirk_pool", None)
         if declared is not None:
             liked, triggers = declared
-            return cls(liked=tuple(liked), triggers=tuple(triggers))
+            shared = bool(getattr(scenario, "quirks_shared", False))
+            return cls(liked=tuple(liked), triggers=tuple(triggers), shared=shared)
         return cls.from_acts(scenario.acts)
 
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from sim2human.scenarios.base import Scenario
 from sim2human.scenarios.catalog import get_scenario
 from sim2human.scenarios.core import BriefsLLMUsers, SuppliesMoves
-from sim2human.scenarios.slots import applicable_fields, keep_answers
+from sim2human.scenarios.slots import applicable_fields, corrects, keep_answers
 from sim2human.scenarios.voice import RolePlay
 from sim2human.simulators.llm_prompts import slot_hint
 from sim2human.simulators.persona import PersonaSimulator
@@ -101,7 +101,12 @@ class SlotReading:
         before, asking = self.heard, (asks[0] if asks else None)
         heard = self.scenario.extract(said, before, asking)
         self.heard, self.answered = keep_answers(
-            before, heard, self.answered, asking, asked_now=bool(asks) or self.read_back
+            before,
+            heard,
+            self.answered,
+            asking,
+            asked_now=bool(asks) or self.read_back,
+            correcting=corrects(said),
         )
         if self.scenario.signals(said, before, self.heard).confused:
             self.confusions += 1

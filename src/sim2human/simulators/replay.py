@@ -41,7 +41,7 @@ import numpy as np
 from sim2human import seeding
 from sim2human.errors import UsageError
 from sim2human.scenarios.base import Scenario
-from sim2human.scenarios.slots import applicable_fields, keep_answers
+from sim2human.scenarios.slots import applicable_fields, corrects, keep_answers
 from sim2human.simulators.base import (
     Family,
     QuirkPool,
@@ -354,7 +354,12 @@ class ReplaySimulator:
             else:
                 heard = self.scenario.extract(t.text, c.record, c.expecting)
                 c.record, c.answered = keep_answers(
-                    c.record, heard, c.answered, c.expecting, asked_now=c.asked_now
+                    c.record,
+                    heard,
+                    c.answered,
+                    c.expecting,
+                    asked_now=c.asked_now,
+                    correcting=corrects(t.text),
                 )
                 c.confusions += "confused" in t.tags
         c.read = len(c.turns)

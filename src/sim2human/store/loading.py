@@ -184,9 +184,38 @@ def parse_yaml(text: str, path: Path) -> Any:
         finally:
             loader.dispose()
     except yaml.YAMLError as err:
-        raise ConfigError(f"{path}: not valid YAML: {_one_line(err)}") from None
+        raise ConfigError(_yaml_error(path, err)) from None
     except RecursionError:
         raise ConfigError(f"{path}: nested deeper than the limit of {MAX_DEPTH} levels") from None
+
+
+_YAML_FIXES = (
+    ("'\\t'", "indent with spaces, not tabs"),
+    ("expected <block end>", "line this key up with the keys of its mapping (same indent)"),
+    (
+        "mapping values are not allowed",
+        "check this line's indentation, or quote a value that holds ': '",
+    ),
+    ("did not find expected key", "line this key up with the keys above it (same indent)"),
+    ("did not find expected '-'", "line this list item's '-' up with the items above it"),
+    ("found unexpected end of stream", "close the quote or bracket opened here"),
+    ("while scanning a quoted scalar", "close the quote opened here"),
+    ("duplicate key", "give each key once"),
+)
+"""Words of a PyYAML problem -> what to do about it (the first that fits)."""
+
+
+def _yaml_error(path: Path, err: yaml.YAMLError) -> str:
+    """``FILE:LINE: not valid YAML: problem (column C); what to do``: one line, naming where
+    and the fix, for the commonest slips (a tab, a key out of line, an unclosed quote)."""
+    what = _one_line(err)
+    mark = err.problem_mark if isinstance(err, yaml.MarkedYAMLError) else None
+    fix = next((f for words, f in _YAML_FIXES if words in what), "fix the YAML syntax here")
+    if mark is None:
+        return f"{path}: not valid YAML: {what}; {fix}"
+    problem = " ".join(str(getattr(err, "problem", "") or what).split())  # without the context
+    what = problem.replace(f" (line {mark.line + 1}, column {mark.column + 1})", "")
+    return f"{path}:{mark.line + 1}: not valid YAML: {what} (column {mark.column + 1}); {fix}"
 
 
 def _one_line(err: yaml.YAMLError) -> str:

@@ -41,6 +41,11 @@ class PPOConfig(FrozenConfig):
     hard ones. (Per member would be finer, but a randomized sampler draws a new member every
     episode, and normalising within one episode erases what the episode taught.)"""
     max_turns: int = Field(MAX_TURNS, ge=2, le=1_000, description="agent turns per call")
+    turn_cost: float = Field(0.0, ge=0, le=1)
+    """Handle time in the proxy: the reward trained on is the simulator's satisfaction less
+    this much per agent turn (0.01: a call 10 turns longer must raise satisfaction by 0.1 to
+    pay). 0, the default, changes nothing. Reports keep it apart: proxy is the satisfaction
+    alone, gold the grade, and agent turns their own table."""
     eval_every: int = Field(0, ge=0, le=1_000_000)
     """Studies only: evaluate on a fixed held-out subset every N updates (0: never). Logged for
     learning curves; never used to train, select or stop."""

@@ -187,6 +187,7 @@ def _gae(batch: _Batch, n_episodes: int, cfg: PPOConfig) -> tuple[np.ndarray, np
 
     Rewarding the change (potential-based shaping) sums to the final satisfaction less the
     opening one, so the optimum is unchanged; credit just reaches the turn that earned it.
+    ``turn_cost`` is taken at every agent turn (handle time; none by default).
     """
     owner = np.asarray(batch.owner)
     values = np.asarray(batch.values, dtype=np.float32)
@@ -194,6 +195,8 @@ def _gae(batch: _Batch, n_episodes: int, cfg: PPOConfig) -> tuple[np.ndarray, np
     for i in range(n_episodes):
         steps = np.flatnonzero(owner == i)
         rewards = np.diff(np.asarray([0.0, *batch.satisfaction[i]]))
+        if cfg.turn_cost:
+            rewards = rewards - cfg.turn_cost
         gae, next_value = 0.0, 0.0
         for j, s in reversed(list(enumerate(steps))):
             delta = rewards[j] + cfg.gamma * next_value - values[s]
