@@ -17,7 +17,7 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 
-from sim2human.cli.options import finite
+from sim2human.cli.options import ScenarioPathOpt, finite
 from sim2human.cli.output import JsonOpt, Output, QuietOpt
 from sim2human.diagnostics.verdict import Thresholds
 from sim2human.errors import RunDirError
@@ -67,6 +67,7 @@ def diagnose(
     out_dir: OutOpt = None,
     as_json: JsonOpt = False,
     quiet: QuietOpt = False,
+    scenario_path: ScenarioPathOpt = None,
 ) -> None:
     """Judge a run: did the agent learn the task, or its simulator?
 
