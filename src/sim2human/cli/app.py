@@ -31,7 +31,12 @@ from sim2human.cli.restyle_family import restyle_family
 from sim2human.cli.retrieve_family import retrieve_family
 from sim2human.cli.scenario import scenario_app
 from sim2human.cli.signals import interrupt_code, sigterm_as_interrupt
-from sim2human.cli.starting import check_endpoints, discard_unstarted, scenario_file_passes
+from sim2human.cli.starting import (
+    check_endpoints,
+    discard_unstarted,
+    endpoints_used,
+    scenario_file_passes,
+)
 from sim2human.cli.stress import stress as stress_command
 from sim2human.cli.view import compare, view
 from sim2human.errors import Sim2HumanError, UsageError
@@ -220,6 +225,8 @@ def _study_config(
     if left_out:
         err_console.print(f"[yellow]note:[/] {escape(left_out)}", highlight=False, soft_wrap=True)
     scenario_file_passes(cfg, config)  # as `scenario check` would: --check refuses it too
+    if note := endpoints_used(cfg, config):  # an endpoint no member names: refused
+        err_console.print(f"[yellow]note:[/] {escape(note)}", highlight=False, soft_wrap=True)
     return cfg
 
 

@@ -12,6 +12,9 @@ its first episode (``kill -9``: no cleanup runs) left an empty log, and its reru
 port is found before ``human serve`` creates its database (``port_free``). A study on a
 scenario file that ``scenario check`` fails is refused before it trains
 (``scenario_file_passes``): it ran to the end on a task its own callers could not be heard in.
+So is an endpoint defined under ``llm.endpoints`` that no member plays on (``endpoints_used``):
+members that do not say ``endpoint: NAME`` play on the embedded model (``local``), and a study
+whose file configured another model ran without a request to it, and without a word.
 """
 
 from __future__ import annotations
@@ -58,6 +61,42 @@ def scenario_file_passes(cfg: StudyConfig, where: Path) -> None:
             f"{where}: scenario: {cfg.scenario} fails `sim2human scenario check` "
             f"({len(failed)} violation(s); first: {failed[0]}); run it to see each"
         )
+
+
+def endpoints_used(cfg: StudyConfig, where: Path) -> str:
+    """Refuse (exit 2) an endpoint of ``llm.endpoints`` that none of the study's ``llm``
+    members uses; the note (else ``""``) naming the ``llm`` blocks that default to the embedded
+    model while other endpoints are defined (one may mean it, so it is said, not refused)."""
+    from sim2human.experiments.world import StudyWorld
+    from sim2human.llm.runtime import LOCAL
+
+    defined = sorted(set(cfg.llm.endpoints) - {LOCAL})
+    if not defined:
+        return ""
+    used = StudyWorld.build(cfg).endpoints(cfg.conditions)
+    if unused := [name for name in defined if name not in used]:
+        local = f"; its llm members play on {LOCAL} (the embedded model)" if LOCAL in used else ""
+        raise UsageError(
+            f"{where}: llm.endpoints.{unused[0]}: no member uses it{local}: name it in "
+            f"the members that should (`endpoint: {unused[0]}`), or remove it"
+        )
+    llm = cfg.ensemble.llm
+    blocks = {
+        **{f"ensemble.llm.{k}": getattr(llm, k) for k in ("train", "heldout") if llm is not None},
+        **{
+            f"conditions.{c.name}.simulator.llm": c.simulator and c.simulator.llm
+            for c in cfg.conditions
+        },
+    }
+    silent = [
+        name for name, b in blocks.items() if b is not None and "endpoint" not in b.model_fields_set
+    ]
+    if not silent:
+        return ""
+    return (
+        f"{where}: {', '.join(silent)} name no endpoint, so they play on {LOCAL} (the embedded "
+        f"model), not on {', '.join(defined)}; say `endpoint: {LOCAL}` to mean it"
+    )
 
 
 def discard_unstarted(target: Path) -> bool:
