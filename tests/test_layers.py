@@ -21,6 +21,7 @@ LAYERS: dict[str, int] = {
     "sim2human.types": 0,
     "sim2human.errors": 0,
     "sim2human.redact": 0,
+    "sim2human.untrusted": 0,
     "sim2human.seeding": 0,
     "sim2human.store": 0,  # the storage wing: layout, rundir, lock, loading, calls, collector
     "sim2human.outputs": 0,

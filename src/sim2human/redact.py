@@ -54,7 +54,9 @@ _BEARER = re.compile(r"(?i)(\bbearer\s+)" + _VALUE)
 _NAMED = re.compile(
     r"(?i)(\b(?:x-)?(?:api[_-]?key|access[_-]?token|auth[_-]?token|refresh[_-]?token|"
     r"id[_-]?token|client[_-]?secret|secret[_-]?key|secret|password|passwd|token|"
-    r"x-goog-api-key)[\"']?\s*[:=]\s*[\"']?)" + _VALUE
+    r"x-goog-api-key)[\"']?\s*[:=]\s*[\"']?)"
+    # PyYAML's own wording is no value: "while scanning for the next token: found character"
+    r"(?!(?:found|expected)\s)" + _VALUE
 )
 _QUERY_KEY = re.compile(r"(?i)([?&](?:key|sig|signature|code)=)[^\s&#\"'<>]+")
 _URL_USERINFO = re.compile(r"(?i)(\b[a-z][a-z0-9+.-]*://)[^/\s:@\"'<>]+:[^/\s@\"'<>]+@")

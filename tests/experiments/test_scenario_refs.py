@@ -20,6 +20,7 @@ from sim2human.integrations.gym import make_env
 from sim2human.rollout.conversation import Job
 from sim2human.rollout.play import play
 from sim2human.scenarios.catalog import get_scenario, known_scenario
+from sim2human.scenarios.refs import allowing
 from sim2human.types import Episode
 from sim2human.webapp.card import card_lines
 from tiny_study import TINY
@@ -100,8 +101,9 @@ def test_quick_overrides_name_a_file_beside_the_study_too(tmp_path: Path) -> Non
 
 
 def test_a_python_class_is_known_by_module_and_name(my_tasks: Path) -> None:
-    assert known_scenario("my_tasks:Pizza") == "my_tasks:Pizza"
-    pizza = get_scenario("my_tasks:Pizza")
+    with allowing(my_tasks):  # a reader's --scenario-path; a study file allows its cwd itself
+        assert known_scenario("my_tasks:Pizza") == "my_tasks:Pizza"
+        pizza = get_scenario("my_tasks:Pizza")
     assert pizza.name == "my_tasks:Pizza" and pizza.fields == ("size", "topping", "mode")
     cfg = load_study(study_file(my_tasks, "my_tasks:MyIntake"))
     world = StudyWorld.build(cfg)

@@ -123,15 +123,6 @@ RUNNABLE: dict[str, Any] = {
     ],
     "llm": {
         "endpoints": {
-            "remote": {
-                "base_url": "http://127.0.0.1:9/v1",
-                "model": "m",
-                "timeout_s": 5.0,
-                "max_retries": 1,
-                "max_concurrency": 2,
-                "backoff_s": 0.1,
-                "backoff_max_s": 1.0,
-            },
             "local": {"embedded": True, "parallel": 2, "threads": 1, "ctx_per_slot": 1024},
         },
         "cache": None,
@@ -139,7 +130,17 @@ RUNNABLE: dict[str, Any] = {
     },
     "quick": {"train": {"episodes": 8, "lr": 2e-3}, "eval": {"episodes_per_member": 1}},
 }
-"""Every condition here runs without an endpoint: the ``llm`` endpoints are configured only."""
+"""Every condition here runs without an endpoint: the embedded one is configured only (an
+endpoint no member uses is refused: ``remote`` is ``WITH_LLM``'s)."""
+REMOTE: dict[str, Any] = {
+    "base_url": "http://127.0.0.1:9/v1",
+    "model": "m",
+    "timeout_s": 5.0,
+    "max_retries": 1,
+    "max_concurrency": 2,
+    "backoff_s": 0.1,
+    "backoff_max_s": 1.0,
+}
 
 WITH_LLM: dict[str, Any] = {
     **copy.deepcopy(RUNNABLE),
@@ -163,6 +164,7 @@ WITH_LLM: dict[str, Any] = {
         {"name": "mixed", "sampler": "uniform", "llm_share": 0.25, "llm_block": 2},
     ],
 }
+WITH_LLM["llm"]["endpoints"]["remote"] = copy.deepcopy(REMOTE)
 WITH_LLM["ensemble"] = {
     **RUNNABLE["ensemble"],
     "llm": {

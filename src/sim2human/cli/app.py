@@ -31,7 +31,12 @@ from sim2human.cli.restyle_family import restyle_family
 from sim2human.cli.retrieve_family import retrieve_family
 from sim2human.cli.scenario import scenario_app
 from sim2human.cli.signals import interrupt_code, sigterm_as_interrupt
-from sim2human.cli.starting import check_endpoints, discard_unstarted
+from sim2human.cli.starting import (
+    check_endpoints,
+    discard_unstarted,
+    endpoints_used,
+    scenario_file_passes,
+)
 from sim2human.cli.stress import stress as stress_command
 from sim2human.cli.view import compare, view
 from sim2human.errors import Sim2HumanError, UsageError
@@ -40,6 +45,7 @@ from sim2human.experiments.config import load_study
 from sim2human.redact import redact
 from sim2human.report.summary import stored_summary, summarise
 from sim2human.report.terminal import print_summary
+from sim2human.scenarios.refs import allow, allowing
 from sim2human.store.layout import REPORT_HTML, REPORT_JSON, REPORT_MD, STUDY_JSON
 from sim2human.store.loading import existing_dir
 from sim2human.train import curves
@@ -219,6 +225,9 @@ def _study_config(
     cfg, left_out = without_missing_corpus(load_study(config, quick=quick, seeds=seeds))
     if left_out:
         err_console.print(f"[yellow]note:[/] {escape(left_out)}", highlight=False, soft_wrap=True)
+    scenario_file_passes(cfg, config)  # as `scenario check` would: --check refuses it too
+    if note := endpoints_used(cfg, config):  # an endpoint no member names: refused
+        err_console.print(f"[yellow]note:[/] {escape(note)}", highlight=False, soft_wrap=True)
     return cfg
 
 
@@ -301,20 +310,9 @@ def study(
         except UsageError as err:
             raise UsageError(f"--human {err}") from None
     chosen = parse_seeds(seeds)
-    target = _run(
-        config,
-        quick,
-        out,
-        workers,
-        resume,
-        check,
-        data,
-        retries,
-        choice,
-        output,
-        max_concurrency,
-        chosen,
-    )
+    allow(Path.cwd())  # the user's own study file: its module:Name is imported from here
+    args = (retries, choice, output, max_concurrency, chosen)
+    target = _run(config, quick, out, workers, resume, check, data, *args)
     if human is not None and target is not None:
         from sim2human.experiments.human_eval import fold_in, human_table
         from sim2human.store.layout import HUMAN_MD
@@ -366,7 +364,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = list(argv) if argv is not None else sys.argv[1:]
     try:
         # In non-standalone mode click returns a raised Exit's code instead of raising it.
-        with sigterm_as_interrupt():  # SIGTERM stops a command as Ctrl-C does (cli/signals)
+        # SIGTERM stops a command as Ctrl-C does (cli/signals); what a verb allows module:Name
+        # to be imported from ends with it (scenarios.refs.allowing)
+        with sigterm_as_interrupt(), allowing():
             code = app(args=args, standalone_mode=False, prog_name="sim2human")
         if isinstance(code, int):
             return code

@@ -9,9 +9,7 @@ when NAME cannot be found or made.
 
 from __future__ import annotations
 
-import importlib
 import inspect
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
@@ -24,23 +22,21 @@ from sim2human.checks.crossing import check_everything
 from sim2human.errors import UsageError
 from sim2human.scenarios.base import Scenario
 from sim2human.scenarios.intake.scenario import IntakeScenario
+from sim2human.scenarios.refs import allowing, import_module
 from sim2human.simulators.base import QuirkPool, SimulatorSpec
 from sim2human.simulators.families import TRAIN_FAMILIES, get_family
 
 
 def load_target(target: str) -> Any:
-    """``MODULE:NAME`` imported (the working directory is importable, as for ``python -m``)."""
+    """``MODULE:NAME`` imported (the working directory is importable, as for ``python -m``: the
+    user names their own code here); whatever the import raises is one line
+    (``scenarios.refs.import_module``)."""
     module_name, sep, name = target.partition(":")
     if not sep or not module_name or not name:
         raise UsageError(f"{target!r}: expected MODULE:NAME, e.g. my_sims:PirateSimulator")
-    sys.path.insert(0, str(Path.cwd()))
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as err:
-        raise UsageError(f"{target!r}: cannot import {module_name!r} ({err})") from None
-    finally:
-        sys.path.remove(str(Path.cwd()))
-    obj = module
+    with allowing(Path.cwd()):
+        module = import_module(module_name, repr(target))
+    obj: Any = module
     for part in name.split("."):
         if not hasattr(obj, part):
             raise UsageError(f"{target!r}: {module_name!r} has no {name!r}")

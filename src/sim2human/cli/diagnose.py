@@ -17,7 +17,7 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 
-from sim2human.cli.options import finite
+from sim2human.cli.options import ScenarioPathOpt, finite
 from sim2human.cli.output import JsonOpt, Output, QuietOpt
 from sim2human.diagnostics.verdict import Thresholds
 from sim2human.errors import RunDirError
@@ -67,6 +67,7 @@ def diagnose(
     out_dir: OutOpt = None,
     as_json: JsonOpt = False,
     quiet: QuietOpt = False,
+    scenario_path: ScenarioPathOpt = None,
 ) -> None:
     """Judge a run: did the agent learn the task, or its simulator?
 
@@ -102,14 +103,7 @@ def diagnose(
         err.print(f"[yellow]warning[/]: {p}", highlight=False)
     judged = [c for c in d.conditions if c.verdict.checked]
     for c in d.conditions:
-        colour = "red" if c.verdict.collapse else ("green" if c.verdict.checked else "yellow")
-        out.print(f"[{colour}]{c.verdict.headline}[/]", highlight=False)
-        if c.own_words is not None:
-            out.print(
-                f"  own words: {c.own_words:.0%} of its held-out turns are no line of its "
-                "warm start's corpus",
-                highlight=False,
-            )
+        _print_verdict(out, c)
     output.emit(_document(run_dir, d.problems, d.conditions))
     if not judged:
         raise RunDirError(f"{run_dir}: nothing to judge: no condition has a finished evaluation")
@@ -118,6 +112,19 @@ def diagnose(
         shown = ", ".join(collapsed)  # printed under --quiet too: it is why the exit code is 1
         Console(stderr=True).print(f"[red]collapse detected[/] in {shown}", highlight=False)
         raise typer.Exit(1)
+
+
+def _print_verdict(out: Console, c: Any) -> None:
+    """A condition's verdict line, and for a language-model agent how much it says in its own
+    words."""
+    colour = "red" if c.verdict.collapse else ("green" if c.verdict.checked else "yellow")
+    out.print(f"[{colour}]{c.verdict.headline}[/]", highlight=False)
+    if c.own_words is not None:
+        out.print(
+            f"  own words: {c.own_words:.0%} of its held-out turns are no line of its "
+            "warm start's corpus",
+            highlight=False,
+        )
 
 
 def _document(run_dir: Path, problems: list[str], conditions: list[Any]) -> dict[str, Any]:

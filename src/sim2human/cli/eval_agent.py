@@ -24,7 +24,7 @@ from rich.table import Table
 from sim2human.agents.llm import LLMAgent
 from sim2human.cli.options import CapOpt, finite
 from sim2human.cli.output import JsonOpt, Output, QuietOpt
-from sim2human.cli.starting import discard_unstarted
+from sim2human.cli.starting import discard_unstarted, holds_evaluation
 from sim2human.cli.stress import AddressOpt, ExecutorOpt
 from sim2human.errors import UsageError
 from sim2human.experiments.backends import Choice
@@ -34,6 +34,7 @@ from sim2human.llm.runtime import LOCAL, LLMRuntime
 from sim2human.metrics.outcomes import StoredEstimate, cluster_bootstrap
 from sim2human.metrics.outcomes import fmt_estimate as est
 from sim2human.metrics.record_rule import record_rule_line
+from sim2human.scenarios.refs import allow
 from sim2human.simulators import needs_endpoint
 from sim2human.store.layout import CONFIG, EPISODES, MEMBERS, METRICS, SUMMARY
 from sim2human.store.loading import output_dir, read_text
@@ -112,6 +113,7 @@ def eval_agent(
     if (base_url is None) != (model is None):
         raise UsageError("--base-url and --model go together (neither: the embedded model)")
     prompt = None if system_prompt is None else read_text(system_prompt, "system prompt file")
+    allow(Path.cwd())  # the user's own study file: its module:Name is imported from here
     cfg = load_study(config)
     if base_url is not None and model is not None:
         endpoint = EndpointConfig(
@@ -143,7 +145,7 @@ def eval_agent(
             "eval-agent",
             note=lambda m: console.print(f"note: {m}", soft_wrap=True),
         ):
-            if (target / EPISODES).exists() or (target / SUMMARY).exists():
+            if holds_evaluation(target):  # a log a kill left empty is no evaluation
                 raise UsageError(
                     f"{target}: already holds an evaluation ({EPISODES}); choose another --out"
                 )

@@ -14,7 +14,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from sim2human.cli.options import finite
+from sim2human.cli.options import ScenarioPathOpt, finite
 from sim2human.store.layout import export_name
 
 
@@ -34,6 +34,7 @@ def export(
         ),
     ] = None,
     out: Annotated[Path | None, typer.Option(help="Output file (default: in RUN_DIR).")] = None,
+    scenario_path: ScenarioPathOpt = None,
 ) -> None:
     """Write every stored episode in a format other trainers read (SFT/DPO, ART, SB3)."""
     from sim2human.cli.reading import noter, reading
@@ -51,7 +52,7 @@ def export(
             raise r.refusal("--out FILE")
         target = out or run_dir / export_name(format, SUFFIX[format])
         check_target(target, inside=run_dir if r.into_run else None)
-        path, n = write(run_dir, format, target, split=split, min_gold=min_gold)
+        path, n = write(run_dir, format, target, split=split, min_gold=min_gold, warn=warn)
     Console().print(
         f"{n} {'transitions' if format == 'sb3-buffer' else 'episodes'}: {path}", highlight=False
     )

@@ -17,6 +17,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from sim2human.cli.options import ScenarioPathOpt
 from sim2human.errors import RunDirError
 from sim2human.store.layout import FIDELITY_JSON, FIDELITY_MD
 
@@ -52,6 +53,7 @@ def fidelity(
     embedder: EmbedderOpt = "auto",
     cap: CapOpt = 300,
     out_dir: OutOpt = None,
+    scenario_path: ScenarioPathOpt = None,
 ) -> None:
     """Measure how far each simulator family's user turns are from real people's turns.
 
@@ -78,6 +80,8 @@ def _measure(
     from sim2human.report import fidelity as fid
 
     run = load_run_dir(run_dir, None)
+    for problem in run.all_problems():  # a torn sub-run is left out, and said so, as diagnose
+        err.print(f"warning: {problem}", highlight=False, soft_wrap=True, markup=False)
     episodes = fid.run_episodes(run)
     if not episodes:
         raise RunDirError(f"{run_dir}: no evaluation episodes to measure")

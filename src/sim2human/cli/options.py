@@ -1,6 +1,7 @@
 """Number options that are finite and inside stated bounds, or one clear usage error (exit 2);
 ``--data``, the corpus folder, checked and handed to worker processes; ``--max-concurrency``,
-which ``study`` and ``eval-agent`` share; and ``study --seeds`` and ``--log-to``.
+which ``study`` and ``eval-agent`` share; ``study --seeds`` and ``--log-to``; and the readers'
+``--scenario-path``, the only folders a run's stored ``module:Name`` is imported from.
 
 Hand-written because click's ``FloatRange`` lets ``inf`` through any open upper end (``--timeout-s
 inf`` then waits forever) and refuses NaN with a misleading "should be greater than the minimum".
@@ -19,6 +20,7 @@ import typer
 from sim2human import corpora
 from sim2human.corpora import aci_bench
 from sim2human.errors import UsageError
+from sim2human.scenarios.refs import allow
 
 CapOpt = Annotated[
     int | None,
@@ -41,6 +43,31 @@ LogToOpt = Annotated[
     ),
 ]
 """``study --log-to``."""
+
+
+def _scenario_path(folders: list[Path] | None) -> list[Path] | None:
+    """``--scenario-path``: each a folder, then allowed (``scenarios.refs.allow``) for the
+    rest of the verb, its workers included."""
+    for folder in folders or []:
+        if not folder.is_dir():
+            raise typer.BadParameter(f"{folder}: not a folder")
+    allow(*(folders or []))
+    return folders
+
+
+ScenarioPathOpt = Annotated[
+    list[Path] | None,
+    typer.Option(
+        "--scenario-path",
+        metavar="DIR",
+        callback=_scenario_path,
+        help="A folder the run's stored `scenario: module:Name` may be imported from "
+        "(repeatable). Without it only installed packages are: a run directory never runs "
+        "code from itself or the working directory.",
+    ),
+]
+"""The readers' ``--scenario-path`` (``view``, ``compare``, ``report``, ``diagnose``,
+``export``, ``fidelity``, ``stress``, ``predictivity``)."""
 SeedsOpt = Annotated[
     str | None,
     typer.Option(

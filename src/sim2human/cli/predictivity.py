@@ -20,7 +20,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from sim2human.cli.fidelity import DataOpt, OutOpt, RunDirArg
-from sim2human.cli.options import use_corpus
+from sim2human.cli.options import ScenarioPathOpt, use_corpus
 from sim2human.cli.output import JsonOpt, Output, QuietOpt
 from sim2human.store.layout import PREDICTIVITY_JSON, PREDICTIVITY_MD
 
@@ -51,6 +51,7 @@ def predictivity(
     out_dir: OutOpt = None,
     as_json: JsonOpt = False,
     quiet: QuietOpt = False,
+    scenario_path: ScenarioPathOpt = None,
 ) -> None:
     """Rank a study's agents (final and probe checkpoints) on every simulator family and on
     every replayed real patient: per family, Spearman and mean |gap| against the patients, with

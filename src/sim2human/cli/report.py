@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.console import Console
 
+from sim2human.cli.options import ScenarioPathOpt
 from sim2human.cli.output import Output, QuietOpt
 from sim2human.cli.progress import Steps, steps
 
@@ -48,6 +49,7 @@ def report(
     condition: ConditionOpt = None,
     out_dir: OutOpt = None,
     quiet: QuietOpt = False,
+    scenario_path: ScenarioPathOpt = None,
 ) -> None:
     """Write a run's self-contained HTML report (plus markdown and JSON) from its stored files.
 

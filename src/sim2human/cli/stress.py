@@ -10,6 +10,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from sim2human.cli.options import ScenarioPathOpt
 from sim2human.cli.output import JsonOpt, Output, QuietOpt
 from sim2human.cli.signals import interrupt_code
 from sim2human.errors import UsageError
@@ -109,6 +110,7 @@ def stress(
     address: AddressOpt = None,
     as_json: JsonOpt = False,
     quiet: QuietOpt = False,
+    scenario_path: ScenarioPathOpt = None,
 ) -> None:
     """Stress every condition's agents (and the scripted reference) on the held-out ensemble."""
     from sim2human.experiments.backends import Choice

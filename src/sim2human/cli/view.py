@@ -16,6 +16,7 @@ from rich.console import Console
 from rich.table import Table
 
 from sim2human import outputs
+from sim2human.cli.options import ScenarioPathOpt
 from sim2human.store.layout import COMPARE_HTML, VIEW_HTML
 
 if TYPE_CHECKING:
@@ -61,6 +62,7 @@ def view(
     out: OutOpt = None,
     condition: ConditionOpt = None,
     only_failed: FailedOpt = False,
+    scenario_path: ScenarioPathOpt = None,
 ) -> None:
     """Write a run's viewer: its conversations in one self-contained HTML file.
 
@@ -99,6 +101,7 @@ def compare(
             help=f"The HTML file to write (default: RUN_A/{COMPARE_HTML} when writable).",
         ),
     ] = None,
+    scenario_path: ScenarioPathOpt = None,
 ) -> None:
     """Put two runs, or two conditions of one run, side by side (an HTML file).
 

@@ -27,6 +27,7 @@ from sim2human.llm.runtime import LLMSettings
 from sim2human.population.panel import JudgingConfig
 from sim2human.samplers.build import known_sampler, sampler_args
 from sim2human.scenarios.catalog import known_scenario
+from sim2human.scenarios.refs import allowing
 from sim2human.simulators.base import MAX_TEMPERATURE, LLMParams
 from sim2human.simulators.families import known_family
 from sim2human.simulators.llm_reading import refuse_llm_users
@@ -267,7 +268,9 @@ def load_study(
     path: Path, *, quick: bool = False, seeds: tuple[int, ...] | None = None
 ) -> StudyConfig:
     """Read and validate a study file; ``quick`` applies its ``quick:`` overrides, then
-    ``seeds`` (``study --seeds``) replaces the seeds.
+    ``seeds`` (``study --seeds``) replaces the seeds. The file is the user's own, so a
+    ``module:Name`` it names is imported from the working directory too (``scenarios.refs``;
+    a stored config, read by ``parse_study``, is not).
 
     The overrides are validated either way: a run without ``--quick`` stores them, and one that
     does not survive the worker's JSON round trip (NaN reads back as null) would make the stored
@@ -284,12 +287,13 @@ def load_study(
         raise ConfigError(f"{path}: 'quick' must be a mapping of overrides")
     chosen = {} if seeds is None else {"seeds": list(seeds)}
     where = f"{path} with --seeds" if chosen else str(path)
-    if quick:
-        cfg = parse_study(_merge(_merge(raw, overrides), chosen), where)
-    else:
-        cfg = parse_study(_merge(raw, chosen), where)
-        if overrides:
-            parse_study(_merge(raw, overrides), f"{path}: with its quick overrides")
+    with allowing(Path.cwd()):  # the user's own file: its module:Name is imported from here
+        if quick:
+            cfg = parse_study(_merge(_merge(raw, overrides), chosen), where)
+        else:
+            cfg = parse_study(_merge(raw, chosen), where)
+            if overrides:
+                parse_study(_merge(raw, overrides), f"{path}: with its quick overrides")
     check_cache(cfg, str(path))
     return cfg
 

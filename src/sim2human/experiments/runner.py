@@ -271,7 +271,9 @@ class _Run:
         units = self._units(jobs, side)
         env = env_for_workers(_key_names(cfg))
         with open_executor(self.choice, workers, len(units), env, self.note) as (executor, n):
-            failed = self._with_bar(executor, units, f"{len(jobs)} runs, {n} at a time", total)
+            # every unit counted, reference agents too: as "not started: N sub-run(s)" counts
+            what = f"{len(units)} sub-runs, {n} at a time"
+            failed = self._with_bar(executor, units, what, total)
         study = aggregate(cfg, out, time.perf_counter() - started, failed)
         write_study_result(out, study)
         return study

@@ -10,12 +10,25 @@
   ``episode`` indices): act-level episodes only, observations rebuilt by replaying each
   transcript through the scenario's extractor and the policy featuriser; the reward is the proxy
   on the last step, so every episode's return is its proxy.
+
+Every sub-run is checked as the other readers check it (``experiments.wholeness``) before any
+of its episodes is written: one whose log falls short of what its ``summary.json`` records
+(cut, or edited after it finished), whose log has a damaged line, or whose episodes are of
+another scenario than the run's is left out with a warning (``warn``; without one, it is an
+error), as ``diagnose`` leaves a torn sub-run's evaluation out. Before, a half-cut sub-run, 5
+foreign lines and another scenario's sub-run were each exported without a word.
+
+An exported record's ``id`` names its training run: ``<condition>/seed-<k>/<phase>/...``
+(the stored id with the sub-run's folder after the condition). The stored ids leave the seed
+out (they are unique within their sub-run, and old runs keep them), so two seeds' evaluations
+of one member and profile shared an id, and a consumer that deduplicates by id (HF
+``datasets``, TRL) kept one seed's. Ids are unique across the export, or it is refused.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Literal, cast
 
@@ -25,23 +38,30 @@ from sim2human import outputs
 from sim2human.agents.base import AgentTurn
 from sim2human.agents.features import Featuriser
 from sim2human.errors import RunDirError, UsageError
+from sim2human.experiments.wholeness import foreign, shortfall
 from sim2human.integrations.chat import chat_row, labels
 from sim2human.rollout.conversation import MAX_TURNS, Conversation, Job
 from sim2human.scenarios.base import Scenario
 from sim2human.scenarios.catalog import get_scenario
 from sim2human.simulators.base import UserTurn
-from sim2human.store.layout import CONFIG, EPISODES, export_name
+from sim2human.store.layout import CONFIG, CONFIG_YAML, EPISODES, STUDY_JSON, SUMMARY, export_name
+from sim2human.store.loading import read_json_object, read_yaml
 from sim2human.store.rundir import read_episodes
 from sim2human.types import Episode
 
 Format = Literal["openai-chat", "art", "sb3-buffer"]
 FORMATS: tuple[Format, ...] = ("openai-chat", "art", "sb3-buffer")
 SUFFIX = {"openai-chat": ".jsonl", "art": ".jsonl", "sb3-buffer": ".npz"}
+Warn = Callable[[str], None]
+"""Where a left-out sub-run is reported (the command's warning line)."""
 
 
-def load(run_dir: Path, split: str = "all", min_gold: float | None = None) -> list[Episode]:
-    """Every episode under ``run_dir`` (a study or a sub-run), filtered."""
-    return [e for e, _ in load_with_limits(run_dir, split, min_gold)]
+def load(
+    run_dir: Path, split: str = "all", min_gold: float | None = None, warn: Warn | None = None
+) -> list[Episode]:
+    """Every episode under ``run_dir`` (a study or a sub-run), filtered; a sub-run that is not
+    whole is left out through ``warn``, or raised without one."""
+    return [e for e, _ in load_with_limits(run_dir, split, min_gold, warn)]
 
 
 def turn_limit(sub_run: Path) -> int:
@@ -55,9 +75,10 @@ def turn_limit(sub_run: Path) -> int:
 
 
 def load_with_limits(
-    run_dir: Path, split: str = "all", min_gold: float | None = None
+    run_dir: Path, split: str = "all", min_gold: float | None = None, warn: Warn | None = None
 ) -> list[tuple[Episode, int]]:
-    """(episode, its turn limit) for every episode under ``run_dir``, filtered."""
+    """(episode, its turn limit) for every episode of the whole sub-runs under ``run_dir``,
+    filtered, each with its exported id (the module docstring)."""
     if split not in ("all", "train", "heldout"):
         raise UsageError(f"--split must be all, train or heldout, not {split!r}")
     if not run_dir.is_dir():
@@ -65,12 +86,79 @@ def load_with_limits(
     files = sorted(run_dir.rglob(EPISODES))
     if not files:
         raise RunDirError(f"{run_dir}: no {EPISODES} in it or below it")
-    episodes = [(e, turn_limit(f.parent)) for f in files for e in read_episodes(f)]
+    scenario, whose = run_scenario(run_dir, files)
+    episodes: list[tuple[Episode, int]] = []
+    for f in files:
+        try:
+            kept = whole_sub_run(f, scenario, whose)
+        except RunDirError as err:
+            if warn is None:
+                raise
+            warn(f"{err}; left out of the export")
+            continue
+        episodes += [(exported(e, f.parent.name), turn_limit(f.parent)) for e in kept]
+    _unique([e for e, _ in episodes], run_dir)
     return [
         (e, n)
         for e, n in episodes
         if split in ("all", e.split) and (min_gold is None or float(e.gold.success) >= min_gold)
     ]
+
+
+def run_scenario(run_dir: Path, files: Sequence[Path]) -> tuple[str, str]:
+    """The run's scenario and where it comes from, as the other readers find it: its stored
+    study config, else its ``study.json``, else its first log's first episode."""
+    for name, what in ((CONFIG_YAML, "stored study config"), (STUDY_JSON, "study result")):
+        path = run_dir / name
+        try:
+            raw = (read_yaml if name == CONFIG_YAML else read_json_object)(path, what)
+        except UsageError:
+            continue
+        if isinstance(raw, dict) and isinstance(raw.get("scenario"), str):
+            return raw["scenario"], f"the scenario of {path}"
+    for f in files:
+        try:
+            first = read_episodes(f)[:1]
+        except RunDirError:
+            continue
+        if first:
+            return first[0].scenario, f"that of the first log read ({f})"
+    return "intake", "the default scenario"
+
+
+def whole_sub_run(log: Path, scenario: str, whose: str) -> list[Episode]:
+    """The episodes of ``log``'s sub-run, proven whole (``experiments.wholeness``): a damaged
+    line, another scenario's episode, or a log that falls short of what its ``summary.json``
+    records is a ``RunDirError``."""
+    if not log.is_file():
+        raise RunDirError(f"{log}: not a regular file")
+    episodes = read_episodes(log)
+    if wrong := foreign(episodes, scenario, log, whose):
+        raise wrong
+    summary = log.parent / SUMMARY
+    if summary.exists() or summary.is_symlink():
+        try:
+            recorded = read_json_object(summary, "sub-run summary")
+        except UsageError as err:
+            raise RunDirError(f"{log.parent}: finished, but unreadable ({err})") from None
+        if torn := shortfall(recorded, episodes):
+            raise RunDirError(f"{log.parent}: torn: its {torn}")
+    return episodes
+
+
+def exported(e: Episode, run: str) -> Episode:
+    """``e`` with its exported id: the sub-run's folder (``seed-<k>``) after its condition."""
+    head = f"{e.condition}/"
+    rest = e.id[len(head) :] if e.id.startswith(head) else e.id
+    return e.model_copy(update={"id": f"{head if rest != e.id else ''}{run}/{rest}"})
+
+
+def _unique(episodes: Sequence[Episode], run_dir: Path) -> None:
+    seen: set[str] = set()
+    for e in episodes:
+        if e.id in seen:
+            raise RunDirError(f"{run_dir}: two episodes would be exported as {e.id!r}")
+        seen.add(e.id)
 
 
 def art_row(e: Episode) -> dict[str, Any]:
@@ -177,6 +265,7 @@ def export(
     split: str = "all",
     min_gold: float | None = None,
     system: str | None = None,
+    warn: Warn | None = None,
 ) -> tuple[Path, int]:
     """Write the run's episodes as ``fmt``; returns (file, records written).
 
@@ -190,7 +279,9 @@ def export(
     target = out or run_dir / export_name(fmt, SUFFIX[fmt])
     inside = None if out is not None else run_dir
     outputs.check_target(target, inside=inside)  # a directory or a FIFO: before any reading
-    limited = load_with_limits(run_dir, split, min_gold)
+    limited = load_with_limits(run_dir, split, min_gold, warn)
+    if fmt != "sb3-buffer" and system is None and warn is not None:
+        _say_if_no_prompt(sorted({e.scenario for e, _ in limited}), warn)
     if fmt != "sb3-buffer":
         return target, write_jsonl(_rows(fmt, limited, system), target, inside=inside)
     episodes = [e for e, _ in limited]
@@ -201,3 +292,13 @@ def export(
     data = transitions(limited, scenario)
     outputs.write_with(target, lambda f: cast(Any, np.savez_compressed)(f, **data), inside=inside)
     return target, len(data["actions"])
+
+
+def _say_if_no_prompt(scenarios: Sequence[str], warn: Warn) -> None:
+    """One line for a scenario that cannot be resolved (a ``module:Name`` not installed and not
+    on ``--scenario-path``): its records go out without the agent's system prompt."""
+    for name in scenarios:
+        try:
+            get_scenario(name)
+        except UsageError as err:
+            warn(f"{err}; its records carry no system prompt")

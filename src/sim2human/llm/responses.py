@@ -15,6 +15,7 @@ from typing import Any, NamedTuple, cast
 from sim2human.errors import EndpointError
 from sim2human.llm.endpoint import EndpointConfig, FunctionCall
 from sim2human.redact import redact
+from sim2human.untrusted import bounded_count, valid_text
 
 QUOTE_CHARS = 200
 """How much of an upstream error body an error message quotes (after redaction)."""
@@ -64,8 +65,9 @@ def status_error(cfg: EndpointConfig, exc: Any, secrets: Sequence[str]) -> Excep
 
 
 def short_error(exc: Any, secrets: Sequence[str], limit: int = QUOTE_CHARS) -> str:
-    """The start of an upstream error text, redacted first (a cut must not leave half a key)."""
-    text = redact(str(getattr(exc, "message", "") or exc)[: 50 * limit], secrets)
+    """The start of an upstream error text, redacted first (a cut must not leave half a key),
+    made valid (``untrusted``: it is logged and shown)."""
+    text = valid_text(redact(str(getattr(exc, "message", "") or exc)[: 50 * limit], secrets))
     return text if len(text) <= limit else text[:limit] + "..."
 
 
@@ -82,7 +84,11 @@ class Completion(NamedTuple):
 
 def parse_completion(response: object, secrets: Sequence[str]) -> Completion:
     """The ``Completion`` in a ChatCompletion, or a retryable failure if the body was not one
-    (HTML error page, truncated JSON, no choices, neither content nor tool calls)."""
+    (HTML error page, truncated JSON, no choices, neither content nor tool calls).
+
+    What it returns is valid (``untrusted``): lone surrogates replaced, token counts in
+    ``[0, 2**31)``. This is where every completion enters, so the cache, the episodes, the call
+    page and the logs never meet a text that UTF-8 or SQLite refuses."""
     if isinstance(response, str):
         shown = redact(response[:4000], secrets)[:80]
         raise Retryable(f"response is not JSON: {shown!r}")
@@ -91,16 +97,16 @@ def parse_completion(response: object, secrets: Sequence[str]) -> Completion:
         text = choice.message.content
         calls = tool_calls(getattr(choice.message, "tool_calls", None))
         usage = cast(Any, response).usage
-        pt = int(usage.prompt_tokens) if usage is not None else 0
-        ct = int(usage.completion_tokens) if usage is not None else 0
-        finish = str(choice.finish_reason or "")
+        pt = bounded_count(usage.prompt_tokens) if usage is not None else 0
+        ct = bounded_count(usage.completion_tokens) if usage is not None else 0
+        finish = valid_text(str(choice.finish_reason or ""))
     except (AttributeError, IndexError, KeyError, TypeError, ValueError, OverflowError) as exc:
         raise Retryable(f"response is not a chat completion ({exc!r})") from None
     if text is None and calls:  # a turn of tool calls alone: OpenAI sends content null
         text = ""
     if not isinstance(text, str):
         raise Retryable("response has no message content")
-    return Completion(text, pt, ct, finish, calls)
+    return Completion(valid_text(text), pt, ct, finish, calls)
 
 
 def tool_calls(raw: object) -> tuple[FunctionCall, ...]:
@@ -113,7 +119,7 @@ def tool_calls(raw: object) -> tuple[FunctionCall, ...]:
         if isinstance(name, str):
             arguments = getattr(function, "arguments", None)
             text = arguments if isinstance(arguments, str) else ""
-            out.append(FunctionCall(name=name, arguments=text))
+            out.append(FunctionCall(name=valid_text(name), arguments=valid_text(text)))
     return tuple(out)
 
 

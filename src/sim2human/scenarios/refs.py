@@ -2,8 +2,18 @@
 
 A reference is one of: a name registered in ``scenarios.catalog.SCENARIOS``; a path to a
 scenario file (``.yaml``/``.yml``, or any path with a slash); ``module:Name``, a Python scenario
-class importable from the working directory or the path (no edit of the installed package);
-or the name of an entry point in the ``sim2human.scenarios`` group (a packaged scenario).
+class (no edit of the installed package); or the name of an entry point in the
+``sim2human.scenarios`` group (a packaged scenario).
+
+A run directory is data, never code. ``module:Name`` is imported from installed packages
+(``sys.path`` without the working directory) and from the folders ``allowing`` names: ``study``
+and ``eval-agent`` allow the working directory (the user's own study file names the class, as
+docs/guides/scenario-files.md promises), a reader allows only what its ``--scenario-path``
+gives. Before, every resolution put the working directory on ``sys.path``, so ``cd RUN &&
+sim2human view .`` ran a module shipped inside a downloaded run that named it. The folders
+travel in ``SCENARIO_PATH_ENV``, so a study's spawned workers resolve what their parent did.
+An import is also contained: whatever it raises (``SystemExit`` included) is one line, and
+``sys.path`` is restored from a copy whatever the module did to it.
 
 A scenario is known everywhere by its reference (``Scenario.name``: what stored episodes carry
 and every reader of a run directory resolves again): a file's is its absolute path, a class's
@@ -16,11 +26,14 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import os
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from functools import lru_cache
 from importlib.metadata import entry_points
 from pathlib import Path
+from types import ModuleType
 from typing import Any, cast
 
 from sim2human.errors import UsageError
@@ -33,7 +46,40 @@ GROUP = "sim2human.scenarios"
 MEMBERS = ("sample_profile", "grade", "acts", "voice", "fields", "extract", "interpret", "say")
 """What a Python scenario must have to be played (the slot kit's ``SlotScenario``)."""
 
+SCENARIO_PATH_ENV = "SIM2HUMAN_SCENARIO_PATH"
+"""The folders (``os.pathsep``-separated) a ``module:Name`` may be imported from besides the
+installed packages: set by ``allowing``, inherited by spawned workers."""
+
 Table = Mapping[str, Callable[[], Scenario]]
+
+
+@contextmanager
+def allowing(*folders: Path) -> Iterator[None]:
+    """Within the block, ``module:Name`` may also be imported from ``folders`` (in this process
+    and the workers it spawns); what was allowed before it is allowed again after (``allow``
+    inside the block included): the command's ``main`` runs every verb in one."""
+    before = os.environ.get(SCENARIO_PATH_ENV)
+    allow(*folders)
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(SCENARIO_PATH_ENV, None)
+        else:
+            os.environ[SCENARIO_PATH_ENV] = before
+
+
+def allow(*folders: Path) -> None:
+    """Let ``module:Name`` be imported from ``folders`` too, until the enclosing ``allowing``
+    ends (a verb's ``--scenario-path``; ``study`` and ``eval-agent`` allow the working
+    directory, from which their user's own study file names its class)."""
+    now = [*allowed_folders(), *(str(f.expanduser().resolve()) for f in folders)]
+    os.environ[SCENARIO_PATH_ENV] = os.pathsep.join(dict.fromkeys(now))
+
+
+def allowed_folders() -> list[str]:
+    """The folders ``allowing`` has named, besides the installed packages."""
+    return [p for p in os.environ.get(SCENARIO_PATH_ENV, "").split(os.pathsep) if p]
 
 
 def is_path(ref: str) -> bool:
@@ -49,9 +95,10 @@ def canonical(ref: str, table: Table) -> str:
         _file(path)
         return str(path)
     if ":" in ref:
-        _python(ref)
+        _named(_python(ref), ref)  # a class that cannot be built fails here, not in a worker
         return ref
-    if _entry_point(ref) is not None:
+    if (point := _entry_point(ref)) is not None:
+        _named(point, ref)
         return ref
     known = ", ".join(sorted(table))
     raise UsageError(
@@ -92,19 +139,62 @@ def _python(ref: str) -> type[Any]:
     module_name, _, name = ref.partition(":")
     if not module_name or not name:
         raise UsageError(f"scenario {ref!r}: expected module:Name, e.g. my_tasks:RepairDesk")
-    sys.path.insert(0, str(Path.cwd()))
-    try:
-        module = importlib.import_module(module_name)
-    except Exception as err:  # an import that fails for any reason is the user's module's
-        raise UsageError(f"scenario {ref!r}: cannot import {module_name!r} ({err})") from None
-    finally:
-        sys.path.remove(str(Path.cwd()))
+    module = import_module(module_name, f"scenario {ref!r}")
     obj: Any = module
     for part in name.split("."):
         if not hasattr(obj, part):
             raise UsageError(f"scenario {ref!r}: {module_name!r} has no {name!r}")
         obj = getattr(obj, part)
     return _scenario_class(obj, ref)
+
+
+def import_module(module_name: str, what: str) -> ModuleType:
+    """``module_name`` imported from the installed packages and ``allowed_folders`` only, never
+    from the working directory; whatever the import raises is one ``UsageError`` (what, the
+    module, why), and ``sys.path`` is the same list after as before."""
+    saved = sys.path.copy()
+    folders = allowed_folders()
+    sys.path[:] = [*folders, *_without_working_dir(saved)]
+    try:
+        return importlib.import_module(module_name)
+    except KeyboardInterrupt:
+        raise
+    except BaseException as err:  # SystemExit too: a module that exits is the user's module's
+        where = _where(err, module_name, folders)
+        raise UsageError(f"{what}: cannot import {module_name!r} ({_why(err)}){where}") from None
+    finally:
+        sys.path[:] = saved
+
+
+def _without_working_dir(path: list[str]) -> list[str]:
+    """``sys.path`` without ``""`` and ``"."``, the entries that mean whatever the working
+    directory is (an interactive session's). Absolute folders stay: a script's own folder, and
+    one the user put on ``PYTHONPATH``, were their decision; ``python -m sim2human`` drops the
+    working directory it would put first (``sim2human.__main__``)."""
+    return [p for p in path if p not in ("", ".")]
+
+
+def _why(err: BaseException) -> str:
+    """An error's own words; one that is not an ``Exception`` (``SystemExit``) named too."""
+    text = str(err)
+    if isinstance(err, Exception):
+        return text or type(err).__name__
+    return f"it raised {type(err).__name__}" + (f": {text}" if text else "")
+
+
+def _where(err: BaseException, module_name: str, folders: list[str]) -> str:
+    """For a module that is not found: where it was looked for, and how to name its folder."""
+    if not isinstance(err, ModuleNotFoundError) or err.name != module_name.split(".")[0]:
+        return ""
+    if not folders:
+        return (
+            "; a stored module:Name is imported from installed packages only, never from the "
+            "run or the working directory: give its folder with --scenario-path DIR"
+        )
+    return (
+        f"; looked in installed packages and {', '.join(folders)}: run from the folder holding "
+        "it, or name that folder (--scenario-path DIR, PYTHONPATH)"
+    )
 
 
 def _entry_point(ref: str) -> type[Any] | None:
@@ -135,5 +225,7 @@ def _named(cls: type[Any], ref: str) -> Scenario:
     named = type(cls.__name__, (cls,), {"name": ref, "__module__": cls.__module__})
     try:
         return cast(Scenario, named())
-    except Exception as err:  # the user's constructor failed: say so in one line
-        raise UsageError(f"scenario {ref!r}: {cls.__name__}() failed: {err}") from None
+    except KeyboardInterrupt:
+        raise
+    except BaseException as err:  # the user's constructor failed (or exited): one line
+        raise UsageError(f"scenario {ref!r}: {cls.__name__}() failed: {_why(err)}") from None

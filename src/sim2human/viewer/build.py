@@ -88,6 +88,11 @@ def build_compare(
     comparisons, data, extra = comparison_data(pairs, first.n_boot)
     runs = [first] if second is first else [first, second]
     notes = [f"{len(p)} problem(s) reading {r.root}" for r in runs if (p := r.all_problems())]
+    if first.scenario_name != second.scenario_name:  # said, not refused: one may mean it
+        notes.append(
+            f"two scenarios: {first.root} is of {first.scenario_name!r}, {second.root} of "
+            f"{second.scenario_name!r}; their gold grades two different tasks"
+        )
     for n in notes:
         note(n)
     title = f"sim2human compare: {' | '.join(f'{a.label} vs {b.label}' for a, b in pairs)}"
