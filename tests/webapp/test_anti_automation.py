@@ -207,3 +207,23 @@ def test_oversized_headers_are_refused(calls: Calls) -> None:
     r = c.get("/", headers={"X-Pad": "a" * 100_000})
     assert r.status_code == 431
     assert c.get("/", headers={"X-Pad": "a" * 4000}).status_code == 200
+
+
+def test_only_the_allowed_host_names_are_answered(calls: Calls) -> None:
+    """DNS rebinding: a page on evil.example whose name now points at this server sends
+    ``Host: evil.example`` (and its own Origin, which matches it): refused before a call starts."""
+    app = create_app(calls, admin_token=ADMIN, clock=FakeClock(), allowed_hosts=["localhost"])
+    rebound = TestClient(app, base_url="http://evil.example")
+    assert start_code(rebound, origin=EVIL) == 400
+    assert rebound.get("/").status_code == 400
+    ours = TestClient(app, base_url="http://localhost:8000")
+    assert start_code(ours, origin="http://localhost:8000") == 303
+
+
+def test_the_admin_cookie_is_secure_over_tls(calls: Calls) -> None:
+    app = create_app(calls, admin_token=ADMIN, clock=FakeClock())
+    for base, secure in (("https://testserver", True), ("http://testserver", False)):
+        c = TestClient(app, base_url=base)
+        r = c.post("/admin/login", data={"token": ADMIN}, follow_redirects=False)
+        assert r.status_code == 303
+        assert ("; secure" in r.headers["set-cookie"].lower()) is secure, r.headers["set-cookie"]

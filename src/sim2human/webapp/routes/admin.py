@@ -66,8 +66,13 @@ async def login(request: Request, app: App) -> Response:
         admin.session_key(token, session), time.time() + admin.SESSION_S
     )
     response = RedirectResponse("/admin", status_code=303)
-    response.set_cookie(
-        admin.COOKIE, session, httponly=True, samesite="strict", max_age=admin.SESSION_S
+    response.set_cookie(  # Secure when served over TLS (or a proxy that says so, if trusted)
+        admin.COOKIE,
+        session,
+        httponly=True,
+        samesite="strict",
+        max_age=admin.SESSION_S,
+        secure=request.url.scheme == "https",
     )
     return response
 
