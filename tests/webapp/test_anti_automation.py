@@ -227,3 +227,10 @@ def test_the_admin_cookie_is_secure_over_tls(calls: Calls) -> None:
         r = c.post("/admin/login", data={"token": ADMIN}, follow_redirects=False)
         assert r.status_code == 303
         assert ("; secure" in r.headers["set-cookie"].lower()) is secure, r.headers["set-cookie"]
+
+
+def test_a_repetitive_admin_token_is_refused_however_long(calls: Calls) -> None:
+    for weak in ("aaaaaaaaaaaaaaaa", "ab" * 12):
+        with pytest.raises(UsageError, match="repeats itself"):
+            create_app(calls, admin_token=weak)
+    create_app(calls, admin_token="86bf95a78845c869")  # 16 random hex digits pass
