@@ -234,3 +234,17 @@ def test_a_repetitive_admin_token_is_refused_however_long(calls: Calls) -> None:
         with pytest.raises(UsageError, match="repeats itself"):
             create_app(calls, admin_token=weak)
     create_app(calls, admin_token="86bf95a78845c869")  # 16 random hex digits pass
+
+
+def test_many_addresses_share_one_login_budget(calls: Calls) -> None:
+    """200 wrong tokens from 200 addresses: each address's own back-off never fires, but the
+    server's does, so only the free few are even checked."""
+    from sim2human.webapp.routes.deps import LOGIN_FREE
+
+    app = create_app(calls, admin_token=ADMIN, clock=FakeClock())
+    hosts = [f"10.1.{i // 250}.{i % 250 + 1}" for i in range(200)]
+    codes = [
+        c.post("/admin/login", data={"token": "wrong"}, follow_redirects=False).status_code
+        for c in clients(app, *hosts)
+    ]
+    assert codes.count(403) == LOGIN_FREE + 1 and codes.count(429) == 200 - LOGIN_FREE - 1
