@@ -221,3 +221,46 @@ def test_a_link_to_a_device_or_a_folder_is_refused_and_left_alone(tmp_path: Path
     dangling.symlink_to(tmp_path / "missing")
     outputs.write_text(dangling, "x")  # a dangling link is replaced, as any link to a file
     assert not dangling.is_symlink() and dangling.read_text() == "x"
+
+
+@pytest.mark.parametrize("failing", ["report.html", "report.md", "report.json"])
+def test_write_all_puts_back_what_it_replaced_when_a_rename_fails(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, failing: str
+) -> None:
+    """A failure in the rename phase (any file of the set) leaves the old set whole: no new
+    report.html beside an old report.md, no temporary or kept file left behind."""
+    files = [tmp_path / "report.html", tmp_path / "report.md", tmp_path / "report.json"]
+    for f in files:
+        f.write_text("old " + f.name)
+    real_replace = os.replace
+
+    def fails_on_one(src: str | Path, dst: str | Path) -> None:
+        if Path(dst).name == failing and Path(src).suffix == ".tmp":
+            raise OSError(errno.EIO, "Input/output error")
+        real_replace(src, dst)
+
+    monkeypatch.setattr(os, "replace", fails_on_one)
+    with pytest.raises(OutputError, match=failing.replace(".", r"\.")):
+        outputs.write_all([(f, "new " + f.name) for f in files])
+    assert [f.read_text() for f in files] == ["old " + f.name for f in files]
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(f.name for f in files)
+
+
+def test_write_all_removes_a_new_file_of_a_set_that_failed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A set whose first file did not exist before: a failed set leaves it absent again."""
+    html, md = tmp_path / "report.html", tmp_path / "report.md"
+    md.write_text("old")
+    real_replace = os.replace
+
+    def fails_on_md(src: str | Path, dst: str | Path) -> None:
+        if Path(dst) == md and Path(src).suffix == ".tmp":
+            raise OSError(errno.EIO, "Input/output error")
+        real_replace(src, dst)
+
+    monkeypatch.setattr(os, "replace", fails_on_md)
+    with pytest.raises(OutputError):
+        outputs.write_all([(html, "new"), (md, "new")])
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["report.md"]
+    assert md.read_text() == "old"

@@ -154,25 +154,67 @@ def write_bytes(path: Path, data: bytes, *, inside: Path | None = None) -> None:
 def write_all(files: Sequence[tuple[Path, str | bytes]], *, inside: Path | None = None) -> None:
     """Write several files (``str`` as UTF-8) so that either all are replaced or none is: each
     goes to its own temporary file first, and the renames start only when every one of them is
-    on disk. A full disk half-way leaves every old file as it was."""
+    on disk. A full disk half-way leaves every old file as it was. The old files are kept under
+    a second name (a hard link) until every rename has happened, so a rename that fails half-way
+    through the set (or any exception there) puts back the ones already replaced: a reader never
+    finds a new report.md beside an old report.html."""
     for path, _ in files:
         check_target(path, inside)
     staged: list[tuple[Path, Path]] = []
+    kept: dict[Path, Path | None] = {}
+    replaced: list[Path] = []
+    current = files[0][0]
     try:
         for path, data in files:
+            current = path
             fd, tmp = _temporary(path, 0o644)
             staged.append((tmp, path))
             with os.fdopen(fd, "wb") as f:
                 f.write(data.encode("utf-8") if isinstance(data, str) else data)
                 f.flush()
                 os.fsync(f.fileno())
+        for _, path in staged:
+            current = path
+            kept[path] = _keep_old(path)
         for tmp, path in staged:
+            current = path
             os.replace(tmp, path)
-    except OSError as err:
-        raise describe_os_error(staged[-1][1] if staged else files[0][0], err) from None
+            replaced.append(path)
+    except BaseException as err:
+        _roll_back(replaced, kept)
+        if isinstance(err, OSError):
+            raise describe_os_error(current, err) from None
+        raise
     finally:
         for tmp, _ in staged:
             tmp.unlink(missing_ok=True)
+        for old in kept.values():
+            if old is not None:
+                old.unlink(missing_ok=True)
+
+
+def _keep_old(path: Path) -> Path | None:
+    """A second name (a hard link beside it, of a symlink the link itself) for what is at
+    ``path`` before a set replaces it, or None when nothing is there."""
+    if not os.path.lexists(path):
+        return None
+    fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".old", dir=path.parent)
+    os.close(fd)
+    os.unlink(name)
+    os.link(path, name, follow_symlinks=False)
+    return Path(name)
+
+
+def _roll_back(replaced: list[Path], kept: dict[Path, Path | None]) -> None:
+    """Undo a set's renames: each replaced target gets its old file back, and one that had none
+    is removed, so the folder holds the old set as it was."""
+    for path in replaced:
+        old = kept.get(path)
+        with contextlib.suppress(OSError):
+            if old is None:
+                path.unlink()
+            else:
+                os.replace(old, path)
 
 
 def write_with(

@@ -207,3 +207,44 @@ def test_oversized_headers_are_refused(calls: Calls) -> None:
     r = c.get("/", headers={"X-Pad": "a" * 100_000})
     assert r.status_code == 431
     assert c.get("/", headers={"X-Pad": "a" * 4000}).status_code == 200
+
+
+def test_only_the_allowed_host_names_are_answered(calls: Calls) -> None:
+    """DNS rebinding: a page on evil.example whose name now points at this server sends
+    ``Host: evil.example`` (and its own Origin, which matches it): refused before a call starts."""
+    app = create_app(calls, admin_token=ADMIN, clock=FakeClock(), allowed_hosts=["localhost"])
+    rebound = TestClient(app, base_url="http://evil.example")
+    assert start_code(rebound, origin=EVIL) == 400
+    assert rebound.get("/").status_code == 400
+    ours = TestClient(app, base_url="http://localhost:8000")
+    assert start_code(ours, origin="http://localhost:8000") == 303
+
+
+def test_the_admin_cookie_is_secure_over_tls(calls: Calls) -> None:
+    app = create_app(calls, admin_token=ADMIN, clock=FakeClock())
+    for base, secure in (("https://testserver", True), ("http://testserver", False)):
+        c = TestClient(app, base_url=base)
+        r = c.post("/admin/login", data={"token": ADMIN}, follow_redirects=False)
+        assert r.status_code == 303
+        assert ("; secure" in r.headers["set-cookie"].lower()) is secure, r.headers["set-cookie"]
+
+
+def test_a_repetitive_admin_token_is_refused_however_long(calls: Calls) -> None:
+    for weak in ("aaaaaaaaaaaaaaaa", "ab" * 12):
+        with pytest.raises(UsageError, match="repeats itself"):
+            create_app(calls, admin_token=weak)
+    create_app(calls, admin_token="86bf95a78845c869")  # 16 random hex digits pass
+
+
+def test_many_addresses_share_one_login_budget(calls: Calls) -> None:
+    """200 wrong tokens from 200 addresses: each address's own back-off never fires, but the
+    server's does, so only the free few are even checked."""
+    from sim2human.webapp.routes.deps import LOGIN_FREE
+
+    app = create_app(calls, admin_token=ADMIN, clock=FakeClock())
+    hosts = [f"10.1.{i // 250}.{i % 250 + 1}" for i in range(200)]
+    codes = [
+        c.post("/admin/login", data={"token": "wrong"}, follow_redirects=False).status_code
+        for c in clients(app, *hosts)
+    ]
+    assert codes.count(403) == LOGIN_FREE + 1 and codes.count(429) == 200 - LOGIN_FREE - 1

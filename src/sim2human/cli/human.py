@@ -87,6 +87,14 @@ AgentsOpt = Annotated[
 HostOpt = Annotated[
     str, typer.Option("--host", help="Address to bind; others can reach it only if set.")
 ]
+AllowedHostOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--allowed-host",
+        help="A Host name the page answers (the name people type; repeatable). Default: the "
+        "--host address, localhost, 127.0.0.1 and [::1]; any other Host gets 400 (DNS rebinding).",
+    ),
+]
 LLMUrlOpt = Annotated[
     str | None, typer.Option("--llm-base-url", help="Also an LLM agent at this endpoint.")
 ]
@@ -112,6 +120,7 @@ def serve(
     per_minute: PerMinuteOpt = 30,
     starts_per_client: StartsOpt = 20,
     trusted_proxy: ProxyOpt = None,
+    allowed_host: AllowedHostOpt = None,
 ) -> None:
     """Serve the call page: consent, patient card, a blinded call with a random agent, rating."""
     _need_web()
@@ -136,9 +145,15 @@ def serve(
     pool.warm()
     port_free(host, port)  # a busy port: exit 2 before the database is created
     calls = Calls(HumanStore(path), pool)
-    app = create_app(calls, _limits(per_minute, starts_per_client))
+    hosts = allowed_host or [host, "localhost", "127.0.0.1", "[::1]"]
+    app = create_app(calls, _limits(per_minute, starts_per_client), allowed_hosts=hosts)
     err_console.print(f"agents (blinded to participants): {', '.join(pool.names)}")
     err_console.print(f"calls are stored in {path}")
+    if not allowed_host and host in ("0.0.0.0", "::"):
+        err_console.print(
+            "[yellow]note[/]: only localhost answers; name the page's public "
+            "host with --allowed-host"
+        )
     if not os.environ.get(ADMIN_TOKEN_ENV):
         err_console.print(f"[yellow]admin page off[/]: set {ADMIN_TOKEN_ENV} to turn it on")
     out_console.print(f"call page: http://{host}:{port}/  (admin: /admin)", soft_wrap=True)

@@ -28,6 +28,7 @@ from __future__ import annotations
 import logging
 import os
 import signal
+import time
 from collections import deque
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
@@ -38,7 +39,7 @@ import ray
 from ray import exceptions as ray_errors
 
 from sim2human.errors import Sim2HumanError, UsageError
-from sim2human.experiments import executors, ray_embedded
+from sim2human.experiments import executors, ray_embedded, ray_watch
 from sim2human.experiments.executors import Failure, Interrupted, RemoteTraceback, WorkersDied
 from sim2human.experiments.units import (
     Advance,
@@ -125,11 +126,10 @@ def connect(
         where = address or "a local Ray cluster"
         note(f"ray: {n} worker(s) on {where} ({cpus} CPUs); {say_env(env)}")
         yield RayExecutor(n, env)
-    finally:
-        with suppress(Exception):  # a cluster already gone has no server left to stop
-            ray_embedded.stop_servers()
+    finally:  # bounded: with the cluster gone, either call can wait for ever
+        ray_watch.bounded(ray_embedded.stop_servers, ray_watch.CALL_S)
         if mine:
-            ray.shutdown()
+            ray_watch.bounded(ray.shutdown, ray_watch.CALL_S)
 
 
 def _init(address: str | None, workers: int | None) -> None:
@@ -220,6 +220,8 @@ class _Drive:
     attempts: dict[str, int] = field(default_factory=dict)
     failures: list[Failure] = field(default_factory=list)
     error: BaseException | None = None
+    probes: dict[Any, tuple[Any, float]] = field(default_factory=dict)
+    watch: ray_watch.ClusterWatch = field(default_factory=ray_watch.ClusterWatch)
 
     def __post_init__(self) -> None:
         self.tally = ray.remote(num_cpus=0)(_Tally).remote()
@@ -234,18 +236,56 @@ class _Drive:
             self._progress()
             for ref in ready:
                 self._collect(ref)
+            self._never_started()
+            if (lost := self.watch.lost()) is not None:
+                self._lost(lost)
+                return
         self._progress()
 
+    def _never_started(self) -> None:
+        """A fresh actor silent past ``START_DEADLINE_S`` was never placed (no node with a
+        free CPU): its unit counts as a lost worker's, run again or failed."""
+        if not self.probes:
+            return
+        started, _ = ray.wait(list(self.probes), num_returns=len(self.probes), timeout=0)
+        for probe in started:
+            del self.probes[probe]
+        now, deadline = time.monotonic(), ray_watch.START_DEADLINE_S
+        for probe, (actor, since) in list(self.probes.items()):
+            if now - since < deadline:
+                continue
+            del self.probes[probe]
+            for ref, (holder, unit) in list(self.busy.items()):
+                if holder is actor:
+                    del self.busy[ref]
+                    with suppress(Exception):
+                        ray.kill(actor)
+                    self._died(unit, f"no Ray node started a worker for it in {deadline:.0f} s")
+
+    def _lost(self, why: str) -> None:
+        """The cluster is gone: every unit held (running or waiting) is failed, none rerun
+        (there is nowhere to run it); ``finish`` reports them as a dead local worker's are."""
+        self.note(f"{why}; the {len(self.busy) + len(self.pending)} unit(s) it held failed")
+        held = [u for _, u in self.busy.values()] + list(self.pending)
+        for unit in held:
+            tried = self.attempts.get(unit.id, 0)
+            self.failures.append(Failure(len(self.failures), unit.label, why, tried))
+        self.busy.clear()
+        self.pending.clear()
+        self.probes.clear()
+
     def _start(self, unit: Unit) -> None:
-        actor = (
-            self.idle.pop() if self.idle else self.host.remote(self.work, self.tally, self.ex.env)
-        )
+        if self.idle:
+            actor = self.idle.pop()
+        else:
+            actor = self.host.remote(self.work, self.tally, self.ex.env)
+            self.probes[actor.pid.remote()] = (actor, time.monotonic())
         self.attempts[unit.id] = self.attempts.get(unit.id, 0) + 1
         self.busy[actor.run.remote(unit)] = (actor, unit)
 
     def _progress(self) -> None:
-        with suppress(*INFRASTRUCTURE):
-            if n := ray.get(self.tally.take.remote()):
+        with suppress(*INFRASTRUCTURE, ray_errors.GetTimeoutError):
+            if n := ray.get(self.tally.take.remote(), timeout=ray_watch.CALL_S):
                 self.advance(n)
 
     def _collect(self, ref: Any) -> None:

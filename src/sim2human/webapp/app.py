@@ -18,10 +18,12 @@ import logging
 import os
 import sqlite3
 import time
+from collections.abc import Sequence
 from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.responses import RedirectResponse, Response
+from starlette.middleware.trustedhost import TrustedHostMiddleware
 
 from sim2human.store.calls import StaleSession
 from sim2human.webapp import admin
@@ -44,10 +46,13 @@ def create_app(
     limits: Limits | None = None,
     admin_token: str | None = None,
     clock: Clock = time.monotonic,
+    allowed_hosts: Sequence[str] | None = None,
 ) -> FastAPI:
     """The web app over ``calls``; ``admin_token`` defaults to $SIM2HUMAN_ADMIN_TOKEN (a
     UsageError if it is too short); ``limits`` default to ``Limits()``; ``clock`` times the
-    rate limits and the login back-off."""
+    rate limits and the login back-off. ``allowed_hosts``: the Host names it answers (400 for
+    any other), so a page on another site that rebinds its own name to this server's address
+    (DNS rebinding) cannot drive it; None answers any (tests)."""
     limits = limits or Limits()
     token = admin_token if admin_token is not None else os.environ.get(admin.ADMIN_TOKEN_ENV)
     admin.check_token(token)
@@ -55,6 +60,8 @@ def create_app(
     app = FastAPI(docs_url=None, redoc_url=None, openapi_url=None)
     app.state.services = services
     app.add_middleware(BodyLimit, limit=limits.max_body, header_limit=limits.max_header)
+    if allowed_hosts is not None:  # added last: the outermost check, before any other work
+        app.add_middleware(TrustedHostMiddleware, allowed_hosts=list(allowed_hosts))
     _protect(app, services.pages)
     for routes in (front_routes, call_routes, admin_routes):
         app.include_router(routes.router)

@@ -75,10 +75,15 @@ class _Failures:
     until: float
 
 
+GLOBAL = "*"
+"""The key of a limit the whole server shares (no client key is ``*``)."""
+
+
 class Backoff:
     """Per client, after the n-th wrong guess in a row, no guess is looked at for
     ``min(base_s * 2**(n-1), cap_s)`` seconds; a right one clears the count, and a client
-    that has not failed for ``forget_s`` starts again from one second."""
+    that has not failed for ``forget_s`` starts again from one second. The first ``free``
+    wrong guesses earn no wait (the whole server's budget: ``GLOBAL``)."""
 
     def __init__(
         self,
@@ -87,8 +92,10 @@ class Backoff:
         forget_s: float = 900.0,
         clock: Clock = time.monotonic,
         max_keys: int = MAX_KEYS,
+        free: int = 0,
     ) -> None:
         self.base_s, self.cap_s, self.forget_s = base_s, cap_s, forget_s
+        self.free = free
         self.clock = clock
         self.max_keys = max_keys
         self.failed: OrderedDict[str, _Failures] = OrderedDict()
@@ -103,7 +110,8 @@ class Backoff:
         now = self.clock()
         f = self.failed.pop(key, None)
         count = 1 if f is None or now - f.until > self.forget_s else f.count + 1
-        delay = min(self.base_s * 2.0 ** min(count - 1, 60), self.cap_s)
+        paid = count - self.free
+        delay = 0.0 if paid <= 0 else min(self.base_s * 2.0 ** min(paid - 1, 60), self.cap_s)
         self.failed[key] = _Failures(count, now + delay)
         while len(self.failed) > self.max_keys:
             self.failed.popitem(last=False)
@@ -111,6 +119,11 @@ class Backoff:
 
     def clear(self, key: str) -> None:
         self.failed.pop(key, None)
+
+    def count(self, key: str) -> int:
+        """Wrong guesses in a row from ``key`` (0 after a right one or none)."""
+        f = self.failed.get(key)
+        return 0 if f is None else f.count
 
 
 def retry_header(seconds: float) -> dict[str, str]:

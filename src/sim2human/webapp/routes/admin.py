@@ -9,7 +9,7 @@ from fastapi import APIRouter, Depends, Request
 from fastapi.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response
 
 from sim2human.webapp import admin
-from sim2human.webapp.guard import client_key, retry_header
+from sim2human.webapp.guard import GLOBAL, client_key, retry_header
 from sim2human.webapp.http import form
 from sim2human.webapp.routes.deps import App
 
@@ -52,13 +52,19 @@ async def admin_page(authorised: SignedIn, app: App) -> Response:
 @router.post("/login")
 async def login(request: Request, app: App) -> Response:
     who, token = client_key(request), app.admin_token
-    if wait := app.logins.wait(who):  # no guess is even looked at while locked out
+    # no guess is even looked at while locked out: this client, or every client at once
+    # (many addresses guessing in turn, each under its own back-off, spend the shared budget)
+    if wait := max(app.logins.wait(who), app.all_logins.wait(GLOBAL)):
         retry = retry_header(wait)
         text = f"Too many wrong tokens from here; try again in {retry['Retry-After']} s."
         return app.pages.message("Admin", text, 429, retry)
     f = await form(request)
     if not token or not admin.token_matches(token, f.get("token", "")):
-        later = retry_header(app.logins.fail(who)) if token else None
+        later = None
+        if token:
+            own = app.logins.fail(who)  # the server's budget is spent by new addresses only:
+            shared = app.all_logins.fail(GLOBAL) if app.logins.count(who) == 1 else 0.0
+            later = retry_header(max(own, shared))  # one address is held by its own back-off
         return app.pages.page("admin_login.html", 403, later, title="Admin", error="Wrong token.")
     app.logins.clear(who)
     session = admin.new_session()
@@ -66,8 +72,13 @@ async def login(request: Request, app: App) -> Response:
         admin.session_key(token, session), time.time() + admin.SESSION_S
     )
     response = RedirectResponse("/admin", status_code=303)
-    response.set_cookie(
-        admin.COOKIE, session, httponly=True, samesite="strict", max_age=admin.SESSION_S
+    response.set_cookie(  # Secure when served over TLS (or a proxy that says so, if trusted)
+        admin.COOKIE,
+        session,
+        httponly=True,
+        samesite="strict",
+        max_age=admin.SESSION_S,
+        secure=request.url.scheme == "https",
     )
     return response
 

@@ -18,6 +18,10 @@ from sim2human.webapp.card import words as card_words
 from sim2human.webapp.guard import Backoff, Clock, RateLimit
 from sim2human.webapp.pages import Limits, Pages
 
+LOGIN_FREE = 10
+"""Addresses that sent a first wrong admin token (in a row), before the whole server's back-off
+starts: many addresses guessing once each spend it; one address is held by its own."""
+
 
 @dataclass(frozen=True)
 class Services:
@@ -34,7 +38,10 @@ class Services:
     everyone: RateLimit
     """New calls per minute for the whole server."""
     logins: Backoff
-    """The lockout after wrong admin tokens."""
+    """The lockout after wrong admin tokens, per client."""
+    all_logins: Backoff
+    """The same for the whole server (key ``guard.GLOBAL``), after ``LOGIN_FREE`` free wrong
+    tokens: 200 addresses guessing once each are not 200 free guesses."""
 
     @classmethod
     def build(cls, calls: Calls, limits: Limits, admin_token: str | None, clock: Clock) -> Services:
@@ -47,6 +54,9 @@ class Services:
             starts=RateLimit(limits.starts_per_client, clock),
             everyone=RateLimit(limits.starts_per_minute, clock),
             logins=Backoff(limits.login_backoff_s, limits.login_backoff_cap_s, clock=clock),
+            all_logins=Backoff(
+                limits.login_backoff_s, limits.login_backoff_cap_s, clock=clock, free=LOGIN_FREE
+            ),
         )
 
 
