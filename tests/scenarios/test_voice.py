@@ -75,9 +75,11 @@ def test_a_voice_without_role_play_refuses_llm_users_clearly() -> None:
 def test_the_llm_agent_takes_the_scenario_s_prompt_or_the_user_s() -> None:
     tiny = TinyScenario()
     assert PIZZA_VOICE.agent is not None
-    agent = LLMAgent(tiny, client=None)  # type: ignore[arg-type]
-    assert agent.system_prompt == PIZZA_VOICE.agent.system_prompt
-    own = LLMAgent(tiny, client=None, system_prompt="Sell pizza.")  # type: ignore[arg-type]
+    heard = LLMAgent(tiny, client=None, record_by="heard")  # type: ignore[arg-type]
+    assert heard.system_prompt == PIZZA_VOICE.agent.system_prompt
+    tools = LLMAgent(tiny, client=None)  # type: ignore[arg-type]  # tools: a sentence more
+    assert tools.system_prompt.startswith(PIZZA_VOICE.agent.system_prompt + " Record each")
+    own = LLMAgent(tiny, client=None, system_prompt="Sell pizza.", record_by="heard")  # type: ignore[arg-type]
     assert own.system_prompt == "Sell pizza." and own.voice.own_labels == ("agent", "assistant")
 
 

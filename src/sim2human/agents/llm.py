@@ -176,8 +176,8 @@ def how_to_record(scenario: Scenario, mode: Mode) -> str:
     heard): only what the agent records and submits counts."""
     if mode == "tools":
         return (
-            " Record each thing the caller tells you with the record tool, and call submit "
-            "when the record is complete: only what you submit counts."
+            " Record each thing you are told with the record tool, and call submit when the "
+            "record is complete: only what you submit counts."
         )
     if mode == "summary":
         fields = ", ".join(f'"{f}"' for f in getattr(scenario, "fields", ()))

@@ -32,7 +32,7 @@ from sim2human.scenarios.tools import split_tool_text, tool_text
 from sim2human.types import ToolCall, Turn
 
 TOOL_PROMPT = (
-    " Record each thing the caller tells you with the record tool, written as "
+    " Record each thing you are told with the record tool, written as "
     '<tool_call>{"name": "record", "arguments": {"field": ..., "value": ...}}</tool_call>, and '
     'call <tool_call>{"name": "submit", "arguments": {}}</tool_call> before you close the call: '
     "only what you submit counts."
