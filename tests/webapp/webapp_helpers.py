@@ -14,7 +14,7 @@ from typing import Any
 import yaml
 
 from sim2human.agents.policy import PolicyAgent
-from sim2human.experiments.config import load_study
+from sim2human.experiments.config import load_study, parse_study
 from sim2human.scenarios.catalog import get_scenario
 from sim2human.scenarios.intake.scenario import IntakeScenario
 from sim2human.store.layout import CHECKPOINT
@@ -42,8 +42,15 @@ def make_run(root: Path, conditions: int = 2, scenario_ref: str | None = None) -
     path = resources.files("sim2human").joinpath("examples", "collapse.yaml")
     with resources.as_file(path) as config:
         cfg = load_study(config, quick=True)
-    if scenario_ref is not None:
-        cfg = cfg.model_copy(update={"scenario": scenario_ref})
+    if scenario_ref is not None:  # without intake's corpus families, which fit intake alone
+        raw = cfg.model_dump(mode="json")
+        raw["scenario"] = scenario_ref
+        raw["ensemble"]["heldout"] = [f for f in raw["ensemble"]["heldout"] if f != "aci-heldout"]
+        raw["ensemble"]["members"] = {}
+        raw["eval"]["per_family"] = {}
+        raw["conditions"] = [{**c, "mix": None} for c in raw["conditions"]]
+        raw.pop("quick", None)
+        cfg = parse_study(raw)
     root.mkdir(parents=True, exist_ok=True)
     (root / "config.yaml").write_text(yaml.safe_dump(cfg.model_dump(mode="json"), sort_keys=False))
     scenario = get_scenario(cfg.scenario)
