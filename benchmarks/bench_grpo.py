@@ -61,7 +61,7 @@ def main() -> None:
 
     from sim2human.agents.lm_policy import LMPolicy
     from sim2human.experiments.config import load_study
-    from sim2human.experiments.lm_condition import lm_prompt
+    from sim2human.experiments.trained_agents import lm_prompt
     from sim2human.experiments.world import StudyWorld
     from sim2human.train.config import LMAgentConfig
     from sim2human.train.grpo import train_grpo
@@ -73,7 +73,7 @@ def main() -> None:
     assert isinstance(agent, LMAgentConfig), f"{args.config}: not an lm study"
     world = StudyWorld.build(cfg)
     condition = next(c for c in cfg.conditions if c.sampler != "fixed")
-    prompt = lm_prompt(world)
+    prompt = lm_prompt(world.scenario)
     ws = agent.warm_start.model_copy(update={"episodes": args.calls, "epochs": 1})
     calls = reference_calls(world.scenario, world.ensemble.train, ws, 0, world.max_turns)
     rows = []

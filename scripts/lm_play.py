@@ -31,14 +31,14 @@ def main() -> None:
     from sim2human.agents.lm_models import load
     from sim2human.agents.lm_policy import LMPolicy
     from sim2human.experiments.config import load_study
-    from sim2human.experiments.lm_condition import lm_prompt
+    from sim2human.experiments.trained_agents import lm_prompt
     from sim2human.experiments.world import StudyWorld
     from sim2human.rollout.evaluate import evaluate
 
     torch.set_num_threads(1)
     world = StudyWorld.build(load_study(args.study, quick=True))
     model, tok = load(args.model)
-    policy = LMPolicy(model, tok, lm_prompt(world), max_new_tokens=48)
+    policy = LMPolicy(model, tok, lm_prompt(world.scenario), max_new_tokens=48)
     print("| temperature | calls | fields right | gold | proxy | median agent turns | s |")
     print("|---:|---:|---:|---:|---:|---:|---:|")
     for temperature in args.temperatures:

@@ -4,6 +4,7 @@ a straight one."""
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 from typing import Any
@@ -14,9 +15,9 @@ from sim2human.agents.lm_models import load
 from sim2human.agents.lm_policy import LMPolicy
 from sim2human.cli.app import main
 from sim2human.experiments.config import parse_study
-from sim2human.experiments.lm_condition import lm_prompt
 from sim2human.experiments.results import StudyResult
 from sim2human.experiments.runner import run_study
+from sim2human.experiments.trained_agents import lm_prompt
 from sim2human.experiments.world import StudyWorld
 from sim2human.rollout.evaluate import evaluate
 from sim2human.store.layout import EPISODES, POLICY, SUMMARY, WARM_START
@@ -75,7 +76,7 @@ def test_the_saved_policy_plays_again_in_process(straight: tuple[StudyResult, Pa
     _, out = straight
     model, tok = load(out / "conditions" / "ensemble" / "seed-0" / POLICY)
     world = StudyWorld.build(parse_study(LM))
-    policy = LMPolicy(model, tok, lm_prompt(world), max_new_tokens=16)
+    policy = LMPolicy(model, tok, lm_prompt(world.scenario), max_new_tokens=16)
     played = evaluate(
         policy, world.ensemble.heldout, world.scenario, split="heldout", per_member=1, max_turns=4
     )
@@ -107,3 +108,49 @@ def test_diagnose_and_export_read_an_lm_run(
     assert "own words:" in capsys.readouterr().out
     assert main(["export", str(copy), "--out", str(tmp_path / "e.jsonl")]) == 0
     assert (tmp_path / "e.jsonl").stat().st_size > 0
+
+
+def test_stress_and_the_call_page_play_the_trained_language_model(
+    straight: tuple[StudyResult, Path], tmp_path: Path
+) -> None:
+    """``stress`` and the call page find an LM sub-run's ``policy/`` as they find a checkpoint,
+    and play it through its tools."""
+    import asyncio
+
+    from sim2human.rollout.conversation import Conversation, Job
+    from sim2human.simulators.base import UserTurn
+    from sim2human.simulators.human import HumanSimulator, human_spec
+    from sim2human.webapp.agents import AgentPool
+
+    _, out = straight
+    stressed = tmp_path / "stress"
+    argv = ["stress", str(out), "--out", str(stressed), "--grid", "0", "--no-search"]
+    assert main([*argv, "--episodes-per-member", "1", "--conditions", "frozen"]) == 0
+    played = json.loads((stressed / "stress.json").read_text())["agents"]
+    assert list(played) == ["frozen"] and played["frozen"]["clean"]["n"] >= 1
+
+    pool = AgentPool.from_run(out)
+    assert pool.names[:2] == ["frozen", "ensemble"]
+    job = Job(spec=human_spec("t"), seed=3, split="heldout", condition="frozen")
+    conv = Conversation(job, pool.scenario, HumanSimulator(job.spec), {}, pool.max_turns)
+    conv.hear(UserTurn(text="Hello, I'm calling about my headache."))
+    turn = asyncio.run(pool.decider("frozen", 0)(conv.observe(), 7))
+    assert turn.text and turn.tool_calls is not None  # an agent that acts through tools
+
+
+def test_predictivity_ranks_the_final_policies_of_an_lm_run(
+    straight: tuple[StudyResult, Path],
+) -> None:
+    """A language model's sub-run saves its final policy alone: the pool holds one per
+    sub-run (no probe checkpoints), and each plays."""
+    from sim2human.experiments import predictivity as pred
+    from sim2human.experiments.stress import load_run_config
+
+    _, out = straight
+    cfg = load_run_config(out)
+    pool = pred.build_pool(out, cfg, probes=2)
+    assert [a.label for a in pool] == ["frozen/seed-0/final", "ensemble/seed-0/final"]
+    world = StudyWorld.build(cfg)
+    members = {"terse-guarded": world.ensemble.heldout[:1]}
+    played = pred.play_agent(pool[0], cfg, world, members, pred.Budget(1, 1))
+    assert [len(golds) for golds in played["terse-guarded"].values()] == [1]

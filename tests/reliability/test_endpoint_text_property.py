@@ -24,7 +24,8 @@ from hypothesis import strategies as st
 
 from sim2human.llm.client import ChatClient, EndpointConfig
 from sim2human.llm.responses import parse_completion
-from sim2human.store.calls import HumanStore, StoredTurn
+from sim2human.store.call_records import StoredTurn
+from sim2human.store.calls import HumanStore
 from sim2human.testing import completion
 from sim2human.types import Turn
 from sim2human.untrusted import MAX_COUNT, bounded_count, valid_text

@@ -16,7 +16,8 @@ from headless_chromium import Browser, available
 from webapp_helpers import ADMIN, Server, answer, opening
 
 from sim2human.scenarios.intake.scenario import IntakeScenario
-from sim2human.store.calls import HumanStore, Session
+from sim2human.store.call_records import Session
+from sim2human.store.calls import HumanStore
 from sim2human.types import Episode, Termination
 
 

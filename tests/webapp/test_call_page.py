@@ -335,3 +335,52 @@ def test_every_form_of_an_unknown_call_is_the_one_404_page(
     assert r.status_code == 404 and "No such call" in r.text
     assert r.headers["Content-Security-Policy"].startswith("default-src 'none'")
     assert len(calls.store.sessions()) == before
+
+
+def test_an_llm_agent_s_tool_calls_are_stored_and_its_record_is_what_it_submitted(
+    run_dir: Path, db: Path
+) -> None:
+    """The call page grades a tool-using agent as the study does: on what it submitted, with its
+    tool calls kept beside its turns, so a call rebuilt after a restart holds the same desk."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "llm"))
+    from sim2human.testing import FakeOpenAI, Reply, completion
+    from sim2human.types import ToolCall
+    from sim2human.webapp.agents import LLMAgentSettings
+
+    record = ToolCall(name="record", arguments={"field": "complaint", "value": "a headache"})
+    replies = [
+        completion(None, tool_calls=[record]),
+        completion("And your date of birth?"),
+        completion(None, tool_calls=[ToolCall(name="submit")]),
+        completion("Thank you, that's everything. Goodbye."),
+    ]
+
+    def script(n: int, body: dict[str, object]) -> Reply:
+        assert body.get("tools"), "the agent is offered the desk's tools"
+        return Reply(body=replies[n])
+
+    with FakeOpenAI(script) as fake:
+        pool = AgentPool.from_run(run_dir, ["llm"], LLMAgentSettings(fake.base_url, "fake-model"))
+        calls = Calls(HumanStore(db), pool)
+        with TestClient(create_app(calls, admin_token=ADMIN)) as client:
+            token = start(client)
+            client.post(f"/call/{token}/begin")
+            client.post(f"/call/{token}/say", data={"seen": "0", "text": "I have a headache."})
+            calls.forget()  # a restart: the next message rebuilds the call from the store
+            client.post(f"/call/{token}/say", data={"seen": "2", "text": "March 3rd, 1980."})
+            s = calls.store.by_token(token)
+        assert s is not None and s.status == "rating" and len(fake.seen) == 4
+        assert s.turns[1].tool_calls == (record,) and s.turns[3].tool_calls == (
+            ToolCall(name="submit"),
+        )
+        assert s.turns[0].tool_calls is None  # the person's turn
+        assert s.record is not None and s.record["complaint"] == "headache"
+        assert s.record["dob"] is None  # said, but never recorded: gold does not hear it
+        client2 = TestClient(create_app(calls, admin_token=ADMIN))
+        client2.post(f"/call/{token}/rate", data={"rating": "4", "details": "yes"})
+        done = calls.store.by_token(token)
+        assert done is not None and done.episode is not None
+        assert done.episode.record_source == "submitted"
+        assert done.episode.turns[1].tool_calls == (record,)

@@ -16,7 +16,8 @@ import pytest
 from fastapi.testclient import TestClient
 from webapp_helpers import ADMIN, FakeClock, answer, opening
 
-from sim2human.store.calls import HumanStore, Session, StaleSession
+from sim2human.store.call_records import Session
+from sim2human.store.calls import HumanStore, StaleSession
 from sim2human.webapp.agents import AgentPool
 from sim2human.webapp.app import create_app
 from sim2human.webapp.calls import Calls
@@ -207,3 +208,39 @@ def test_study_human_refuses_a_garbage_database_before_training(
         assert not out.exists()  # refused before anything ran
     with sqlite3.connect(other) as con:  # nothing was written into someone else's database
         assert [n for (n,) in con.execute("SELECT name FROM sqlite_master")] == ["t"]
+
+
+def test_a_database_from_before_tool_calls_opens_and_keeps_its_calls(tmp_path: Path) -> None:
+    """A call database made before tool-using agents (no ``turns.tool_calls``) gains the column
+    when opened, and its stored turns read as before (no tools: graded on what was heard)."""
+    from sim2human.store.call_records import StoredTurn, record_source
+    from sim2human.types import ToolCall
+
+    path = tmp_path / "old.sqlite"
+    store = HumanStore(path)
+    sid, _ = store.create(
+        run="r",
+        scenario="intake",
+        agent="a",
+        agent_seed=0,
+        mode="self",
+        seed=1,
+        max_turns=9,
+        profile=None,
+    )
+    assert store.add_turns(sid, 0, [StoredTurn("user", "hi"), StoredTurn("agent", "hello")])
+    store.close()
+    with sqlite3.connect(path) as con:
+        con.execute("ALTER TABLE turns DROP COLUMN tool_calls")  # the old schema
+    store = HumanStore(path)
+    old = store.by_id(sid)
+    assert old is not None and [t.text for t in old.turns] == ["hi", "hello"]
+    assert record_source(old.turns) == "heard"
+    call = ToolCall(name="record", arguments={"field": "dob", "value": "1980-03-03"})
+    assert store.add_turns(
+        sid, 2, [StoredTurn("user", "1980"), StoredTurn("agent", "ok", tool_calls=(call,))]
+    )
+    new = store.by_id(sid)
+    assert new is not None and new.turns[3].tool_calls == (call,)
+    assert record_source(new.turns) == "submitted"
+    HumanStore(path).close()  # a second opening finds the column there

@@ -141,7 +141,6 @@ def serve(
     names = [n.strip() for n in agents.split(",") if n.strip()] if agents else None
     path = db or _default_db(_run_dir(run_dir))
     pool = AgentPool.from_run(_run_dir(run_dir), names, llm)
-    _check_checkpoints(pool.checkpoints)
     pool.warm()
     port_free(host, port)  # a busy port: exit 2 before the database is created
     calls = Calls(HumanStore(path), pool)
@@ -181,15 +180,6 @@ def _networks(values: list[str]) -> list[str]:
     return values
 
 
-def _check_checkpoints(checkpoints: dict[str, list[tuple[int, Path]]]) -> None:
-    """Every checkpoint read as the other commands read them, so a damaged one is one line."""
-    from sim2human.store.loading import load_checkpoint
-
-    for seeds in checkpoints.values():
-        for _, path in seeds:
-            load_checkpoint(path)
-
-
 def _default_db(run_dir: Path) -> Path:
     """``RUN_DIR/human.sqlite``, unless the run is read-only to this user or another process is
     writing it (only a run's writer writes into it): then ``--db`` must say where."""
@@ -226,7 +216,7 @@ def play(
         split="heldout",
         condition=agent,
     )
-    seeds = pool.checkpoints.get(agent, [(0, Path())])
+    seeds = pool.saved.get(agent, [(0, Path())])
     decide = pool.decider(agent, seeds[0][0])
     out_console.print("[bold]Your patient card[/]")
     for name, value in card_lines(scenario, job_profile(job, scenario)):

@@ -25,6 +25,7 @@ from sim2human.cli.output import JsonOpt, Output, QuietOpt
 from sim2human.store.layout import PREDICTIVITY_JSON, PREDICTIVITY_MD
 
 if TYPE_CHECKING:
+    from sim2human.experiments.config import StudyConfig
     from sim2human.experiments.predictivity import Budget, Played, PoolAgent
     from sim2human.experiments.world import StudyWorld
     from sim2human.simulators.base import SimulatorSpec
@@ -83,7 +84,7 @@ def predictivity(
         members[pred.PEOPLE] = pred.people(world, cfg)
         budget = pred.Budget(episodes, visit_episodes)
         started = time.perf_counter()
-        played = _play(pool, world, members, budget, err)
+        played = _play(pool, cfg, world, members, budget, err)
         result = pred.summarise(pool, played, {f: s for f, (s, _) in families.items()}, budget)
         result["wall_seconds"] = round(time.perf_counter() - started, 1)
         stored = _store(result, r.store, run_dir if r.into_run else None)
@@ -92,6 +93,7 @@ def predictivity(
 
 def _play(
     pool: Sequence[PoolAgent],
+    cfg: StudyConfig,
     world: StudyWorld,
     members: Mapping[str, Sequence[SimulatorSpec]],
     budget: Budget,
@@ -118,7 +120,7 @@ def _play(
         for agent in pool:
             bar.update(task, description=agent.label)
             tick = lambda _: bar.advance(task)  # noqa: E731
-            played.append(pred.play_agent(agent, world, members, budget, tick))
+            played.append(pred.play_agent(agent, cfg, world, members, budget, tick))
     return played
 
 

@@ -28,9 +28,8 @@ from typing import Any
 import torch
 
 from sim2human import outputs
-from sim2human.agents.llm import agent_voice
 from sim2human.agents.lm_models import load, save, smollm2, tiny
-from sim2human.agents.lm_policy import TOOL_PROMPT, LMPolicy
+from sim2human.agents.lm_policy import LMPolicy
 from sim2human.errors import UsageError
 from sim2human.experiments.condition import (
     Recording,
@@ -42,6 +41,7 @@ from sim2human.experiments.condition import (
     write_members,
 )
 from sim2human.experiments.config import Condition, StudyConfig
+from sim2human.experiments.trained_agents import lm_prompt
 from sim2human.experiments.wholeness import LOGGED
 from sim2human.experiments.world import StudyWorld, evaluate_splits, llm_runtime
 from sim2human.store.layout import (
@@ -66,11 +66,6 @@ GRPO_LOG_EVERY = 5
 ``metrics.jsonl``): a GPU run of thousands of steps would otherwise store gigabytes."""
 WARM_META = "warm_start.json"
 """What the warm start learned from and how it went, beside its model."""
-
-
-def lm_prompt(world: StudyWorld) -> str:
-    """The language-model agent's system prompt: the scenario's agent prompt and its tools."""
-    return agent_voice(world.scenario).system_prompt + TOOL_PROMPT
 
 
 # long: one sub-run read top to bottom (its logs open together around training and evaluation)
@@ -165,7 +160,7 @@ def warm_policy(warm: Path, agent_cfg: LMAgentConfig, world: StudyWorld) -> tupl
     policy = LMPolicy(
         model,
         tok,
-        lm_prompt(world),
+        lm_prompt(world.scenario),
         temperature=agent_cfg.temperature,
         max_new_tokens=agent_cfg.max_new_tokens,
         device=agent_cfg.device,
@@ -195,7 +190,7 @@ def warm_start_dir(folder: Path, agent_cfg: LMAgentConfig, world: StudyWorld, se
         "scenario": world.scenario.name,
         "model": agent_cfg.model,
         "warm_start": agent_cfg.warm_start.model_dump(mode="json"),
-        "prompt": lm_prompt(world),
+        "prompt": lm_prompt(world.scenario),
         "members": sorted(s.id for s in world.ensemble.train),
         "max_turns": world.max_turns,
     }
@@ -217,7 +212,7 @@ def warm_start(
         began = time.perf_counter()
         ws = agent_cfg.warm_start
         calls = reference_calls(world.scenario, world.ensemble.train, ws, seed, world.max_turns)
-        prompt = lm_prompt(world)
+        prompt = lm_prompt(world.scenario)
         model, tok = _base_model(agent_cfg.model, corpus_texts(calls, prompt), seed)
         model.to(agent_cfg.device)
         torch.manual_seed(seed % 2**31)

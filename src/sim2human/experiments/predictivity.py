@@ -30,10 +30,10 @@ from typing import Any
 import numpy as np
 import torch
 
-from sim2human.agents.policy import PolicyAgent
 from sim2human.errors import RunDirError, UsageError
 from sim2human.experiments.config import StudyConfig
 from sim2human.experiments.human_eval import agreement, agreement_draws, percentile_ci
+from sim2human.experiments.trained_agents import check_saved, load_saved, saved_agent
 from sim2human.experiments.world import StudyWorld
 from sim2human.population.ensemble import Ensemble
 from sim2human.rollout.evaluate import evaluate
@@ -41,8 +41,7 @@ from sim2human.simulators import is_programmatic
 from sim2human.simulators.base import SimulatorSpec
 from sim2human.simulators.replay import corpus_missing, corpus_of
 from sim2human.simulators.replay_aci import encounter_ids
-from sim2human.store.layout import CHECKPOINT, RunLayout, probe_updates
-from sim2human.store.loading import load_checkpoint
+from sim2human.store.layout import RunLayout, probe_updates
 
 PEOPLE = "aci-heldout"
 """The replayed real patients every agent is compared with (all valid and test visits)."""
@@ -85,19 +84,18 @@ def spaced(items: Sequence[Any], k: int) -> list[Any]:
 
 
 def build_pool(run_dir: Path, cfg: StudyConfig, probes: int) -> list[PoolAgent]:
-    """Every sub-run's final checkpoint and ``probes`` of its probe checkpoints (``spaced``)."""
+    """Every sub-run's final agent and ``probes`` of its probe checkpoints (``spaced``; a
+    language model's sub-run saves its final policy alone)."""
     pool = []
     for condition in cfg.conditions:
         for seed in cfg.seeds:
             sub = RunLayout(run_dir).sub_run(condition.name, seed)
-            final = sub / CHECKPOINT
-            if not final.is_file():
-                raise RunDirError(f"{final}: missing (did this sub-run finish?)")
+            final = saved_agent(sub, cfg)
             saved = probe_updates(sub)
             inner = [(u, p) for u, p in saved if 0 <= u < saved[-1][0]] if saved else []
             chosen = [(None, final), *spaced(inner, probes)]
             for update, path in chosen:
-                load_checkpoint(path)  # every checkpoint readable before any work starts
+                check_saved(path, cfg)  # every agent readable before any work starts
                 pool.append(PoolAgent(condition.name, condition.role, seed, update, path))
     return pool
 
@@ -141,6 +139,7 @@ Played = dict[str, dict[str, list[float]]]
 
 def play_agent(
     agent: PoolAgent,
+    cfg: StudyConfig,
     world: StudyWorld,
     members: Mapping[str, Sequence[SimulatorSpec]],
     budget: Budget,
@@ -148,7 +147,7 @@ def play_agent(
 ) -> Played:
     """One agent's gold on every member of every family (``members``; ``PEOPLE`` per visit)."""
     torch.set_num_threads(1)
-    policy = PolicyAgent.load(agent.checkpoint, world.scenario, seed=agent.seed)
+    policy = load_saved(agent.checkpoint, cfg, world.scenario, agent.seed)
     played: Played = {}
     for family, specs in members.items():
         episodes = evaluate(

@@ -25,18 +25,25 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from sim2human.agents.base import Agent
-from sim2human.agents.policy import PolicyAgent
 from sim2human.agents.scripted import reference_agent
 from sim2human.errors import RunDirError
 from sim2human.experiments.backends import Choice, open_executor
 from sim2human.experiments.config import StudyConfig, parse_study
 from sim2human.experiments.executors import report_progress
+from sim2human.experiments.trained_agents import (
+    check_saved,
+    load_saved,
+    pack,
+    saved_agent,
+    saved_name,
+    unpack,
+)
 from sim2human.experiments.units import Ledger, Note, Unit, Work, env_for_workers
 from sim2human.experiments.world import StudyWorld
 from sim2human.simulators import needs_endpoint
 from sim2human.simulators.base import SimulatorSpec
-from sim2human.store.layout import CHECKPOINT, CONFIG_YAML, STRESS_JSON, RunLayout
-from sim2human.store.loading import existing_dir, load_checkpoint, output_dir, read_yaml
+from sim2human.store.layout import CONFIG_YAML, STRESS_JSON, RunLayout
+from sim2human.store.loading import existing_dir, output_dir, read_yaml
 from sim2human.store.lock import run_lock
 from sim2human.store.rundir import write_json
 from sim2human.stress.adversarial import SearchConfig, result_json, search
@@ -52,14 +59,16 @@ Context = tuple[StudyConfig, StressPlan, "SearchConfig | None"]
 
 @dataclass(frozen=True)
 class AgentRef:
-    """One agent to stress: a condition's checkpoint for one seed, or the scripted reference."""
+    """One agent to stress: a condition's saved agent for one seed (``trained_agents``), or the
+    scripted reference."""
 
     label: str
     seed: int
-    checkpoint: str | None
+    saved: str | None
     search: bool
     blob: bytes | None = None
-    """The checkpoint's bytes, for a worker that may not see ``checkpoint`` (``ray``)."""
+    """The saved agent's bytes (``trained_agents.pack``), for a worker that may not see
+    ``saved`` (``ray``)."""
 
     @property
     def unit_id(self) -> str:
@@ -91,28 +100,23 @@ def study_agents(
     refs = []
     for name in [c for c in known if c in chosen]:
         for i, seed in enumerate(cfg.seeds):
-            path = RunLayout(run_dir).sub_run(name, seed) / CHECKPOINT
-            if not path.exists():
-                raise RunDirError(f"{path}: missing (did this sub-run finish?)")
-            load_checkpoint(path)  # every checkpoint readable before any work starts
+            path = saved_agent(RunLayout(run_dir).sub_run(name, seed), cfg)
+            check_saved(path, cfg)  # every agent readable before any work starts
             refs.append(AgentRef(name, seed, str(path), search=i == 0))
     if SCRIPTED in chosen:
         refs.append(AgentRef(SCRIPTED, 0, None, search=True))
     return refs
 
 
-def build_agent(ref: AgentRef, world: StudyWorld) -> Agent:
-    if ref.checkpoint is None:
+def build_agent(ref: AgentRef, world: StudyWorld, cfg: StudyConfig) -> Agent:
+    """``ref``'s agent: from the run directory, or from the bytes it carries (``ray``)."""
+    if ref.saved is None:
         return reference_agent(world.scenario)
-    try:
-        if ref.blob is None:
-            return PolicyAgent.load(Path(ref.checkpoint), world.scenario, seed=ref.seed)
-        with tempfile.TemporaryDirectory(prefix="sim2human-stress-") as scratch:
-            local = Path(scratch) / CHECKPOINT
-            local.write_bytes(ref.blob)
-            return PolicyAgent.load(local, world.scenario, seed=ref.seed)
-    except (ValueError, RuntimeError, OSError, KeyError) as err:
-        raise RunDirError(f"{ref.checkpoint}: cannot load checkpoint ({err})") from None
+    if ref.blob is None:
+        return load_saved(Path(ref.saved), cfg, world.scenario, ref.seed)
+    with tempfile.TemporaryDirectory(prefix="sim2human-stress-") as scratch:
+        local = unpack(ref.blob, saved_name(cfg), Path(scratch))
+        return load_saved(local, cfg, world.scenario, ref.seed)
 
 
 def stress_agent(
@@ -133,7 +137,7 @@ def stress_agent(
 
     result: dict[str, Any] = {"label": ref.label, "seed": ref.seed}
     result["sweep"] = sweep(
-        build_agent(ref, world),
+        build_agent(ref, world, cfg),
         members,
         world.scenario,
         plan,
@@ -144,7 +148,7 @@ def stress_agent(
     if search_cfg is not None and ref.search:
         where = search_members(cfg, world, ref.label, search_cfg.members)
         found = search(
-            build_agent(ref, world),
+            build_agent(ref, world, cfg),
             where,
             world.scenario,
             search_cfg,
@@ -309,10 +313,10 @@ def _on_executor(
 
 
 def _shipped(ref: AgentRef) -> AgentRef:
-    """``ref`` carrying its checkpoint's bytes (a remote worker may not see the run dir)."""
-    if ref.checkpoint is None:
+    """``ref`` carrying its saved agent's bytes (a remote worker may not see the run dir)."""
+    if ref.saved is None:
         return ref
-    return replace(ref, blob=Path(ref.checkpoint).read_bytes())
+    return replace(ref, blob=pack(Path(ref.saved)))
 
 
 def assemble(

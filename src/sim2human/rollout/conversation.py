@@ -111,6 +111,13 @@ class Conversation:
         """The state as it would be stored now (``Scenario.record``)."""
         return self.scenario.record(self.state)
 
+    @property
+    def graded_record(self) -> Record:
+        """What gold grades: a tool-using agent's submitted record, else what was heard."""
+        if self.desk is not None:
+            return self.desk.graded(open_desk(self.scenario).working)
+        return self.record
+
     def observe(self) -> Observation:
         return Observation(
             user_text=self.turns[-1].text,
@@ -187,9 +194,7 @@ class Conversation:
     ) -> Episode:
         if self.termination is None:
             raise RuntimeError("conversation still running")
-        record = self.record
-        if self.desk is not None:  # a tool-using agent: what it submitted, not what was heard
-            record = self.desk.graded(open_desk(self.scenario).working)
+        record = self.graded_record
         gold = self.scenario.grade(self.profile, record, self.termination)
         j = self.job
         return Episode(

@@ -28,7 +28,8 @@ from sim2human.errors import UsageError
 from sim2human.scenarios.base import Scenario
 from sim2human.simulators.base import SimulatorSpec, Traits, UserTurn
 from sim2human.simulators.human import rating_to_proxy
-from sim2human.store.calls import HumanStore, Session
+from sim2human.store.call_records import Session
+from sim2human.store.calls import HumanStore
 from sim2human.types import Episode, Frozen, Profile, Termination
 
 KIND = "human-replay"

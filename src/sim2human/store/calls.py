@@ -32,16 +32,24 @@ import threading
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from sim2human.errors import Sim2HumanError, UsageError
-from sim2human.types import Episode, Profile, Record, Termination, Turn, Value
+from sim2human.store.call_records import (
+    Mode,
+    Session,
+    Status,
+    StoredTurn,
+    calls_json,
+    session_of,
+)
+from sim2human.types import (
+    Episode,
+    Profile,
+)
 from sim2human.untrusted import valid_text
 
-Mode = Literal["card", "self"]
-Status = Literal["card", "calling", "confirm", "rating", "done"]
 HUMAN_FAMILY = "human"
 """The family (and ``simulator_id`` prefix) of every exported human episode."""
 
@@ -75,6 +83,7 @@ CREATE TABLE IF NOT EXISTS turns (
     act TEXT,
     field TEXT,
     at REAL NOT NULL,
+    tool_calls TEXT,
     PRIMARY KEY (session_id, idx)
 );
 CREATE TABLE IF NOT EXISTS admin_sessions (key TEXT PRIMARY KEY, expires REAL NOT NULL);
@@ -97,56 +106,6 @@ def hash_token(token: str) -> str:
     return hashlib.sha256(token.encode("utf-8")).hexdigest()
 
 
-@dataclass(frozen=True)
-class StoredTurn:
-    speaker: Literal["agent", "user"]
-    text: str
-    act: str | None = None
-    field: str | None = None
-
-
-@dataclass(frozen=True)
-class Session:
-    """One call between a person and an agent: who, on what, how it went, its turns."""
-
-    id: str
-    run: str
-    scenario: str
-    agent: str
-    agent_seed: int
-    mode: Mode
-    status: Status
-    seed: int
-    max_turns: int
-    created: float
-    profile: Profile | None
-    termination: Termination | None
-    record: Record | None
-    rating: int | None
-    details_right: str | None
-    comment: str | None
-    episode: Episode | None
-    turns: tuple[StoredTurn, ...] = ()
-
-
-def _profile(text: str | None) -> Profile | None:
-    if text is None:
-        return None
-    raw: dict[str, Any] = json.loads(text)
-    return {k: _value(v) for k, v in raw.items()}
-
-
-def _value(v: Any) -> Value:
-    return tuple(v) if isinstance(v, list) else v
-
-
-def _record(text: str | None) -> Record | None:
-    if text is None:
-        return None
-    raw: dict[str, Any] = json.loads(text)
-    return {k: None if v is None else _value(v) for k, v in raw.items()}
-
-
 class HumanStore:
     """One SQLite file; safe to share between the server's threads (one lock, short writes)."""
 
@@ -164,6 +123,7 @@ class HumanStore:
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.executescript(SCHEMA)
+            _add_tool_calls(self._db)
         except sqlite3.DatabaseError as err:
             raise UsageError(f"{path}: not a sim2human human-call database ({err})") from None
         self._lock = threading.Lock()
@@ -237,10 +197,19 @@ class HumanStore:
                 return False
             now = time.time()
             db.executemany(
-                "INSERT INTO turns (session_id, idx, speaker, text, act, field, at) "
-                "VALUES (?,?,?,?,?,?,?)",
+                "INSERT INTO turns (session_id, idx, speaker, text, act, field, at, tool_calls) "
+                "VALUES (?,?,?,?,?,?,?,?)",
                 [
-                    (sid, start + i, t.speaker, valid_text(t.text), t.act, t.field, now)
+                    (
+                        sid,
+                        start + i,
+                        t.speaker,
+                        valid_text(t.text),
+                        t.act,
+                        t.field,
+                        now,
+                        calls_json(t.tool_calls),
+                    )
                     for i, t in enumerate(turns)
                 ],
             )
@@ -308,10 +277,11 @@ class HumanStore:
                 return None
             cols = [d[0] for d in self._db.execute("SELECT * FROM sessions LIMIT 0").description]
             turns = self._db.execute(
-                "SELECT speaker, text, act, field FROM turns WHERE session_id=? ORDER BY idx",
+                "SELECT speaker, text, act, field, tool_calls FROM turns WHERE session_id=? "
+                "ORDER BY idx",
                 (row[0],),
             ).fetchall()
-        return _session(dict(zip(cols, row, strict=True)), turns)
+        return session_of(dict(zip(cols, row, strict=True)), turns)
 
     def sessions(self) -> list[Session]:
         """Every session, oldest first (turns not loaded)."""
@@ -319,7 +289,7 @@ class HumanStore:
             cur = self._db.execute("SELECT * FROM sessions ORDER BY created, id")
             cols = [d[0] for d in cur.description]
             rows = cur.fetchall()
-        return [_session(dict(zip(cols, r, strict=True)), []) for r in rows]
+        return [session_of(dict(zip(cols, r, strict=True)), []) for r in rows]
 
     def turn_counts(self) -> dict[str, int]:
         with self._lock:
@@ -371,28 +341,13 @@ def _encode(v: Any) -> Any:
     return valid_text(v) if isinstance(v, str) else v
 
 
-def _session(row: dict[str, Any], turns: Sequence[tuple[Any, ...]]) -> Session:
-    return Session(
-        id=row["id"],
-        run=row["run"],
-        scenario=row["scenario"],
-        agent=row["agent"],
-        agent_seed=int(row["agent_seed"]),
-        mode=row["mode"],
-        status=row["status"],
-        seed=int(row["seed"]),
-        max_turns=int(row["max_turns"]),
-        created=float(row["created"]),
-        profile=_profile(row["profile"]),
-        termination=None if row["termination"] is None else Termination(row["termination"]),
-        record=_record(row["record"]),
-        rating=row["rating"],
-        details_right=row["details_right"],
-        comment=row["comment"],
-        episode=None if row["episode"] is None else Episode.model_validate_json(row["episode"]),
-        turns=tuple(StoredTurn(speaker=s, text=t, act=a, field=f) for s, t, a, f in turns),
-    )
-
-
-def as_turns(stored: Sequence[StoredTurn]) -> tuple[Turn, ...]:
-    return tuple(Turn(speaker=t.speaker, text=t.text, act=t.act) for t in stored)
+def _add_tool_calls(db: sqlite3.Connection) -> None:
+    """Give a database made before tool-using agents its ``turns.tool_calls`` column (a server
+    opening it at the same moment may have just added it)."""
+    if "tool_calls" in {row[1] for row in db.execute("PRAGMA table_info(turns)")}:
+        return
+    try:
+        db.execute("ALTER TABLE turns ADD COLUMN tool_calls TEXT")
+    except sqlite3.OperationalError as err:
+        if "duplicate column" not in str(err):
+            raise

@@ -22,7 +22,7 @@ from sim2human.errors import UsageError
 from sim2human.experiments.human_eval import call_bootstrap
 from sim2human.metrics.outcomes import Estimate
 from sim2human.metrics.outcomes import fmt_estimate as est
-from sim2human.store.calls import Session
+from sim2human.store.call_records import Session
 from sim2human.types import Episode
 
 ADMIN_TOKEN_ENV = "SIM2HUMAN_ADMIN_TOKEN"

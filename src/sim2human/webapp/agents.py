@@ -1,10 +1,12 @@
-"""The agents a person may be put through to: every condition's checkpoints in a run directory,
+"""The agents a person may be put through to: every condition's trained agents in a run directory
+(a policy's checkpoint or a language model, ``experiments.trained_agents``),
 the scripted reference, and an LLM agent where an endpoint is given. Assignment is blinded and
 balanced: the agent with the fewest calls so far, ties broken at random; the participant never
 sees a name."""
 
 from __future__ import annotations
 
+import asyncio
 import secrets
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
@@ -12,14 +14,17 @@ from pathlib import Path
 
 from sim2human.agents.base import Agent, AgentTurn, Observation
 from sim2human.agents.llm import LLMAgent
+from sim2human.agents.lm_policy import LMPolicy
 from sim2human.agents.policy import PolicyAgent
 from sim2human.agents.scripted import reference_agent
 from sim2human.errors import RunDirError, UsageError
+from sim2human.experiments.config import StudyConfig
 from sim2human.experiments.stress import load_run_config
+from sim2human.experiments.trained_agents import load_saved, saved_name
 from sim2human.experiments.world import StudyWorld
 from sim2human.llm.client import ChatClient, EndpointConfig
 from sim2human.scenarios.base import Scenario
-from sim2human.store.layout import CHECKPOINT, RunLayout
+from sim2human.store.layout import RunLayout
 
 SCRIPTED = "scripted"
 LLM = "llm"
@@ -40,12 +45,13 @@ class LLMAgentSettings:
 
 @dataclass
 class AgentPool:
-    """Agents by name; a policy condition has one checkpoint per training seed."""
+    """Agents by name; a trained condition has one saved agent per training seed."""
 
     run: Path
+    cfg: StudyConfig
     scenario: Scenario
     max_turns: int
-    checkpoints: dict[str, list[tuple[int, Path]]]
+    saved: dict[str, list[tuple[int, Path]]]
     scripted: bool = True
     llm: LLMAgentSettings | None = None
     _loaded: dict[tuple[str, int], Agent] = field(default_factory=dict)
@@ -65,8 +71,9 @@ class AgentPool:
         world = StudyWorld.build(cfg)
         found: dict[str, list[tuple[int, Path]]] = {}
         for c in cfg.conditions:
-            seeds = [(s, RunLayout(run).sub_run(c.name, s) / CHECKPOINT) for s in cfg.seeds]
-            seeds = [(s, p) for s, p in seeds if p.is_file()]
+            name = saved_name(cfg)
+            seeds = [(s, RunLayout(run).sub_run(c.name, s) / name) for s in cfg.seeds]
+            seeds = [(s, p) for s, p in seeds if p.exists()]
             if seeds:
                 found[c.name] = seeds
         known = [*found, SCRIPTED, *([LLM] if llm is not None else [])]
@@ -74,21 +81,21 @@ class AgentPool:
             unknown = [n for n in names if n not in known]
             if unknown:
                 raise UsageError(
-                    f"{option}: {', '.join(unknown)} not in {run} (agents with a checkpoint: "
+                    f"{option}: {', '.join(unknown)} not in {run} (agents that finished: "
                     f"{', '.join(known)})"
                 )
             found = {k: v for k, v in found.items() if k in names}
         scripted = names is None or SCRIPTED in names
         use_llm = llm if names is None or LLM in names else None
-        pool = cls(run, world.scenario, world.max_turns, found, scripted, use_llm)
+        pool = cls(run, cfg, world.scenario, world.max_turns, found, scripted, use_llm)
         if not pool.names:
-            raise RunDirError(f"{run}: no agents to call (no finished checkpoints)")
+            raise RunDirError(f"{run}: no agents to call (no sub-run finished)")
         return pool
 
     @property
     def names(self) -> list[str]:
         return [
-            *self.checkpoints,
+            *self.saved,
             *([SCRIPTED] if self.scripted else []),
             *([LLM] if self.llm is not None else []),
         ]
@@ -98,13 +105,14 @@ class AgentPool:
         fewest = min(counts.get(n, 0) for n in self.names)
         tied = [n for n in self.names if counts.get(n, 0) == fewest]
         name = tied[secrets.randbelow(len(tied))]
-        seeds = self.checkpoints.get(name, [(0, Path())])
+        seeds = self.saved.get(name, [(0, Path())])
         return name, seeds[secrets.randbelow(len(seeds))][0]
 
     def warm(self) -> None:
-        """Load every checkpoint (and the LLM client) now, so no participant waits on a load
-        mid-call: the first message's deadline is spent on the endpoint, not on imports."""
-        for name, seeds in self.checkpoints.items():
+        """Load every saved agent (and the LLM client) now, so no participant waits on a load
+        mid-call: the first message's deadline is spent on the endpoint, not on imports; a
+        damaged one is one line naming it."""
+        for name, seeds in self.saved.items():
             for seed, _ in seeds:
                 self.agent(name, seed)
         if self.llm is not None:
@@ -117,13 +125,10 @@ class AgentPool:
             return self._llm()
         key = (name, seed)
         if key not in self._loaded:
-            path = dict(self.checkpoints.get(name, [])).get(seed)
+            path = dict(self.saved.get(name, [])).get(seed)
             if path is None:
                 raise RunDirError(f"{self.run}: agent {name!r} seed {seed} is no longer there")
-            try:
-                self._loaded[key] = PolicyAgent.load(path, self.scenario, seed=seed)
-            except (ValueError, RuntimeError, OSError, KeyError) as err:
-                raise RunDirError(f"{path}: cannot load checkpoint ({err})") from None
+            self._loaded[key] = load_saved(path, self.cfg, self.scenario, seed)
         return self._loaded[key]
 
     def _llm(self) -> LLMAgent:
@@ -140,8 +145,7 @@ class AgentPool:
                     deadline_s=s.deadline_s,
                 )
             )
-            # graded on what was heard: a call's store keeps no tool calls yet (store.calls)
-            self._llm_agent = LLMAgent(self.scenario, client, record_by="heard")
+            self._llm_agent = LLMAgent(self.scenario, client)  # acts through the desk's tools
         return self._llm_agent
 
     def decider(self, name: str, seed: int) -> Callable[[Observation, int], Awaitable[AgentTurn]]:
@@ -154,6 +158,8 @@ class AgentPool:
                 return (await agent.act_async([obs]))[0]
             if isinstance(agent, PolicyAgent):
                 agent.reseed(turn_seed)
+            if isinstance(agent, LMPolicy):  # seconds of decoding: off the event loop
+                return (await asyncio.to_thread(agent.act, [obs]))[0]
             return agent.act([obs])[0]
 
         return decide

@@ -24,7 +24,8 @@ from sim2human.rollout.conversation import Conversation, Job
 from sim2human.scenarios.base import Scenario
 from sim2human.simulators.base import UserTurn
 from sim2human.simulators.human import HumanSimulator, human_spec, rating_to_proxy
-from sim2human.store.calls import HumanStore, Mode, Session, StoredTurn, as_turns
+from sim2human.store.call_records import Mode, Session, StoredTurn, as_turns, record_source
+from sim2human.store.calls import HumanStore
 from sim2human.types import Episode, Profile, Termination
 from sim2human.webapp.agents import AgentPool
 from sim2human.webapp.card import read_card
@@ -100,7 +101,7 @@ class Calls:
         last: AgentTurn | None = None
         for i, t in enumerate(s.turns):
             if t.speaker == "agent":
-                last = AgentTurn(text=t.text, act=t.act, field=t.field)
+                last = AgentTurn(text=t.text, act=t.act, field=t.field, tool_calls=t.tool_calls)
                 conv.say(last)
             elif i == 0:
                 conv.hear(UserTurn(text=t.text))
@@ -143,7 +144,7 @@ class Calls:
                 log.warning("call %s: agent %s could not answer: %s", s.id, s.agent, why)
                 raise CallError(AGENT_DOWN) from None
             conv.say(turn)
-            new.append(StoredTurn("agent", turn.text, turn.act, turn.field))
+            new.append(StoredTurn("agent", turn.text, turn.act, turn.field, turn.tool_calls))
             live.last_agent = turn
             if self.scenario.interpret(turn.text).close:
                 conv.termination = Termination.COMPLETED
@@ -166,7 +167,7 @@ class Calls:
         termination = conv.termination or Termination.HUNG_UP
         status = "confirm" if s.mode == "self" else "rating"
         self.store.update(
-            s.id, status=status, termination=termination.value, record=dict(conv.record)
+            s.id, status=status, termination=termination.value, record=dict(conv.graded_record)
         )
         self._live.pop(s.id, None)
 
@@ -222,5 +223,6 @@ def human_episode(s: Session, rating: int, details: str, scenario: Scenario) -> 
         record=s.record,
         condition=s.agent,
         phase="eval",
+        record_source=record_source(s.turns),
         diagnostics={"rating": float(rating), "details_right": DETAILS[details]},
     )

@@ -11,7 +11,7 @@ import logging
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, Response
 
-from sim2human.store.calls import Session
+from sim2human.store.call_records import Session
 from sim2human.webapp.calls import CallError
 from sim2human.webapp.card import card_lines, form_defaults, label
 from sim2human.webapp.http import form, form_int

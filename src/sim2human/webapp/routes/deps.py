@@ -12,7 +12,7 @@ from typing import Annotated
 
 from fastapi import Depends, Request
 
-from sim2human.store.calls import Session
+from sim2human.store.call_records import Session
 from sim2human.webapp.calls import Calls
 from sim2human.webapp.card import words as card_words
 from sim2human.webapp.guard import Backoff, Clock, RateLimit

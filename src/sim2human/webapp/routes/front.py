@@ -8,7 +8,7 @@ from importlib import resources
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, PlainTextResponse, Response
 
-from sim2human.store.calls import Mode
+from sim2human.store.call_records import Mode
 from sim2human.webapp.guard import client_key, retry_header
 from sim2human.webapp.http import form
 from sim2human.webapp.pages import there
