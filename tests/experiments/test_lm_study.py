@@ -154,3 +154,19 @@ def test_predictivity_ranks_the_final_policies_of_an_lm_run(
     members = {"terse-guarded": world.ensemble.heldout[:1]}
     played = pred.play_agent(pool[0], cfg, world, members, pred.Budget(1, 1))
     assert [len(golds) for golds in played["terse-guarded"].values()] == [1]
+
+
+def test_a_saved_policy_travels_as_bytes_to_a_worker(
+    straight: tuple[StudyResult, Path], tmp_path: Path
+) -> None:
+    """What ``stress --executor ray`` ships: the policy folder packed, unpacked, loaded."""
+    from sim2human.experiments.stress import load_run_config
+    from sim2human.experiments.trained_agents import load_saved, pack, saved_agent, unpack
+
+    _, out = straight
+    cfg = load_run_config(out)
+    saved = saved_agent(out / "conditions" / "frozen" / "seed-0", cfg)
+    moved = unpack(pack(saved), saved.name, tmp_path)
+    assert sorted(p.name for p in moved.iterdir()) == sorted(p.name for p in saved.iterdir())
+    agent = load_saved(moved, cfg, StudyWorld.build(cfg).scenario, 0)
+    assert isinstance(agent, LMPolicy)
