@@ -3,7 +3,10 @@
 training members at several sampling temperatures: fields right, gold, proxy, agent turns.
 
     PYTHONPATH=src .venv/bin/python scripts/lm_play.py STUDY_FILE MODEL_DIR [--temperatures 0 0.7 1]
-        [--per-member 2]
+        [--per-member 2] [--fields]
+
+``--fields`` adds, per temperature, each field's count of calls where the record holds the
+caller's value, another value, or none, with a few wrong ones side by side.
 
 How the warm start of ``docs/results/lm-agents.md`` was read: on *training* members only (a
 held-out family or real caller never steers a setting), each member on the study's evaluation
@@ -14,7 +17,9 @@ from __future__ import annotations
 
 import argparse
 import time
+from collections import Counter, defaultdict
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -25,6 +30,7 @@ def main() -> None:
     parser.add_argument("model", type=Path)
     parser.add_argument("--temperatures", type=float, nargs="+", default=[0.0, 0.7, 1.0])
     parser.add_argument("--per-member", type=int, default=2)
+    parser.add_argument("--fields", action="store_true", help="per-field right/wrong/missing")
     args = parser.parse_args()
     import torch
 
@@ -57,6 +63,27 @@ def main() -> None:
             f"| {np.mean([e.gold.score for e in eps]):.2f} | {np.mean([e.proxy for e in eps]):.2f} "
             f"| {np.median([e.n_turns for e in eps]):.0f} | {time.perf_counter() - began:.0f} |"
         )
+        if args.fields:
+            print_fields(eps)
+
+
+def print_fields(episodes: list[Any]) -> None:
+    """Per field: calls whose record holds the caller's value, another one, or nothing."""
+    counts: dict[str, Counter[str]] = defaultdict(Counter)
+    wrong: list[str] = []
+    for e in episodes:
+        for field, truth in e.profile.items():
+            if field not in e.record:
+                continue
+            got = e.record[field]
+            kind = "missing" if got is None else "right" if got == truth else "wrong"
+            counts[field][kind] += 1
+            if kind == "wrong":
+                wrong.append(f"{field}: heard {truth!r}, recorded {got!r}")
+    print("\n| field | right | wrong | missing |\n|---|---:|---:|---:|")
+    for field, c in counts.items():
+        print(f"| {field} | {c['right']} | {c['wrong']} | {c['missing']} |")
+    print("\n" + "\n".join(f"- {w}" for w in wrong[:8]) + "\n")
 
 
 if __name__ == "__main__":
