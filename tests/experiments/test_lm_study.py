@@ -144,7 +144,7 @@ def test_predictivity_ranks_the_final_policies_of_an_lm_run(
     """A language model's sub-run saves its final policy alone: the pool holds one per
     sub-run (no probe checkpoints), and each plays."""
     from sim2human.experiments import predictivity as pred
-    from sim2human.experiments.stress import load_run_config
+    from sim2human.experiments.config import load_run_config
 
     _, out = straight
     cfg = load_run_config(out)
@@ -160,7 +160,7 @@ def test_a_saved_policy_travels_as_bytes_to_a_worker(
     straight: tuple[StudyResult, Path], tmp_path: Path
 ) -> None:
     """What ``stress --executor ray`` ships: the policy folder packed, unpacked, loaded."""
-    from sim2human.experiments.stress import load_run_config
+    from sim2human.experiments.config import load_run_config
     from sim2human.experiments.trained_agents import load_saved, pack, saved_agent, unpack
 
     _, out = straight

@@ -287,15 +287,16 @@ def test_the_call_page_waits_for_the_agent_at_most_its_deadline(tmp_path: Path) 
     sys.path.insert(0, str(TESTS / "webapp"))
     from webapp_helpers import make_run
 
+    from sim2human.agents.endpoint_agent import EndpointAgent
     from sim2human.store.calls import HumanStore
-    from sim2human.webapp.agents import AgentPool, LLMAgentSettings
+    from sim2human.webapp.agents import AgentPool
     from sim2human.webapp.app import create_app
     from sim2human.webapp.calls import AGENT_DOWN, Calls
 
-    assert LLMAgentSettings("u", "m").deadline_s <= 30  # the default bound
+    assert EndpointAgent("u", "m").deadline_s <= 30  # the default bound
     run = make_run(tmp_path / "run", conditions=0)
     with FakeOpenAI(lambda n, b: Reply(delay_s=10.0)) as fake:
-        settings = LLMAgentSettings(fake.base_url, "secret-model", timeout_s=5.0, deadline_s=1.0)
+        settings = EndpointAgent(fake.base_url, "secret-model", timeout_s=5.0, deadline_s=1.0)
         pool = AgentPool.from_run(run, ["llm"], settings)
         assert pool._llm().client.config.deadline_s == 1.0
         calls = Calls(HumanStore(tmp_path / "d.sqlite"), pool)

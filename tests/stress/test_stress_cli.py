@@ -196,3 +196,47 @@ def test_stress_json_is_one_document_with_the_tables_numbers(
         assert doc["agents"][name]["clean"] == agent["clean"]
         assert doc["agents"][name]["per_perturbation"] == agent["per_perturbation"]
     assert doc["files"]["stress.json"] == str(tmp_path / "stress.json")
+
+
+def test_an_llm_agent_behind_an_endpoint_is_stressed_beside_the_run_s_agents(
+    run_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--llm-base-url``: the endpoint agent is swept as 'llm', with its own system prompt,
+    its key read from the variable named and never written, and stress.json describing it."""
+    from sim2human.testing import FakeOpenAI, Reply, completion
+
+    prompts: list[str] = []
+
+    def script(n: int, body: dict[str, object]) -> Reply:
+        messages = body["messages"]
+        assert isinstance(messages, list)
+        if messages[0]["role"] == "system":  # the agent's requests, not the endpoint check
+            prompts.append(str(messages[0]["content"]))
+        return Reply(body=completion("Thank you for calling. Goodbye."))
+
+    monkeypatch.setenv("STRESS_TEST_KEY", "sk-secret-value-1234")
+    prompt = tmp_path / "prompt.txt"
+    prompt.write_text("You are Ada, the clinic's careful intake assistant.")
+    out = tmp_path / "out"
+    with FakeOpenAI(script) as fake:
+        code = stress(
+            run_dir,
+            out,
+            "--grid", "0", "--episodes-per-member", "1", "--no-search",
+            "--conditions", "scripted,llm",
+            "--llm-base-url", fake.base_url, "--llm-model", "served-agent",
+            "--llm-api-key-env", "STRESS_TEST_KEY", "--llm-system-prompt", str(prompt),
+        )  # fmt: skip
+    assert code == 0
+    result = json.loads((out / "stress.json").read_text())
+    assert list(result["agents"]) == ["scripted", "llm"]
+    assert result["agents"]["llm"]["clean"]["n"] == 2  # one call per held-out member
+    assert result["llm_agent"]["model"] == "served-agent"
+    assert prompts and all(p.startswith("You are Ada") for p in prompts)
+    written = " ".join(p.read_text() for p in out.iterdir() if p.is_file())
+    assert "sk-secret-value-1234" not in written
+
+
+def test_an_llm_agent_needs_its_endpoint(run_dir: Path, tmp_path: Path) -> None:
+    assert stress(run_dir, tmp_path, "--llm-base-url", "http://localhost:9/v1") == 2
+    assert stress(run_dir, tmp_path, "--conditions", "llm") == 2  # none given: no such agent

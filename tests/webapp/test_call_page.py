@@ -301,15 +301,15 @@ def test_an_llm_agent_takes_calls_too(run_dir: Path, db: Path) -> None:
     import sys
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "llm"))
+    from sim2human.agents.endpoint_agent import EndpointAgent
     from sim2human.testing import FakeOpenAI, Reply, completion
-    from sim2human.webapp.agents import LLMAgentSettings
 
     def script(n: int, body: dict[str, object]) -> Reply:
         said = "What brings you in today?" if n == 0 else "Thank you, that's everything. Goodbye."
         return Reply(body=completion(said))
 
     with FakeOpenAI(script) as fake:
-        pool = AgentPool.from_run(run_dir, ["llm"], LLMAgentSettings(fake.base_url, "fake-model"))
+        pool = AgentPool.from_run(run_dir, ["llm"], EndpointAgent(fake.base_url, "fake-model"))
         calls = Calls(HumanStore(db), pool)
         with TestClient(create_app(calls, admin_token=ADMIN)) as client:
             token = start(client)
@@ -345,9 +345,9 @@ def test_an_llm_agent_s_tool_calls_are_stored_and_its_record_is_what_it_submitte
     import sys
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "llm"))
+    from sim2human.agents.endpoint_agent import EndpointAgent
     from sim2human.testing import FakeOpenAI, Reply, completion
     from sim2human.types import ToolCall
-    from sim2human.webapp.agents import LLMAgentSettings
 
     record = ToolCall(name="record", arguments={"field": "complaint", "value": "a headache"})
     replies = [
@@ -362,7 +362,7 @@ def test_an_llm_agent_s_tool_calls_are_stored_and_its_record_is_what_it_submitte
         return Reply(body=replies[n])
 
     with FakeOpenAI(script) as fake:
-        pool = AgentPool.from_run(run_dir, ["llm"], LLMAgentSettings(fake.base_url, "fake-model"))
+        pool = AgentPool.from_run(run_dir, ["llm"], EndpointAgent(fake.base_url, "fake-model"))
         calls = Calls(HumanStore(db), pool)
         with TestClient(create_app(calls, admin_token=ADMIN)) as client:
             token = start(client)

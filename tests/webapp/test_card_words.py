@@ -62,3 +62,29 @@ def test_human_play_names_its_own_flag_for_an_unknown_agent(
     assert main(["human", "play", str(run_dir), "--agent", "nobody"]) == 2
     err = capsys.readouterr().err
     assert "--agent: nobody not in" in err and "--agents" not in err
+
+
+def test_human_play_calls_an_llm_agent_behind_an_endpoint(
+    run_dir: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``human play --agent llm --llm-base-url ...``: the person talks to the endpoint agent."""
+    import io
+
+    from sim2human.testing import FakeOpenAI, Reply, completion
+
+    said = ["What brings you in today?", "Thank you, that's everything. Goodbye."]
+
+    def script(n: int, body: dict[str, object]) -> Reply:
+        messages = body["messages"]
+        assert isinstance(messages, list)
+        agent_turns = sum(m["role"] == "assistant" for m in messages)
+        return Reply(body=completion(said[min(agent_turns, 1)]))
+
+    monkeypatch.setattr("sys.stdin", io.StringIO("Hello.\nA headache.\n"))
+    with FakeOpenAI(script) as fake:
+        argv = ["human", "play", str(run_dir), "--agent", "llm", "--seed", "3"]
+        code = main([*argv, "--llm-base-url", fake.base_url, "--llm-model", "served"])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "assistant: What brings you in today?" in out and "call ended (completed)" in out
+    assert main(["human", "play", str(run_dir), "--agent", "llm"]) == 2  # no endpoint named

@@ -18,6 +18,13 @@ import typer
 from rich.console import Console
 
 from sim2human import seeding
+from sim2human.cli.llm_agent_options import (
+    LLMKeyOpt,
+    LLMModelOpt,
+    LLMPromptOpt,
+    LLMUrlOpt,
+    endpoint_agent,
+)
 from sim2human.cli.starting import port_free
 from sim2human.errors import ModelUnavailableError, UsageError
 from sim2human.store.layout import HUMAN_DB
@@ -95,12 +102,6 @@ AllowedHostOpt = Annotated[
         "--host address, localhost, 127.0.0.1 and [::1]; any other Host gets 400 (DNS rebinding).",
     ),
 ]
-LLMUrlOpt = Annotated[
-    str | None, typer.Option("--llm-base-url", help="Also an LLM agent at this endpoint.")
-]
-LLMKeyOpt = Annotated[
-    str | None, typer.Option("--llm-api-key-env", help="NAME of the env var with the key.")
-]
 
 
 @human_app.command()
@@ -113,10 +114,9 @@ def serve(
     host: HostOpt = "127.0.0.1",
     db: DbOpt = None,
     llm_base_url: LLMUrlOpt = None,
-    llm_model: Annotated[
-        str | None, typer.Option("--llm-model", help="Model name at --llm-base-url.")
-    ] = None,
+    llm_model: LLMModelOpt = None,
     llm_api_key_env: LLMKeyOpt = None,
+    llm_system_prompt: LLMPromptOpt = None,
     per_minute: PerMinuteOpt = 30,
     starts_per_client: StartsOpt = 20,
     trusted_proxy: ProxyOpt = None,
@@ -127,17 +127,13 @@ def serve(
     from sim2human.store.calls import HumanStore
     from sim2human.webapp import serving
     from sim2human.webapp.admin import ADMIN_TOKEN_ENV, check_token
-    from sim2human.webapp.agents import AgentPool, LLMAgentSettings
+    from sim2human.webapp.agents import AgentPool
     from sim2human.webapp.app import create_app
     from sim2human.webapp.calls import Calls
 
     check_token(os.environ.get(ADMIN_TOKEN_ENV))
     proxies = _networks(trusted_proxy or [])
-    if (llm_base_url is None) != (llm_model is None):
-        raise UsageError("--llm-base-url and --llm-model go together")
-    llm = None
-    if llm_base_url is not None and llm_model is not None:
-        llm = LLMAgentSettings(llm_base_url, llm_model, llm_api_key_env)
+    llm = endpoint_agent(llm_base_url, llm_model, llm_api_key_env, llm_system_prompt)
     names = [n.strip() for n in agents.split(",") if n.strip()] if agents else None
     path = db or _default_db(_run_dir(run_dir))
     pool = AgentPool.from_run(_run_dir(run_dir), names, llm)
@@ -196,10 +192,16 @@ def _default_db(run_dir: Path) -> Path:
 @human_app.command()
 def play(
     run_dir: RunArg,
-    agent: Annotated[str, typer.Option("--agent", help="Which agent to call (or 'scripted').")],
+    agent: Annotated[
+        str, typer.Option("--agent", help="Which agent to call: a condition, 'scripted' or 'llm'.")
+    ],
     seed: Annotated[
         int | None, typer.Option("--seed", min=0, max=2**32 - 1, help="Patient card seed.")
     ] = None,
+    llm_base_url: LLMUrlOpt = None,
+    llm_model: LLMModelOpt = None,
+    llm_api_key_env: LLMKeyOpt = None,
+    llm_system_prompt: LLMPromptOpt = None,
 ) -> None:
     """Call one agent in the terminal, as the patient on a card; type /hangup to hang up."""
     from sim2human.rollout.conversation import Job, job_profile
@@ -208,7 +210,8 @@ def play(
     from sim2human.webapp.agents import AgentPool
     from sim2human.webapp.card import card_lines
 
-    pool = AgentPool.from_run(_run_dir(run_dir), [agent], option="--agent")
+    llm = endpoint_agent(llm_base_url, llm_model, llm_api_key_env, llm_system_prompt)
+    pool = AgentPool.from_run(_run_dir(run_dir), [agent], llm, option="--agent")
     scenario = pool.scenario
     job = Job(
         spec=human_spec("terminal"),

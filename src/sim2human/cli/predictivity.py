@@ -59,7 +59,7 @@ def predictivity(
     bootstrap CIs over agents and visits. Stores predictivity.json and predictivity.md."""
     from sim2human.cli.reading import noter, reading
     from sim2human.experiments import predictivity as pred
-    from sim2human.experiments.stress import load_run_config
+    from sim2human.experiments.config import load_run_config
     from sim2human.experiments.world import StudyWorld
 
     if data is not None:

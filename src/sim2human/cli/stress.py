@@ -10,6 +10,13 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from sim2human.cli.llm_agent_options import (
+    LLMKeyOpt,
+    LLMModelOpt,
+    LLMPromptOpt,
+    LLMUrlOpt,
+    endpoint_agent,
+)
 from sim2human.cli.options import ScenarioPathOpt
 from sim2human.cli.output import JsonOpt, Output, QuietOpt
 from sim2human.cli.signals import interrupt_code
@@ -111,8 +118,13 @@ def stress(
     as_json: JsonOpt = False,
     quiet: QuietOpt = False,
     scenario_path: ScenarioPathOpt = None,
+    llm_base_url: LLMUrlOpt = None,
+    llm_model: LLMModelOpt = None,
+    llm_api_key_env: LLMKeyOpt = None,
+    llm_system_prompt: LLMPromptOpt = None,
 ) -> None:
-    """Stress every condition's agents (and the scripted reference) on the held-out ensemble."""
+    """Stress every condition's agents (and the scripted reference, and an LLM agent behind an
+    endpoint when given) on the held-out ensemble."""
     from sim2human.experiments.backends import Choice
     from sim2human.experiments.stress import stress_run
     from sim2human.report.stress import write_stress_reports
@@ -129,6 +141,7 @@ def stress(
     )
     if search_on not in ("heldout", "train"):
         raise UsageError(f"--search-on must be 'heldout' or 'train', got {search_on!r}")
+    llm = endpoint_agent(llm_base_url, llm_model, llm_api_key_env, llm_system_prompt)
     try:
         result = stress_run(
             run_dir,
@@ -140,6 +153,7 @@ def stress(
             console=output.progress_console(err_console),
             finish=write_stress_reports,
             executor=Choice(executor, address),
+            llm=llm,
         )
     except KeyboardInterrupt as stop:
         for name in getattr(stop, "started", ()):

@@ -17,7 +17,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, ValidationError, field_validator, model_validator
 
-from sim2human.errors import ConfigError, UsageError, first_problem
+from sim2human.errors import ConfigError, RunDirError, UsageError, first_problem
 from sim2human.experiments.ensemble_config import EnsembleConfig as EnsembleConfig
 from sim2human.experiments.ensemble_config import LLMEnsemble as LLMEnsemble
 from sim2human.experiments.ensemble_config import Seed
@@ -32,7 +32,8 @@ from sim2human.simulators.base import MAX_TEMPERATURE, LLMParams
 from sim2human.simulators.families import known_family
 from sim2human.simulators.llm_reading import refuse_llm_users
 from sim2human.simulators.noise import validate_ranges
-from sim2human.store.loading import read_yaml
+from sim2human.store.layout import CONFIG_YAML
+from sim2human.store.loading import existing_dir, read_yaml
 from sim2human.train.config import (
     MAX_BATCH,
     MAX_EPISODES,
@@ -296,6 +297,17 @@ def load_study(
                 parse_study(_merge(raw, overrides), f"{path}: with its quick overrides")
     check_cache(cfg, str(path))
     return cfg
+
+
+def load_run_config(run_dir: Path) -> StudyConfig:
+    """The study config a run directory stored (``config.yaml``), as a reader reads it."""
+    path = existing_dir(run_dir) / CONFIG_YAML
+    if not path.exists():
+        raise RunDirError(f"{run_dir}: not a study run directory (no config.yaml)")
+    raw = read_yaml(path, "stored study config")
+    if not isinstance(raw, dict):
+        raise RunDirError(f"{path}: not a study config (a mapping of keys)")
+    return parse_study(raw, str(path))
 
 
 def check_cache(cfg: StudyConfig, where: str = "study") -> None:

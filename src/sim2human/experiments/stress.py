@@ -15,7 +15,8 @@ from __future__ import annotations
 import os
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -25,10 +26,11 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from sim2human.agents.base import Agent
+from sim2human.agents.endpoint_agent import EndpointAgent
 from sim2human.agents.scripted import reference_agent
 from sim2human.errors import RunDirError
 from sim2human.experiments.backends import Choice, open_executor
-from sim2human.experiments.config import StudyConfig, parse_study
+from sim2human.experiments.config import StudyConfig, load_run_config
 from sim2human.experiments.executors import report_progress
 from sim2human.experiments.trained_agents import (
     check_saved,
@@ -40,16 +42,21 @@ from sim2human.experiments.trained_agents import (
 )
 from sim2human.experiments.units import Ledger, Note, Unit, Work, env_for_workers
 from sim2human.experiments.world import StudyWorld
+from sim2human.llm.runtime import LLMRuntime
 from sim2human.simulators import needs_endpoint
 from sim2human.simulators.base import SimulatorSpec
-from sim2human.store.layout import CONFIG_YAML, STRESS_JSON, RunLayout
-from sim2human.store.loading import existing_dir, output_dir, read_yaml
+from sim2human.store.layout import STRESS_JSON, RunLayout
+from sim2human.store.loading import output_dir
 from sim2human.store.lock import run_lock
 from sim2human.store.rundir import write_json
 from sim2human.stress.adversarial import SearchConfig, result_json, search
 from sim2human.stress.sweep import Curves, StressPlan, summarise_curves, sweep
 
 SCRIPTED = "scripted"
+LLM = "llm"
+"""The endpoint agent's name among the stressed agents (``cli.llm_agent_options.LLM_AGENT``)."""
+AGENT_ENDPOINT = "stress-agent"
+"""The endpoint agent's name among the study's endpoints while it is stressed."""
 RETRIES = 1
 """Times an agent whose worker died is stressed again before the command fails (as a study's
 sub-runs: ``runner.RETRIES``)."""
@@ -69,33 +76,30 @@ class AgentRef:
     blob: bytes | None = None
     """The saved agent's bytes (``trained_agents.pack``), for a worker that may not see
     ``saved`` (``ray``)."""
+    llm: EndpointAgent | None = None
+    """An LLM agent behind an endpoint (``--llm-base-url``), stressed beside the run's agents."""
 
     @property
     def unit_id(self) -> str:
         return f"stress/{self.label}/seed-{self.seed}"
 
 
-def load_run_config(run_dir: Path) -> StudyConfig:
-    path = existing_dir(run_dir) / CONFIG_YAML
-    if not path.exists():
-        raise RunDirError(f"{run_dir}: not a study run directory (no config.yaml)")
-    raw = read_yaml(path, "stored study config")
-    if not isinstance(raw, dict):
-        raise RunDirError(f"{path}: not a study config (a mapping of keys)")
-    return parse_study(raw, str(path))
-
-
 def study_agents(
-    run_dir: Path, cfg: StudyConfig, conditions: Sequence[str] | None = None
+    run_dir: Path,
+    cfg: StudyConfig,
+    conditions: Sequence[str] | None = None,
+    llm: EndpointAgent | None = None,
 ) -> list[AgentRef]:
-    """Every seed of every (selected) condition, then the scripted reference; the first seed of
-    each gets the adversarial search."""
+    """Every seed of every (selected) condition, then the scripted reference and the endpoint
+    agent (``llm``, when given); the first seed of each gets the adversarial search."""
     known = [c.name for c in cfg.conditions]
-    chosen = list(conditions) if conditions is not None else [*known, SCRIPTED]
+    extra = [SCRIPTED, *([LLM] if llm is not None else [])]
+    chosen = list(conditions) if conditions is not None else [*known, *extra]
     for name in chosen:
-        if name not in (*known, SCRIPTED):
+        if name not in (*known, *extra):
             raise RunDirError(
-                f"{run_dir}: no condition {name!r} in this run (known: {', '.join(known)})"
+                f"{run_dir}: no condition {name!r} in this run (known: "
+                f"{', '.join([*known, *extra])})"
             )
     refs = []
     for name in [c for c in known if c in chosen]:
@@ -105,11 +109,18 @@ def study_agents(
             refs.append(AgentRef(name, seed, str(path), search=i == 0))
     if SCRIPTED in chosen:
         refs.append(AgentRef(SCRIPTED, 0, None, search=True))
+    if llm is not None and LLM in chosen:
+        refs.append(AgentRef(LLM, 0, None, search=True, llm=llm))
     return refs
 
 
-def build_agent(ref: AgentRef, world: StudyWorld, cfg: StudyConfig) -> Agent:
-    """``ref``'s agent: from the run directory, or from the bytes it carries (``ray``)."""
+def build_agent(
+    ref: AgentRef, world: StudyWorld, cfg: StudyConfig, llm: LLMRuntime | None = None
+) -> Agent:
+    """``ref``'s agent: from the run directory, from the bytes it carries (``ray``), or behind
+    its endpoint (asking through ``llm``'s client for it)."""
+    if ref.llm is not None:
+        return ref.llm.build(world.scenario, llm.clients[AGENT_ENDPOINT] if llm else None)
     if ref.saved is None:
         return reference_agent(world.scenario)
     if ref.blob is None:
@@ -117,6 +128,20 @@ def build_agent(ref: AgentRef, world: StudyWorld, cfg: StudyConfig) -> Agent:
     with tempfile.TemporaryDirectory(prefix="sim2human-stress-") as scratch:
         local = unpack(ref.blob, saved_name(cfg), Path(scratch))
         return load_saved(local, cfg, world.scenario, ref.seed)
+
+
+@contextmanager
+def agent_runtime(cfg: StudyConfig, ref: AgentRef) -> Iterator[LLMRuntime | None]:
+    """The event loop and client an endpoint agent asks through (None for any other agent):
+    the endpoint checked with one request first, and no response cache, so the agent under
+    test is never answered by an earlier run."""
+    if ref.llm is None:
+        yield None
+        return
+    endpoints = {**cfg.llm.endpoints, AGENT_ENDPOINT: ref.llm.endpoint}
+    settings = cfg.llm.model_copy(update={"endpoints": endpoints, "cache": None})
+    with LLMRuntime.open(settings, {AGENT_ENDPOINT}) as runtime:
+        yield runtime
 
 
 def stress_agent(
@@ -136,27 +161,30 @@ def stress_agent(
             progress(1)
 
     result: dict[str, Any] = {"label": ref.label, "seed": ref.seed}
-    result["sweep"] = sweep(
-        build_agent(ref, world, cfg),
-        members,
-        world.scenario,
-        plan,
-        max_turns=world.max_turns,
-        label=ref.label,
-        on_episode=tick,
-    )
-    if search_cfg is not None and ref.search:
-        where = search_members(cfg, world, ref.label, search_cfg.members)
-        found = search(
-            build_agent(ref, world, cfg),
-            where,
+    with agent_runtime(cfg, ref) as llm:
+        result["sweep"] = sweep(
+            build_agent(ref, world, cfg, llm),
+            members,
             world.scenario,
-            search_cfg,
+            plan,
             max_turns=world.max_turns,
+            label=ref.label,
             on_episode=tick,
+            llm=llm,
         )
-        result["search"] = result_json(found)
-        result["search"]["seed"] = ref.seed
+        if search_cfg is not None and ref.search:
+            where = search_members(cfg, world, ref.label, search_cfg.members)
+            found = search(
+                build_agent(ref, world, cfg, llm),
+                where,
+                world.scenario,
+                search_cfg,
+                max_turns=world.max_turns,
+                on_episode=tick,
+                llm=llm,
+            )
+            result["search"] = result_json(found)
+            result["search"]["seed"] = ref.seed
     return result
 
 
@@ -204,12 +232,13 @@ def stress_run(
     console: Console | None = None,
     finish: Callable[[dict[str, Any], Path], object] | None = None,
     executor: Choice | None = None,
+    llm: EndpointAgent | None = None,
 ) -> dict[str, Any]:
     """Stress every agent of the study run in ``run_dir``; write stress.json into ``out``
     (default: the run directory), then ``finish`` (the command passes
     ``report.stress.write_stress_reports``) under the same lock; ``search_cfg`` None skips the
-    adversarial search; ``executor`` says where the agents are stressed (default: ``local``).
-    Returns what stress.json holds."""
+    adversarial search; ``executor`` says where the agents are stressed (default: ``local``);
+    ``llm``, an endpoint agent stressed beside the run's. Returns what stress.json holds."""
     choice = executor or Choice()
     choice.check()  # Ray asked for but missing: refused before anything is written
     console = console or Console(stderr=True)
@@ -218,7 +247,8 @@ def stress_run(
     note = lambda msg: console.print(f"note: {target}: {msg}", soft_wrap=True)  # noqa: E731
     with run_lock(output_dir(target), "stress", note=note):
         where = _Where(choice, workers, console, note)
-        stress = _stress_run(run_dir, target, plan, search_cfg, conditions, where)
+        refs = study_agents(run_dir, load_run_config(run_dir), conditions, llm)
+        stress = _stress_run(run_dir, target, plan, search_cfg, refs, where)
         if finish is not None:
             finish(stress, target)
         return stress
@@ -229,12 +259,11 @@ def _stress_run(
     target: Path,
     plan: StressPlan,
     search_cfg: SearchConfig | None,
-    conditions: Sequence[str] | None,
+    refs: Sequence[AgentRef],
     where: _Where,
 ) -> dict[str, Any]:
     started = time.perf_counter()
     cfg = load_run_config(run_dir)
-    refs = study_agents(run_dir, cfg, conditions)
     n_members = len(cfg.ensemble.heldout) * cfg.ensemble.members_per_family
     total = len(refs) * plan.n_episodes(n_members)
     if search_cfg is not None:  # a frozen condition searches on one member: fewer than this
@@ -246,6 +275,9 @@ def _stress_run(
         total += sum(r.search for r in refs) * search_cfg.max_episodes(n_search)
     results = _run_all((cfg, plan, search_cfg), refs, where, total)
     stress = assemble(cfg, plan, search_cfg, results)
+    endpoint = next((r.llm for r in refs if r.llm is not None), None)
+    if endpoint is not None:
+        stress["llm_agent"] = endpoint.described()
     stress["wall_seconds"] = round(time.perf_counter() - started, 1)
     write_json(target / STRESS_JSON, stress)
     return stress
@@ -304,7 +336,8 @@ def _on_executor(
     ]
     ledger = Ledger.of(Path("."), units)  # units write nothing: the ledger only keeps values
     work = Work(_work, _load, (cfg.model_dump_json(), plan, search_cfg))
-    env = env_for_workers([])  # stress plays no endpoint: only SIM2HUMAN_* settings travel
+    keys = [r.llm.api_key_env for r in refs if r.llm is not None and r.llm.api_key_env]
+    env = env_for_workers(keys)  # an endpoint agent's key, and SIM2HUMAN_* settings
     with open_executor(where.choice, where.workers, len(units), env, where.note) as (ex, n):
         on = "cores" if ex.name == "local" else f"{ex.name} workers"
         describe(f"stress: {len(refs)} agents on {n} {on}")

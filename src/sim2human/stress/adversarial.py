@@ -28,6 +28,7 @@ import numpy as np
 
 from sim2human.agents.base import Agent
 from sim2human.errors import UsageError
+from sim2human.llm.runtime import LLMRuntime
 from sim2human.rollout.evaluate import episode_seed
 from sim2human.rollout.play import play
 from sim2human.scenarios.base import Scenario
@@ -173,9 +174,10 @@ class _Evaluator:
         cfg: SearchConfig,
         on_episode: Callable[[Episode], None] | None,
         max_turns: int,
+        llm: LLMRuntime | None = None,
     ) -> None:
         self.agent, self.members, self.scenario = agent, members, scenario
-        self.max_turns = max_turns
+        self.max_turns, self.llm = max_turns, llm
         self.names, self.cfg, self.on_episode = names, cfg, on_episode
         self.per_member = cfg.per_member(len(members))
         self.cache: dict[tuple[float, ...], Probe] = {}
@@ -191,7 +193,12 @@ class _Evaluator:
     ) -> list[Episode]:
         jobs = mix_jobs(self.members, mix, per_member, "adversarial", "search", start, stream)
         episodes = play(
-            self.agent, jobs, self.scenario, max_turns=self.max_turns, on_episode=self.on_episode
+            self.agent,
+            jobs,
+            self.scenario,
+            max_turns=self.max_turns,
+            on_episode=self.on_episode,
+            llm=self.llm,
         )
         self.episodes += len(episodes)
         return episodes
@@ -240,10 +247,12 @@ def search(
     *,
     max_turns: int,
     on_episode: Callable[[Episode], None] | None = None,
+    llm: LLMRuntime | None = None,
 ) -> SearchResult:
-    """Find the cheapest mix that breaks ``agent`` on ``members`` (see the module docstring)."""
+    """Find the cheapest mix that breaks ``agent`` on ``members`` (see the module docstring;
+    ``llm``: the endpoints an agent behind one asks through)."""
     names = check_perturbations(cfg.perturbations)
-    ev = _Evaluator(agent, members, scenario, names, cfg, on_episode, max_turns)
+    ev = _Evaluator(agent, members, scenario, names, cfg, on_episode, max_turns, llm)
     clean = ev.clean()
     target = cfg.threshold * clean
     full = np.ones(len(names))

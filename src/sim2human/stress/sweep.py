@@ -24,6 +24,7 @@ import numpy as np
 
 from sim2human.agents.base import Agent
 from sim2human.errors import UsageError
+from sim2human.llm.runtime import LLMRuntime
 from sim2human.metrics.outcomes import cluster_bootstrap
 from sim2human.perturb import PERTURBATIONS, validate_mix
 from sim2human.rollout.conversation import Job
@@ -128,8 +129,10 @@ def sweep(
     max_turns: int,
     label: str = "",
     on_episode: Callable[[Episode], None] | None = None,
+    llm: LLMRuntime | None = None,
 ) -> dict[str, list[float]]:
-    """Gold success (0/1) per unit for every point of ``plan``: ``{key: [success per unit]}``.
+    """Gold success (0/1) per unit for every point of ``plan``: ``{key: [success per unit]}``
+    (``llm``: the endpoints an agent behind one asks through).
 
     All points are played in one batched ``play`` (episodes of different points share forward
     passes); units are ordered member by member, episode seed by episode seed."""
@@ -141,7 +144,7 @@ def sweep(
     index = unit_index(members, plan.per_member)
     n_units = len(index)
     out = {key: [float("nan")] * n_units for key, _ in plan.points()}
-    for e in play(agent, jobs, scenario, max_turns=max_turns, on_episode=on_episode):
+    for e in play(agent, jobs, scenario, max_turns=max_turns, on_episode=on_episode, llm=llm):
         out[e.phase.removeprefix("stress/")][index[(e.simulator_id, e.seed)]] = float(
             e.gold.success
         )

@@ -13,34 +13,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from sim2human.agents.base import Agent, AgentTurn, Observation
+from sim2human.agents.endpoint_agent import EndpointAgent
 from sim2human.agents.llm import LLMAgent
 from sim2human.agents.lm_policy import LMPolicy
 from sim2human.agents.policy import PolicyAgent
 from sim2human.agents.scripted import reference_agent
 from sim2human.errors import RunDirError, UsageError
-from sim2human.experiments.config import StudyConfig
-from sim2human.experiments.stress import load_run_config
+from sim2human.experiments.config import StudyConfig, load_run_config
 from sim2human.experiments.trained_agents import load_saved, saved_name
 from sim2human.experiments.world import StudyWorld
-from sim2human.llm.client import ChatClient, EndpointConfig
 from sim2human.scenarios.base import Scenario
 from sim2human.store.layout import RunLayout
 
 SCRIPTED = "scripted"
 LLM = "llm"
-
-
-@dataclass(frozen=True)
-class LLMAgentSettings:
-    """The call page's LLM agent endpoint. A participant waits for each answer, so one message
-    is bounded by ``deadline_s`` over all attempts (an endpoint that hangs costs 25 s, not the
-    156 s of five 30-second attempts); then the participant is asked to send again."""
-
-    base_url: str
-    model: str
-    api_key_env: str | None = None
-    timeout_s: float = 20.0
-    deadline_s: float = 25.0
 
 
 @dataclass
@@ -53,7 +39,7 @@ class AgentPool:
     max_turns: int
     saved: dict[str, list[tuple[int, Path]]]
     scripted: bool = True
-    llm: LLMAgentSettings | None = None
+    llm: EndpointAgent | None = None
     _loaded: dict[tuple[str, int], Agent] = field(default_factory=dict)
     _llm_agent: LLMAgent | None = None
 
@@ -62,7 +48,7 @@ class AgentPool:
         cls,
         run: Path,
         names: Sequence[str] | None = None,
-        llm: LLMAgentSettings | None = None,
+        llm: EndpointAgent | None = None,
         option: str = "--agents",
     ) -> AgentPool:
         """The agents of ``run`` (``names`` of them; ``option``: the flag that named them, for
@@ -135,17 +121,7 @@ class AgentPool:
         if self.llm is None:
             raise UsageError("no LLM agent endpoint configured")
         if self._llm_agent is None:
-            s = self.llm
-            client = ChatClient(
-                EndpointConfig(
-                    base_url=s.base_url,
-                    model=s.model,
-                    api_key_env=s.api_key_env,
-                    timeout_s=s.timeout_s,
-                    deadline_s=s.deadline_s,
-                )
-            )
-            self._llm_agent = LLMAgent(self.scenario, client)  # acts through the desk's tools
+            self._llm_agent = self.llm.build(self.scenario)  # acts through the desk's tools
         return self._llm_agent
 
     def decider(self, name: str, seed: int) -> Callable[[Observation, int], Awaitable[AgentTurn]]:
