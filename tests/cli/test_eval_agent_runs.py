@@ -79,6 +79,18 @@ def test_two_agents_under_one_model_name_are_two_runs(
     assert config["population_hash"] == read_json(runs[0] / "config.json")["population_hash"]
 
 
+def test_export_writes_the_system_prompt_the_agent_ran_with(tmp_path: Path) -> None:
+    prompt = tmp_path / "prompt.txt"
+    prompt.write_text("You are Ada, the desk of a small hotel.")
+    cfg = study(tmp_path, None)
+    with FakeOpenAI(says("Hello.")) as fake:
+        argv = ["eval-agent", str(cfg), "--base-url", fake.base_url, "--model", "m"]
+        assert main([*argv, "--system-prompt", str(prompt), "--out", str(tmp_path / "r")]) == 0
+    assert main(["export", str(tmp_path / "r"), "--format", "openai-chat"]) == 0
+    row = json.loads((tmp_path / "r" / "export-openai-chat.jsonl").read_text().splitlines()[0])
+    assert row["messages"][0] == {"role": "system", "content": prompt.read_text()}
+
+
 def test_cache_agent_replays_the_same_agent_only(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

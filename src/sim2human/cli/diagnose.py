@@ -58,6 +58,17 @@ DropOpt = Annotated[
     ),
 ]
 
+MinNOpt = Annotated[int, typer.Option("--min-n", min=1, help="Fewest episodes per side to judge.")]
+MinGoldOpt = Annotated[
+    float,
+    typer.Option(
+        "--min-gold",
+        parser=finite(0.0, 1.0),
+        metavar="FLOAT",
+        help="Gold one side must reach to judge, 0-1.",
+    ),
+]
+
 
 def diagnose(
     run_dir: RunDirArg,
@@ -65,18 +76,8 @@ def diagnose(
     fail_on_collapse: FailOpt = False,
     max_gap: GapOpt = DEFAULTS.max_gap,
     max_drop: DropOpt = DEFAULTS.max_drop,
-    min_n: Annotated[
-        int, typer.Option("--min-n", min=1, help="Fewest episodes per side to judge.")
-    ] = GATE_MIN_N,
-    min_gold: Annotated[
-        float,
-        typer.Option(
-            "--min-gold",
-            parser=finite(0.0, 1.0),
-            metavar="FLOAT",
-            help="Gold one side must reach to judge, 0-1.",
-        ),
-    ] = DEFAULTS.min_gold,
+    min_n: MinNOpt = GATE_MIN_N,
+    min_gold: MinGoldOpt = DEFAULTS.min_gold,
     out_dir: OutOpt = None,
     as_json: JsonOpt = False,
     quiet: QuietOpt = False,
@@ -119,11 +120,7 @@ def diagnose(
     for c in d.conditions:
         _print_verdict(out, c, fail_on_collapse)
     output.emit(_document(run_dir, d.problems, d.conditions))
-    thin = [c.name for c in d.conditions if c.verdict.cannot_judge]
-    if thin and fail_on_collapse:
-        shown = ", ".join(thin)  # a gate does not pass what it could not look at
-        Console(stderr=True).print(f"[red]cannot judge[/] {shown}", highlight=False)
-        raise typer.Exit(3)
+    thin = _thin(d.conditions, fail_on_collapse)
     if not judged and not thin:
         raise RunDirError(f"{run_dir}: nothing to judge: no condition has a finished evaluation")
     collapsed = [c.name for c in judged if c.verdict.collapse]
@@ -145,6 +142,16 @@ def _print_verdict(out: Console, c: Any, gate: bool) -> None:
             "warm start's corpus",
             highlight=False,
         )
+
+
+def _thin(conditions: list[Any], gate: bool) -> bool:
+    """Whether a condition could not be judged; under the ``gate``, exit 3 if so: a gate does
+    not pass what it could not look at."""
+    thin = [c.name for c in conditions if c.verdict.cannot_judge]
+    if thin and gate:
+        Console(stderr=True).print(f"[red]cannot judge[/] {', '.join(thin)}", highlight=False)
+        raise typer.Exit(3)
+    return bool(thin)
 
 
 def _document(run_dir: Path, problems: list[str], conditions: list[Any]) -> dict[str, Any]:
