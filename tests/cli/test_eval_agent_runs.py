@@ -16,7 +16,9 @@ from typing import Any
 import pytest
 import yaml
 
+from sim2human.agents.llm import agent_setup
 from sim2human.cli.app import main
+from sim2human.scenarios.catalog import get_scenario
 from sim2human.store.rundir import read_json
 from sim2human.testing import FakeOpenAI, Reply, completion
 
@@ -88,7 +90,11 @@ def test_export_writes_the_system_prompt_the_agent_ran_with(tmp_path: Path) -> N
         assert main([*argv, "--system-prompt", str(prompt), "--out", str(tmp_path / "r")]) == 0
     assert main(["export", str(tmp_path / "r"), "--format", "openai-chat"]) == 0
     row = json.loads((tmp_path / "r" / "export-openai-chat.jsonl").read_text().splitlines()[0])
-    assert row["messages"][0] == {"role": "system", "content": prompt.read_text()}
+    # as sent: the file's prompt and the sentence on how to hand the record over (agents.llm)
+    sent = agent_setup(get_scenario("intake"), prompt.read_text(), "tools").system_prompt
+    assert sent.startswith(prompt.read_text()) and sent != prompt.read_text()
+    assert row["messages"][0] == {"role": "system", "content": sent}
+    assert read_json(tmp_path / "r" / "config.json")["agent"]["system_prompt"] == sent
 
 
 def test_cache_agent_replays_the_same_agent_only(
