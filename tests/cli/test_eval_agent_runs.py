@@ -152,3 +152,29 @@ def test_sigterm_halfway_then_resume_is_the_uninterrupted_run(tmp_path: Path) ->
         assert main([*base, "--out", str(stopped), "--resume"]) == 0
     assert _lines(stopped) == _lines(whole)
     assert read_json(stopped / "summary.json")["rows"] == read_json(whole / "summary.json")["rows"]
+
+
+def test_the_model_an_endpoint_reports_is_stored_valid_redacted_and_bounded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``response.model`` is the endpoint's text: it keys the cache and is stored in
+    ``config.json``, so it goes through the untrusted-text policy as a completion does. A lone
+    surrogate in it failed the run's ``config.json`` (UTF-8 cannot encode it), and a key the
+    server echoed there was written beside the run."""
+    key = "sk-test-0123456789abcdef0123"
+    monkeypatch.setenv("EA_KEY", key)
+    reported = f"ckpt-{key}-\ud800" + "x" * 10_000
+
+    def reply(n: int, body: Any) -> Reply:
+        return Reply(body={**completion("Hello, what is your name?"), "model": reported})
+
+    cfg = study(tmp_path, None)
+    with FakeOpenAI(reply) as fake:
+        argv = ["eval-agent", str(cfg), "--base-url", fake.base_url, "--model", "m"]
+        out = tmp_path / "r"
+        assert main([*argv, "--api-key-env", "EA_KEY", "--no-tools", "--out", str(out)]) == 0
+    agent = read_json(out / "config.json")["agent"]
+    served = agent["served_model"]
+    assert served.startswith("ckpt-[redacted]-\ufffd") and len(served) == 200
+    assert key not in (out / "config.json").read_text()
+    assert agent["tools"] == [] and agent["record_by"] == "summary"  # --no-tools: none offered
