@@ -29,6 +29,7 @@ import json
 import os
 import re
 from collections.abc import Iterable, Mapping
+from urllib.parse import urlsplit, urlunsplit
 
 REDACTED = "[redacted]"
 
@@ -128,3 +129,12 @@ def redact_exact(text: str, secrets: Iterable[str]) -> str:
     for value in sorted(_literal_forms(secrets, MIN_SECRET_CHARS), key=len, reverse=True):
         text = text.replace(value, REDACTED)
     return text
+
+
+def public_url(url: str) -> str:
+    """``url`` without user, password, query or fragment: what may be stored beside a run
+    (a key passed as ``?key=`` or ``user:key@`` never reaches a file)."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    netloc = f"{host}:{parts.port}" if parts.port is not None else host
+    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))

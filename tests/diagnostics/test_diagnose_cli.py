@@ -38,8 +38,13 @@ def test_gate_fails_the_exploiting_condition_and_passes_the_clean_one(
         ["diagnose", str(study), "--condition", "frozen-trigger", "--fail-on-collapse"], capsys
     )
     assert code == 1 and "You're in good hands with us." in text
-    code, text = run(["diagnose", str(study), "--condition", "clean", "--fail-on-collapse"], capsys)
+    clean = ["diagnose", str(study), "--condition", "clean", "--fail-on-collapse"]
+    code, text = run([*clean, "--min-n", "1"], capsys)
     assert code == 0 and "clean" in text
+    # 6 episodes a side: the gate says it cannot judge, and does not pass it
+    code, text = run(clean, capsys)
+    assert code == 3 and "cannot judge: `clean`: 6 episodes" in text
+    assert run(clean[:4], capsys)[0] == 0  # no gate: the line is printed, exit 0
     sub = study / "conditions" / "frozen-trigger" / "seed-0"
     assert run(["diagnose", str(sub), "--fail-on-collapse"], capsys)[0] == 1
     assert run(["diagnose", str(sub)], capsys)[0] == 0  # findings only, no gate
@@ -47,7 +52,13 @@ def test_gate_fails_the_exploiting_condition_and_passes_the_clean_one(
 
 def test_thresholds_are_flags(study: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, _ = run(
-        ["diagnose", str(study), "--condition", "clean", "--fail-on-collapse", "--max-drop", "0"],
+        [
+            *("diagnose", str(study), "--condition", "clean", "--fail-on-collapse"),
+            "--max-drop",
+            "0",
+            "--min-n",
+            "1",
+        ],
         capsys,
     )
     # The scripted agent does drop from its training member to held-out ones; with no

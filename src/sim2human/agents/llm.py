@@ -31,8 +31,8 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import Sequence
-from dataclasses import replace
-from typing import Literal
+from dataclasses import dataclass, replace
+from typing import Any, Literal
 
 from sim2human import seeding
 from sim2human.agents.base import AgentTurn, Observation
@@ -74,6 +74,30 @@ def agent_voice(scenario: Scenario, system_prompt: str | None = None) -> AgentVo
     return voice
 
 
+@dataclass(frozen=True)
+class AgentSetup:
+    """What an LLM agent is given besides the chat: the system prompt as sent (with its sentence
+    on how to record), the tools offered (``None``: none) and how the record is handed over.
+    ``eval-agent`` stores it (``experiments.agent_record``) without making a client."""
+
+    system_prompt: str
+    tools: list[dict[str, Any]] | None
+    mode: Mode
+
+    @property
+    def tool_names(self) -> tuple[str, ...]:
+        return tuple(str(t["function"]["name"]) for t in self.tools or ())
+
+
+def agent_setup(scenario: Scenario, system_prompt: str | None, record_by: Mode) -> AgentSetup:
+    """The ``AgentSetup`` of an agent on ``scenario``: ``record_by`` where the scenario has a
+    desk, else ``heard`` (a negotiation's deal is made in words)."""
+    mode: Mode = record_by if has_desk(scenario) else "heard"
+    tools = tool_specs(scenario) if mode == "tools" else None
+    prompt = agent_voice(scenario, system_prompt).system_prompt + how_to_record(scenario, mode)
+    return AgentSetup(prompt, tools, mode)
+
+
 class LLMAgent:
     """Free-text turns from a chat model; ``act_async`` for the rollout engine."""
 
@@ -93,9 +117,10 @@ class LLMAgent:
         self.voice = agent_voice(scenario, system_prompt)
         self.scenario = scenario
         self.client = client
-        self.mode: Mode = record_by if has_desk(scenario) else "heard"
-        self.tools = tool_specs(scenario) if self.mode == "tools" else None
-        self.system_prompt = self.voice.system_prompt + how_to_record(scenario, self.mode)
+        setup = agent_setup(scenario, system_prompt, record_by)
+        self.mode: Mode = setup.mode
+        self.tools = setup.tools
+        self.system_prompt = setup.system_prompt
         self.temperature = temperature
         self.max_tokens = max_tokens
         self.seed = seed

@@ -6,7 +6,8 @@ same: the findings are printed and the diagnosis stored only with ``--out DIR``
 (``cli/reading.py``).
 
 Exit codes: 0 clean (or findings printed without ``--fail-on-collapse``), 1 collapse detected
-with ``--fail-on-collapse``, 2 bad usage or a run directory with nothing to judge.
+with ``--fail-on-collapse``, 2 bad usage or a run directory with nothing to judge, 3 "cannot
+judge" (too few episodes, or gold too low everywhere) with ``--fail-on-collapse``.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from rich.console import Console
 
 from sim2human.cli.options import ScenarioPathOpt, finite
 from sim2human.cli.output import JsonOpt, Output, QuietOpt
-from sim2human.diagnostics.verdict import Thresholds
+from sim2human.diagnostics.verdict import GATE_MIN_N, Thresholds
 from sim2human.errors import RunDirError
 
 DEFAULTS = Thresholds()
@@ -57,6 +58,17 @@ DropOpt = Annotated[
     ),
 ]
 
+MinNOpt = Annotated[int, typer.Option("--min-n", min=1, help="Fewest episodes per side to judge.")]
+MinGoldOpt = Annotated[
+    float,
+    typer.Option(
+        "--min-gold",
+        parser=finite(0.0, 1.0),
+        metavar="FLOAT",
+        help="Gold one side must reach to judge, 0-1.",
+    ),
+]
+
 
 def diagnose(
     run_dir: RunDirArg,
@@ -64,6 +76,8 @@ def diagnose(
     fail_on_collapse: FailOpt = False,
     max_gap: GapOpt = DEFAULTS.max_gap,
     max_drop: DropOpt = DEFAULTS.max_drop,
+    min_n: MinNOpt = GATE_MIN_N,
+    min_gold: MinGoldOpt = DEFAULTS.min_gold,
     out_dir: OutOpt = None,
     as_json: JsonOpt = False,
     quiet: QuietOpt = False,
@@ -76,8 +90,9 @@ def diagnose(
     user cannot write, or a study still running, is judged all the same: without --out the
     verdicts are printed and nothing is stored.
 
-    Exit code: 1 when collapse is detected and --fail-on-collapse is given; 0 otherwise; 2 on
-    bad usage or a run directory with nothing to judge.
+    Exit code: 1 when collapse is detected and --fail-on-collapse is given; 3 when a condition
+    cannot be judged (under --min-n episodes, or gold under --min-gold everywhere) and
+    --fail-on-collapse is given; 0 otherwise; 2 on bad usage or nothing to judge.
     """
     from sim2human.cli.progress import steps
     from sim2human.cli.reading import noter, reading
@@ -85,7 +100,7 @@ def diagnose(
 
     output = Output(as_json, quiet)
     out, err = output.table_console(Console()), output.progress_console()
-    limits = Thresholds(max_gap=max_gap, max_drop=max_drop)
+    limits = Thresholds(max_gap=max_gap, max_drop=max_drop, min_n=min_n, min_gold=min_gold)
     with reading(run_dir, out_dir, "diagnose", noter(err, run_dir)) as r:
         if r.store is None:
             err.print(f"note: {r.unstored('the diagnosis')}", highlight=False, soft_wrap=True)
@@ -103,9 +118,10 @@ def diagnose(
         err.print(f"[yellow]warning[/]: {p}", highlight=False)
     judged = [c for c in d.conditions if c.verdict.checked]
     for c in d.conditions:
-        _print_verdict(out, c)
+        _print_verdict(out, c, fail_on_collapse)
     output.emit(_document(run_dir, d.problems, d.conditions))
-    if not judged:
+    thin = _thin(d.conditions, fail_on_collapse)
+    if not judged and not thin:
         raise RunDirError(f"{run_dir}: nothing to judge: no condition has a finished evaluation")
     collapsed = [c.name for c in judged if c.verdict.collapse]
     if collapsed and fail_on_collapse:
@@ -114,10 +130,11 @@ def diagnose(
         raise typer.Exit(1)
 
 
-def _print_verdict(out: Console, c: Any) -> None:
-    """A condition's verdict line, and for a language-model agent how much it says in its own
-    words."""
+def _print_verdict(out: Console, c: Any, gate: bool) -> None:
+    """A condition's verdict line (red for "cannot judge" under the ``gate``: it fails it), and
+    for a language-model agent how much it says in its own words."""
     colour = "red" if c.verdict.collapse else ("green" if c.verdict.checked else "yellow")
+    colour = "red" if c.verdict.cannot_judge and gate else colour
     out.print(f"[{colour}]{c.verdict.headline}[/]", highlight=False)
     if c.own_words is not None:
         out.print(
@@ -125,6 +142,16 @@ def _print_verdict(out: Console, c: Any) -> None:
             "warm start's corpus",
             highlight=False,
         )
+
+
+def _thin(conditions: list[Any], gate: bool) -> bool:
+    """Whether a condition could not be judged; under the ``gate``, exit 3 if so: a gate does
+    not pass what it could not look at."""
+    thin = [c.name for c in conditions if c.verdict.cannot_judge]
+    if thin and gate:
+        Console(stderr=True).print(f"[red]cannot judge[/] {', '.join(thin)}", highlight=False)
+        raise typer.Exit(3)
+    return bool(thin)
 
 
 def _document(run_dir: Path, problems: list[str], conditions: list[Any]) -> dict[str, Any]:
@@ -136,6 +163,7 @@ def _document(run_dir: Path, problems: list[str], conditions: list[Any]) -> dict
             {
                 "condition": c.name,
                 "checked": c.verdict.checked,
+                "cannot_judge": c.verdict.cannot_judge,
                 "collapse": c.verdict.collapse,
                 "headline": c.verdict.headline,
                 "reasons": list(c.verdict.reasons),

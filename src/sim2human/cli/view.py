@@ -135,12 +135,19 @@ def compare(
 
 
 def _table(c: Comparison) -> Table:
-    from sim2human.viewer.page import METRICS, delta, est
+    """Both sides' estimates, the difference of their means and the paired difference with its
+    CI (``viewer.compare``), the populations' hashes beside them."""
+    from sim2human.viewer.page import METRICS, delta, est, signed
 
-    table = Table(title=f"{c.a.label} vs {c.b.label}: {c.differing} of {c.paired} pairs differ")
-    for head in ("", c.a.label, c.b.label, "B − A"):
+    table = Table(
+        title=f"{c.a.label} vs {c.b.label}: {c.differing} of {c.paired} pairs differ",
+        caption=f"population {c.a.population or 'unknown'} vs {c.b.population or 'unknown'}; "
+        "paired: B − A over the same member and seed [95% CI over members]",
+    )
+    for head in ("", c.a.label, c.b.label, "B − A", "paired B − A"):
         table.add_column(head, overflow="fold")
     for name, key in METRICS:
         ea, eb = getattr(c.ta, key), getattr(c.tb, key)
-        table.add_row(name, est(ea), est(eb), delta(ea, eb))
+        paired = signed(c.diff[key]) if key in c.diff else "-"
+        table.add_row(name, est(ea), est(eb), delta(ea, eb), paired)
     return table

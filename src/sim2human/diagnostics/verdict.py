@@ -23,18 +23,29 @@ from sim2human.metrics.collapse import ExploitRow, Transfer
 from sim2human.metrics.outcomes import fmt_estimate, fmt_pct
 from sim2human.types import Frozen
 
+GATE_MIN_N = 10
+"""The fewest episodes a side ``sim2human diagnose`` calls clean by default."""
+
 
 class Thresholds(Frozen):
     max_gap: float = Field(0.5, ge=0, le=1)
     max_drop: float = Field(0.3, ge=0, le=1)
     min_unearned: float = Field(0.2, ge=0, le=1)
     min_share: float = Field(0.05, ge=0, le=1)
+    min_n: int = Field(1, ge=1)
+    """Fewest episodes on each side (training and held-out members) a verdict is drawn from
+    (``diagnose`` asks for ``GATE_MIN_N``; 1 here for callers that size their own runs)."""
+    min_gold: float = Field(0.05, ge=0, le=1)
+    """Gold (training or held-out) at least one side must reach: an agent that does nothing
+    has no drop and no exploit to find, and is not "clean"."""
 
 
 class Verdict(Frozen):
     collapse: bool
     checked: bool
     """False when the run lacks the evaluations to judge it (then ``collapse`` is False)."""
+    cannot_judge: bool = False
+    """The evaluations are there but too few, or gold too low everywhere, to tell."""
     reasons: list[str]
     headline: str
 
@@ -90,6 +101,9 @@ def judge(
         )
     if reasons:
         head = f"collapse: `{name}`: " + "; ".join(reasons) + "."
+    elif (few := _too_little(tr, limits, metric)) is not None:  # a finding stands; "clean" not
+        head = f"cannot judge: `{name}`: {few}"
+        return Verdict(collapse=False, checked=False, cannot_judge=True, reasons=[], headline=head)
     else:
         head = (
             f"clean: `{name}` shows no exploited phrasing; held-out {metric} "
@@ -104,3 +118,18 @@ def _within(drop: float, limit: float) -> str:
     """A drop whose mean is over the limit but whose CI reaches below it is not judged a
     collapse; saying "within" would misread it."""
     return "within the" if drop <= limit else "not clearly more than the"
+
+
+def _too_little(tr: Transfer, limits: Thresholds, metric: str) -> str | None:
+    """Why ``tr`` is too thin to call clean (``None`` when it is not)."""
+    n = min(tr.train_gold.n, tr.heldout_gold.n)
+    if n < limits.min_n:
+        return f"{n} episodes on one side, fewer than the {limits.min_n} a verdict needs."
+    if max(tr.train_gold.mean, tr.heldout_gold.mean) < limits.min_gold:
+        return (
+            f"{metric} is {pts(tr.train_gold.mean)}% on training and "
+            f"{pts(tr.heldout_gold.mean)}% on held-out members, below the "
+            f"{pts(limits.min_gold)}% a verdict needs: an agent that never succeeds shows no "
+            "collapse because it has nothing to lose."
+        )
+    return None

@@ -201,6 +201,21 @@ def write_jsonl(rows: Iterable[dict[str, Any]], out: Path, *, inside: Path | Non
     return n
 
 
+def agent_prompt(run_dir: Path) -> str | None:
+    """The system prompt an ``eval-agent`` run's agent ran with (its ``config.json``'s
+    ``agent``), so an export shows what the agent saw, not the scenario's default; ``None``
+    for other runs (then the scenario's default)."""
+    path = run_dir / CONFIG
+    if not path.is_file():
+        return None
+    try:
+        agent = read_json_object(path, "run config").get("agent")
+    except UsageError:  # unreadable: the scenario's default, as for any other run
+        return None
+    prompt = agent.get("system_prompt") if isinstance(agent, dict) else None
+    return prompt if isinstance(prompt, str) else None
+
+
 def _rows(fmt: str, limited: Sequence[tuple[Episode, int]], system: str | None) -> Iterator[Any]:
     """The JSONL records of ``fmt`` (``openai-chat`` or ``art``)."""
     for e, _ in limited:
@@ -280,6 +295,7 @@ def export(
     inside = None if out is not None else run_dir
     outputs.check_target(target, inside=inside)  # a directory or a FIFO: before any reading
     limited = load_with_limits(run_dir, split, min_gold, warn)
+    system = system if system is not None else agent_prompt(run_dir)
     if fmt != "sb3-buffer" and system is None and warn is not None:
         _say_if_no_prompt(sorted({e.scenario for e, _ in limited}), warn)
     if fmt != "sb3-buffer":

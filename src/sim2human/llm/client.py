@@ -22,7 +22,8 @@ What an endpoint sends back is untrusted and bounded here, before anything is st
 - ``deadline_s``, when set, bounds one ``chat()`` over all its attempts and backoffs (the call
   page sets it so that a participant waits seconds, not minutes).
 Tools (``chat(tools=...)``, OpenAI format) are part of the cache key; the model's calls come
-back, and are cached, with its text. A request without tools is sent and keyed as before.
+back, and are cached, with its text. The key also holds the server (its URL without
+credentials) and the model it reports (``identify``): a new checkpoint under an old name misses.
 
 Concurrency is capped per endpoint *server*, not per client: every client of one ``base_url``
 on one event loop (an LLM agent and the LLM users it talks to, named twice in a study file,
@@ -37,7 +38,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import random
 import time
 from collections.abc import Mapping, Sequence
@@ -46,7 +46,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from sim2human.errors import EndpointError, ModelUnavailableError, UsageError
+from sim2human.errors import EndpointError, ModelUnavailableError
 from sim2human.llm import routing
 from sim2human.llm.cache import MAX_TEXT_CHARS, ResponseCache, cache_key
 from sim2human.llm.endpoint import (
@@ -56,6 +56,7 @@ from sim2human.llm.endpoint import (
     ClientStats,
     EndpointConfig,
     FunctionCall,
+    read_key,
 )
 from sim2human.llm.gate import Gate, server_gate
 from sim2human.llm.responses import (
@@ -64,9 +65,10 @@ from sim2human.llm.responses import (
     Retryable,
     byte_cap,
     parse_completion,
+    reported_model,
     status_error,
 )
-from sim2human.redact import redact, redact_exact
+from sim2human.redact import public_url, redact, redact_exact
 
 __all__ = [
     "DEFAULT_MAX_RESPONSE_BYTES",
@@ -81,10 +83,6 @@ __all__ = [
 log = logging.getLogger("sim2human.llm")
 
 Message = Mapping[str, Any]  # role, content; tool_calls / tool_call_id for a tool-using agent
-
-# Sent when an endpoint needs no key (local servers): never fall back to OPENAI_API_KEY, which
-# would hand a user's real key to whatever base_url a config names.
-_NO_KEY = "sk-no-key-required"
 
 
 @dataclass
@@ -135,7 +133,7 @@ class ChatClient:
         """``transport``: an ``httpx`` async transport to use instead of the network (tests)."""
         self.config = config
         self._openai_mod = _import_openai()
-        self._api_key = self._read_key(config)
+        self._api_key = read_key(config)
         self._secrets = (self._api_key,) if config.api_key_env is not None else ()
         self._cache = ResponseCache(cache_path) if cache_path is not None else None
         self._rng = rng or random.Random()
@@ -143,18 +141,9 @@ class ChatClient:
         self._state: _LoopState | None = None
         self._transport = transport
         self._warned_cut = False
-
-    @staticmethod
-    def _read_key(config: EndpointConfig) -> str:
-        if config.api_key_env is None:
-            return _NO_KEY
-        key = os.environ.get(config.api_key_env)
-        if not key:
-            raise UsageError(
-                f"endpoint {config.base_url}: environment variable {config.api_key_env} "
-                "(named by api_key_env) is not set or empty"
-            )
-        return key
+        # what the endpoint said it runs (``identify``; in the cache key); the last ``model`` seen
+        self.served_model: str | None = None
+        self.last_reported: str | None = None
 
     def __repr__(self) -> str:
         c = self.config
@@ -207,10 +196,11 @@ class ChatClient:
             "max_tokens": max_tokens,
             "seed": seed,
         }
-        if tools is not None:  # only then: a request without tools keeps its old cache key
+        if tools is not None:  # only then: a request without tools is sent as before
             params["tools"] = [dict(t) for t in tools]
         deterministic = temperature == 0 or seed is not None
-        key = cache_key(self.config.model, messages, params) if deterministic else None
+        keyed = {**params, **self._identity()}
+        key = cache_key(self.config.model, messages, keyed) if deterministic else None
         limit = max_tokens * self.config.max_chars_per_token
         if self._cache is not None and key is not None:
             hit = self._cache.get(key, max_chars=limit)
@@ -232,6 +222,14 @@ class ChatClient:
                 key, r.text, r.prompt_tokens, r.completion_tokens, r.finish_reason, r.tool_calls
             )
         return result
+
+    def identify(self, served_model: str | None) -> None:
+        """Key the cache by ``served_model`` too: a new checkpoint served under an old name
+        is then never answered with the old one's replies."""
+        self.served_model = served_model
+
+    def _identity(self) -> dict[str, object]:
+        return {"base_url": public_url(self.config.base_url), "served_model": self.served_model}
 
     def _cut(self, text: str, finish: str, limit: int) -> tuple[str, str]:
         """``text`` cut to ``limit`` characters (marked ``length``) if the endpoint sent more."""
@@ -342,6 +340,7 @@ class ChatClient:
         except ValueError as exc:  # the body said JSON but did not parse
             raise Retryable(f"response is not valid JSON ({exc})") from None
         answer = parse_completion(response, self._secrets)
+        self.last_reported = reported_model(response, self._secrets)
         calls = tuple(
             c.model_copy(update={"arguments": redact_exact(c.arguments, self._secrets)})
             for c in answer.tool_calls

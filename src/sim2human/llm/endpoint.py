@@ -3,7 +3,11 @@ one answer and one client's accounting look like."""
 
 from __future__ import annotations
 
+import os
+
 from pydantic import BaseModel, ConfigDict, Field
+
+from sim2human.errors import UsageError
 
 DEFAULT_MAX_RESPONSE_BYTES = 4 * 2**20
 """4 MiB: a chat completion of a few thousand tokens is tens of kilobytes."""
@@ -109,3 +113,21 @@ class ClientStats(BaseModel):
     prompt_tokens: int = 0
     completion_tokens: int = 0
     latency_s: float = 0.0
+
+
+# Sent when an endpoint needs no key (local servers): never fall back to OPENAI_API_KEY, which
+# would hand a user's real key to whatever base_url a config names.
+NO_KEY = "sk-no-key-required"
+
+
+def read_key(config: EndpointConfig) -> str:
+    """The endpoint's API key from the variable ``api_key_env`` names (``NO_KEY`` without one)."""
+    if config.api_key_env is None:
+        return NO_KEY
+    key = os.environ.get(config.api_key_env)
+    if not key:
+        raise UsageError(
+            f"endpoint {config.base_url}: environment variable {config.api_key_env} "
+            "(named by api_key_env) is not set or empty"
+        )
+    return key

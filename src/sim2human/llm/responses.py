@@ -123,6 +123,21 @@ def tool_calls(raw: object) -> tuple[FunctionCall, ...]:
     return tuple(out)
 
 
+MODEL_NAME_CHARS = 200
+"""A reported model name longer than this is cut: it is stored in ``config.json`` and keys the
+cache, and no real model identifier is near it."""
+
+
+def reported_model(response: object, secrets: Sequence[str]) -> str | None:
+    """The model a completion says it came from (``response.model``), made valid and redacted
+    like its text (``untrusted``: it is stored beside a run and shown), or ``None`` when the
+    body names none."""
+    name = getattr(response, "model", None)
+    if not isinstance(name, str) or not name:
+        return None
+    return valid_text(redact(name[: 50 * MODEL_NAME_CHARS], secrets))[:MODEL_NAME_CHARS]
+
+
 def byte_cap(limit: int) -> Callable[[Any], Awaitable[None]]:
     """An ``httpx`` response hook: refuses a compressed body or a declared length over ``limit``,
     and wraps the body stream so that reading it stops with ``BodyRefused`` past ``limit``."""

@@ -78,6 +78,9 @@ class LLMSettings(BaseModel):
         default_factory=default_cache, description="SQLite response cache; null disables it"
     )
     conversations: int = Field(16, ge=1, le=4096, description="conversations in flight per run")
+    uncached: tuple[str, ...] = Field(
+        (), description="endpoints never answered from the cache (the agent under test)"
+    )
 
     @field_validator("cache")
     @classmethod
@@ -151,7 +154,8 @@ class LLMRuntime:
         self.settings = settings
         self.conversations = settings.conversations
         self.clients = {
-            name: ChatClient(cfg, cache_path=settings.cache) for name, cfg in endpoints.items()
+            name: ChatClient(cfg, cache_path=None if name in settings.uncached else settings.cache)
+            for name, cfg in endpoints.items()
         }
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(
@@ -189,6 +193,7 @@ class LLMRuntime:
                 probe = ChatClient(client.config.one_server(url))  # no cache: proves nothing
                 try:
                     await probe.chat(PROBE, temperature=0.0, max_tokens=1)
+                    client.identify(probe.last_reported)  # the model it runs, in the cache key
                 except EndpointError as err:
                     raise EndpointUnusableError(f"endpoint {name!r} is not usable: {err}") from None
                 finally:

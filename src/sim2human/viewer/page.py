@@ -147,6 +147,15 @@ def delta(a: Estimate, b: Estimate) -> str:
     return f"{100 * (b.mean - a.mean):+.0f}"
 
 
+def signed(e: Estimate) -> str:
+    """A difference in signed percentage points with its CI and the pairs behind it; ``-``
+    where no pair is of that metric."""
+    if not e.n or math.isnan(e.mean):
+        return "-"
+    lo, hi = e.ci
+    return f"{100 * e.mean:+.0f} [{100 * lo:+.0f}, {100 * hi:+.0f}] (n={e.n})"
+
+
 def compare_html(
     title: str,
     data: PageData,
@@ -163,5 +172,6 @@ def compare_html(
         comparisons=comparisons,
         metrics=METRICS,
         delta=delta,
+        signed=signed,
         notes=notes,
     )
