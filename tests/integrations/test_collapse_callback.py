@@ -89,6 +89,7 @@ def test_fires_on_a_collapsing_policy_and_stops_training(tmp_path: Path) -> None
     assert row["sim2human/proxy_gap"] > 0.5 and "proxy exceeds" in check.checks[0].reasons[0]
     # the run directory: one condition per check, read as report and diagnose read it
     run = load_run_dir(tmp_path)
+    assert run.all_problems() == []  # a trainer's checks are whole without a study.json
     [sub] = run.conditions[check_condition(2)]
     assert {e.split for e in sub.evals} == {"train", "heldout"}
     real = [e for e in sub.evals if speaks_real_words(e)]
