@@ -186,3 +186,33 @@ def test_inside_a_real_grpo_run_it_logs_stores_and_stops(
     for verb in ("report", "diagnose", "view"):
         assert main([verb, str(checks)]) == 0, verb
     assert "step-000001" in capsys.readouterr().out
+
+
+def test_the_policy_hears_the_call_as_its_grpo_rollouts_do(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``PolicyAgent`` rebuilds the chat TRL's tool loop would hold at this turn: the rows'
+    system prompt, the opening line as the user message, each turn as a ``reply`` call and its
+    answer; a turn without a call is silence."""
+    from sim2human.integrations import trl
+    from sim2human.integrations.rows import eval_rows
+    from sim2human.integrations.trl import PolicyAgent, SimulatedUser, exchange
+
+    pop = frozen()
+    seen: list[list[dict[str, Any]]] = []
+    answers = iter(["What is your date of birth?", None])
+
+    def fake_reply(model: Any, tok: Any, messages: list[dict[str, Any]], n: int) -> str | None:
+        seen.append(messages)
+        return next(answers)
+
+    monkeypatch.setattr(trl, "reply_call", fake_reply)
+    row = eval_rows(pop, "train", 1)[0]
+    env = SimulatedUser(pop, phase="eval")
+    opening = env.reset(**row)
+    agent = PolicyAgent(None, None, pop)
+    first = agent.act([env._conv.observe()])[0]  # type: ignore[union-attr]
+    assert first.text == "What is your date of birth?"
+    heard = env.reply(first.text)
+    second = agent.act([env._conv.observe()])[0]  # type: ignore[union-attr]
+    assert second.text == "..."
+    prompt = [*row["prompt"][:-1], {"role": "user", "content": opening}]
+    assert seen == [prompt, [*prompt, *exchange(first.text, heard)]]
