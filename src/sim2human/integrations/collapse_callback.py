@@ -13,21 +13,21 @@ evaluation seeds through ``rollout.evaluate``, the machinery ``sim2human study``
   when it does not;
 - stores the check's episodes as one condition of a run directory (``conditions/step-<N>/``,
   ``store.layout.check_condition``) with every check's verdict in ``checks.jsonl``, so
-  ``sim2human report``, ``diagnose`` and ``view`` read the run, a column per check;
+  ``sim2human report``, ``diagnose`` and ``view`` read the run, a row per check;
 - stops training (``control.should_training_stop``) when the rule (``CollapseRule``) calls
   ``patience`` checks in a row collapse and ``rule.stop`` is on.
 
-The check runs in the main process only (``state.is_world_process_zero``); under several
-processes the stop is not shared with the others, so run it single-process or let the rule warn
-only (``stop=False``).
+The check runs in the main process only (``state.is_world_process_zero``). Under several
+processes its stop is not passed to the others, which would wait for the stopped one: run it
+single-process, or let the rule warn only (``stop=False``).
 
-verl: no equivalent here. verl's trainer has no callback seam: ``RayPPOTrainer.fit`` runs its
-loop to the end and its only in-loop evaluation hook is its own ``_validate`` over a validation
-dataset scored by reward functions; the policy's weights live in its FSDP/Megatron workers and
-its generation behind its rollout servers, so playing the policy from a hook would mean a
-validation dataset of ``rows.eval_rows`` (``trainer.test_freq``) through
-``verl.SimulatedUserAgentLoop``, which already logs gold beside the reward. A stop on collapse
-would need a subclass of verl's trainer, which its 0.9 API does not offer a hook for.
+verl: no equivalent here. Its PPO trainer (``RayPPOTrainer.fit``) takes no callbacks: the loop
+runs to ``total_training_steps`` and evaluates only through its own ``_validate``, every
+``trainer.test_freq`` steps, on a validation dataset. The policy's weights live in its
+FSDP/Megatron workers and its turns come from its rollout servers, so this process cannot play
+it. The nearest thing is a validation dataset of held-out rows (``rows.eval_rows``) played
+through ``verl.SimulatedUserAgentLoop``, which logs gold beside the reward. A stop on collapse
+would need a subclass of verl's trainer that overrides ``fit``, which is not a seam verl offers.
 """
 
 from __future__ import annotations
