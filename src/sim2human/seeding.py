@@ -46,6 +46,7 @@ STREAMS: Final = {
     "evolve": "evolve's own choices: (sampler seed)",
     "judges": "which panel members judge an episode: (panel seed, episode seed, member id)",
     "rows": "trainer-adapter rows (members and episode seeds): (seed)",
+    "real-callers": "the replayed real callers a collapse check plays during training: (seed)",
     "fit-family": "fit-family's cross-entropy draws: (fit seed)",
     "restyle": "a restyled member's words in one call: (member seed, call key); and "
     "restyle-family's shots and request seed: (seed, line key, candidate)",

@@ -30,6 +30,7 @@ from sim2human.scenarios.catalog import get_scenario
 from sim2human.simulators.base import SimulatorSpec
 from sim2human.store import collector
 from sim2human.store.layout import (
+    CHECKS_LOG,
     CONFIG,
     CONFIG_YAML,
     EPISODES,
@@ -300,7 +301,7 @@ def _load_study(path: Path) -> RunDir:
             study = load_study_result(path)
         except RunDirError as err:
             problems.append(str(err))
-    else:
+    elif not (path / CHECKS_LOG).is_file():  # a trainer's collapse checks have no study.json
         problems.append(
             f"{path / STUDY_JSON}: missing (the study did not finish: table rebuilt from the "
             "sub-runs found)"

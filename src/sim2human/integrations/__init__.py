@@ -9,6 +9,9 @@ package import time:
   ``pip install 'sim2human[trl]'``.
 - ``verl``: an ``AgentLoopBase`` subclass for verl's agent loop; ``sim2human[verl]``.
 - ``art``: a rollout function returning ``art.Trajectory`` for OpenPipe ART; ``sim2human[art]``.
+- ``collapse_callback``: a TRL ``TrainerCallback`` that plays the policy on held-out families
+  and real callers every N steps, logs the numbers, stores a run directory and can stop
+  training on collapse (the rule: ``collapse_rule``); ``sim2human[trl]``.
 - ``export``: stored episodes as OpenAI-style chats, ART trajectories or an SB3 replay buffer.
 
 Shared by all of them: ``population`` (who plays the user next), ``chat`` (episodes as chat

@@ -10,12 +10,13 @@ training and held-out members.
 from __future__ import annotations
 
 import atexit
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 from sim2human.integrations.population import Population
 from sim2human.metrics.outcomes import by, member_std, summarise
+from sim2human.simulators.base import SimulatorSpec
 from sim2human.store.layout import CONFIG, EPISODES, MEMBERS, METRICS, SUMMARY
 from sim2human.store.rundir import JsonlWriter, write_json
 from sim2human.types import Episode
@@ -29,8 +30,18 @@ class RunLog:
     finished; closing twice is harmless.
     """
 
-    def __init__(self, path: Path | str, pop: Population, *, trainer: str) -> None:
+    def __init__(
+        self,
+        path: Path | str,
+        pop: Population,
+        *,
+        trainer: str,
+        heldout: Sequence[SimulatorSpec] = (),
+    ) -> None:
         self.path = Path(path)
+        self.heldout = (*pop.ensemble.heldout, *heldout)
+        """The held-out members ``members.json`` lists: the population's, and any played beside
+        them (a collapse check's replayed real callers)."""
         self.pop = pop
         self.trainer = trainer
         self._writer = JsonlWriter(self.path / EPISODES)
@@ -80,7 +91,7 @@ class RunLog:
             self.path / MEMBERS,
             {
                 "trained_on": [s.model_dump(mode="json") for s in trained.values()],
-                "heldout": [s.model_dump(mode="json") for s in self.pop.ensemble.heldout],
+                "heldout": [s.model_dump(mode="json") for s in self.heldout],
                 "sampled_members": len(self.pop.trained_on),
                 "trained_quirk_phrasings": phrasings,
             },

@@ -18,17 +18,18 @@ Needs ``pip install 'sim2human[trl]'``.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from sim2human import seeding
-from sim2human.agents.base import AgentTurn
+from sim2human.agents.base import AgentTurn, Observation
 from sim2human.integrations._extra import require
+from sim2human.integrations.chat import system_prompt
 from sim2human.integrations.population import Population, Split
-from sim2human.integrations.rows import draw_rows, eval_rows, iter_rows
+from sim2human.integrations.rows import TOOL_HINT, draw_rows, eval_rows, iter_rows
 from sim2human.integrations.runlog import RunLog
 from sim2human.rollout.conversation import Conversation
 from sim2human.types import Episode, Termination
@@ -200,14 +201,8 @@ def play_rows(
 ) -> list[Episode]:
     """Evaluate a (trained) causal LM as GRPO trained it: greedy turns, ``reply`` tool calls
     parsed by TRL, on every member of ``splits`` at the study's evaluation seeds; ``out``
-    writes a run directory for ``sim2human report`` / ``diagnose``."""
-    torch = require("torch", "trl")
-    utils = require("trl.chat_template_utils", "trl")
-    if (
-        getattr(tokenizer, "response_template", None) is None
-        and getattr(tokenizer, "response_schema", None) is None
-    ):
-        utils.add_response_schema(tokenizer)
+    writes a run directory for ``sim2human report`` / ``diagnose``. A turn without a ``reply``
+    call ends the rollout, as it ends TRL's."""
     log = RunLog(out, pop, trainer="trl") if out is not None else None
     episodes: list[Episode] = []
     for split in splits:
@@ -215,36 +210,91 @@ def play_rows(
             env = SimulatedUser(pop, log=log, phase="eval")
             messages = [*r["prompt"][:-1], {"role": "user", "content": env.reset(**r)}]
             for _ in range(pop.max_turns):
-                prompt = tokenizer.apply_chat_template(
-                    messages,
-                    tools=[env.reply],
-                    add_generation_prompt=True,
-                    return_dict=True,
-                    return_tensors="pt",
-                )
-                n = prompt["input_ids"].shape[1]
-                with torch.no_grad():
-                    ids = model.generate(**prompt, max_new_tokens=max_new_tokens, do_sample=False)
-                parsed = utils.parse_response(
-                    tokenizer, ids[0][n:].tolist(), prefix=prompt["input_ids"][0].tolist()
-                )
-                calls = [
-                    c
-                    for c in parsed.get("tool_calls") or []
-                    if c.get("function", {}).get("name") == "reply"
-                ]
-                if not calls:
+                text = reply_call(model, tokenizer, messages, max_new_tokens)
+                if text is None:
                     break
-                said = calls[0]["function"].get("arguments", {})
-                text = said.get("message", "") if isinstance(said, dict) else str(said)
-                answer = env.reply(str(text))
-                messages += [
-                    {"role": "assistant", "content": "", "tool_calls": calls[:1]},
-                    {"role": "tool", "name": "reply", "content": answer},
-                ]
+                answer = env.reply(text)
+                messages += exchange(text, answer)
                 if env.ended:
                     break
             episodes.append(env.episode)
     if log is not None:
         log.close()
     return episodes
+
+
+def exchange(said: str, heard: str) -> list[dict[str, Any]]:
+    """One ``reply`` round as TRL appends it to a rollout: the assistant's tool call and the
+    tool's answer (what the caller said)."""
+    call = {"type": "function", "function": {"name": "reply", "arguments": {"message": said}}}
+    return [
+        {"role": "assistant", "content": "", "tool_calls": [call]},
+        {"role": "tool", "name": "reply", "content": heard},
+    ]
+
+
+def reply_call(
+    model: Any, tokenizer: Any, messages: list[dict[str, Any]], max_new_tokens: int = 64
+) -> str | None:
+    """What the model says through ``reply`` next, greedy, parsed by TRL's own response parser;
+    None when its turn calls no ``reply`` (TRL ends the rollout there)."""
+    torch = require("torch", "trl")
+    utils = require("trl.chat_template_utils", "trl")
+    if (
+        getattr(tokenizer, "response_template", None) is None
+        and getattr(tokenizer, "response_schema", None) is None
+    ):
+        utils.add_response_schema(tokenizer)
+    prompt = tokenizer.apply_chat_template(
+        messages,
+        tools=[SimulatedUser.reply],
+        add_generation_prompt=True,
+        return_dict=True,
+        return_tensors="pt",
+    ).to(model.device)
+    n = prompt["input_ids"].shape[1]
+    with torch.no_grad():
+        ids = model.generate(**prompt, max_new_tokens=max_new_tokens, do_sample=False)
+    parsed = utils.parse_response(
+        tokenizer, ids[0][n:].tolist(), prefix=prompt["input_ids"][0].tolist()
+    )
+    calls = [
+        c for c in parsed.get("tool_calls") or [] if c.get("function", {}).get("name") == "reply"
+    ]
+    if not calls:
+        return None
+    said = calls[0]["function"].get("arguments", {})
+    return str(said.get("message", "") if isinstance(said, dict) else said)
+
+
+class PolicyAgent:
+    """The model under training as a sim2human ``Agent``, speaking the way its GRPO rollouts
+    do: the rows' system prompt, the caller's opening line as the user message, each earlier
+    turn as a ``reply`` call and its answer, and a greedy ``reply_call`` for the next turn. So
+    ``rollout.evaluate`` (held-out families, replayed real callers) plays the policy as the
+    trainer sees it. A turn without a ``reply`` call is silence to the caller ("..."): TRL ends
+    its rollout there, an evaluation plays the call on, so a policy that stops talking is
+    graded on a caller left waiting."""
+
+    name = "trl-policy"
+
+    def __init__(self, model: Any, tokenizer: Any, pop: Population, max_new_tokens: int = 64):
+        self.model = model
+        self.tokenizer = tokenizer
+        self.max_new_tokens = max_new_tokens
+        self.system = system_prompt(pop.scenario.name) + TOOL_HINT
+
+    def act(self, observations: Sequence[Observation]) -> list[AgentTurn]:
+        return [AgentTurn(text=self._say(o) or "...") for o in observations]
+
+    def _say(self, obs: Observation) -> str | None:
+        turns = list(obs.transcript)
+        opening = turns.pop(0)[1] if turns and turns[0][0] == "user" else ""
+        messages: list[dict[str, Any]] = [
+            {"role": "system", "content": self.system},
+            {"role": "user", "content": opening},
+        ]
+        for (_, said), (_, heard) in zip(turns[0::2], turns[1::2], strict=False):
+            messages += exchange(said, heard)
+        text = reply_call(self.model, self.tokenizer, messages, self.max_new_tokens)
+        return text.strip() if text is not None else None

@@ -10,6 +10,7 @@ reader and the writer cannot drift apart, and this page is the map of a run::
       stress.{json,md,html}  stress-plots/  fidelity.{json,md}  human.{json,md,sqlite}
       predictivity.{json,md}
       view.html  compare.html  adaptive/adaptive.html  export-<format>.<suffix>  .sim2human.lock
+      checks.jsonl                           a trainer's collapse checks (``check_condition``)
       conditions/<condition>/seed-<k>/       one sub-run (``RunLayout.sub_run``)
         config.json  members.json  episodes.jsonl  metrics.jsonl  summary.json
         checkpoint.pt  sampler.jsonl  heldout_curve.jsonl
@@ -73,6 +74,9 @@ ADAPTIVE = "adaptive"
 """The folder of the adaptive-ensemble plots and ``adaptive.html``."""
 ADAPTIVE_HTML = "adaptive.html"
 LOCK_FILE = ".sim2human.lock"
+CHECKS_LOG = "checks.jsonl"
+"""A trainer's collapse checks (``integrations.collapse_callback``): per check its step, the
+numbers it logged and its verdict; each check's evaluation is ``conditions/step-<N>/seed-0/``."""
 
 # The folders.
 CONDITIONS = "conditions"
@@ -110,6 +114,7 @@ FILES = (
     COMPARE_HTML,
     ADAPTIVE_HTML,
     LOCK_FILE,
+    CHECKS_LOG,
 )
 """Every fixed file name above (the test that no other module spells one reads this)."""
 
@@ -129,6 +134,12 @@ def probe_updates(sub_run: Path) -> list[tuple[int, Path]]:
     folder = sub_run / PROBE_CHECKPOINTS
     found = [(m, p) for p in folder.glob("update-*.pt") if (m := _PROBE.fullmatch(p.name))]
     return sorted((int(m.group(1)), p) for m, p in found)
+
+
+def check_condition(step: int) -> str:
+    """``step-<NNNNNN>``: the condition a collapse check at training step ``step`` is stored as
+    (zero-padded, so conditions list in step order)."""
+    return f"step-{step:06d}"
 
 
 def seed_dir(seed: int) -> str:
