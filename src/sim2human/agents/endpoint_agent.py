@@ -14,10 +14,10 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 from sim2human.agents.llm import LLMAgent, Mode
 from sim2human.llm.client import ChatClient, EndpointConfig
+from sim2human.redact import public_url
 from sim2human.scenarios.base import Scenario
 
 
@@ -63,7 +63,7 @@ class EndpointAgent:
         prompt = self.system_prompt
         return {
             "model": self.model,
-            "base_url": without_credentials(self.base_url),
+            "base_url": public_url(self.base_url),
             "system_prompt_sha256": None
             if prompt is None
             else hashlib.sha256(prompt.encode("utf-8")).hexdigest()[:16],
@@ -72,9 +72,3 @@ class EndpointAgent:
             "record_by": self.record_by,
         }
 
-
-def without_credentials(url: str) -> str:
-    """``url`` without a user or password (``https://u:key@host/v1`` -> ``https://host/v1``)."""
-    parts = urlsplit(url)
-    host = parts.netloc.rsplit("@", 1)[-1]
-    return urlunsplit(parts._replace(netloc=host))
