@@ -14,7 +14,7 @@ import torch
 from sim2human.agents.lm_models import tiny
 from sim2human.agents.lm_policy import LMPolicy, Trace
 from sim2human.scenarios.catalog import get_scenario
-from sim2human.train.grpo import group_advantages, grpo_loss, kl_k3, padded
+from sim2human.train.grpo import group_advantages, grpo_loss, kl_k3, padded, token_logprobs
 from sim2human.types import ToolCall, Turn
 
 
@@ -134,3 +134,39 @@ def test_the_warm_start_says_every_phrasing_none_privileged() -> None:
     assert max(counts) < 2 * np.mean(counts)  # the frozen simulator's favourite is not favoured
     assert all(e.record_source == "submitted" for e in calls)
     assert np.mean([e.gold.score for e in calls]) > 0.7  # it records what it heard, and submits
+
+
+def test_own_token_log_probs_are_the_full_ones_there_and_zero_elsewhere(policy: LMPolicy) -> None:
+    """Only the agent's tokens go through the output layer (memory: a 49k-token head over every
+    position is gigabytes), with the same values and gradients as the whole computation."""
+    model = policy.model
+    torch.manual_seed(0)
+    ids = torch.randint(0, 200, (3, 40))
+    attn = torch.ones_like(ids)
+    attn[2, 30:] = 0
+    where = (torch.rand(3, 39) > 0.6).float()
+    full = token_logprobs(model, ids, attn)
+    part = token_logprobs(model, ids, attn, where)
+    assert torch.equal(part[where == 0], torch.zeros(int((where == 0).sum())))
+    assert torch.allclose(part[where != 0], full[where != 0], atol=1e-6)
+    (g_full,) = torch.autograd.grad((full * where).sum(), [model.lm_head.weight])
+    (g_part,) = torch.autograd.grad(part.sum(), [model.lm_head.weight])
+    assert torch.allclose(g_full, g_part, atol=1e-5)
+
+
+def test_a_model_that_changes_its_logits_after_the_head_is_computed_whole(
+    policy: LMPolicy, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    model = policy.model
+    monkeypatch.setattr(model.config, "final_logit_softcapping", 30.0, raising=False)
+    seen: list[str] = []
+    real = model.get_decoder
+
+    def spy() -> Any:
+        seen.append("decoder")
+        return real()
+
+    monkeypatch.setattr(model, "get_decoder", spy)
+    ids = torch.randint(0, 200, (1, 12))
+    token_logprobs(model, ids, torch.ones_like(ids), torch.ones((1, 11)))
+    assert seen == []  # never split into body and head

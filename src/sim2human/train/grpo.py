@@ -90,10 +90,42 @@ def padded(traces: Sequence[Trace], pad: int) -> tuple[torch.Tensor, torch.Tenso
     return ids, attn, own
 
 
-def token_logprobs(model: Any, ids: torch.Tensor, attn: torch.Tensor) -> torch.Tensor:
-    """log p(token t | tokens < t) for t >= 1: shape (batch, length - 1)."""
-    logits = model(input_ids=ids, attention_mask=attn).logits[:, :-1, :].float()
-    return torch.log_softmax(logits, -1).gather(-1, ids[:, 1:].unsqueeze(-1)).squeeze(-1)
+def token_logprobs(
+    model: Any, ids: torch.Tensor, attn: torch.Tensor, where: torch.Tensor | None = None
+) -> torch.Tensor:
+    """log p(token t | tokens < t) for t >= 1: shape (batch, length - 1).
+
+    With ``where`` (that shape; the agent's own tokens), only those positions go through the
+    output layer and the rest are 0: the vocabulary-wide logits of every position are what
+    memory goes on (SmolLM2's 49,152-token head over 16 calls of 1,500 tokens is 4.7 GB a copy,
+    and a backward pass keeps several; the agent's tokens are a fifth of a call). A model whose
+    forward changes its logits after the head (a soft cap, a scale) is computed whole."""
+    parts = _decoder_and_head(model) if where is not None else None
+    if parts is None or where is None:
+        logits = model(input_ids=ids, attention_mask=attn).logits[:, :-1, :].float()
+        out = torch.log_softmax(logits, -1).gather(-1, ids[:, 1:].unsqueeze(-1)).squeeze(-1)
+        return out if where is None else out * (where != 0)
+    decoder, head = parts
+    hidden = decoder(input_ids=ids, attention_mask=attn).last_hidden_state[:, :-1, :]
+    chosen = where != 0
+    logits = head(hidden[chosen]).float()
+    picked = torch.log_softmax(logits, -1).gather(-1, ids[:, 1:][chosen].unsqueeze(-1))
+    zeros = torch.zeros(chosen.shape, dtype=picked.dtype, device=picked.device)
+    return zeros.masked_scatter(chosen, picked.squeeze(-1))
+
+
+def _decoder_and_head(model: Any) -> tuple[Any, Any] | None:
+    """(the transformer body, the output layer) of a causal LM whose logits are the head's
+    output unchanged; None when that cannot be known."""
+    config = getattr(model, "config", None)
+    if any(getattr(config, k, None) for k in ("final_logit_softcapping", "logit_scale")):
+        return None
+    get_decoder = getattr(model, "get_decoder", None)
+    decoder = get_decoder() if callable(get_decoder) else None
+    head = model.get_output_embeddings() if hasattr(model, "get_output_embeddings") else None
+    if decoder is None or head is None or decoder is model:
+        return None
+    return decoder, head
 
 
 def kl_k3(logp: torch.Tensor, ref_logp: torch.Tensor) -> torch.Tensor:
@@ -118,14 +150,14 @@ def grpo_loss(
     device = next(model.parameters()).device
     ids, attn, own = ids.to(device), attn.to(device), own.to(device)
     mask = own[:, 1:]
-    logp = token_logprobs(model, ids, attn)
+    logp = token_logprobs(model, ids, attn, mask)
     adv = torch.tensor(advantages, dtype=torch.float32, device=device).unsqueeze(1)
     # exp(logp - logp.detach()) is 1 with logp's gradient: the on-policy ratio, written as PPO's
     loss = -(torch.exp(logp - logp.detach()) * adv * mask).sum()
     kl_sum = 0.0
     if ref is not None:
         with torch.no_grad():
-            ref_logp = token_logprobs(ref, ids, attn)
+            ref_logp = token_logprobs(ref, ids, attn, mask)
         kl = kl_k3(logp, ref_logp) * mask
         kl_sum = float(kl.detach().sum())
         if beta > 0:

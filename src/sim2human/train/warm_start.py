@@ -161,7 +161,8 @@ def fine_tune(
             part = [traces[int(k)] for k in order[i : i + cfg.batch]]
             ids, attn, own = (x.to(device) for x in padded(part, policy.pad))
             mask = own[:, 1:]
-            loss = -(token_logprobs(policy.model, ids, attn) * mask).sum() / mask.sum().clamp(min=1)
+            logp = token_logprobs(policy.model, ids, attn, mask)
+            loss = -(logp * mask).sum() / mask.sum().clamp(min=1)
             optim.zero_grad(set_to_none=True)
             loss.backward()  # type: ignore[no-untyped-call]
             torch.nn.utils.clip_grad_norm_(params, 1.0)
