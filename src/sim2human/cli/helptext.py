@@ -32,10 +32,16 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         "sim2human diagnose runs/quick --condition frozen --fail-on-collapse",
         "sim2human diagnose runs/quick --json",
     ),
-    "stress": ("sim2human stress runs/quick --episodes-per-member 1 --no-search",),
+    "stress": (
+        "sim2human stress runs/quick --episodes-per-member 1 --no-search",
+        "sim2human stress runs/quick --conditions scripted,llm "
+        "--llm-base-url http://127.0.0.1:8080/v1 --llm-model my-agent  # an endpoint agent",
+    ),
     "eval-agent": (
         "sim2human eval-agent examples/collapse.yaml --base-url http://127.0.0.1:8080/v1 "
         "--model my-agent --episodes 1",
+        "sim2human eval-agent examples/support.yaml --base-url http://127.0.0.1:8080/v1 "
+        "--model my-agent --sample 20 --label v2 --out runs/v2  # 20 real callers",
     ),
     "fidelity": ("sim2human fidelity runs/quick",),
     "predictivity": ("sim2human predictivity runs/quick --probes 3",),
@@ -48,8 +54,16 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "model serve": ("sim2human model serve --port 8790",),
     "model bench": ("sim2human model bench --parallel 4",),
     "human": ("sim2human human serve runs/quick --port 8765",),
-    "human serve": ("SIM2HUMAN_ADMIN_TOKEN=secret sim2human human serve runs/quick --port 8765",),
-    "human play": ("sim2human human play runs/quick --agent scripted",),
+    "human serve": (
+        "SIM2HUMAN_ADMIN_TOKEN=secret sim2human human serve runs/quick --port 8765",
+        "SIM2HUMAN_ADMIN_TOKEN=secret sim2human human serve runs/quick --llm-base-url "
+        "http://127.0.0.1:8080/v1 --llm-model my-agent --llm-system-prompt prompt.txt",
+    ),
+    "human play": (
+        "sim2human human play runs/quick --agent scripted",
+        "sim2human human play runs/quick --agent llm --llm-base-url http://127.0.0.1:8080/v1 "
+        "--llm-model my-agent",
+    ),
     "human export": ("sim2human human export runs/quick/human.sqlite --out runs/people",),
     "human compare": ("sim2human human compare runs/quick",),
     "scenario": ("sim2human scenario new hotel --out scenarios",),
