@@ -40,6 +40,19 @@ from sim2human.scenarios.core import (
 )
 from sim2human.scenarios.slots import AgentIntent, SlotScenario, SlotState, SlotUsers
 
+CORE_MEMBERS = (
+    "acts",
+    "voice",
+    "sample_profile",
+    "initial_state",
+    "hear_user",
+    "hear_agent",
+    "observe",
+    "ending",
+    "record",
+    "grade",
+)
+"""What every scenario has (``core.Scenario``'s members; its ``name`` is whatever refers to it)."""
 SLOT_MEMBERS = ("fields", "empty_record", "extract", "signals", "interpret", "render_act", "say")
 """What makes a scenario a slot-filling one (``slots.SlotScenario``'s members past the core)."""
 

@@ -38,26 +38,16 @@ from typing import Any, cast
 
 from sim2human.errors import UsageError
 from sim2human.scenarios.base import Scenario
+from sim2human.scenarios.capabilities import CORE_MEMBERS
 from sim2human.scenarios.file_load import load_scenario_file
 
 GROUP = "sim2human.scenarios"
 """The entry-point group of packaged scenarios (``[project.entry-points."sim2human.scenarios"]``,
 ``name = "package.module:Class"``)."""
-MEMBERS = (
-    "acts",
-    "voice",
-    "sample_profile",
-    "initial_state",
-    "hear_user",
-    "hear_agent",
-    "observe",
-    "ending",
-    "record",
-    "grade",
-)
+MEMBERS = CORE_MEMBERS
 """What a Python scenario must have to be played: the core's members (``scenarios.core.Scenario``;
 its ``name`` is the reference). Whatever else a consumer needs is an optional capability with a
-default (``scenarios.capabilities``)."""
+default or a one-line refusal (``scenarios.capabilities``)."""
 
 SCENARIO_PATH_ENV = "SIM2HUMAN_SCENARIO_PATH"
 """The folders (``os.pathsep``-separated) a ``module:Name`` may be imported from besides the
