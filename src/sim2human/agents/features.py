@@ -31,12 +31,12 @@ TURN_FEATURES = 2
 
 class Featuriser:
     def __init__(self, scenario: Scenario[Any]) -> None:
-        kit = slot_kit(scenario)
-        self.own: FeaturisesViews | None = None
-        if kit is None or isinstance(scenario, FeaturisesViews):
-            self.own = view_numbers(scenario)
+        self.own: FeaturisesViews | None = view_numbers(scenario)
+        if self.own is not None:
             self.size = self.own.view_size + TURN_FEATURES
             return
+        kit = slot_kit(scenario)
+        assert kit is not None  # view_numbers describes every scenario off the slot kit
         self.fields = kit.fields
         self.index = {f: i for i, f in enumerate(self.fields)}
         nf = len(self.fields)

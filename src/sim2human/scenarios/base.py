@@ -1,13 +1,11 @@
-"""The Scenario seam as simulators and agents use it today: a slot-filling scenario.
+"""The slot kit's protocol under the name most of the house still types scenarios with.
 
 The core every scenario implements is ``scenarios.core.Scenario`` (state, ends, gold as a
-score); ``scenarios.slots`` is the kit that implements it for slot filling. The simulators and
-the act-level agents still read slot members (``extract``, ``say``, ``interpret``, ``fields``),
-so ``Scenario`` here names the kit's protocol. A scenario of another shape (negotiation) reaches
-them through the core's optional members, each checked first: its users' moves
-(``SuppliesMoves``, which the kit supplies too), its act wording (``RendersActs``, through
-``say_act`` here), its featuriser (``FeaturisesViews``) and its reference rule
-(``agents.scripted``).
+score); ``scenarios.slots`` is the kit that implements it for slot filling, and ``Scenario``
+here is the kit's protocol (``SlotScenario``), which the simulators and act-level agents are
+typed on. A scenario of another shape is not a ``SlotScenario``: what those consumers need of
+it beyond the core is read through ``scenarios.capabilities``, each capability with a default
+or a one-line refusal (its users' moves, its act wording, its featuriser, its courtesy).
 """
 
 from __future__ import annotations

@@ -126,12 +126,14 @@ def act_wording(scenario: object) -> Callable[[Act, View], str]:
     return slot_words
 
 
-def view_numbers(scenario: Scenario[Any]) -> FeaturisesViews:
-    """``scenario``'s view as numbers for the policy network: its own ``featurise``, else
-    ``ViewNumbers`` over the view it shows at the start of a call (the slot kit's featuriser
-    is the agents', ``agents.features``)."""
+def view_numbers(scenario: Scenario[Any]) -> FeaturisesViews | None:
+    """``scenario``'s view as numbers for the policy network: its own ``featurise``; None for a
+    slot-filling one without (the kit's featuriser is the agents', ``agents.features``); else
+    ``ViewNumbers`` over the view it shows at the start of a call."""
     if isinstance(scenario, FeaturisesViews):
         return scenario
+    if is_slot_kit(scenario):
+        return None
     try:
         profile = scenario.sample_profile(np.random.default_rng(0))
         start = scenario.observe(scenario.initial_state(profile))
