@@ -7,7 +7,8 @@ soon as a user garbles, evades or goes quiet. Act-independent, so it is the same
 inventory.
 
 A scenario of another shape describes its own view (``scenarios.core.FeaturisesViews``: a
-negotiation's offer on the table, own brief, what the camper said); the featuriser adds the
+negotiation's offer on the table, own brief, what the camper said), or its dataclass view is
+described field by field (``scenarios.capabilities.ViewNumbers``); the featuriser adds the
 turn share. A slot scenario whose fields apply only to some callers (``slots.AppliesFields``)
 gets one more block: which fields apply given what is recorded, and "all filled" counts those.
 """
@@ -15,12 +16,13 @@ gets one more block: which fields apply given what is recorded, and "all filled"
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
 from sim2human.agents.base import Observation
-from sim2human.scenarios.base import Scenario
-from sim2human.scenarios.core import FeaturisesViews
+from sim2human.scenarios.capabilities import slot_kit, view_numbers
+from sim2human.scenarios.core import FeaturisesViews, Scenario
 from sim2human.scenarios.slots import conditional
 
 TURN_FEATURES = 2
@@ -28,12 +30,14 @@ TURN_FEATURES = 2
 
 
 class Featuriser:
-    def __init__(self, scenario: Scenario) -> None:
-        self.own = scenario if isinstance(scenario, FeaturisesViews) else None
+    def __init__(self, scenario: Scenario[Any]) -> None:
+        self.own: FeaturisesViews | None = view_numbers(scenario)
         if self.own is not None:
             self.size = self.own.view_size + TURN_FEATURES
             return
-        self.fields = scenario.fields
+        kit = slot_kit(scenario)
+        assert kit is not None  # view_numbers describes every scenario off the slot kit
+        self.fields = kit.fields
         self.index = {f: i for i, f in enumerate(self.fields)}
         nf = len(self.fields)
         self.size = 3 * nf + (nf + 1) + 4 + 5

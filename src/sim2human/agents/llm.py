@@ -39,6 +39,7 @@ from sim2human.agents.base import AgentTurn, Observation
 from sim2human.agents.tool_messages import Message, chat_messages, tool_turn
 from sim2human.errors import UsageError
 from sim2human.llm.client import ChatClient, ChatResult
+from sim2human.scenarios import capabilities
 from sim2human.scenarios.base import Scenario
 from sim2human.scenarios.tools import (
     Desk,
@@ -205,7 +206,7 @@ def how_to_record(scenario: Scenario, mode: Mode) -> str:
             "record is complete: only what you submit counts."
         )
     if mode == "summary":
-        fields = ", ".join(f'"{f}"' for f in getattr(scenario, "fields", ()))
+        fields = ", ".join(f'"{f}"' for f in capabilities.fields(scenario))
         return (
             " When you have everything, end your reply with the record as one JSON object "
             f'with the keys {fields} (for example {{"field": "value"}}): only that '

@@ -18,6 +18,7 @@ from typing import Protocol, runtime_checkable
 from sim2human.agents.base import Agent, AgentTurn, Observation
 from sim2human.errors import UsageError
 from sim2human.scenarios.base import Act, Scenario, say_act
+from sim2human.scenarios.capabilities import Lacks, slot_kit
 from sim2human.scenarios.core import View
 from sim2human.scenarios.slots import conditional
 
@@ -97,12 +98,20 @@ class ChoosesReferenceActs(Protocol):
 
 def reference_agent(scenario: object) -> Agent:
     """The scenario's reference agent: its own if it supplies one, its rule's if it supplies
-    a rule, else the scripted agent."""
+    a rule, else the scripted agent (slot filling); a scenario of another shape with neither
+    is refused in one line."""
     if isinstance(scenario, HasReferenceAgent):
         return scenario.reference_agent()
     if isinstance(scenario, ChoosesReferenceActs):
         return RuleAgent(scenario)
-    return ScriptedAgent(scenario)  # type: ignore[arg-type]
+    if (kit := slot_kit(scenario)) is not None:
+        return ScriptedAgent(kit)
+    raise Lacks(
+        scenario,
+        "reference agent",
+        "give it reference_act(view, turn, max_turns) -> act id, or reference_agent() "
+        "(sim2human.agents.scripted.ChoosesReferenceActs, HasReferenceAgent)",
+    )
 
 
 class RuleAgent:
@@ -119,7 +128,7 @@ class RuleAgent:
 
     def _one(self, obs: Observation) -> AgentTurn:
         act = self.by_id[self.scenario.reference_act(obs.view, obs.turn, obs.max_turns)]
-        text = say_act(self.scenario, act, obs.view)  # type: ignore[arg-type]
+        text = say_act(self.scenario, act, obs.view)
         return AgentTurn(text=text, act=act.id, field=act.field)
 
 

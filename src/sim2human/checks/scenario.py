@@ -12,11 +12,12 @@ import copy
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
-from typing import Any, cast, get_args
+from typing import Any, TypeGuard, get_args
 
 import numpy as np
 
 from sim2human.checks.report import CheckReport, expect
+from sim2human.scenarios.capabilities import CORE_MEMBERS, SLOT_MEMBERS, is_slot_kit
 from sim2human.scenarios.core import Act, ActKind
 from sim2human.scenarios.core import Scenario as CoreScenario
 from sim2human.scenarios.slots import AgentIntent, SlotScenario, UserSignals, applicable_fields
@@ -28,20 +29,8 @@ PROFILES = 8
 """Profiles (seeds) each check draws: enough to meet every field's values, small enough to run
 in a second."""
 
-CORE = (
-    "name",
-    "acts",
-    "voice",
-    "sample_profile",
-    "initial_state",
-    "hear_user",
-    "hear_agent",
-    "observe",
-    "ending",
-    "record",
-    "grade",
-)
-SLOT = ("fields", "empty_record", "extract", "signals", "interpret", "render_act", "say")
+CORE = ("name", *CORE_MEMBERS)
+SLOT = SLOT_MEMBERS
 
 Core = CoreScenario[Any]
 Check = Callable[[Any], str | None]
@@ -77,9 +66,9 @@ def check_scenario(scenario: Core) -> CheckReport:
     return report
 
 
-def is_slot(scenario: object) -> bool:
+def is_slot(scenario: object) -> TypeGuard[SlotScenario]:
     """Whether ``scenario`` has the slot kit's members (so the kit's checks apply)."""
-    return all(hasattr(scenario, m) for m in SLOT)
+    return is_slot_kit(scenario)
 
 
 @dataclass(frozen=True)
@@ -129,8 +118,7 @@ def _profiles(s: Core) -> str | None:
 def _said(s: Core, act: Act) -> Move:
     """``act`` as an agent says it (rendered, on a scenario that renders its acts)."""
     if is_slot(s):
-        slots = cast(SlotScenario, s)
-        return Move(slots.render_act(act, None, slots.empty_record()), act.id, act.field)
+        return Move(s.render_act(act, None, s.empty_record()), act.id, act.field)
     return Move(act.text, act.id, act.field)
 
 
@@ -141,9 +129,7 @@ def _steps(s: Core, profile: Profile, seed: int) -> list[Callable[[Any], Any]]:
     for act in s.acts:
         steps.append(partial(_agent_says, s, act))
         if act.field is not None and act.field in profile and is_slot(s):
-            said = cast(SlotScenario, s).say(
-                act.field, profile[act.field], 1.0, np.random.default_rng(seed)
-            )
+            said = s.say(act.field, profile[act.field], 1.0, np.random.default_rng(seed))
             steps.append(partial(_user_says, s, said))
     return steps
 

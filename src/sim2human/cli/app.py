@@ -15,6 +15,7 @@ from rich.markup import escape
 
 from sim2human import __version__
 from sim2human.cli import eval_agent as cli_eval_agent
+from sim2human.cli import options
 from sim2human.cli.check import check
 from sim2human.cli.diagnose import diagnose
 from sim2human.cli.export import export
@@ -296,6 +297,7 @@ def study(
     as_json: JsonOpt = False,
     quiet: QuietOpt = False,
     log_to: LogToOpt = None,
+    scenario_path: options.ScenarioPathOpt = None,
 ) -> None:
     """Run a study: every condition x seed trained, evaluated on held-out simulators, tabulated."""
     choice = Choice(executor, address)

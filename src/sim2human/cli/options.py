@@ -67,7 +67,8 @@ ScenarioPathOpt = Annotated[
     ),
 ]
 """The readers' ``--scenario-path`` (``view``, ``compare``, ``report``, ``diagnose``,
-``export``, ``fidelity``, ``stress``, ``predictivity``)."""
+``export``, ``fidelity``, ``stress``, ``predictivity``), and ``study``'s (a module kept beside
+the code it serves rather than beside the study file)."""
 SeedsOpt = Annotated[
     str | None,
     typer.Option(

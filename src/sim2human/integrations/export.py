@@ -222,6 +222,15 @@ def _rows(fmt: str, limited: Sequence[tuple[Episode, int]], system: str | None) 
         yield chat_row(e, system) if fmt == "openai-chat" else art_row(e)
 
 
+class _StoredUser:
+    """The user of a stored call, replayed: its lines are the stored ones (``conv.hear``) and the
+    reward is the stored proxy, so it has nothing to feel when an agent's turn ends the call (a
+    sale, an accepted deal)."""
+
+    def satisfaction(self) -> float:
+        return 0.0
+
+
 def transitions(
     episodes: Sequence[tuple[Episode, int]], scenario: Scenario
 ) -> dict[str, np.ndarray]:
@@ -241,7 +250,7 @@ def transitions(
                 "turn; export free-text agents as openai-chat)"
             )
         job = Job(cast(Any, None), e.seed, e.split, e.condition, e.phase, e.step)
-        conv = Conversation(job, scenario, cast(Any, None), e.profile, limit)
+        conv = Conversation(job, scenario, cast(Any, _StoredUser()), e.profile, limit)
         turns, i, seen = e.turns, 0, 0
         while i < len(turns):
             t = turns[i]

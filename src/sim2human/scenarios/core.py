@@ -55,8 +55,9 @@ Which gold number a study's tables lead with is the scenario's to say (``Declare
 scenario does not say). Negotiation declares ``"score"`` (its points, normalised); a slot-filling
 scenario's score is its success, so it needs to declare nothing.
 
-Optional members let the generic pieces play a scenario of any shape (each checked with
-``isinstance``; the slot kit supplies or needs none of them): ``SuppliesMoves`` (the user's
+Optional members let the generic pieces play a scenario of any shape (each read, with its
+default or its one-line refusal, in ``scenarios.capabilities``; the slot kit supplies or needs
+none of them): ``SuppliesMoves`` (the user's
 moves and progress, for the persona; off the slot kit, the ``llm`` user's satisfaction is built
 on the same progress),
 ``BriefsLLMUsers`` (what an ``llm`` user is told of its profile), ``RendersActs`` (an act's

@@ -38,13 +38,16 @@ from typing import Any, cast
 
 from sim2human.errors import UsageError
 from sim2human.scenarios.base import Scenario
+from sim2human.scenarios.capabilities import CORE_MEMBERS
 from sim2human.scenarios.file_load import load_scenario_file
 
 GROUP = "sim2human.scenarios"
 """The entry-point group of packaged scenarios (``[project.entry-points."sim2human.scenarios"]``,
 ``name = "package.module:Class"``)."""
-MEMBERS = ("sample_profile", "grade", "acts", "voice", "fields", "extract", "interpret", "say")
-"""What a Python scenario must have to be played (the slot kit's ``SlotScenario``)."""
+MEMBERS = CORE_MEMBERS
+"""What a Python scenario must have to be played: the core's members (``scenarios.core.Scenario``;
+its ``name`` is the reference). Whatever else a consumer needs is an optional capability with a
+default or a one-line refusal (``scenarios.capabilities``)."""
 
 SCENARIO_PATH_ENV = "SIM2HUMAN_SCENARIO_PATH"
 """The folders (``os.pathsep``-separated) a ``module:Name`` may be imported from besides the
@@ -215,7 +218,8 @@ def _scenario_class(obj: object, ref: str) -> type[Any]:
     if missing := [m for m in MEMBERS if not hasattr(obj, m)]:
         raise UsageError(
             f"scenario {ref!r}: {obj.__name__} is not a scenario class (it has no "
-            f"{', '.join(missing)}; subclass sim2human.scenarios.slots.SlotFilling)"
+            f"{', '.join(missing)}; implement sim2human.scenarios.core.Scenario, or subclass "
+            "sim2human.scenarios.slots.SlotFilling for slot filling)"
         )
     return obj
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from sim2human.scenarios.base import Scenario
+from sim2human.scenarios.capabilities import SLOT_MEMBERS, is_slot_kit
 from sim2human.scenarios.catalog import get_scenario
 from sim2human.scenarios.core import BriefsLLMUsers, SuppliesMoves
 from sim2human.scenarios.slots import applicable_fields, corrects, keep_answers
@@ -29,9 +30,6 @@ from sim2human.scenarios.voice import RolePlay
 from sim2human.simulators.llm_prompts import slot_hint
 from sim2human.simulators.persona import PersonaSimulator
 from sim2human.types import Profile, Record
-
-SLOT_MEMBERS = ("fields", "empty_record", "extract", "signals", "interpret")
-"""What ``SlotReading`` reads a scenario with."""
 
 
 def refuse_llm_users(name: str) -> None:
@@ -45,7 +43,7 @@ def unsupported(scenario: object) -> str | None:
     voice = getattr(scenario, "voice", None)
     if voice is None or voice.role_play is None:
         return "it has no voice for llm users (voice.role_play)"
-    if isinstance(scenario, SuppliesMoves) and not _on_slot_kit(scenario):
+    if isinstance(scenario, SuppliesMoves) and not is_slot_kit(scenario):
         if not isinstance(scenario, BriefsLLMUsers):
             return "it does not say what they are told (user_side and user_hint)"
         if not hasattr(scenario, "interpret"):
@@ -58,11 +56,6 @@ def unsupported(scenario: object) -> str | None:
             "(user_moves and progress_of)"
         )
     return None
-
-
-def _on_slot_kit(scenario: object) -> bool:
-    """Whether ``scenario`` has every member ``SlotReading`` reads it with."""
-    return all(hasattr(scenario, m) for m in SLOT_MEMBERS)
 
 
 @dataclass(frozen=True)
@@ -164,6 +157,6 @@ Reading = SlotReading | CoreReading
 
 def reading(scenario: Scenario, rp: RolePlay, profile: Profile) -> Reading:
     """The reading ``scenario`` gives its ``llm`` users (see the module docstring)."""
-    if isinstance(scenario, SuppliesMoves) and not _on_slot_kit(scenario):
+    if isinstance(scenario, SuppliesMoves) and not is_slot_kit(scenario):
         return CoreReading(scenario, profile)
     return SlotReading(scenario, rp, profile)

@@ -23,15 +23,16 @@ from __future__ import annotations
 
 import zlib
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
 from sim2human import seeding
 from sim2human.perturb import NoiseStream
-from sim2human.scenarios.base import AgentIntent, Scenario
-from sim2human.scenarios.core import Progress, SuppliesMoves, UserMove, UserMoves
+from sim2human.scenarios import capabilities
+from sim2human.scenarios.core import Progress, Scenario, SuppliesMoves, UserMove, UserMoves
 from sim2human.scenarios.slot_caller import progress as slot_progress
-from sim2human.scenarios.slots import SlotUsers
+from sim2human.scenarios.slots import AgentIntent
 from sim2human.simulators.base import SimulatorSpec, UserTurn
 from sim2human.simulators.manner import Manner
 from sim2human.types import Episode, Profile
@@ -71,7 +72,7 @@ class _Call:
 
 
 class PersonaSimulator:
-    def __init__(self, spec: SimulatorSpec, scenario: Scenario) -> None:
+    def __init__(self, spec: SimulatorSpec, scenario: Scenario[Any]) -> None:
         self.spec = spec
         self.scenario = scenario
         self.lines = scenario.voice.user
@@ -80,9 +81,8 @@ class PersonaSimulator:
         self._liked = tuple(p.lower() for p in q.over_rewarded)
         self._disliked = tuple(p.lower() for p in q.disliked)
         self._trigger = q.trigger.lower() if q.trigger else None
-        self._moves: SuppliesMoves = (
-            scenario if isinstance(scenario, SuppliesMoves) else SlotUsers(scenario)
-        )
+        self._moves: SuppliesMoves = capabilities.user_moves(scenario)
+        self._interpret = capabilities.courtesy(scenario)
 
     @property
     def call(self) -> _Call:
@@ -139,7 +139,7 @@ class PersonaSimulator:
         """What any agent turn does to this user (its manner, its tastes); how it reads it."""
         c = self.call
         c.agent_texts.append(agent_text)
-        intent = self.scenario.interpret(agent_text)
+        intent = self._interpret(agent_text)
         c.manner = c.manner.then(intent)
         lowered = agent_text.lower()
         c.taste += sum(p in lowered for p in self._liked)
@@ -171,7 +171,7 @@ class PersonaSimulator:
         )
         taste = sum(p in a.lower() for a in agent for p in self._liked)
         taste -= sum(p in a.lower() for a in agent for p in self._disliked)
-        manner = Manner.of(self.scenario.interpret(a) for a in agent)
+        manner = Manner.of(self._interpret(a) for a in agent)
         progress = self._moves.progress_of(episode.profile, episode.record)
         dropped = episode.gold.dropped
         return self._score(manner, progress, confusions, taste, triggered_at, dropped)
@@ -189,7 +189,7 @@ class PersonaSimulator:
         ``across``: the slot fields that got across, of ``n_fields`` that apply to the caller,
         default all; ``progress``: the scenario's progress measure, which then stands for
         them)."""
-        manner = Manner.of(self.scenario.interpret(a) for a in agent_texts)
+        manner = Manner.of(self._interpret(a) for a in agent_texts)
         if progress is not None:
             return self._score(manner, progress, confusions, 0, None, dropped)
         return self.score_manner(manner, across, confusions, dropped, n_fields)
@@ -204,7 +204,7 @@ class PersonaSimulator:
     ) -> float:
         """The rule, without taste or trigger, for a slot call whose manner is kept turn by
         turn (``across`` of ``n_fields``, as in ``score_texts``)."""
-        n = len(self.scenario.fields) if n_fields is None else n_fields
+        n = len(capabilities.fields(self.scenario)) if n_fields is None else n_fields
         return self._score(manner, slot_progress(len(across), n), confusions, 0, None, dropped)
 
     def _score(

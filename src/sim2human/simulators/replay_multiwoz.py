@@ -26,6 +26,7 @@ import numpy as np
 
 from sim2human.corpora import multiwoz
 from sim2human.errors import UsageError
+from sim2human.scenarios import capabilities
 from sim2human.scenarios.base import Scenario
 from sim2human.scenarios.catalog import get_scenario
 from sim2human.scenarios.slots import applicable_fields
@@ -149,7 +150,7 @@ def _holds(values: Mapping[str, str]) -> bool:
 def wrong_task(scenario: Scenario) -> str | None:
     """Why MultiWOZ's bookings are not ``scenario``'s task (it needs ``support``'s fields), or
     None."""
-    fields = getattr(scenario, "fields", ())  # a scenario off the slot kit has none
+    fields = capabilities.fields(scenario)  # a scenario off the slot kit has none
     if missing_fields := [s for s in FIELDS if s not in fields]:
         return (
             "MultiWOZ replay members play a restaurant, hotel or train booking with the fields "

@@ -214,6 +214,7 @@ class RestyledPersona(PersonaSimulator):
 
     def __init__(self, spec: SimulatorSpec, scenario: Scenario, voice: Voice) -> None:
         super().__init__(spec, scenario)
+        self.kit = scenario
         self.voice = voice
         self._plain_lines = self.lines
         self._words = np.random.default_rng(spec.seed)
@@ -224,7 +225,7 @@ class RestyledPersona(PersonaSimulator):
         self._words = seeding.stream(self.spec.seed, "restyle", state)
         plain = self._plain_lines
         said = {
-            name: self.voice.restyle(getattr(plain, name), None, self._words, self.scenario)
+            name: self.voice.restyle(getattr(plain, name), None, self._words, self.kit)
             for name in SINGLE_LINES
         }
         self.lines = replace(plain, **said)  # type: ignore[arg-type]  # str fields only
@@ -234,7 +235,7 @@ class RestyledPersona(PersonaSimulator):
         if not isinstance(self._moves, (SlotFilling, SlotUsers)):  # its own moves: said as is
             return super()._user_moves(profile, rng)
         self._caller = RestyledCaller(
-            self.scenario,
+            self.kit,
             profile,
             self.spec.traits,
             rng,

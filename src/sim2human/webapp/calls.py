@@ -21,6 +21,7 @@ from sim2human.agents.base import AgentTurn
 from sim2human.errors import EndpointError
 from sim2human.redact import redact
 from sim2human.rollout.conversation import Conversation, Job
+from sim2human.scenarios import capabilities
 from sim2human.scenarios.base import Scenario
 from sim2human.simulators.base import UserTurn
 from sim2human.simulators.human import HumanSimulator, human_spec, rating_to_proxy
@@ -58,6 +59,7 @@ class Calls:
         self.store = store
         self.pool = pool
         self.scenario = pool.scenario
+        self._courtesy = capabilities.courtesy(self.scenario)
         self._live: dict[str, Live] = {}
         self._locks: dict[str, asyncio.Lock] = {}
 
@@ -69,6 +71,11 @@ class Calls:
         agent, agent_seed = self.pool.assign(self.store.agent_counts())
         seed = int(np.random.SeedSequence().generate_state(1)[0] >> 1)
         rng = seeding.stream(seed, "profile")  # the profile a job on this seed plays
+        if mode == "self" and capabilities.slot_kit(self.scenario) is None:
+            raise CallError(
+                f"this study's task ({self.scenario.name}) is played from a card only: "
+                "it has no fields for a person to answer as themselves"
+            )
         profile = self.scenario.sample_profile(rng) if mode == "card" else None
         return self.store.create(
             run=str(self.pool.run),
@@ -146,7 +153,7 @@ class Calls:
             conv.say(turn)
             new.append(StoredTurn("agent", turn.text, turn.act, turn.field, turn.tool_calls))
             live.last_agent = turn
-            if self.scenario.interpret(turn.text).close:
+            if self._courtesy(turn.text).close:
                 conv.termination = Termination.COMPLETED
         if not self.store.add_turns(s.id, seen, new):
             self._live.pop(s.id, None)

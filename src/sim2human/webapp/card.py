@@ -9,40 +9,67 @@ simulators.
 
 from __future__ import annotations
 
-from sim2human.scenarios.base import Scenario
-from sim2human.scenarios.slots import applicable_fields, conditional
+from typing import Any
+
+from sim2human.scenarios.capabilities import Lacks, slot_kit
+from sim2human.scenarios.core import BriefsLLMUsers, Scenario
+from sim2human.scenarios.slots import SlotScenario, applicable_fields, conditional
 from sim2human.scenarios.voice import CardWords, plain_value
 from sim2human.types import Profile, Record, Value
 
 
-def words(scenario: Scenario) -> CardWords:
+def words(scenario: Scenario[Any]) -> CardWords:
     """The scenario's card words, or plain ones from its field names."""
     return scenario.voice.card or CardWords(labels={}, show=lambda _f, v: plain_value(v))
 
 
-def label(scenario: Scenario, field: str) -> str:
+def label(scenario: Scenario[Any], field: str) -> str:
     return words(scenario).labels.get(field, field.replace("_", " ").capitalize())
 
 
-def plain(scenario: Scenario, field: str, value: Value | None) -> str:
+def plain(scenario: Scenario[Any], field: str, value: Value | None) -> str:
     """One value as a person would say it (empty while unknown)."""
     return "" if value is None else words(scenario).show(field, value)
 
 
-def card_lines(scenario: Scenario, profile: Profile) -> list[tuple[str, str]]:
-    """The card's lines: the fields that apply to ``profile`` (all, for most scenarios)."""
-    fields = applicable_fields(scenario, profile)
-    return [(label(scenario, f), plain(scenario, f, profile.get(f))) for f in fields]
+def card_lines(scenario: Scenario[Any], profile: Profile) -> list[tuple[str, str]]:
+    """The card's lines: the fields that apply to ``profile`` (all, for most slot scenarios).
+    Off the slot kit, what a person may see of the hidden profile is the scenario's to say (a
+    bidder's value, never the seller's cost): the keys its card words label, else what an
+    ``llm`` user is told (``BriefsLLMUsers``), else it has no card (one line)."""
+    if slot_kit(scenario) is not None:
+        shown = applicable_fields(scenario, profile)
+    elif (card := scenario.voice.card) is not None and card.labels:
+        shown = tuple(card.labels)
+    elif isinstance(scenario, BriefsLLMUsers):
+        return [(lab, said) for _, lab, said in scenario.user_side(profile).facts]
+    else:
+        raise Lacks(
+            scenario,
+            "card for a person",
+            "give its voice a CardWords whose labels name the profile keys a person may see "
+            "(sim2human.scenarios.voice.CardWords)",
+        )
+    return [(label(scenario, f), plain(scenario, f, profile.get(f))) for f in shown]
 
 
-def form_defaults(scenario: Scenario, record: Record) -> dict[str, str]:
-    return {f: plain(scenario, f, record.get(f)) for f in scenario.fields}
+def _kit(scenario: Scenario[Any]) -> SlotScenario:
+    """A person answers as themselves only where the card's boxes are fields to read back."""
+    kit = slot_kit(scenario)
+    if kit is None:
+        raise Lacks(scenario, "fields to confirm", "a person answers it from a card only")
+    return kit
 
 
-def read_card(scenario: Scenario, typed: dict[str, str]) -> tuple[Profile, dict[str, str]]:
+def form_defaults(scenario: Scenario[Any], record: Record) -> dict[str, str]:
+    return {f: plain(scenario, f, record.get(f)) for f in _kit(scenario).fields}
+
+
+def read_card(scenario: Scenario[Any], typed: dict[str, str]) -> tuple[Profile, dict[str, str]]:
     """(profile, problems): each box read by the extractor expecting that field; where some
     fields apply to some callers only, the boxes of fields that do not apply given the others
     are neither needed nor kept."""
+    scenario = _kit(scenario)
     profile: Profile = {}
     problems: dict[str, str] = {}
     if conditional(scenario) is not None:
@@ -63,7 +90,7 @@ def read_card(scenario: Scenario, typed: dict[str, str]) -> tuple[Profile, dict[
 
 
 def _read_boxes(
-    scenario: Scenario, typed: dict[str, str], fields: tuple[str, ...], *, required: bool
+    scenario: SlotScenario, typed: dict[str, str], fields: tuple[str, ...], *, required: bool
 ) -> tuple[Profile, dict[str, str]]:
     profile: Profile = {}
     problems: dict[str, str] = {}

@@ -11,6 +11,7 @@ import logging
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, Response
 
+from sim2human.scenarios.capabilities import fields
 from sim2human.store.call_records import Session
 from sim2human.webapp.calls import CallError
 from sim2human.webapp.card import card_lines, form_defaults, label
@@ -84,7 +85,7 @@ def confirm_page(
         title="Your details",
         step="4 · your details",
         token=token,
-        fields=[(f, label(app.calls.scenario, f)) for f in app.calls.scenario.fields],
+        fields=[(f, label(app.calls.scenario, f)) for f in fields(app.calls.scenario)],
         values=values,
         problems=problems,
         error="Some boxes need another look." if problems else None,
@@ -134,7 +135,7 @@ async def hang_up(token: str, request: Request, s: CallSession, app: App) -> Res
 @router.post("/confirm")
 async def confirm(token: str, request: Request, s: CallSession, app: App) -> Response:
     f = await form(request)
-    typed = {k: f.get(k, "")[:200] for k in app.calls.scenario.fields}
+    typed = {k: f.get(k, "")[:200] for k in fields(app.calls.scenario)}
     async with app.calls.lock(s.id):
         try:
             problems = app.calls.confirm(s, typed)

@@ -9,6 +9,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, PlainTextResponse, Response
 
 from sim2human.store.call_records import Mode
+from sim2human.webapp.calls import CallError
 from sim2human.webapp.guard import client_key, retry_header
 from sim2human.webapp.http import form
 from sim2human.webapp.pages import there
@@ -57,6 +58,9 @@ async def start(request: Request, app: App) -> Response:
         text = "Too many calls are starting right now; try again in a minute."
         return app.pages.message("Busy", text, 429, retry_header(wait))
     mode: Mode = "self" if f.get("mode") == "self" else "card"
-    sid, token = app.calls.start(mode)
+    try:
+        sid, token = app.calls.start(mode)
+    except CallError as err:
+        return app.pages.message("Card calls only", str(err), 400)
     log.info("session %s started (%s)", sid, mode)
     return there(token)
