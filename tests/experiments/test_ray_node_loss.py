@@ -7,6 +7,7 @@ Skipped where Ray is not installed; Linux only (reads /proc)."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -61,16 +62,19 @@ def _wait_for(
     raise AssertionError(f"no {what} seen within {limit} s (study rc={proc.poll()})")
 
 
-@pytest.mark.slow
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
-def test_a_lost_ray_node_ends_the_study_with_the_resume_line(tmp_path: Path) -> None:
+def _kill_the_raylet_mid_study(
+    tmp_path: Path, *options: str, bound: float = BOUND_S
+) -> tuple[int, str, float, Path]:
+    """A study on its own local Ray cluster (``options`` added to its command line), the
+    raylet killed once a worker runs a unit: exit code, output, seconds from the kill to the
+    end, and the run directory."""
     config = tmp_path / "study.yaml"
     config.write_text(yaml.safe_dump({**TINY, "train": {**TINY["train"], "episodes": 2048}}))
     out = tmp_path / "run"
     env = {**os.environ, "SIM2HUMAN_RAY_LOST_AFTER_S": "5"}
     cmd = [sys.executable, "-m", "sim2human", "study", str(config), "--out", str(out)]
     proc = subprocess.Popen(
-        [*cmd, "--executor", "ray", "--workers", "1"],
+        [*cmd, "--executor", "ray", "--workers", "1", *options],
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
@@ -84,9 +88,9 @@ def test_a_lost_ray_node_ends_the_study_with_the_resume_line(tmp_path: Path) -> 
         os.kill(raylet, signal.SIGKILL)
         killed = time.monotonic()
         try:
-            text, _ = proc.communicate(timeout=BOUND_S)
+            text, _ = proc.communicate(timeout=bound)
         except subprocess.TimeoutExpired:
-            pytest.fail(f"the study still ran {BOUND_S} s after its Ray node died")
+            pytest.fail(f"the study still ran {bound} s after its Ray node died")
         took = time.monotonic() - killed
     finally:
         if proc.poll() is None:
@@ -98,8 +102,30 @@ def test_a_lost_ray_node_ends_the_study_with_the_resume_line(tmp_path: Path) -> 
                     os.kill(pid, signal.SIGKILL)
             except OSError:
                 pass
-    output = text.decode(errors="replace")
-    assert proc.returncode == 1, output[-2000:]
+    return proc.returncode, text.decode(errors="replace"), took, out
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_a_lost_ray_node_ends_the_study_with_the_resume_line(tmp_path: Path) -> None:
+    rc, output, took, out = _kill_the_raylet_mid_study(tmp_path)
+    assert rc == 1, output[-2000:]
     assert "the Ray cluster has no alive node" in output, output[-2000:]
     assert f"--resume --out {out}" in output.replace("\n", " "), output[-2000:]
     assert took < BOUND_S
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_a_lost_ray_node_s_units_run_here_with_on_ray_loss_local(tmp_path: Path) -> None:
+    """``--on-ray-loss local``: the same kill, and the study finishes on this machine with a
+    local run's ending: exit 0, nothing failed, every sub-run finished."""
+    rc, output, _, out = _kill_the_raylet_mid_study(tmp_path, "--on-ray-loss", "local", bound=600)
+    flat = output.replace("\n", " ")
+    assert rc == 0, output[-2000:]
+    assert "the Ray cluster has no alive node" in flat, output[-2000:]
+    assert "on this machine (--on-ray-loss local)" in flat, output[-2000:]
+    assert "--resume" not in flat, output[-2000:]
+    study = json.loads((out / "study.json").read_text())
+    assert not study.get("failed")  # written only when something failed
+    assert len(list(out.glob("conditions/*/seed-*/summary.json"))) == 2

@@ -11,6 +11,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
+import pytest
 import uvicorn
 from webapp_helpers import ADMIN
 
@@ -23,14 +24,18 @@ from sim2human.webapp.calls import Calls
 
 @contextmanager
 def live(
-    run_dir: Path, db: Path, trusted: Sequence[str] = (), deadline_s: float = 0.5
+    run_dir: Path, db: Path, trusted: Sequence[str] = (), deadline_s: float | None = 0.5
 ) -> Iterator[tuple[str, int]]:
+    """A real server on a free port; ``deadline_s`` None serves with ``human serve``'s own."""
     calls = Calls(HumanStore(db), AgentPool.from_run(run_dir, ["scripted"]))
     app = create_app(calls, Limits(starts_per_client=2), admin_token=ADMIN)
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = int(s.getsockname()[1])
-    server = uvicorn.Server(serving.config(app, "127.0.0.1", port, trusted, deadline_s))
+    settings = serving.config(app, "127.0.0.1", port, trusted)
+    if deadline_s is not None:
+        settings = serving.config(app, "127.0.0.1", port, trusted, deadline_s)
+    server = uvicorn.Server(settings)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     deadline = time.monotonic() + 60
@@ -73,6 +78,34 @@ def test_half_open_connections_are_closed(run_dir: Path, db: Path) -> None:
             assert all(closed_by_server(s, 20.0) for s in [*slow, kept])
         finally:
             for s in [*slow, kept]:
+                s.close()
+
+
+@pytest.mark.slow
+def test_half_open_connections_are_closed_with_the_served_settings(run_dir: Path, db: Path) -> None:
+    """The audit's check with ``human serve``'s own deadline: connections holding half a request
+    head, half a body, or nothing at all were all still open after 12 s (the deadline was 15 s);
+    now each is closed by the server within ``REQUEST_DEADLINE_S`` (10 s)."""
+    assert serving.KEEP_ALIVE_S <= 5  # a finished request's connection: closed after 5 s idle
+    with live(run_dir, db, deadline_s=None) as (url, port):
+        opened = time.monotonic()
+        held = []
+        for first in (
+            b"GET / HTTP/1.1\r\nHost: x\r\nX-a: ",  # half a head
+            # half a body
+            b"POST /start HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\nconsent=",
+            b"",  # connected, never a byte
+        ):
+            for _ in range(10):
+                s = socket.create_connection(("127.0.0.1", port))
+                if first:
+                    s.sendall(first)
+                held.append(s)
+        try:
+            assert all(closed_by_server(s, 12.5 - (time.monotonic() - opened)) for s in held)
+            assert httpx.get(url + "/healthz", timeout=10).text == "ok"
+        finally:
+            for s in held:
                 s.close()
 
 

@@ -71,4 +71,3 @@ class EndpointAgent:
             "max_tokens": self.max_tokens,
             "record_by": self.record_by,
         }
-

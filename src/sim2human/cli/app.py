@@ -24,7 +24,16 @@ from sim2human.cli.fit_family import fit_family
 from sim2human.cli.helptext import HELP_OPTIONS, document
 from sim2human.cli.human import human_app
 from sim2human.cli.model import model_app
-from sim2human.cli.options import CapOpt, LogToOpt, SeedsOpt, parse_seeds, use_corpus
+from sim2human.cli.options import (
+    AddressOption,
+    CapOpt,
+    ExecutorOption,
+    LogToOpt,
+    OnRayLossOpt,
+    SeedsOpt,
+    parse_seeds,
+    use_corpus,
+)
 from sim2human.cli.output import JsonOpt, Output, QuietOpt, study_document
 from sim2human.cli.predictivity import predictivity
 from sim2human.cli.report import report
@@ -104,22 +113,6 @@ RetriesOption = Annotated[
         max=10,
         help="Times a sub-run whose worker died (say, out of memory) is run again before it "
         "is marked failed and the study goes on without it (default: 1).",
-    ),
-]
-ExecutorOption = Annotated[
-    str,
-    typer.Option(
-        "--executor",
-        help="Where sub-runs run: local (processes on this machine) or ray (Ray actors; "
-        "needs the ray extra). A study resumes on either.",
-    ),
-]
-AddressOption = Annotated[
-    str | None,
-    typer.Option(
-        "--address",
-        help="With --executor ray: the cluster to join (auto, or ray://HOST:PORT); "
-        "default: a local Ray cluster on this machine.",
     ),
 ]
 DataOption = Annotated[
@@ -292,6 +285,7 @@ def study(
     retries: RetriesOption = None,
     executor: ExecutorOption = "local",
     address: AddressOption = None,
+    on_ray_loss: OnRayLossOpt = "fail",
     max_concurrency: CapOpt = None,
     seeds: SeedsOpt = None,
     as_json: JsonOpt = False,
@@ -300,7 +294,7 @@ def study(
     scenario_path: options.ScenarioPathOpt = None,
 ) -> None:
     """Run a study: every condition x seed trained, evaluated on held-out simulators, tabulated."""
-    choice = Choice(executor, address)
+    choice = Choice(executor, address, on_ray_loss)
     output = Output(as_json, quiet)
     if log_to is not None:  # checked here; the sub-runs' workers read it from the environment
         os.environ[curves.ENV] = ",".join(curves.parse_sinks(log_to))

@@ -69,6 +69,31 @@ ScenarioPathOpt = Annotated[
 """The readers' ``--scenario-path`` (``view``, ``compare``, ``report``, ``diagnose``,
 ``export``, ``fidelity``, ``stress``, ``predictivity``), and ``study``'s (a module kept beside
 the code it serves rather than beside the study file)."""
+ExecutorOption = Annotated[
+    str,
+    typer.Option(
+        "--executor",
+        help="Where sub-runs run: local (processes on this machine) or ray (Ray actors; "
+        "needs the ray extra). A study resumes on either.",
+    ),
+]
+AddressOption = Annotated[
+    str | None,
+    typer.Option(
+        "--address",
+        help="With --executor ray: the cluster to join (auto, or ray://HOST:PORT); "
+        "default: a local Ray cluster on this machine.",
+    ),
+]
+OnRayLossOpt = Annotated[
+    str,
+    typer.Option(
+        "--on-ray-loss",
+        metavar="fail|local",
+        help="With --executor ray, when the Ray cluster is lost: fail the sub-runs it held "
+        "(exit 1; --resume later), or run them and the rest on this machine (local).",
+    ),
+]
 SeedsOpt = Annotated[
     str | None,
     typer.Option(

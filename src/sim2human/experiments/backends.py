@@ -18,6 +18,9 @@ from sim2human.experiments.units import Executor, Note
 from sim2human.llm.runtime import LLMSettings, serve_embedded
 
 EXECUTORS = ("local", "ray")
+ON_RAY_LOSS = ("fail", "local")
+"""What a study does when its Ray cluster is lost (``ray_watch``): ``fail`` the units it held
+(exit 1, ``--resume`` later), or run them on this machine (``fallback``)."""
 
 
 @dataclass(frozen=True)
@@ -26,14 +29,21 @@ class Choice:
 
     kind: str = "local"
     address: str | None = None
+    on_ray_loss: str = "fail"
 
     def check(self) -> None:
         """Refuse an unknown executor, an address without Ray, or Ray not installed."""
         if self.kind not in EXECUTORS:
             raise UsageError(f"--executor {self.kind}: not one of {', '.join(EXECUTORS)}")
+        if self.on_ray_loss not in ON_RAY_LOSS:
+            raise UsageError(
+                f"--on-ray-loss {self.on_ray_loss}: not one of {', '.join(ON_RAY_LOSS)}"
+            )
         if self.kind != "ray":
             if self.address is not None:
                 raise UsageError("--address is for --executor ray (a Ray cluster to join)")
+            if self.on_ray_loss != "fail":
+                raise UsageError("--on-ray-loss is for --executor ray")
             return
         if not ray_installed():
             raise UsageError(
@@ -72,5 +82,6 @@ def open_executor(
         return
     from sim2human.experiments.ray_executor import connect
 
-    with connect(choice.address, workers, n_units, env, note) as ray_executor:
+    fallback = choice.on_ray_loss == "local"
+    with connect(choice.address, workers, n_units, env, note, fallback) as ray_executor:
         yield ray_executor, ray_executor.workers

@@ -43,6 +43,7 @@ from sim2human.experiments import executors, ray_embedded, ray_watch
 from sim2human.experiments.executors import Failure, Interrupted, RemoteTraceback, WorkersDied
 from sim2human.experiments.units import (
     Advance,
+    ClusterLost,
     Ledger,
     Note,
     Shipment,
@@ -112,11 +113,18 @@ class _Host:
 
 @contextmanager
 def connect(
-    address: str | None, workers: int | None, n_units: int, env: dict[str, str], note: Note
+    address: str | None,
+    workers: int | None,
+    n_units: int,
+    env: dict[str, str],
+    note: Note,
+    fallback: bool = False,
 ) -> Iterator[RayExecutor]:
     """Join the cluster at ``address`` (``auto``, ``ray://HOST:PORT``), or start a local one
     with ``workers`` CPUs (default: every core), or use the one this process already joined;
-    leave it as found afterwards (the embedded servers its workers started, stopped)."""
+    leave it as found afterwards (the embedded servers its workers started, stopped).
+    ``fallback``: a lost cluster raises ``ClusterLost`` (its units to run elsewhere) instead of
+    failing them."""
     mine = not ray.is_initialized()
     if mine:
         _init(address, workers)
@@ -125,7 +133,7 @@ def connect(
         n = max(1, min(workers or cpus, n_units))
         where = address or "a local Ray cluster"
         note(f"ray: {n} worker(s) on {where} ({cpus} CPUs); {say_env(env)}")
-        yield RayExecutor(n, env)
+        yield RayExecutor(n, env, fallback)
     finally:  # bounded: with the cluster gone, either call can wait for ever
         ray_watch.bounded(ray_embedded.stop_servers, ray_watch.CALL_S)
         if mine:
@@ -179,8 +187,8 @@ class RayExecutor:
 
     name = "ray"
 
-    def __init__(self, workers: int, env: dict[str, str]) -> None:
-        self.workers, self.env = workers, env
+    def __init__(self, workers: int, env: dict[str, str], fallback: bool = False) -> None:
+        self.workers, self.env, self.fallback = workers, env, fallback
 
     def run(
         self,
@@ -200,6 +208,8 @@ class RayExecutor:
             drive.stop()
             raise Interrupted(started, len(drive.pending)) from None
         drive.stop()
+        if drive.lost is not None and drive.error is None:
+            raise ClusterLost(drive.lost, [u for u in units if not ledger.done(u.id)])
         drive.finish(units)
 
 
@@ -222,6 +232,8 @@ class _Drive:
     error: BaseException | None = None
     probes: dict[Any, tuple[Any, float]] = field(default_factory=dict)
     watch: ray_watch.ClusterWatch = field(default_factory=ray_watch.ClusterWatch)
+    lost: str | None = None
+    """Why the cluster is gone, when it went and the executor falls back (``ClusterLost``)."""
 
     def __post_init__(self) -> None:
         self.tally = ray.remote(num_cpus=0)(_Tally).remote()
@@ -264,15 +276,19 @@ class _Drive:
 
     def _lost(self, why: str) -> None:
         """The cluster is gone: every unit held (running or waiting) is failed, none rerun
-        (there is nowhere to run it); ``finish`` reports them as a dead local worker's are."""
-        self.note(f"{why}; the {len(self.busy) + len(self.pending)} unit(s) it held failed")
+        (there is nowhere to run it); ``finish`` reports them as a dead local worker's are.
+        With ``fallback``, nothing is failed: ``run`` hands every unit not delivered on."""
         held = [u for _, u in self.busy.values()] + list(self.pending)
-        for unit in held:
-            tried = self.attempts.get(unit.id, 0)
-            self.failures.append(Failure(len(self.failures), unit.label, why, tried))
         self.busy.clear()
         self.pending.clear()
         self.probes.clear()
+        if self.ex.fallback:
+            self.lost = why
+            return
+        self.note(f"{why}; the {len(held)} unit(s) it held failed")
+        for unit in held:
+            tried = self.attempts.get(unit.id, 0)
+            self.failures.append(Failure(len(self.failures), unit.label, why, tried))
 
     def _start(self, unit: Unit) -> None:
         if self.idle:

@@ -26,10 +26,12 @@ from sim2human.experiments.condition import (
 from sim2human.experiments.config import StudyConfig, parse_study
 from sim2human.experiments.diversity import diversity_groups, measure_groups
 from sim2human.experiments.executors import WorkersDied, report_progress
+from sim2human.experiments.fallback import run_here
 from sim2human.experiments.lm_condition import run_lm_condition
 from sim2human.experiments.results import FailedRun, StudyResult, write_study_result
 from sim2human.experiments.units import (
     Advance,
+    ClusterLost,
     Executor,
     Ledger,
     Note,
@@ -256,10 +258,11 @@ class _Run:
     ) -> None:
         self.cfg, self.out, self.console = cfg, out, console
         self.note, self.retries, self.choice = note, retries, choice
+        self.workers: int | None = None
 
     def study(self, jobs: list[tuple[str, int]], workers: int | None) -> StudyResult:
         cfg, out = self.cfg, self.out
-        started = time.perf_counter()
+        self.workers, started = workers, time.perf_counter()
         n_eval = (
             cfg.eval.episodes_per_member
             * len(cfg.ensemble.heldout)
@@ -322,7 +325,12 @@ class _Run:
         ledger = Ledger.of(self.out, units)
         work = Work(_work, _load, self.cfg.model_dump_json())
         try:
-            executor.run(work, units, ledger, advance=advance, retries=self.retries, note=self.note)
+            try:
+                executor.run(
+                    work, units, ledger, advance=advance, retries=self.retries, note=self.note
+                )
+            except ClusterLost as lost:  # --on-ray-loss local
+                self._here(lost, units, ledger, advance)
         except WorkersDied as died:
             return [
                 FailedRun(
@@ -333,6 +341,24 @@ class _Run:
                 for f in died.failures
             ]
         return []
+
+    def _here(self, lost: ClusterLost, units: list[Unit], ledger: Ledger, adv: Advance) -> None:
+        """What a lost Ray cluster left, run on this machine (``fallback``)."""
+        cfg = self.cfg
+        run_here(
+            lost,
+            units,
+            ledger,
+            work_for=lambda live: Work(
+                _work, _load, cfg.model_copy(update={"llm": live}).model_dump_json()
+            ),
+            settings=cfg.llm,
+            needed=StudyWorld.build(cfg).endpoints(cfg.conditions),
+            workers=self.workers,
+            advance=adv,
+            retries=self.retries,
+            note=self.note,
+        )
 
 
 def _key_names(cfg: StudyConfig) -> list[str]:

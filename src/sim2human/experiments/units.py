@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from sim2human import outputs
+from sim2human.errors import Sim2HumanError
 from sim2human.store.layout import SUMMARY
 
 Note = Callable[[str], None]
@@ -143,6 +144,17 @@ class Ledger:
 
     def done(self, unit_id: str) -> bool:
         return unit_id in self.values
+
+
+class ClusterLost(Sim2HumanError):
+    """The cluster a remote executor ran on is gone, and the study asked to go on without it
+    (``study --on-ray-loss local``): ``rest`` are its units not delivered (running, waiting,
+    or failed on the cluster), for the driver to run on this machine (``fallback``)."""
+
+    def __init__(self, why: str, rest: Sequence[Unit]) -> None:
+        super().__init__(f"{why}; {len(rest)} unit(s) not finished")
+        self.why = why
+        self.rest = tuple(rest)
 
 
 class Executor(Protocol):

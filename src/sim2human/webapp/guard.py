@@ -51,18 +51,40 @@ class RateLimit:
         self.max_keys = max_keys
         self.sent: OrderedDict[str, deque[float]] = OrderedDict()
 
-    def retry_after(self, key: str) -> float:
-        """0 and the event counted if ``key`` may go ahead; else seconds until it may."""
+    def _window(self, key: str) -> deque[float]:
+        """``key``'s events of the last 60 seconds (the key becomes the most recently seen)."""
         now = self.clock()
         q = self.sent.pop(key, None) or deque()
         while q and now - q[0] >= 60.0:
             q.popleft()
-        self.sent[key] = q  # now the most recently seen
+        self.sent[key] = q
         while len(self.sent) > self.max_keys:
             self.sent.popitem(last=False)
-        if len(q) >= self.per_minute:
-            return 60.0 - (now - q[0])
-        q.append(now)
+        return q
+
+    def used(self, key: str) -> int:
+        """Events ``key`` had in the last 60 seconds."""
+        return len(self._window(key))
+
+    def wait(self, key: str, below: int | None = None) -> float:
+        """Seconds until ``key`` has fewer than ``below`` (default ``per_minute``) events in
+        the window; 0 if it has now. Counts nothing."""
+        q, limit = self._window(key), self.per_minute if below is None else below
+        if len(q) < limit:
+            return 0.0
+        if limit <= 0:
+            return 60.0
+        return 60.0 - (self.clock() - q[len(q) - limit])
+
+    def take(self, key: str) -> None:
+        """Count one event for ``key`` now."""
+        self._window(key).append(self.clock())
+
+    def retry_after(self, key: str) -> float:
+        """0 and the event counted if ``key`` may go ahead; else seconds until it may."""
+        if wait := self.wait(key):
+            return wait
+        self.take(key)
         return 0.0
 
     def allow(self, key: str) -> bool:

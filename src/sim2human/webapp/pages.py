@@ -23,9 +23,20 @@ class Limits:
     """Messages one session may send in any 60 seconds; more get 429."""
     starts_per_client: int = 20
     """New calls one client (address) may open in any 60 seconds; more get 429."""
+    starts_per_visitor: int = 5
+    """New calls one browser (its visitor cookie) may open in any 60 seconds; more get 429."""
     starts_per_minute: int = 600
     """New calls the whole server opens in any 60 seconds (a runaway script cannot fill the
     database; well above what one client may start); more get 429."""
+    newcomer_share: float = 0.25
+    """Of ``starts_per_minute``, the share kept for clients with no start in the last minute
+    (150 of 600): a flood of repeat starts is refused before it reaches them (``admission``)."""
+
+    @property
+    def newcomer_reserve(self) -> int:
+        """Starts a minute kept for newcomers."""
+        return int(self.starts_per_minute * self.newcomer_share)
+
     login_backoff_s: float = 1.0
     """A wrong admin token locks that client out for this long, doubling per miss in a row."""
     login_backoff_cap_s: float = 60.0

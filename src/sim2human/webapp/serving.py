@@ -21,8 +21,9 @@ import h11
 import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-REQUEST_DEADLINE_S = 15.0
-"""Longest a request (head and body, at most ~24 KB) may take to arrive."""
+REQUEST_DEADLINE_S = 10.0
+"""Longest a request (head and body, at most ~24 KB: 2.4 KB/s at the least) may take to arrive,
+and a new connection may stay silent, before the server closes it."""
 MAX_HEAD_BYTES = 16_384
 """Bytes buffered for a request head still arriving (the app refuses >8 KB heads with 431)."""
 MAX_CONNECTIONS = 1000

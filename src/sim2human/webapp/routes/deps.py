@@ -13,6 +13,7 @@ from typing import Annotated
 from fastapi import Depends, Request
 
 from sim2human.store.call_records import Session
+from sim2human.webapp.admission import StartAdmission
 from sim2human.webapp.calls import Calls
 from sim2human.webapp.card import words as card_words
 from sim2human.webapp.guard import Backoff, Clock, RateLimit
@@ -33,10 +34,8 @@ class Services:
     admin_token: str | None
     messages: RateLimit
     """Messages per session per minute."""
-    starts: RateLimit
-    """New calls per client per minute."""
-    everyone: RateLimit
-    """New calls per minute for the whole server."""
+    starts: StartAdmission
+    """New calls per visitor, per client and for the whole server, per minute."""
     logins: Backoff
     """The lockout after wrong admin tokens, per client."""
     all_logins: Backoff
@@ -51,8 +50,13 @@ class Services:
             limits=limits,
             admin_token=admin_token,
             messages=RateLimit(limits.per_minute, clock),
-            starts=RateLimit(limits.starts_per_client, clock),
-            everyone=RateLimit(limits.starts_per_minute, clock),
+            starts=StartAdmission(
+                limits.starts_per_visitor,
+                limits.starts_per_client,
+                limits.starts_per_minute,
+                limits.newcomer_reserve,
+                clock,
+            ),
             logins=Backoff(limits.login_backoff_s, limits.login_backoff_cap_s, clock=clock),
             all_logins=Backoff(
                 limits.login_backoff_s, limits.login_backoff_cap_s, clock=clock, free=LOGIN_FREE

@@ -1,4 +1,5 @@
-"""The consent page and starting a call (limited per client and for the whole server)."""
+"""The consent page and starting a call (limited per visitor, per client and for the whole
+server, with a share kept for newcomers: ``admission``)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, PlainTextResponse, Response
 
 from sim2human.store.call_records import Mode
+from sim2human.webapp.admission import VISITOR_COOKIE, new_visitor, visitor_key
 from sim2human.webapp.calls import CallError
 from sim2human.webapp.guard import client_key, retry_header
 from sim2human.webapp.http import form
@@ -36,8 +38,20 @@ async def health() -> PlainTextResponse:
 
 
 @router.get("/", response_class=HTMLResponse)
-async def consent(app: App) -> HTMLResponse:
-    return app.pages.page("consent.html", title="Welcome", step="1 · consent")
+async def consent(request: Request, app: App) -> HTMLResponse:
+    """The consent page; it names the browser with a visitor cookie (``admission``) unless the
+    browser already holds one."""
+    page = app.pages.page("consent.html", title="Welcome", step="1 · consent")
+    if visitor_key(request.cookies.get(VISITOR_COOKIE)) is None:
+        page.set_cookie(
+            VISITOR_COOKIE,
+            new_visitor(),
+            max_age=86_400,
+            httponly=True,
+            samesite="lax",
+            secure=request.url.scheme == "https",
+        )
+    return page
 
 
 @router.post("/start")
@@ -51,12 +65,9 @@ async def start(request: Request, app: App) -> Response:
             step="1 · consent",
             error="Please tick the box to agree before starting.",
         )
-    if wait := app.starts.retry_after(client_key(request)):
-        text = "You have started many calls in the last minute; try again in a minute."
-        return app.pages.message("Busy", text, 429, retry_header(wait))
-    if wait := app.everyone.retry_after("all"):
-        text = "Too many calls are starting right now; try again in a minute."
-        return app.pages.message("Busy", text, 429, retry_header(wait))
+    visitor = visitor_key(request.cookies.get(VISITOR_COOKIE))
+    if refused := app.starts.admit(client_key(request), visitor):
+        return app.pages.message("Busy", refused.text, 429, retry_header(refused.retry_after_s))
     mode: Mode = "self" if f.get("mode") == "self" else "card"
     try:
         sid, token = app.calls.start(mode)
