@@ -178,3 +178,21 @@ def test_the_model_an_endpoint_reports_is_stored_valid_redacted_and_bounded(
     assert served.startswith("ckpt-[redacted]-\ufffd") and len(served) == 200
     assert key not in (out / "config.json").read_text()
     assert agent["tools"] == [] and agent["record_by"] == "summary"  # --no-tools: none offered
+
+
+def test_the_training_split_plays_a_frozen_condition_s_own_simulator(tmp_path: Path) -> None:
+    """A study's ``fixed`` condition names its own simulator (a user's, in the endpoints
+    guide): ``--split train`` plays it beside the ensemble's training members."""
+    raw = yaml.safe_load(study(tmp_path, None, per=1).read_text())
+    frozen = {"family": "standard", "seed": 7, "capacity": 0.1, "temperature": 0}
+    raw["conditions"].append({"name": "frozen", "sampler": "fixed", "simulator": frozen})
+    cfg = tmp_path / "frozen.yaml"
+    cfg.write_text(yaml.safe_dump(raw))
+    with FakeOpenAI(says("Hello, what is your name?")) as fake:
+        out = tmp_path / "train"
+        argv = ["eval-agent", str(cfg), "--base-url", fake.base_url, "--model", "m"]
+        assert main([*argv, "--split", "train", "--out", str(out)]) == 0
+    rows = [json.loads(line) for line in (out / "episodes.jsonl").read_text().splitlines()]
+    families = sorted({r["family"] for r in rows})
+    assert families == ["cooperative", "standard"]
+    assert {r["split"] for r in rows} == {"train"}

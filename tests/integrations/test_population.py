@@ -18,6 +18,14 @@ from sim2human.simulators.base import QuirkPool
 STUDY = Path(__file__).parents[2] / "examples" / "collapse.yaml"
 
 
+def test_the_real_callers_a_study_names_are_left_out_with_a_note() -> None:
+    """The CLI plays a study's replayed real callers; a trainer's population says it does not."""
+    with pytest.warns(UserWarning, match=r"real callers \(aci-heldout\) are left out"):
+        pop = population(STUDY, condition="frozen-small")
+    assert pop.left_out == ("aci-heldout",)
+    assert all(s.family != "aci-heldout" for s in pop.members("heldout"))
+
+
 def test_conditions_choose_the_sampler_and_the_frozen_member() -> None:
     frozen = population(STUDY, condition="frozen-small")
     assert frozen.sampler.name == "fixed" and len(frozen.members("train")) == 1

@@ -17,6 +17,7 @@ A run stopped by Ctrl-C or SIGTERM keeps what it played; ``--resume`` plays the 
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -41,7 +42,7 @@ from sim2human.experiments.agent_record import (
     short_hash,
 )
 from sim2human.experiments.backends import Choice
-from sim2human.experiments.config import StudyConfig, load_study
+from sim2human.experiments.config import Condition, StudyConfig, load_study
 from sim2human.llm.client import EndpointConfig
 from sim2human.llm.runtime import LOCAL
 from sim2human.redact import public_url
@@ -164,7 +165,7 @@ def eval_agent(
     from sim2human.experiments.world import StudyWorld
 
     world = StudyWorld.build(cfg)
-    groups = _groups(world, split, families, (sample, sample_seed))
+    groups = _groups(world, cfg.conditions, split, families, (sample, sample_seed))
     record_by: Mode = "summary" if no_tools else "tools"
     settings = {
         "system_prompt": prompt,
@@ -241,13 +242,21 @@ def _with_episodes(cfg: StudyConfig, episodes: int) -> StudyConfig:
 
 
 def _groups(
-    world: StudyWorld, split: str, families: str | None, sample: tuple[int | None, int]
+    world: StudyWorld,
+    conditions: Sequence[Condition],
+    split: str,
+    families: str | None,
+    sample: tuple[int | None, int],
 ) -> ep.Groups:
     """The members to evaluate on, per split (``all``: train, then held out), only of
-    ``families`` if named, with at most ``sample[0]`` real callers per split."""
+    ``families`` if named, with at most ``sample[0]`` real callers per split. The training
+    split is every member a condition of the study trains on: the ensemble's, and a ``fixed``
+    condition's own simulator (a user's, say) or a condition's mix."""
     groups: ep.Groups = []
     if split in ("train", "all"):
-        groups.append(("train", list(world.ensemble.train + world.llm_train)))
+        trained = [*world.ensemble.train, *world.llm_train]
+        trained += [s for c in conditions for s in world.train_members(c)]
+        groups.append(("train", list({s.id: s for s in trained}.values())))
     if split in ("heldout", "all"):
         groups.append(("heldout", list(world.ensemble.heldout)))
     if families is not None:

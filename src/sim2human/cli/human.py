@@ -122,7 +122,7 @@ def serve(
     trusted_proxy: ProxyOpt = None,
     allowed_host: AllowedHostOpt = None,
 ) -> None:
-    """Serve the call page: consent, patient card, a blinded call with a random agent, rating."""
+    """Serve the call page: consent, a card to play, a blinded call with a random agent, rating."""
     _need_web()
     from sim2human.store.calls import HumanStore
     from sim2human.webapp import serving
@@ -208,7 +208,7 @@ def play(
     from sim2human.rollout.play_async import play_one
     from sim2human.simulators.human import HumanSimulator, human_spec
     from sim2human.webapp.agents import AgentPool
-    from sim2human.webapp.card import card_lines
+    from sim2human.webapp.card import card_lines, words
 
     llm = endpoint_agent(llm_base_url, llm_model, llm_api_key_env, llm_system_prompt)
     pool = AgentPool.from_run(_run_dir(run_dir), [agent], llm, option="--agent")
@@ -221,7 +221,7 @@ def play(
     )
     seeds = pool.saved.get(agent, [(0, Path())])
     decide = pool.decider(agent, seeds[0][0])
-    out_console.print("[bold]Your patient card[/]")
+    out_console.print(f"[bold]Your {words(scenario).role} card[/]")
     for name, value in card_lines(scenario, job_profile(job, scenario)):
         out_console.print(f"  {name}: [bold]{value}[/]", highlight=False)
 

@@ -5,11 +5,13 @@ population a ``sim2human study`` would train on: the training families through t
 sampler (``fixed`` for the single frozen simulator, ``uniform``, ``randomized``, the adaptive
 ``must``/``plr``/``evolve``), and the held-out families, never trained on, for evaluation.
 Only ``persona`` members are played here: ``llm`` members need endpoints, which an external
-trainer's process does not open.
+trainer's process does not open, and a study's replayed real callers are left out with a warning
+(``Population.left_out``; ``collapse_callback.real_callers`` samples them for a trainer).
 """
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -51,6 +53,9 @@ class Population:
     trained_on: dict[str, SimulatorSpec] = field(default_factory=dict)
     """Every training member handed out so far (``fixed`` / adaptive samplers may hand out
     members outside ``ensemble.train``), for the run directory's ``members.json``."""
+    left_out: tuple[str, ...] = ()
+    """The study's families not played here: replayed real callers, whose corpus a study reads
+    (``collapse_callback.real_callers(study, n)`` draws a sample of them for a trainer)."""
 
     def members(self, split: Split) -> tuple[SimulatorSpec, ...]:
         """The members evaluated as ``split``: for ``train``, what the sampler trains on (the
@@ -163,7 +168,23 @@ def population(
     else:
         built = sampler
         name = getattr(sampler, "name", "external")
-    return Population(scenario, pool, ensemble, built, name, turns)
+    left_out = _replayed(cfg) if not isinstance(source, Ensemble) else ()
+    if left_out:
+        warnings.warn(
+            f"population(): the study's replayed real callers ({', '.join(left_out)}) are left "
+            "out: integrations play programmatic users; the CLI plays them, and "
+            "sim2human.integrations.collapse_callback.real_callers(study, n) draws a sample",
+            stacklevel=2,
+        )
+    return Population(scenario, pool, ensemble, built, name, turns, left_out=left_out)
+
+
+def _replayed(cfg: StudyConfig | None) -> tuple[str, ...]:
+    """The replay families a study names (train or held out), which integrations leave out."""
+    if cfg is None:
+        return ()
+    named = dict.fromkeys([*cfg.ensemble.train, *cfg.ensemble.heldout])
+    return tuple(f for f in named if f in REPLAY_FAMILIES)
 
 
 def _ensemble(cfg: StudyConfig | None, pool: QuirkPool, held_pool: QuirkPool) -> Ensemble:

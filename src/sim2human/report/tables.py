@@ -316,8 +316,8 @@ def spread_table(rows: Sequence[Numbers]) -> Table:
         "Training and spread",
         (CONDITION, EPISODES, MEMBER_STD, EXPLOIT),
         cells,
-        "Member std: of gold success across held-out members (real patients included), mean "
-        "over training runs. Exploit rate: share "
+        "Member std: of gold success across held-out members (replayed real callers included, "
+        "where the run has any), mean over training runs. Exploit rate: share "
         "of the agent's held-out turns that use a phrasing some training member's quirk "
         "over-rewards.",
     )
