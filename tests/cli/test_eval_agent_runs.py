@@ -196,3 +196,18 @@ def test_the_training_split_plays_a_frozen_condition_s_own_simulator(tmp_path: P
     families = sorted({r["family"] for r in rows})
     assert families == ["cooperative", "standard"]
     assert {r["split"] for r in rows} == {"train"}
+
+
+def test_the_report_of_an_evaluation_reads_as_one(tmp_path: Path) -> None:
+    """An evaluation trained nothing: its report names agents, resamples episodes, and has no
+    training columns or overoptimisation section (they read 'over training runs' before)."""
+    with FakeOpenAI(says("Hello, what is your name?")) as fake:
+        out = tmp_path / "eval"
+        argv = ["eval-agent", str(study(tmp_path, None, per=1)), "--base-url", fake.base_url]
+        assert main([*argv, "--model", "m", "--out", str(out), "--quiet"]) == 0
+    assert main(["report", str(out), "--quiet"]) == 0
+    md = (out / "report.md").read_text()
+    assert md.startswith("# evaluation `") and "| agent | train proxy" in md
+    assert "bootstrap over episodes" in md and "over training runs" not in md
+    assert "episodes trained" not in md and "Overoptimisation" not in md
+    assert "Overoptimisation" not in (out / "report.html").read_text()

@@ -94,7 +94,8 @@ class SubRun:
 class RunDir:
     root: Path
     kind: str
-    """``study`` or ``sub-run``."""
+    """``study``, ``sub-run``, or ``evaluation`` (a sub-run that trained nothing: ``eval-agent``,
+    an adapter's evaluation), so a report of it never reads as one of training."""
     name: str
     conditions: dict[str, list[SubRun]]
     reference: dict[str, SubRun] = field(default_factory=dict)
@@ -268,8 +269,12 @@ def load_run_dir(path: Path, condition: str | None = None) -> RunDir:
         run = _load_study(path)
     elif (path / EPISODES).exists() or (path / METRICS).exists() or (path / CONFIG).exists():
         sub = load_sub_run(path)
+        trained = any(e.phase != "eval" for e in sub.episodes) or bool(sub.metrics)
         run = RunDir(
-            root=path, kind="sub-run", name=sub.condition, conditions={sub.condition: [sub]}
+            root=path,
+            kind="sub-run" if trained else "evaluation",
+            name=sub.condition,
+            conditions={sub.condition: [sub]},
         )
     else:
         raise RunDirError(

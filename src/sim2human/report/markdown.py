@@ -201,7 +201,10 @@ def diagnosis_lines(d: Diagnosis, diversity: list[DiversityRow]) -> list[str]:
 
 
 def overfit_lines(d: Diagnosis) -> list[str]:
-    """The overoptimisation fit's table (the cells report.html shows under the same labels)."""
+    """The overoptimisation fit's table (the cells report.html shows under the same labels);
+    none for an evaluation, which trained nothing to fit."""
+    if d.kind == "evaluation":
+        return []
     lines = [
         "",
         "## Overoptimisation fit",

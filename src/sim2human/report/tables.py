@@ -58,6 +58,15 @@ EXPLOIT = "exploit rate"
 TURNS = {"train": "train", "heldout": "held-out families", "real": "real people"}
 """Handle-time column labels, by split."""
 MISSING = "-"
+AGENT = "agent"
+"""An evaluation's first column: its rows are agents, not conditions trained."""
+CI_STUDY = "Percentages, 95% CI by cluster bootstrap over training runs, then episodes."
+CI_EVALUATION = "Percentages, 95% CI by bootstrap over episodes (one run, trained by none here)."
+MEMBER_STD_NOTE = "Member std: of gold success across held-out members (real callers included)"
+EXPLOIT_NOTE = (
+    " Exploit rate: share of the agent's held-out turns that use a phrasing some training "
+    "member's quirk over-rewards."
+)
 
 
 @dataclass(frozen=True)
@@ -275,7 +284,7 @@ def gold_table(rows: Sequence[Numbers]) -> Table:
         )
         for r in rows
     )
-    note = "Percentages, 95% CI by cluster bootstrap over training runs, then episodes."
+    note = CI_STUDY
     if beside:
         note += (
             " Gold is the mean score (Outcome.score in [0, 1], x100), as the scenario declares "
@@ -316,10 +325,7 @@ def spread_table(rows: Sequence[Numbers]) -> Table:
         "Training and spread",
         (CONDITION, EPISODES, MEMBER_STD, EXPLOIT),
         cells,
-        "Member std: of gold success across held-out members (replayed real callers included, "
-        "where the run has any), mean over training runs. Exploit rate: share "
-        "of the agent's held-out turns that use a phrasing some training member's quirk "
-        "over-rewards.",
+        f"{MEMBER_STD_NOTE}, mean over training runs.{EXPLOIT_NOTE}",
     )
 
 
@@ -363,12 +369,28 @@ def _n(e: Estimate | None) -> str:
 
 
 def summary_tables(rows: Sequence[Numbers]) -> list[Table]:
-    """The tables every output shows, in order (the terminal shows the first three)."""
+    """The tables every output shows, in order (the terminal shows the first three); for an
+    evaluation (no row trained: ``eval-agent``, an adapter's evaluation) in its own words."""
     real = real_table(rows)
-    return [
-        gold_table(rows),
-        handle_table(rows),
-        spread_table(rows),
-        family_table(rows),
-        *([real] if real is not None else []),
+    tables = [gold_table(rows), handle_table(rows), spread_table(rows), family_table(rows)]
+    tables += [real] if real is not None else []
+    if any(r.episodes_trained for r in rows):
+        return tables
+    return [t for t in map(_as_evaluation, tables) if len(t.columns) > 1]
+
+
+def _as_evaluation(t: Table) -> Table:
+    """``t`` as an evaluation's: rows are agents, CIs resample episodes (one run, no training
+    runs to resample), and columns no evaluation fills (episodes trained, exploit rate) go."""
+    empty = {i for i, c in enumerate(t.columns) if c in (EPISODES, EXPLOIT)}
+    keep = [
+        i for i in range(len(t.columns)) if i not in empty or any(r[i] != MISSING for r in t.rows)
     ]
+    note = t.note.replace(CI_STUDY, CI_EVALUATION)
+    if t.key == "spread":
+        note = f"{MEMBER_STD_NOTE}." + (
+            EXPLOIT_NOTE if EXPLOIT in [t.columns[i] for i in keep] else ""
+        )
+    columns = (AGENT, *(t.columns[i] for i in keep[1:]))
+    rows = tuple(tuple(row[i] for i in keep) for row in t.rows)
+    return Table(t.key, "Spread" if t.key == "spread" else t.title, columns, rows, note)
