@@ -189,3 +189,22 @@ def test_what_a_new_shape_lacks_is_refused_in_one_line(fresh_modules: None) -> N
         PersonaSimulator(SimulatorSpec(id="p", family="standard", traits=Traits(), seed=0), Bare())  # type: ignore[arg-type]
     with pytest.raises(Lacks, match=r"^scenario 'bare' has no card for a person: give its"):
         card_lines(Bare(), {"value": 50})  # type: ignore[arg-type]
+
+
+def test_a_scenario_declares_kinds_of_act_the_core_does_not_have(fresh_modules: None) -> None:
+    """``ActKind`` is open: the sale's acts reserve, sell and decline, kinds it declares; an act
+    of a kind nobody declared is one line naming it."""
+    from dataclasses import replace
+
+    from sim2human.checks.scenario import check_scenario
+    from sim2human.scenarios.capabilities import act_kinds
+    from sim2human.scenarios.core import CORE_ACT_KINDS
+
+    with allowing(EXTERNAL):
+        sale = get_scenario(REF)
+    assert act_kinds(sale)[len(CORE_ACT_KINDS) :] == ("reserve", "sell", "decline")
+    assert "unknown kinds" not in str(check_scenario(sale))
+    odd = type(sale)()
+    odd.acts = (*sale.acts, replace(sale.acts[0], id="haggle", kind="haggle"))
+    report = str(check_scenario(odd))
+    assert "unknown kinds on acts ['haggle']" in report

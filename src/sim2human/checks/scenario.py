@@ -12,13 +12,13 @@ import copy
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
-from typing import Any, TypeGuard, get_args
+from typing import Any, TypeGuard
 
 import numpy as np
 
 from sim2human.checks.report import CheckReport, expect
-from sim2human.scenarios.capabilities import CORE_MEMBERS, SLOT_MEMBERS, is_slot_kit
-from sim2human.scenarios.core import Act, ActKind
+from sim2human.scenarios.capabilities import CORE_MEMBERS, SLOT_MEMBERS, act_kinds, is_slot_kit
+from sim2human.scenarios.core import Act
 from sim2human.scenarios.core import Scenario as CoreScenario
 from sim2human.scenarios.slots import AgentIntent, SlotScenario, UserSignals, applicable_fields
 from sim2human.scenarios.voice import Voice
@@ -94,7 +94,7 @@ def _name(s: Core) -> str | None:
 
 
 def _acts(s: Core) -> str | None:
-    acts, kinds = s.acts, set(get_args(ActKind))
+    acts, kinds = s.acts, set(act_kinds(s))
     ids = [a.id for a in acts]
     if not acts or len(set(ids)) != len(ids):
         return "acts must be non-empty with unique ids"

@@ -16,6 +16,7 @@ either a neutral default or one line naming the scenario and what it lacks (``La
 | which gold leads | ``core.DeclaresGold`` | ``"success"`` (``core.headline_metric``) |
 | task content in a user's line | ``core.ReadsUserContent`` | refused by the fidelity report |
 | what an ``llm`` user is told | ``core.BriefsLLMUsers`` | refused: no ``llm`` users |
+| act kinds past the core's | ``core.DeclaresActKinds`` | ``core.CORE_ACT_KINDS`` alone |
 
 The reference agent's capabilities (``reference_plan``, ``reference_agent``, ``reference_act``)
 are the agents' (``agents.scripted.reference_agent``), with the same refusal.
@@ -31,7 +32,9 @@ import numpy as np
 
 from sim2human.errors import UsageError
 from sim2human.scenarios.core import (
+    CORE_ACT_KINDS,
     Act,
+    DeclaresActKinds,
     FeaturisesViews,
     RendersActs,
     Scenario,
@@ -169,3 +172,9 @@ class ViewNumbers:
                 row[2 * k + 1] = value
             elif isinstance(value, int | float):
                 row[2 * k + 1] = value / (1 + abs(value))
+
+
+def act_kinds(scenario: object) -> tuple[str, ...]:
+    """The kinds ``scenario``'s acts may have: the core's, then those it declares."""
+    declared = scenario.act_kinds if isinstance(scenario, DeclaresActKinds) else ()
+    return (*CORE_ACT_KINDS, *(k for k in declared if k not in CORE_ACT_KINDS))

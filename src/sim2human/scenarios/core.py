@@ -69,28 +69,29 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Literal, Protocol, TypeVar, runtime_checkable
+from typing import Literal, Protocol, TypeVar, get_args, runtime_checkable
 
 import numpy as np
 
 from sim2human.scenarios.voice import Voice
 from sim2human.types import Outcome, Profile, Record, Termination, Value
 
-ActKind = Literal[
-    "greet",
-    "ask",
-    "clarify",
-    "confirm",
-    "empathise",
-    "prompt",
-    "close",
-    "style",
-    "propose",
-    "accept",
-    "walk_away",
-]
-"""What an act does. ``propose``, ``accept`` and ``walk_away`` are a negotiation's: put a split on
-the table, take the other side's, leave without a deal."""
+CoreActKind = Literal["greet", "ask", "clarify", "confirm", "empathise", "prompt", "close", "style"]
+"""The kinds of act the house itself reads (a greeting, a question for a field, a close...)."""
+CORE_ACT_KINDS: tuple[str, ...] = get_args(CoreActKind)
+ActKind = str
+"""What an act does: a core kind, or one its scenario declares (``DeclaresActKinds``: a
+negotiation's ``propose``, ``accept`` and ``walk_away``). The house reads only the core kinds;
+a declared kind means what its scenario makes of it."""
+
+
+@runtime_checkable
+class DeclaresActKinds(Protocol):
+    """A scenario whose acts do what no core kind says (``capabilities.act_kinds``)."""
+
+    act_kinds: tuple[str, ...]
+
+
 ActStyle = Literal["plain", "jargon", "stylistic"]
 GoldMetric = Literal["success", "score"]
 """The gold a study's tables lead with: the share of calls that succeeded (``Outcome.success``),

@@ -13,7 +13,7 @@ from typing import Annotated, Literal
 
 from pydantic import AliasChoices, Discriminator, Field
 
-from sim2human.scenarios.core import ActKind, ActStyle, GoldMetric
+from sim2human.scenarios.core import ActStyle, CoreActKind, GoldMetric
 from sim2human.types import FrozenConfig
 
 SCHEMA_VERSION = 1
@@ -128,7 +128,7 @@ class ActSpec(FrozenConfig):
     """One act of the inventory besides the asks (which come from the fields)."""
 
     id: Id
-    kind: ActKind
+    kind: CoreActKind
     text: Text
     """May use ``{readback}`` (the record read back) and ``{last_question}``."""
     style: ActStyle = "plain"

@@ -22,10 +22,10 @@ BID, RESERVE = re.compile(r"\bbid\D{0,12}(\d+)", re.I), re.compile(r"reserve\D{0
 
 ACTS = (
     Act("greet", "greet", "Hello, thanks for your interest in the lamp."),
-    *(Act(f"reserve-{n}", "propose", f"The reserve is ${n}.") for n in (40, 70, 100)),
+    *(Act(f"reserve-{n}", "reserve", f"The reserve is ${n}.") for n in (40, 70, 100)),
     Act("ask-bid", "ask", "Please tell me your sealed bid."),
-    Act("sell", "accept", "Sold, at your bid."),
-    Act("decline", "walk_away", "Sorry, no sale."),
+    Act("sell", "sell", "Sold, at your bid."),
+    Act("decline", "decline", "Sorry, no sale."),
     Act("rare", "style", "This lamp is truly one of a kind."),
     Act("collectors", "style", "Collectors fight over lamps like this."),
     Act("close", "close", "Thank you, goodbye."),
@@ -87,7 +87,7 @@ class Bidder:
 class SealedBidSale:
     name = "sealed-bid"
     gold_metric = "score"  # tables lead with the price as a share of the bidder's value
-    acts = ACTS
+    acts, act_kinds = ACTS, ("reserve", "sell", "decline")  # its own kinds of act
     voice = Voice(user=LINES, agent=AGENT, card=CARD)
 
     def sample_profile(self, rng: np.random.Generator) -> Profile:

@@ -114,6 +114,8 @@ class NegotiationScenario:
     gold_metric: GoldMetric = "score"
     """Studies lead with the agent's points (``Outcome.score``), not with the deal rate."""
     acts: tuple[Act, ...] = ACTS
+    act_kinds = ("propose", "accept", "walk_away")
+    """Put a split on the table, take the other side's, leave without a deal."""
     voice = VOICE
     view_size = SIZE
 
