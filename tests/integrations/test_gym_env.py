@@ -121,7 +121,7 @@ def test_external_agent_is_evaluated_into_a_run_dir_diagnose_reads(tmp_path: Pat
     assert {e.split for e in evals} == {"train", "heldout"}
     assert sum(e.split == "train" for e in evals) == 1  # frozen: the one simulator it trained on
     run = load_run_dir(tmp_path / "run")
-    assert run.kind == "sub-run" and not run.all_problems()
+    assert run.kind == "evaluation" and not run.all_problems()  # it trained nothing here
     d = diagnose(run, Thresholds())
     verdict = d.conditions[0].verdict  # read and judged; this tiny agent never succeeds
     assert verdict.checked or verdict.cannot_judge, verdict.headline
