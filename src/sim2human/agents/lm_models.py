@@ -90,42 +90,71 @@ def smollm2() -> tuple[Any, Any]:
 def tiny(
     texts: Sequence[str], *, seed: int = 0, sizes: dict[str, int] | None = None
 ) -> tuple[Any, Any]:
-    """(model, tokenizer): a small Llama, untrained, and a BPE tokenizer trained on ``texts``."""
-    transformers, tokenizers, torch = need("transformers"), need("tokenizers"), need("torch")
+    """(model, tokenizer): a small Llama, untrained, and a BPE tokenizer trained on ``texts``
+    with the tool syntax as whole tokens."""
     size = {**TINY_SIZES, **(sizes or {})}
+    tok = bpe_tokenizer(texts, size["vocab"], pieces=TOOL_PIECES)
+    config = small_llama_config(
+        tok, hidden=size["hidden"], layers=size["layers"], heads=size["heads"]
+    )
+    return seeded_llama(config, seed), chat_ready(tok)
+
+
+def bpe_tokenizer(
+    texts: Sequence[str],
+    vocab: int,
+    *,
+    special: Sequence[str] = SPECIAL,
+    pieces: Sequence[str] = (),
+) -> Any:
+    """A byte-level BPE tokenizer trained on ``texts`` with ``special`` tokens (ChatML's by
+    default) and ``pieces`` added whole: the tiny models' (the ``lm`` agent's, here, and the
+    TRL adapter's, ``integrations.lm``)."""
+    transformers, tokenizers = need("transformers"), need("tokenizers")
     bpe = tokenizers.Tokenizer(tokenizers.models.BPE())
     bpe.pre_tokenizer = tokenizers.pre_tokenizers.ByteLevel(add_prefix_space=False)
     bpe.decoder = tokenizers.decoders.ByteLevel()
     trainer = tokenizers.trainers.BpeTrainer(
-        vocab_size=size["vocab"],
-        special_tokens=SPECIAL,
+        vocab_size=vocab,
+        special_tokens=list(special),
         initial_alphabet=tokenizers.pre_tokenizers.ByteLevel.alphabet(),
         show_progress=False,
     )
     bpe.train_from_iterator(list(texts), trainer=trainer)
-    bpe.add_tokens([tokenizers.AddedToken(p, normalized=False) for p in TOOL_PIECES])
-    tok = transformers.PreTrainedTokenizerFast(
+    if pieces:
+        bpe.add_tokens([tokenizers.AddedToken(p, normalized=False) for p in pieces])
+    return transformers.PreTrainedTokenizerFast(
         tokenizer_object=bpe, eos_token=IM_END, pad_token=PAD, bos_token=None, unk_token=None
     )
-    config = transformers.LlamaConfig(
+
+
+def small_llama_config(tok: Any, *, hidden: int, layers: int, heads: int) -> Any:
+    """A small Llama's config over ``tok``'s vocabulary (tied embeddings, no BOS token)."""
+    transformers = need("transformers")
+    return transformers.LlamaConfig(
         vocab_size=len(tok),
-        hidden_size=size["hidden"],
-        intermediate_size=2 * size["hidden"],
-        num_hidden_layers=size["layers"],
-        num_attention_heads=size["heads"],
-        num_key_value_heads=size["heads"],
+        hidden_size=hidden,
+        intermediate_size=2 * hidden,
+        num_hidden_layers=layers,
+        num_attention_heads=heads,
+        num_key_value_heads=heads,
         max_position_embeddings=4096,
         eos_token_id=tok.eos_token_id,
         pad_token_id=tok.pad_token_id,
         bos_token_id=None,
         tie_word_embeddings=True,
     )
+
+
+def seeded_llama(config: Any, seed: int) -> Any:
+    """The model of ``config`` with weights drawn from ``seed`` (the global RNG untouched)."""
+    transformers, torch = need("transformers"), need("torch")
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         model = transformers.LlamaForCausalLM(config)
-    model.generation_config.eos_token_id = tok.eos_token_id
-    model.generation_config.pad_token_id = tok.pad_token_id
-    return model, chat_ready(tok)
+    model.generation_config.eos_token_id = config.eos_token_id
+    model.generation_config.pad_token_id = config.pad_token_id
+    return model
 
 
 def load(path: Path) -> tuple[Any, Any]:

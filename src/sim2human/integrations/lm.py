@@ -48,43 +48,11 @@ def embedded_model() -> tuple[Any, Any]:
 
 def tiny_model(scenario: Scenario, *, seed: int = 0, vocab: int = 1024) -> tuple[Any, Any]:
     """(model, tokenizer): a two-layer Llama and a BPE tokenizer trained on ``scenario``."""
-    transformers = require("transformers", "trl")
-    tokenizers = require("tokenizers", "trl")
-    torch = require("torch", "trl")
-    bpe = tokenizers.Tokenizer(tokenizers.models.BPE())
-    bpe.pre_tokenizer = tokenizers.pre_tokenizers.ByteLevel(add_prefix_space=False)
-    bpe.decoder = tokenizers.decoders.ByteLevel()
-    trainer = tokenizers.trainers.BpeTrainer(
-        vocab_size=vocab,
-        special_tokens=SPECIAL,
-        initial_alphabet=tokenizers.pre_tokenizers.ByteLevel.alphabet(),
-    )
-    bpe.train_from_iterator(_corpus(scenario), trainer=trainer)
-    tok = transformers.PreTrainedTokenizerFast(
-        tokenizer_object=bpe,
-        eos_token="<|im_end|>",
-        pad_token="<|endoftext|>",
-        bos_token=None,
-        unk_token=None,
-    )
-    config = transformers.LlamaConfig(
-        vocab_size=len(tok),
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        num_key_value_heads=2,
-        max_position_embeddings=4096,
-        eos_token_id=tok.eos_token_id,
-        pad_token_id=tok.pad_token_id,
-        bos_token_id=None,
-        tie_word_embeddings=True,
-    )
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(seed)
-        model = transformers.LlamaForCausalLM(config)
-    model.generation_config.eos_token_id = tok.eos_token_id
-    model.generation_config.pad_token_id = tok.pad_token_id
+    for extra in ("transformers", "tokenizers", "torch"):
+        require(extra, "trl")
+    tok = lm_models.bpe_tokenizer(_corpus(scenario), vocab, special=SPECIAL)
+    config = lm_models.small_llama_config(tok, hidden=32, layers=2, heads=2)
+    model = lm_models.seeded_llama(config, seed)
     return model, _chat_ready(tok)
 
 
