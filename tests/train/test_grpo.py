@@ -170,3 +170,36 @@ def test_a_model_that_changes_its_logits_after_the_head_is_computed_whole(
     ids = torch.randint(0, 200, (1, 12))
     token_logprobs(model, ids, torch.ones_like(ids), torch.ones((1, 11)))
     assert seen == []  # never split into body and head
+
+
+def test_sampling_keeps_the_last_logits_only_and_writes_what_a_full_pass_would(
+    policy: LMPolicy,
+) -> None:
+    """The prefill computes one position's logits (every position's held calls x width x
+    vocabulary floats: SmolLM2 ran a GPU out of memory), and the cached, left-padded, batched
+    decoding writes what a plain greedy pass over each context alone writes."""
+    greedy = LMPolicy(policy.model, policy.tok, "system prompt", temperature=0, max_new_tokens=6)
+    contexts = [
+        greedy.written_trace(call_turns()).ids,
+        greedy.written_trace(call_turns()[:3]).ids,
+    ]
+    widths: list[int] = []
+    hook = policy.model.lm_head.register_forward_hook(
+        lambda _m, _i, out: widths.append(int(out.shape[1]))
+    )
+    try:
+        written = greedy.sample(contexts, [np.random.default_rng(0)] * 2)
+    finally:
+        hook.remove()
+    assert widths[0] == 1 and set(widths) == {1}
+    for context, got in zip(contexts, written, strict=True):
+        ids = list(context)
+        expected: list[int] = []
+        with torch.no_grad():
+            while len(expected) < 6 and (not expected or expected[-1] != greedy.stop):
+                logits = policy.model(input_ids=torch.tensor([ids])).logits[0, -1]
+                expected.append(int(logits.argmax()))
+                ids.append(expected[-1])
+        if expected[-1] != greedy.stop:
+            expected.append(greedy.stop)
+        assert got == expected

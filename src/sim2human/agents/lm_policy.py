@@ -180,7 +180,15 @@ class LMPolicy:
             mask[i, width - len(c) :] = 1
         ids, mask = ids.to(self.device), mask.to(self.device)
         positions = (mask.cumsum(1) - 1).clamp(min=0)
-        out = self.model(input_ids=ids, attention_mask=mask, position_ids=positions, use_cache=True)
+        # Only the last position's logits: every position's would hold n x width x vocabulary
+        # floats (about 100 GB for SmolLM2 at 256 calls of 2,000 tokens: an H200 ran out).
+        out = self.model(
+            input_ids=ids,
+            attention_mask=mask,
+            position_ids=positions,
+            use_cache=True,
+            logits_to_keep=1,
+        )
         past, logits = self._past(out), out.logits[:, -1, :]
         written: list[list[int]] = [[] for _ in range(n)]
         done = [False] * n
