@@ -199,8 +199,9 @@ def test_the_training_split_plays_a_frozen_condition_s_own_simulator(tmp_path: P
 
 
 def test_the_report_of_an_evaluation_reads_as_one(tmp_path: Path) -> None:
-    """An evaluation trained nothing: its report names agents, resamples episodes, and has no
-    training columns or overoptimisation section (they read 'over training runs' before)."""
+    """An evaluation trained nothing: its report and page name agents, resample episodes, and
+    have no training columns, overoptimisation section or "did the agent learn" title (they
+    read 'over training runs' and 'condition' before)."""
     with FakeOpenAI(says("Hello, what is your name?")) as fake:
         out = tmp_path / "eval"
         argv = ["eval-agent", str(study(tmp_path, None, per=1)), "--base-url", fake.base_url]
@@ -210,4 +211,10 @@ def test_the_report_of_an_evaluation_reads_as_one(tmp_path: Path) -> None:
     assert md.startswith("# evaluation `") and "| agent | train proxy" in md
     assert "bootstrap over episodes" in md and "over training runs" not in md
     assert "episodes trained" not in md and "Overoptimisation" not in md
-    assert "Overoptimisation" not in (out / "report.html").read_text()
+    assert "| condition |" not in md  # the exploit finder's rows are agents too
+    assert "## Agent under test" in md and "system prompt sha256" in md  # what was evaluated
+    assert "resample training runs" not in md
+    page = (out / "report.html").read_text()
+    assert "Overoptimisation" not in page and "did the agent learn" not in page
+    assert "over training runs" not in page and '<th class="l">condition</th>' not in page
+    assert '<th class="l">agent</th>' in page

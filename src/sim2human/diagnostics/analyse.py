@@ -262,6 +262,12 @@ class Diagnosis(Frozen):
     problems: list[str]
     study: StudyResult | None = None
 
+    @property
+    def unit(self) -> str:
+        """What one row judges: an evaluated ``agent`` (a run that trained nothing), else a
+        study's ``condition``; the pages call their rows by it."""
+        return "agent" if self.kind == "evaluation" else "condition"
+
 
 def diagnose(
     run: RunDir,

@@ -16,7 +16,7 @@ import random
 from collections.abc import Sequence
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from sim2human.simulators.base import SimulatorSpec
 
@@ -55,6 +55,23 @@ class AgentRecord(BaseModel):
     scenario without a desk)."""
     cached: bool = False
     """Whether its replies could come from the response cache (``--cache-agent``)."""
+
+
+def describe(record: object) -> str | None:
+    """The agent under test in one sentence, from the record its run stored (None when the run
+    stored none, or one this version cannot read): what a report says it evaluated."""
+    try:
+        a = AgentRecord.model_validate(record)
+    except ValidationError:
+        return None
+    served = f" (served as {a.served_model})" if a.served_model not in (None, a.model) else ""
+    cache = "replies may come from the cache" if a.cached else "no reply from a cache"
+    return (
+        f"{a.label}: model {a.model}{served} at {a.base_url or 'the embedded server'}; system "
+        f"prompt sha256 {a.system_prompt_sha256}; temperature {a.temperature:g}, at most "
+        f"{a.max_tokens} tokens a reply; tools: {', '.join(a.tools) or 'none'} (its record "
+        f"read from its {a.record_by}); {cache}."
+    )
 
 
 def member_hash(spec: SimulatorSpec) -> str:

@@ -31,6 +31,7 @@ from sim2human.diagnostics.stored import (
     load_diversity,
 )
 from sim2human.errors import Sim2HumanError
+from sim2human.experiments.agent_record import describe as describe_agent
 from sim2human.experiments.diversity import DiversityRow
 from sim2human.report import fidelity
 from sim2human.report.adaptive import adaptive_section
@@ -162,7 +163,7 @@ def _write_report(
     fid = fidelity.for_report(derived_dir(run_dir, src, FIDELITY_JSON), run)
     summary = summarise(d, run)
     failing = run_failures(run)
-    head, prose = _study_parts(d, summary, run_dir, out, failures_section(failing))
+    head, prose = _study_parts(d, summary, run, out, failures_section(failing))
     page = render_html(d, diversity.rows, diversity.note, summary, md_to_html(prose, out))
     text = markdown_text(head, diagnosis_lines(d, diversity.rows), ["", *fidelity.markdown(fid)])
     payload: dict[str, Any] = {
@@ -184,7 +185,7 @@ def _write_report(
 
 
 def _study_parts(
-    d: Diagnosis, summary: Summary, run_dir: Path, out: Path, failing: list[str]
+    d: Diagnosis, summary: Summary, run: RunDir, out: Path, failing: list[str]
 ) -> tuple[list[str], list[str]]:
     """report.md's head (title, shared tables, the study's sections) and the sections the HTML
     renders from Markdown (all but the title and the shared tables, which it draws itself);
@@ -192,9 +193,10 @@ def _study_parts(
     if d.study is None:
         title = [f"# {d.kind} {md_code(d.name)}", ""]
         real = summary.table("real")
-        shown = [*(md_table(real) if real else []), *failing]
-        return [*title, *summary_lines(summary, ALL_TABLES), *failing], shown
-    study = d.study
+        agents = _agent_lines(run)
+        shown = [*agents, *(md_table(real) if real else []), *failing]
+        return [*title, *agents, *summary_lines(summary, ALL_TABLES), *failing], shown
+    study, run_dir = d.study, run.root
     adaptive = [
         *adaptive_section(study, run_dir, out),
         *_stress_lines(run_dir),
@@ -203,6 +205,22 @@ def _study_parts(
     prose = ["## Findings", "", *findings(study), "", *llm_section(study)]
     prose += [*real_section(study, summary.table("real")), *failing, *adaptive]
     return [*study_lines(study, summary), *failing, *adaptive], prose
+
+
+def _agent_lines(run: RunDir) -> list[str]:
+    """What an evaluation evaluated: each agent as its run recorded it (``eval-agent``'s
+    ``config.json``), and the population it met; none when no run records its agent."""
+    lines = []
+    for name, subs in run.conditions.items():
+        for sub in subs:
+            config = sub.config or {}
+            said = describe_agent(config.get("agent"))
+            if said is None:
+                continue
+            pop = config.get("population_hash")
+            met = f" Population {md_code(pop)}." if isinstance(pop, str) else ""
+            lines.append(f"- {md_code(name)}: {md(said)}{met}")
+    return ["## Agent under test", "", *lines, ""] if lines else []
 
 
 def _stress_lines(run_dir: Path) -> list[str]:

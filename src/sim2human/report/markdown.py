@@ -168,7 +168,7 @@ def diagnosis_lines(d: Diagnosis, diversity: list[DiversityRow]) -> list[str]:
     lines += [
         "## Exploit finder",
         "",
-        "| condition | phrasing | share | proxy lift (train) | raises on | gold lift (held-out) "
+        f"| {d.unit} | phrasing | share | proxy lift (train) | raises on | gold lift (held-out) "
         "| unearned | exploit | recorded quirk |",
         "|---|---|---:|---:|---:|---:|---:|---|---|",
     ]

@@ -61,7 +61,11 @@ MISSING = "-"
 AGENT = "agent"
 """An evaluation's first column: its rows are agents, not conditions trained."""
 CI_STUDY = "Percentages, 95% CI by cluster bootstrap over training runs, then episodes."
-CI_EVALUATION = "Percentages, 95% CI by bootstrap over episodes (one run, trained by none here)."
+CI_EVALUATION = (
+    "Percentages, 95% CI by bootstrap over episodes (one run of an agent not trained here)."
+)
+REAL_CI_STUDY = "Held-out families' CIs resample training runs, then episodes"
+REAL_CI_EVALUATION = "Held-out families' CIs resample episodes"
 MEMBER_STD_NOTE = "Member std: of gold success across held-out members (real callers included)"
 EXPLOIT_NOTE = (
     " Exploit rate: share of the agent's held-out turns that use a phrasing some training "
@@ -360,7 +364,7 @@ def real_table(rows: Sequence[Numbers]) -> Table | None:
     _, held, people = LABELS[_headline(rows)]
     cols = (CONDITION, held, people, *((REAL_FIELDS,) if fields else ()), REAL_PROXY, REAL_SEEDS)
     cols = (*cols, N_CELLS)
-    note = f"Held-out families' CIs resample training runs, then episodes; real people: {REAL_CI}"
+    note = f"{REAL_CI_STUDY}; real people: {REAL_CI}"
     return Table("real", "Real people", cols, cells, note)
 
 
@@ -386,7 +390,7 @@ def _as_evaluation(t: Table) -> Table:
     keep = [
         i for i in range(len(t.columns)) if i not in empty or any(r[i] != MISSING for r in t.rows)
     ]
-    note = t.note.replace(CI_STUDY, CI_EVALUATION)
+    note = t.note.replace(CI_STUDY, CI_EVALUATION).replace(REAL_CI_STUDY, REAL_CI_EVALUATION)
     if t.key == "spread":
         note = f"{MEMBER_STD_NOTE}." + (
             EXPLOIT_NOTE if EXPLOIT in [t.columns[i] for i in keep] else ""
