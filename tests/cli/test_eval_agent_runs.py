@@ -218,3 +218,30 @@ def test_the_report_of_an_evaluation_reads_as_one(tmp_path: Path) -> None:
     assert "Overoptimisation" not in page and "did the agent learn" not in page
     assert "over training runs" not in page and '<th class="l">condition</th>' not in page
     assert '<th class="l">agent</th>' in page
+
+
+ROOT = Path(__file__).resolve().parents[2]
+SUPPORT_EVAL = ROOT / "docs" / "results" / "eval-agent-support.md"
+
+
+@pytest.mark.skipif(
+    not (ROOT.parent / "shared" / "data" / "multiwoz21-convlab2").is_dir()
+    and "SIM2HUMAN_DATA" not in os.environ,
+    reason="the MultiWOZ corpus is not beside the repository",
+)
+def test_the_support_evaluation_page_names_the_population_its_command_plays(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """docs/results/eval-agent-support.md's command (``--sample 20`` real callers plus one member
+    per held-out family) plans the 23 calls and meets the population the page names."""
+    page = SUPPORT_EVAL.read_text(encoding="utf-8")
+    with FakeOpenAI(says("Hello, how can I help?")) as fake:
+        out = tmp_path / "support-eval"
+        argv = ["eval-agent", str(ROOT / "examples" / "support-eval.yaml"), "--base-url"]
+        argv += [fake.base_url, "--model", "m", "--sample", "20", "--episodes", "1"]
+        assert main([*argv, "--out", str(out)]) == 0
+    said = capsys.readouterr()
+    plan = next(line for line in (said.out + said.err).splitlines() if line.startswith("plan:"))
+    assert plan in page and "23 calls in all" in plan
+    population = read_json(out / "config.json")["population_hash"]
+    assert f"Population hash `{population}`" in page
