@@ -3,7 +3,7 @@
 training members at several sampling temperatures: fields right, gold, proxy, agent turns.
 
     PYTHONPATH=src .venv/bin/python scripts/lm_play.py STUDY_FILE MODEL_DIR [--temperatures 0 0.7 1]
-        [--per-member 2] [--fields]
+        [--per-member 2] [--fields] [--device cpu|cuda]
 
 ``--fields`` adds, per temperature, each field's count of calls where the record holds the
 caller's value, another value, or none, with a few wrong ones side by side.
@@ -31,6 +31,8 @@ def main() -> None:
     parser.add_argument("--temperatures", type=float, nargs="+", default=[0.0, 0.7, 1.0])
     parser.add_argument("--per-member", type=int, default=2)
     parser.add_argument("--fields", action="store_true", help="per-field right/wrong/missing")
+    parser.add_argument("--device", default="cpu", help="where the model plays (cpu, cuda)")
+    parser.add_argument("--max-new-tokens", type=int, default=48, help="tokens per turn at most")
     args = parser.parse_args()
     import torch
 
@@ -44,7 +46,14 @@ def main() -> None:
     torch.set_num_threads(1)
     world = StudyWorld.build(load_study(args.study, quick=True))
     model, tok = load(args.model)
-    policy = LMPolicy(model, tok, lm_prompt(world.scenario), max_new_tokens=48)
+    model.to(args.device)
+    policy = LMPolicy(
+        model,
+        tok,
+        lm_prompt(world.scenario),
+        max_new_tokens=args.max_new_tokens,
+        device=args.device,
+    )
     print("| temperature | calls | fields right | gold | proxy | median agent turns | s |")
     print("|---:|---:|---:|---:|---:|---:|---:|")
     for temperature in args.temperatures:
