@@ -207,6 +207,11 @@ def test_the_command_passes_fails_and_refuses(
     assert main(["check", "no_such_module:X"]) == 2
     assert main(["check", "my_sims"]) == 2
     assert main(["check", "my_sims:Nope"]) == 2
+    capsys.readouterr()
+    # another task: the piece is checked on the scenario named, which must exist
+    on_support = ["check", "sim2human.agents.scripted:ScriptedAgent", "--scenario", "support"]
+    assert main(on_support) == 0 and "violation" not in capsys.readouterr().out
+    assert main([*on_support[:2], "--scenario", "no-such-task"]) == 2
 
 
 def test_scripted_spec_is_a_plain_member() -> None:

@@ -24,7 +24,7 @@ from sim2human.checks.report import CheckReport, expect
 from sim2human.checks.scenario import check_scenario
 from sim2human.checks.simulator import check_simulator
 from sim2human.perturb import PERTURBATIONS
-from sim2human.rollout.conversation import Job
+from sim2human.rollout.conversation import MAX_TURNS, Job
 from sim2human.rollout.play import play
 from sim2human.scenarios.base import Scenario
 from sim2human.simulators import KINDS, build_simulator
@@ -41,7 +41,6 @@ from sim2human.simulators.replay import (
 MEMBERS = 2
 """Members drawn per family (seeds 0 and 1: the draws that crashed on a scenario without
 style acts)."""
-MAX_TURNS = 20
 SOLVES = 4
 """Calls the reference agent plays against a member of the first training family; it must win
 half of them."""

@@ -55,6 +55,7 @@ from sim2human.experiments.config import load_study
 from sim2human.redact import redact
 from sim2human.report.summary import stored_summary, summarise
 from sim2human.report.terminal import print_summary
+from sim2human.scenarios.catalog import DEFAULT_SCENARIO
 from sim2human.scenarios.refs import allow, allowing
 from sim2human.store.layout import REPORT_HTML, REPORT_JSON, REPORT_MD, STUDY_JSON
 from sim2human.store.loading import existing_dir
@@ -319,7 +320,7 @@ def study(
 
 
 DEMOS: dict[str, str] = {
-    "intake": "collapse.yaml",
+    DEFAULT_SCENARIO: "collapse.yaml",
     "support": "support.yaml",
     "negotiation": "negotiation.yaml",
 }
@@ -328,7 +329,7 @@ DemoScenarioOption = Annotated[
     str,
     typer.Option(
         "--scenario",
-        help=f"Whose collapse study to run: {', '.join(DEMOS)} (default: intake, the "
+        help=f"Whose collapse study to run: {', '.join(DEMOS)} (default: {DEFAULT_SCENARIO}, the "
         "phone intake of examples/collapse.yaml).",
     ),
 ]
@@ -339,7 +340,7 @@ def demo(
     out: OutOption = None,
     workers: WorkersOption = None,
     data: DataOption = None,
-    scenario: DemoScenarioOption = "intake",
+    scenario: DemoScenarioOption = DEFAULT_SCENARIO,
 ) -> None:
     """A collapse study, quick form: `study examples/collapse.yaml --quick` from the package
     (`--scenario support`: examples/support.yaml)."""

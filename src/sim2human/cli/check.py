@@ -1,10 +1,12 @@
 """``sim2human check MODULE:NAME``: the contract checks (``sim2human.checks``) on your own piece.
 
 NAME is a class or a function that makes one: called with no arguments, or with the scenario,
-or (a simulator) with a spec and the scenario, whichever it takes. A scenario gets its own checks
-and every persona family, simulator kind and the reference agent on it (``checks.crossing``), so
-what would crash a study on it fails here. Exit 0 when every check passes, 1 on a violation, 2
-when NAME cannot be found or made.
+or (a simulator) with a spec and the scenario, whichever it takes. A simulator, agent or sampler
+is checked on ``--scenario`` (any name a study's ``scenario:`` takes; by default the default
+scenario), so a piece written for another task is checked on that task. A scenario gets its own
+checks and every persona family, simulator kind and the reference agent on it
+(``checks.crossing``), so what would crash a study on it fails here. Exit 0 when every check
+passes, 1 on a violation, 2 when NAME cannot be found or made.
 """
 
 from __future__ import annotations
@@ -20,8 +22,9 @@ from rich.console import Console
 from sim2human.checks import CheckReport, check_agent, check_sampler, check_simulator, describe
 from sim2human.checks.crossing import check_everything
 from sim2human.errors import UsageError
+from sim2human.rollout.conversation import MAX_TURNS
 from sim2human.scenarios.base import Scenario
-from sim2human.scenarios.intake.scenario import IntakeScenario
+from sim2human.scenarios.catalog import DEFAULT_SCENARIO, get_scenario
 from sim2human.scenarios.refs import allowing, import_module
 from sim2human.simulators.base import QuirkPool, SimulatorSpec
 from sim2human.simulators.families import TRAIN_FAMILIES, get_family
@@ -83,10 +86,22 @@ def run_checks(obj: Any, scenario: Scenario, max_turns: int) -> list[CheckReport
 
 def check(
     target: Annotated[str, typer.Argument(help="MODULE:NAME of your scenario, simulator, ...")],
-    max_turns: Annotated[int, typer.Option(min=1, max=200, help="Turns per checked call.")] = 20,
+    max_turns: Annotated[
+        int, typer.Option(min=1, max=200, help="Turns per checked call.")
+    ] = MAX_TURNS,
+    scenario: Annotated[
+        str,
+        typer.Option(
+            help="The task a simulator, agent or sampler is checked on: a scenario name, a "
+            "scenario file or MODULE:Class, as a study's `scenario:` takes.",
+        ),
+    ] = DEFAULT_SCENARIO,
 ) -> None:
     """Run the contract checks on your own scenario, simulator, agent or sampler."""
-    reports = run_checks(load_target(target), IntakeScenario(), max_turns)
+    obj = load_target(target)
+    with allowing(Path.cwd()):
+        on = get_scenario(scenario)
+    reports = run_checks(obj, on, max_turns)
     console = Console()
     for line in (line for report in reports for line in report.lines()):
         style = "red" if "FAIL" in line or "violation" in line else None

@@ -49,7 +49,10 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "restyle-family": ("sim2human restyle-family --out my-restyled.yaml --candidates 2",),
     "retrieve-family": ("sim2human retrieve-family --out my-retrieved.yaml --per-line 4",),
     "export": ("sim2human export runs/quick --format openai-chat --out sft.jsonl",),
-    "check": ("sim2human check my_package.agents:make_agent",),
+    "check": (
+        "sim2human check my_package.agents:make_agent",
+        "sim2human check my_package.agents:make_agent --scenario support",
+    ),
     "model": ("sim2human model serve --port 8790",),
     "model serve": ("sim2human model serve --port 8790",),
     "model bench": ("sim2human model bench --parallel 4",),

@@ -26,7 +26,7 @@ from sim2human.experiments.config import EvalConfig
 from sim2human.experiments.results import StudyResult, load_study_result
 from sim2human.experiments.wholeness import foreign, shortfall
 from sim2human.scenarios.base import Scenario
-from sim2human.scenarios.catalog import get_scenario
+from sim2human.scenarios.catalog import DEFAULT_SCENARIO, get_scenario
 from sim2human.simulators.base import SimulatorSpec
 from sim2human.store import collector
 from sim2human.store.layout import (
@@ -103,7 +103,7 @@ class RunDir:
     problems: list[str] = field(default_factory=list)
     n_boot: int = EvalConfig().bootstrap
     """Bootstrap replicates: the study's ``eval.bootstrap`` (its config.yaml), as study.json's."""
-    scenario_name: str = "intake"
+    scenario_name: str = DEFAULT_SCENARIO
     """The study's scenario (``_scenario_name``); every episode read is of it."""
 
     @property
@@ -352,7 +352,7 @@ def _scenario_name(run: RunDir) -> tuple[str, str]:
     first = next((s for s in run.sub_runs if s.episodes), None)
     if first is not None:
         return first.episodes[0].scenario, f"that of the first log read ({first.path / EPISODES})"
-    return "intake", "the default scenario"
+    return DEFAULT_SCENARIO, "the default scenario"
 
 
 def _n_boot(config: Path) -> int:

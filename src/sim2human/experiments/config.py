@@ -26,7 +26,7 @@ from sim2human.experiments.study_paths import beside_study
 from sim2human.llm.runtime import LLMSettings
 from sim2human.population.panel import JudgingConfig
 from sim2human.samplers.build import known_sampler, sampler_args
-from sim2human.scenarios.catalog import known_scenario
+from sim2human.scenarios.catalog import DEFAULT_SCENARIO, known_scenario
 from sim2human.scenarios.refs import allowing
 from sim2human.simulators.base import MAX_TEMPERATURE, LLMParams
 from sim2human.simulators.families import known_family
@@ -174,7 +174,7 @@ class EvalConfig(FrozenConfig):
 
 class StudyConfig(FrozenConfig):
     name: Name = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
-    scenario: str = "intake"
+    scenario: str = DEFAULT_SCENARIO
     """A name in ``scenarios.catalog.SCENARIOS``, a scenario file's path (relative to the study
     file; stored absolute), ``module:Name`` of a Python scenario class, or a packaged scenario's
     entry-point name (``scenarios.refs``)."""

@@ -44,6 +44,7 @@ from sim2human.metrics.fidelity import (
     wasserstein_1d,
 )
 from sim2human.metrics.tokens import tokenize
+from sim2human.rollout.conversation import MAX_TURNS
 from sim2human.rollout.evaluate import evaluate
 from sim2human.samplers.cem import CEM
 from sim2human.scenarios.intake.scenario import IntakeScenario
@@ -153,7 +154,7 @@ def family_at(x: np.ndarray, name: str, width: float, description: str = "") -> 
 
 
 def play_family(
-    family: Family, members: int, per_member: int, seed: int, max_turns: int = 20
+    family: Family, members: int, per_member: int, seed: int, max_turns: int = MAX_TURNS
 ) -> list[Episode]:
     """Calls of the scripted reference agent with ``members`` draws of ``family``."""
     pool = QuirkPool.of(_SCENARIO)

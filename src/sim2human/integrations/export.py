@@ -42,7 +42,7 @@ from sim2human.experiments.wholeness import foreign, shortfall
 from sim2human.integrations.chat import chat_row, labels
 from sim2human.rollout.conversation import MAX_TURNS, Conversation, Job
 from sim2human.scenarios.base import Scenario
-from sim2human.scenarios.catalog import get_scenario
+from sim2human.scenarios.catalog import DEFAULT_SCENARIO, get_scenario
 from sim2human.simulators.base import UserTurn
 from sim2human.store.layout import CONFIG, CONFIG_YAML, EPISODES, STUDY_JSON, SUMMARY, export_name
 from sim2human.store.loading import read_json_object, read_yaml
@@ -123,7 +123,7 @@ def run_scenario(run_dir: Path, files: Sequence[Path]) -> tuple[str, str]:
             continue
         if first:
             return first[0].scenario, f"that of the first log read ({f})"
-    return "intake", "the default scenario"
+    return DEFAULT_SCENARIO, "the default scenario"
 
 
 def whole_sub_run(log: Path, scenario: str, whose: str) -> list[Episode]:
@@ -313,7 +313,7 @@ def export(
     names = sorted({e.scenario for e in episodes})
     if len(names) > 1:
         raise UsageError(f"sb3-buffer replays one scenario's episodes, not {', '.join(names)}")
-    scenario = get_scenario(names[0] if names else "intake")
+    scenario = get_scenario(names[0] if names else DEFAULT_SCENARIO)
     data = transitions(limited, scenario)
     outputs.write_with(target, lambda f: cast(Any, np.savez_compressed)(f, **data), inside=inside)
     return target, len(data["actions"])

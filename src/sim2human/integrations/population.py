@@ -26,7 +26,7 @@ from sim2human.rollout.solvability import solvability
 from sim2human.samplers.build import FixedSampler, Sampler, build_sampler
 from sim2human.samplers.feedback import draw_level
 from sim2human.scenarios.base import Scenario
-from sim2human.scenarios.catalog import get_scenario
+from sim2human.scenarios.catalog import DEFAULT_SCENARIO, get_scenario
 from sim2human.simulators import is_programmatic
 from sim2human.simulators.base import QuirkPool, SimulatorSpec
 from sim2human.simulators.families import get_family
@@ -136,7 +136,7 @@ def population(
     the default ensemble of ``sim2human.experiments.config.EnsembleConfig``.
     """
     cfg = _study(source)
-    scenario = get_scenario(cfg.scenario if cfg is not None else "intake")
+    scenario = get_scenario(cfg.scenario if cfg is not None else DEFAULT_SCENARIO)
     pool, held_pool = QuirkPool.of(scenario).held_apart()
     ensemble = source if isinstance(source, Ensemble) else _ensemble(cfg, pool, held_pool)
     if cfg is not None and not isinstance(source, Ensemble):

@@ -39,6 +39,10 @@ def _negotiation() -> Scenario:
     return cast(Scenario, NegotiationScenario())
 
 
+DEFAULT_SCENARIO = "intake"
+"""The scenario of a study file, run directory or export that names none (the clinic intake,
+the first task sim2human was built on): written here once, read wherever a name is missing."""
+
 SCENARIOS: dict[str, Callable[[], Scenario]] = {
     "intake": IntakeScenario,
     "pizza": PizzaScenario,
