@@ -86,3 +86,21 @@ def test_a_perturb_ramp_opens_over_the_sub_run_and_is_logged(tmp_path: Path) -> 
     assert [r["perturb_level"] for r in rows] == [0.5, 1.0, 1.0, 1.0]
     config = json.loads((tmp_path / "config.json").read_text())
     assert config["condition"]["perturb_ramp"] == 0.5
+
+
+def test_a_sub_run_says_where_its_time_went(tmp_path: Path) -> None:
+    """``summary.json``'s ``phase_seconds``: start, training play, the policy's inference, the
+    updates, the per-update logging and each evaluation split, within the sub-run's wall time
+    (what ``benchmarks/bench_demo.py`` adds up by phase)."""
+    cfg = parse_study(TINY)
+    cond = next(c for c in cfg.conditions if c.name == "ensemble-uniform")
+    out = tmp_path / "sub"
+    out.mkdir()
+    summary = run_condition(cfg, cond, 0, out)
+    phases = summary["phase_seconds"]
+    assert list(phases) == [
+        "start", "play", "policy", "update", "probe", "eval_train", "eval_heldout"
+    ]  # fmt: skip
+    assert all(v > 0 for v in phases.values()), phases
+    assert sum(phases.values()) <= summary["wall_seconds"] + 0.01
+    assert json.loads((out / "summary.json").read_text())["phase_seconds"] == phases

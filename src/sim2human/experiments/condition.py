@@ -49,6 +49,7 @@ from sim2human.store.layout import (
 from sim2human.store.rundir import EpisodeLog, JsonlWriter, write_json
 from sim2human.train.config import LMAgentConfig, PPOConfig, UpdateStats
 from sim2human.train.curves import CurveLog, open_curves
+from sim2human.train.phases import Phases
 from sim2human.train.ppo import train
 from sim2human.train.telemetry import HeldoutProbe
 from sim2human.types import Episode
@@ -126,12 +127,14 @@ class Recording:
         return row
 
 
+# long: one sub-run read top to bottom (its logs open together around training and evaluation)
 def run_condition(
     cfg: StudyConfig, condition: Condition, seed: int, out: Path, progress: Progress | None = None
 ) -> dict[str, Any]:
     """Train one agent and evaluate it; everything lands in ``out``. Returns its summary."""
     torch.set_num_threads(1)
     started = time.perf_counter()
+    phases = Phases()
     world = StudyWorld.build(cfg)
     run_seed = sub_run_seed(condition.name, seed)
     ppo = train_config(cfg, condition)
@@ -155,6 +158,7 @@ def run_condition(
             sink.log(initial)
         logs = _UpdateLogs(probe, sampler, metrics_log, sampler_log, curve_log, episodes_log, sink)
         on_update = partial(logs.write, progress=progress)
+        phases.add("start", time.perf_counter() - started)
         train(
             agent,
             sampler,
@@ -165,12 +169,13 @@ def run_condition(
             on_update=on_update,
             llm=llm,
             judge=judge,
+            phases=phases,
         )
         agent.save(out / CHECKPOINT)
         on_episode = partial(_log_evaluation, episodes_log, progress)
         trained_on = world.train_members(condition)
         splits = eval_splits(cfg, world, trained_on)
-        evals = evaluate_splits(cfg, agent, world, llm, splits, condition.name, on_episode)
+        evals = evaluate_splits(cfg, agent, world, llm, splits, condition.name, on_episode, phases)
         llm_stats = llm_accounting(llm)
     write_members(out / MEMBERS, trained_on, world.ensemble.heldout, sampler)
     summary = summarise_sub_run(evals, sampler.phrasings)
@@ -179,6 +184,7 @@ def run_condition(
         seed=seed,
         episodes_trained=ppo.episodes,
         wall_seconds=round(time.perf_counter() - started, 2),
+        phase_seconds=phases.rounded(),
     )
     if llm_stats:
         summary["llm"] = llm_stats

@@ -12,6 +12,7 @@ from typing import Any
 from sim2human import seeding
 from sim2human.agents.base import Agent
 from sim2human.errors import UsageError
+from sim2human.experiments.agent_record import REAL_KIND
 from sim2human.experiments.config import Condition, StudyConfig
 from sim2human.llm.runtime import LLMRuntime
 from sim2human.population.ensemble import Ensemble
@@ -30,6 +31,7 @@ from sim2human.simulators.replay import (
     corpus_of,
     reads_corpus,
 )
+from sim2human.train.phases import Phases
 from sim2human.types import Episode
 
 log = logging.getLogger(__name__)
@@ -270,20 +272,30 @@ def evaluate_splits(
     splits: Sequence[tuple[str, Sequence[SimulatorSpec], int]],
     condition: str,
     on_episode: Callable[[Episode], None],
+    phases: Phases | None = None,
 ) -> list[Episode]:
-    """``(split, members, episodes per member)`` evaluated in order, as one list."""
-    return [
-        e
-        for split, members, per in splits
-        for e in evaluate_members(
-            cfg,
-            agent,
-            members,
-            world,
-            per,
-            llm,
-            split=split,
-            condition=condition,
-            on_episode=on_episode,
-        )
-    ]
+    """``(split, members, episodes per member)`` evaluated in order, as one list; ``phases``
+    gets each split's seconds (training members, held-out families, real people)."""
+    phases = phases if phases is not None else Phases()
+    episodes: list[Episode] = []
+    for split, members, per in splits:
+        with phases.timing(eval_phase(split, members)):
+            episodes += evaluate_members(
+                cfg,
+                agent,
+                members,
+                world,
+                per,
+                llm,
+                split=split,
+                condition=condition,
+                on_episode=on_episode,
+            )
+    return episodes
+
+
+def eval_phase(split: str, members: Sequence[SimulatorSpec]) -> str:
+    """The phase an evaluation's time counts under: its split, real people apart."""
+    if split != "train" and members and all(m.kind == REAL_KIND for m in members):
+        return "eval_real"
+    return f"eval_{split}"

@@ -11,6 +11,7 @@ entropy bonus). The trainer sees only the proxy reward; gold is logged, never le
 from __future__ import annotations
 
 import copy
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -28,6 +29,7 @@ from sim2human.scenarios.base import Scenario
 from sim2human.simulators import build_async_simulator, needs_endpoint
 from sim2human.simulators.base import AsyncSimulator, SimulatorSpec
 from sim2human.train.config import PPOConfig, UpdateStats
+from sim2human.train.phases import PLAY, POLICY, PROBE, UPDATE, Phases
 from sim2human.types import Episode
 
 if TYPE_CHECKING:
@@ -55,10 +57,13 @@ def train(
     on_update: Callable[[UpdateStats, Sequence[Episode]], None] | None = None,
     llm: LLMRuntime | None = None,
     judge: Callable[[Episode, float], float] | None = None,
+    phases: Phases | None = None,
 ) -> list[UpdateStats]:
     """PPO on ``sampler``'s members. ``llm`` serves the batches that hold ``llm`` members (played
     by the async engine). ``judge`` (ensemble judging) maps an episode and its own final
-    satisfaction to the score trained on; it replaces the final potential (see judging)."""
+    satisfaction to the score trained on; it replaces the final potential (see judging).
+    ``phases``: where the time goes (play, policy inference, updates, logging), added up there."""
+    phases = phases if phases is not None else Phases()
     torch.manual_seed(seed)
     rng = seeding.stream(seed, "train")
     # fused: one kernel per step instead of a dozen per parameter (a third of an update on CPU)
@@ -73,10 +78,7 @@ def train(
         jobs = [
             Job(*draw_level(sampler, rng), "train", condition, "train", update) for _ in range(n)
         ]
-        if llm is not None and any(needs_endpoint(j.spec) for j in jobs):
-            batch, episodes = _collect_async(agent, jobs, scenario, cfg.max_turns, llm)
-        else:
-            batch, episodes = _collect(agent, jobs, scenario, cfg.max_turns)
+        batch, episodes = _play(agent, jobs, scenario, cfg.max_turns, llm, phases)
         seen += n
         judged = None
         if judge is not None:  # train on the judged score: it becomes the final potential
@@ -89,7 +91,8 @@ def train(
         abs_adv = tuple(float(np.abs(raw_adv[owner == i]).mean()) for i in range(len(episodes)))
         if probe is None:  # a fixed probe set for KL(pi || pi_init), from the first batch
             probe = torch.from_numpy(np.stack(batch.obs[:: max(1, len(batch.obs) // 512)]))
-        stats = _learn(agent, optim, batch, episodes, cfg)
+        with phases.timing(UPDATE):
+            stats = _learn(agent, optim, batch, episodes, cfg)
         sampler.update(episodes, BatchInfo(update, seen, abs_adv, judged))
         with torch.no_grad():
             logp = torch.log_softmax(agent.net.logits(probe), -1)
@@ -98,21 +101,47 @@ def train(
         row = _summarise(update, seen, episodes, kl_init, *stats)
         history.append(row)
         if on_update is not None:
-            on_update(row, episodes)
+            with phases.timing(PROBE):
+                on_update(row, episodes)
     return history
+
+
+def _play(
+    agent: PolicyAgent,
+    jobs: Sequence[Job],
+    scenario: Scenario,
+    max_turns: int,
+    llm: LLMRuntime | None,
+    phases: Phases,
+) -> tuple[_Batch, list[Episode]]:
+    """One training batch played (by the async engine when it holds ``llm`` members), its
+    seconds split between the policy's inference and the rest of play."""
+    began = time.perf_counter()
+    inference = 0.0
+    if llm is not None and any(needs_endpoint(j.spec) for j in jobs):
+        batch, episodes = _collect_async(agent, jobs, scenario, max_turns, llm)
+    else:
+        batch, episodes, inference = _collect(agent, jobs, scenario, max_turns)
+    phases.add(PLAY, time.perf_counter() - began - inference)
+    phases.add(POLICY, inference)
+    return batch, episodes
 
 
 def _collect(
     agent: PolicyAgent, jobs: Sequence[Job], scenario: Scenario, max_turns: int
-) -> tuple[_Batch, list[Episode]]:
+) -> tuple[_Batch, list[Episode], float]:
+    """The batch played, its episodes, and the seconds of it spent in the policy's inference."""
     convs = [Conversation.open(j, scenario, max_turns) for j in jobs]
     batch = _Batch([], [], [], [], [], [])
     live = list(range(len(convs)))
+    inference = 0.0
     while live:
         observations = [convs[i].observe() for i in live]
+        began = time.perf_counter()
         x = agent.featurise(observations)
         actions, logps = agent.decide(x)
         values = agent.value(x)
+        inference += time.perf_counter() - began
         for k, i in enumerate(live):
             a = int(actions[k])
             convs[i].step(agent.turn(a, observations[k]))
@@ -123,7 +152,7 @@ def _collect(
             batch.owner.append(i)
         live = [i for i in live if not convs[i].done]
     batch.satisfaction = [c.satisfaction for c in convs]
-    return batch, [c.episode() for c in convs]
+    return batch, [c.episode() for c in convs], inference
 
 
 def _collect_async(
