@@ -49,7 +49,7 @@ from sim2human.store.layout import (
 from sim2human.store.rundir import EpisodeLog, JsonlWriter, write_json
 from sim2human.train.config import LMAgentConfig, PPOConfig, UpdateStats
 from sim2human.train.curves import CurveLog, open_curves
-from sim2human.train.phases import Phases
+from sim2human.train.phases import START, Phases
 from sim2human.train.ppo import train
 from sim2human.train.telemetry import HeldoutProbe
 from sim2human.types import Episode
@@ -158,7 +158,7 @@ def run_condition(
             sink.log(initial)
         logs = _UpdateLogs(probe, sampler, metrics_log, sampler_log, curve_log, episodes_log, sink)
         on_update = partial(logs.write, progress=progress)
-        phases.add("start", time.perf_counter() - started)
+        phases.add(START, time.perf_counter() - started)
         train(
             agent,
             sampler,

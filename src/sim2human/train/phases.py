@@ -16,6 +16,8 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+START = "start"
+"""Before the first batch: the world, the sampler, the probe's set, the optimizer."""
 PLAY = "play"
 """Conversation play during training: simulators, perturbations, the scenario's readers."""
 POLICY = "policy"

@@ -29,7 +29,7 @@ from sim2human.scenarios.base import Scenario
 from sim2human.simulators import build_async_simulator, needs_endpoint
 from sim2human.simulators.base import AsyncSimulator, SimulatorSpec
 from sim2human.train.config import PPOConfig, UpdateStats
-from sim2human.train.phases import PLAY, POLICY, PROBE, UPDATE, Phases
+from sim2human.train.phases import PLAY, POLICY, PROBE, START, UPDATE, Phases
 from sim2human.types import Episode
 
 if TYPE_CHECKING:
@@ -66,9 +66,10 @@ def train(
     phases = phases if phases is not None else Phases()
     torch.manual_seed(seed)
     rng = seeding.stream(seed, "train")
-    # fused: one kernel per step instead of a dozen per parameter (a third of an update on CPU)
-    optim = torch.optim.Adam(agent.net.parameters(), lr=cfg.lr, eps=1e-5, fused=True)
-    init_net = copy.deepcopy(agent.net).requires_grad_(False)
+    with phases.timing(START):  # a process's first optimizer imports torch._dynamo: ~1.5 s
+        # fused: one kernel per step instead of a dozen per parameter (a third of an update on CPU)
+        optim = torch.optim.Adam(agent.net.parameters(), lr=cfg.lr, eps=1e-5, fused=True)
+        init_net = copy.deepcopy(agent.net).requires_grad_(False)
     probe: torch.Tensor | None = None
     history: list[UpdateStats] = []
     n_updates = -(-cfg.episodes // cfg.batch_episodes)
