@@ -45,6 +45,10 @@ def test_gate_fails_the_exploiting_condition_and_passes_the_clean_one(
     code, text = run(clean, capsys)
     assert code == 3 and "cannot judge: `clean`: 6 episodes" in text
     assert run(clean[:4], capsys)[0] == 0  # no gate: the line is printed, exit 0
+    # one condition collapsed, the other too thin to judge: the collapse decides (it was 3)
+    code, text = run(["diagnose", str(study), "--fail-on-collapse"], capsys)
+    assert code == 1 and "collapse detected in frozen-trigger" in text
+    assert "cannot judge clean" in text
     sub = study / "conditions" / "frozen-trigger" / "seed-0"
     assert run(["diagnose", str(sub), "--fail-on-collapse"], capsys)[0] == 1
     assert run(["diagnose", str(sub)], capsys)[0] == 0  # findings only, no gate

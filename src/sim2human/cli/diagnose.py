@@ -120,14 +120,11 @@ def diagnose(
     for c in d.conditions:
         _print_verdict(out, c, fail_on_collapse)
     output.emit(_document(run_dir, d.problems, d.conditions))
-    thin = _thin(d.conditions, fail_on_collapse)
+    thin = [c.name for c in d.conditions if c.verdict.cannot_judge]
     if not judged and not thin:
         raise RunDirError(f"{run_dir}: nothing to judge: no condition has a finished evaluation")
-    collapsed = [c.name for c in judged if c.verdict.collapse]
-    if collapsed and fail_on_collapse:
-        shown = ", ".join(collapsed)  # printed under --quiet too: it is why the exit code is 1
-        Console(stderr=True).print(f"[red]collapse detected[/] in {shown}", highlight=False)
-        raise typer.Exit(1)
+    if fail_on_collapse:
+        _gate([c.name for c in judged if c.verdict.collapse], thin)
 
 
 def _print_verdict(out: Console, c: Any, gate: bool) -> None:
@@ -144,14 +141,18 @@ def _print_verdict(out: Console, c: Any, gate: bool) -> None:
         )
 
 
-def _thin(conditions: list[Any], gate: bool) -> bool:
-    """Whether a condition could not be judged; under the ``gate``, exit 3 if so: a gate does
-    not pass what it could not look at."""
-    thin = [c.name for c in conditions if c.verdict.cannot_judge]
-    if thin and gate:
-        Console(stderr=True).print(f"[red]cannot judge[/] {', '.join(thin)}", highlight=False)
+def _gate(collapsed: list[str], thin: list[str]) -> None:
+    """``--fail-on-collapse``: exit 1 on a collapse found, whatever else could not be judged (a
+    collapse seen is the stronger news), else 3 when a condition could not be judged (a gate does
+    not pass what it could not look at). Both lines print under ``--quiet`` too: they say why."""
+    err = Console(stderr=True)
+    if thin:
+        err.print(f"[red]cannot judge[/] {', '.join(thin)}", highlight=False)
+    if collapsed:
+        err.print(f"[red]collapse detected[/] in {', '.join(collapsed)}", highlight=False)
+        raise typer.Exit(1)
+    if thin:
         raise typer.Exit(3)
-    return bool(thin)
 
 
 def _document(run_dir: Path, problems: list[str], conditions: list[Any]) -> dict[str, Any]:
