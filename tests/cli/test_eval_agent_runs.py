@@ -214,6 +214,9 @@ def test_the_report_of_an_evaluation_reads_as_one(tmp_path: Path) -> None:
     assert "| condition |" not in md  # the exploit finder's rows are agents too
     assert "## Agent under test" in md and "system prompt sha256" in md  # what was evaluated
     assert "resample training runs" not in md
+    # diversity of what it met: the held-out members it played, not the study's training ones
+    diversity = md.split("## Simulator diversity")[1].split("\n## ")[0]
+    assert "| held-out ensemble | ensemble |" in diversity and "cooperative" not in diversity
     page = (out / "report.html").read_text()
     assert "Overoptimisation" not in page and "did the agent learn" not in page
     assert "over training runs" not in page and '<th class="l">condition</th>' not in page

@@ -33,11 +33,12 @@ from typing import Any
 from pydantic import ValidationError
 
 from sim2human.diagnostics.analyse import Diagnosis, diagnose
-from sim2human.diagnostics.rundir import RunDir, load_run_dir
+from sim2human.diagnostics.rundir import RunDir, SubRun, load_run_dir
 from sim2human.diagnostics.verdict import Thresholds
 from sim2human.errors import RunDirError, UsageError
 from sim2human.experiments.diversity import StoredDiversity, diversity_groups, measure_groups
 from sim2human.outputs import OutputError
+from sim2human.simulators.base import SimulatorSpec
 from sim2human.store.layout import (
     CONFIG,
     CONFIG_YAML,
@@ -193,9 +194,11 @@ def _again(
 
 
 def measure_diversity(run: RunDir) -> StoredDiversity:
-    """The diversity of the simulators the run's sub-runs trained on and were judged by."""
+    """The diversity of the simulators the run's sub-runs trained on and were judged by; for an
+    evaluation (nothing trained), of the members it played, split by split: its study file's
+    training members are not what it met when it played the held-out split alone."""
     subs = [
-        (name, sub.trained_on, sub.heldout)
+        _played(sub) if run.kind == "evaluation" else (name, sub.trained_on, sub.heldout)
         for name, group in run.conditions.items()
         for sub in group
     ]
@@ -204,6 +207,18 @@ def measure_diversity(run: RunDir) -> StoredDiversity:
             rows=[], note="No simulator specs recorded (members.json missing): not measured."
         )
     return measure_groups(diversity_groups(subs), run.scenario, run.max_turns)
+
+
+def _played(sub: SubRun) -> tuple[str, list[SimulatorSpec], list[SimulatorSpec]]:
+    """An evaluation's members as it played them: (its name, training split, held-out split)."""
+    members = [*sub.trained_on, *sub.heldout]
+    train = {e.simulator_id for e in sub.evals if e.split == "train"}
+    held = {e.simulator_id for e in sub.evals if e.split != "train"}
+    return (
+        sub.condition,
+        [s for s in members if s.id in train],
+        [s for s in members if s.id in held],
+    )
 
 
 def load_diagnosis(
