@@ -12,7 +12,7 @@ from typing import Any
 from sim2human import seeding
 from sim2human.agents.base import Agent
 from sim2human.errors import UsageError
-from sim2human.experiments.agent_record import REAL_KIND
+from sim2human.experiments.agent_record import is_real
 from sim2human.experiments.config import Condition, StudyConfig
 from sim2human.llm.runtime import LLMRuntime
 from sim2human.population.ensemble import Ensemble
@@ -296,6 +296,6 @@ def evaluate_splits(
 
 def eval_phase(split: str, members: Sequence[SimulatorSpec]) -> str:
     """The phase an evaluation's time counts under: its split, real people apart."""
-    if split != "train" and members and all(m.kind == REAL_KIND for m in members):
+    if split != "train" and members and all(map(is_real, members)):
         return "eval_real"
     return f"eval_{split}"
