@@ -27,6 +27,7 @@ import torch
 
 from sim2human import seeding
 from sim2human.agents.base import AgentTurn, Observation
+from sim2human.agents.lm_cache import CallCaches, Reuse
 from sim2human.agents.lm_models import IM_END, IM_START
 from sim2human.scenarios.tools import split_tool_text, tool_text
 from sim2human.types import ToolCall, Turn
@@ -69,6 +70,7 @@ class LMPolicy:
         max_new_tokens: int = 64,
         device: str = "cpu",
         keep_traces: bool = False,
+        keep_keys: bool = True,
     ) -> None:
         self.model = model
         self.tok = tokenizer
@@ -77,9 +79,13 @@ class LMPolicy:
         self.max_new_tokens = max_new_tokens
         self.device = device
         self.keep_traces = keep_traces
+        self.keep_keys = keep_keys
+        """Reuse each call's keys and values across its turns (``agents.lm_cache``); off, every
+        turn reads its whole context again (the same tokens, up to float rounding)."""
         self.stop = int(tokenizer.convert_tokens_to_ids(IM_END))
         self.pad = int(tokenizer.pad_token_id if tokenizer.pad_token_id is not None else self.stop)
         self._traces: dict[str, Trace] = {}
+        self._caches = CallCaches()
         self._open_assistant = self._encode(f"{IM_START}assistant\n")
         # transformers 5.2x renamed the forward's ``past_key_values`` to ``cache``
         self._cache_arg = (
@@ -96,7 +102,8 @@ class LMPolicy:
         self, observations: Sequence[Observation], rngs: Sequence[np.random.Generator]
     ) -> list[AgentTurn]:
         traces = [self._context(o) for o in observations]
-        written = self.sample([t.ids for t in traces], rngs)
+        ids_of = [o.call for o in observations] if self.keep_keys else None
+        written = self.sample([t.ids for t in traces], rngs, ids_of)
         turns = []
         for obs, trace, ids in zip(observations, traces, written, strict=True):
             trace.add(ids, own=True)
@@ -107,12 +114,15 @@ class LMPolicy:
         return turns
 
     def take_trace(self, call: str) -> Trace | None:
-        """The finished call's trace (and forget it)."""
+        """The finished call's trace (and forget it, and its kept keys and values)."""
+        self._caches.drop(call)
         return self._traces.pop(call, None)
 
     def forget(self) -> None:
-        """Drop every trace (after an evaluation, whose calls are not trained on)."""
+        """Drop every trace and every kept key (after an evaluation, whose calls are not
+        trained on, and after an update, which makes them stale)."""
         self._traces.clear()
+        self._caches.clear()
 
     # -- rendering ----------------------------------------------------------------------------
 
@@ -167,19 +177,32 @@ class LMPolicy:
 
     @torch.no_grad()
     def sample(
-        self, contexts: Sequence[Sequence[int]], rngs: Sequence[np.random.Generator]
+        self,
+        contexts: Sequence[Sequence[int]],
+        rngs: Sequence[np.random.Generator],
+        calls: Sequence[str] | None = None,
     ) -> list[list[int]]:
         """Each context's continuation up to and including ``<|im_end|>`` (or the token limit),
-        drawn at ``temperature`` with each row's own generator (greedy at 0)."""
+        drawn at ``temperature`` with each row's own generator (greedy at 0). Given the
+        contexts' ``calls``, what each call's earlier turns computed is reused, and kept for its
+        next turn (``agents.lm_cache``)."""
         n = len(contexts)
-        width = max(len(c) for c in contexts)
+        reuse = (
+            self._caches.reuse(self.model, calls, contexts, self.device)
+            if calls is not None
+            else Reuse(None, 0, [0] * n)
+        )
+        kept = reuse.width
+        news = [c[p:] for c, p in zip(contexts, reuse.lengths, strict=True)]
+        width = max(len(c) for c in news)
         ids = torch.full((n, width), self.pad, dtype=torch.long)
-        mask = torch.zeros((n, width), dtype=torch.long)
-        for i, c in enumerate(contexts):
-            ids[i, width - len(c) :] = torch.tensor(c, dtype=torch.long)
-            mask[i, width - len(c) :] = 1
+        mask = torch.zeros((n, kept + width), dtype=torch.long)
+        for i, (new, p) in enumerate(zip(news, reuse.lengths, strict=True)):
+            ids[i, width - len(new) :] = torch.tensor(new, dtype=torch.long)
+            mask[i, kept - p : kept] = 1
+            mask[i, kept + width - len(new) :] = 1
         ids, mask = ids.to(self.device), mask.to(self.device)
-        positions = (mask.cumsum(1) - 1).clamp(min=0)
+        positions = (mask.cumsum(1) - 1).clamp(min=0)[:, kept:]
         # Only the last position's logits: every position's would hold n x width x vocabulary
         # floats (about 100 GB for SmolLM2 at 256 calls of 2,000 tokens: an H200 ran out).
         out = self.model(
@@ -188,6 +211,7 @@ class LMPolicy:
             position_ids=positions,
             use_cache=True,
             logits_to_keep=1,
+            **({self._cache_arg: reuse.cache} if reuse.cache is not None else {}),
         )
         past, logits = self._past(out), out.logits[:, -1, :]
         written: list[list[int]] = [[] for _ in range(n)]
@@ -212,7 +236,34 @@ class LMPolicy:
                 **{self._cache_arg: past},
             )
             past, logits = self._past(out), out.logits[:, -1, :]
+        if calls is not None:
+            self._keep(calls, contexts, reuse, width, written, past)
         return [w if w and w[-1] == self.stop else [*w, self.stop] for w in written]
+
+    def _keep(
+        self,
+        calls: Sequence[str],
+        contexts: Sequence[Sequence[int]],
+        reuse: Reuse,
+        width: int,
+        written: Sequence[list[int]],
+        past: Any,
+    ) -> None:
+        """Keep each call's keys and values for its next turn: its context and what it wrote,
+        less the last token written (never fed back); its columns are the reused prefix's, the
+        new tokens' (right-aligned in the prefill) and the first decoding steps'."""
+        kept, ids, columns = reuse.width, [], []
+        for context, p, own in zip(contexts, reuse.lengths, written, strict=True):
+            fresh = len(context) - p
+            ids.append([*context, *own[:-1]])
+            columns.append(
+                [
+                    *range(kept - p, kept),
+                    *range(kept + width - fresh, kept + width),
+                    *range(kept + width, kept + width + len(own) - 1),
+                ]
+            )
+        self._caches.keep(self.model, calls, ids, past, columns)
 
     @staticmethod
     def _past(out: Any) -> Any:

@@ -1,0 +1,154 @@
+"""Each call's keys and values kept between its agent turns, so a turn reads only what is new.
+
+Why: without it the sampler reads the call's whole context again at every agent turn, so a
+call's prefill grows with the square of its length (SmolLM2 on two CPU cores: about 4.5 of a
+16-call GRPO step's 10 minutes, docs/results/lm-agents.md). With it a turn reads the caller's
+new words and the tokens of the agent's last turn that were never fed back.
+
+What a call reuses is decided by token ids, not trust: a turn takes the longest prefix its
+context shares with what was kept, and reads at least the context's last token afresh (whose
+logits start the turn). So a context rebuilt from the transcript (an evaluation re-encodes the
+agent's turns, which need not give the sampled tokens back) reuses what still matches, and a
+mismatch costs time, never a wrong key. Kept keys are dropped whenever the model's weights
+change (a GRPO update, a warm start), detected by the parameters' in-place version counters.
+
+Why written here rather than with transformers' ``DynamicCache`` alone: one cache holds one
+batch whose rows share a length, while the calls in flight have different lengths and come and
+go between turns. So each call's keys and values are kept on their own and stacked into a
+batch cache per turn, each row left-padded (its padding masked), and read back out after it.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from sim2human.agents.lm_models import need
+
+KEPT_CALLS = 16
+"""How many calls' keys and values are kept at least (the calls of a batch always are): a
+lockstep batch's calls act together, a served call acts alone between others."""
+
+
+@dataclass
+class Kept:
+    """One call's tokens whose keys and values are known, and those keys and values per layer
+    (``[kv_heads, len(ids), head_dim]`` each)."""
+
+    ids: list[int]
+    layers: list[tuple[torch.Tensor, torch.Tensor]]
+
+
+@dataclass
+class Reuse:
+    """A batch's reused prefixes: ``cache`` (a transformers ``DynamicCache``) holds ``width``
+    columns, row ``i``'s last ``lengths[i]`` of them its kept keys (the rest masked); ``None``
+    when nothing is reused."""
+
+    cache: Any
+    width: int
+    lengths: list[int]
+
+
+class CallCaches:
+    """Keys and values per call id, valid for the weights they were computed with."""
+
+    def __init__(self, capacity: int = KEPT_CALLS) -> None:
+        self.capacity = capacity
+        self._kept: OrderedDict[str, Kept] = OrderedDict()
+        self._weights: tuple[int, int] | None = None
+
+    def reuse(
+        self, model: Any, calls: Sequence[str], contexts: Sequence[Sequence[int]], device: str
+    ) -> Reuse:
+        """What each context can reuse, stacked into one left-padded batch cache."""
+        self._check(model)
+        found = [self._kept.get(call) for call in calls]
+        lengths = [
+            0 if k is None else _shared(k.ids, context, len(context) - 1)
+            for k, context in zip(found, contexts, strict=True)
+        ]
+        width = max(lengths, default=0)
+        if width == 0:
+            return Reuse(None, 0, lengths)
+        layers = []
+        for layer in range(len(next(k for k in found if k is not None).layers)):
+            stacked = []
+            for part in (0, 1):
+                like = next(k for k in found if k is not None).layers[layer][part]
+                rows = like.new_zeros((len(calls), like.shape[0], width, like.shape[2]))
+                for i, (k, n) in enumerate(zip(found, lengths, strict=True)):
+                    if k is not None and n:
+                        rows[i, :, width - n :] = k.layers[layer][part][:, :n]
+                stacked.append(rows.to(device))
+            layers.append((stacked[0], stacked[1]))
+        cache = need("transformers").DynamicCache(ddp_cache_data=layers)
+        return Reuse(cache, width, lengths)
+
+    def keep(
+        self,
+        model: Any,
+        calls: Sequence[str],
+        ids: Sequence[list[int]],
+        cache: Any,
+        columns: Sequence[Sequence[int]],
+    ) -> None:
+        """Keep row ``i`` of ``cache`` for ``calls[i]``: its tokens ``ids[i]``, whose keys and
+        values are at the cache columns ``columns[i]`` (the rest of a row is padding, or tokens
+        fed after the call's turn had ended)."""
+        self._check(model)
+        if not _plain(cache):
+            return
+        for i, (call, row_ids, where) in enumerate(zip(calls, ids, columns, strict=True)):
+            at = torch.tensor(list(where), dtype=torch.long, device=cache.layers[0].keys.device)
+            layers = [
+                (layer.keys[i].index_select(1, at), layer.values[i].index_select(1, at))
+                for layer in cache.layers
+            ]
+            self._kept[call] = Kept(list(row_ids), layers)
+            self._kept.move_to_end(call)
+        while len(self._kept) > max(self.capacity, len(calls)):
+            self._kept.popitem(last=False)
+
+    def _check(self, model: Any) -> None:
+        """Forget every kept key if the weights changed since they were computed."""
+        if self._weights != _weights(model):
+            self._kept.clear()
+            self._weights = _weights(model)
+
+    def drop(self, call: str) -> None:
+        self._kept.pop(call, None)
+
+    def clear(self) -> None:
+        self._kept.clear()
+
+    def __len__(self) -> int:
+        return len(self._kept)
+
+
+def _shared(kept: Sequence[int], context: Sequence[int], limit: int) -> int:
+    """How many leading tokens ``kept`` and ``context`` share, at most ``limit``."""
+    n = 0
+    for a, b in zip(kept, context[:limit], strict=False):
+        if a != b:
+            break
+        n += 1
+    return n
+
+
+def _weights(model: Any) -> tuple[int, int]:
+    """Which weights: the model object and the sum of its parameters' version counters (every
+    in-place update, an optimizer's step included, bumps a tensor's ``_version``)."""
+    return id(model), sum(int(p._version) for p in model.parameters())
+
+
+def _plain(cache: Any) -> bool:
+    """A cache whose layers are plain growing key/value pairs (sliding-window or state-space
+    layers cannot be cut out by column, and are simply not kept)."""
+    layers = getattr(cache, "layers", None) or []
+    plain = need("transformers").cache_utils.DynamicLayer
+    return bool(layers) and all(type(layer) is plain for layer in layers)

@@ -1,0 +1,101 @@
+"""Keys and values kept across a call's turns: the same calls as reading every turn's whole
+context again, a fraction of the tokens read, nothing stale after an update, and only the
+prefix a context really shares is reused."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import torch
+
+from sim2human.agents.lm_cache import CallCaches
+from sim2human.agents.lm_models import tiny
+from sim2human.agents.lm_policy import LMPolicy
+from sim2human.experiments.config import load_study
+from sim2human.experiments.trained_agents import lm_prompt
+from sim2human.experiments.world import StudyWorld
+from sim2human.rollout.evaluate import evaluate
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def world() -> StudyWorld:
+    return StudyWorld.build(load_study(ROOT / "examples" / "lm-collapse.yaml", quick=True))
+
+
+@pytest.fixture(scope="module")
+def model_and_tok() -> tuple[Any, Any]:
+    texts = ["Hi, my back hurts.", "How bad is it, out of 10?", "About seven.", "Bye."] * 20
+    return tiny(texts, seed=0, sizes={"hidden": 48, "layers": 2, "heads": 2, "vocab": 400})
+
+
+def play(world: StudyWorld, model: Any, tok: Any, **settings: Any) -> tuple[list[Any], int]:
+    """Four calls on training members: each turn's words and tool calls, and the tokens the
+    model read to write them."""
+    read: list[int] = []
+    hook = model.model.embed_tokens.register_forward_hook(
+        lambda _m, inputs, _o: read.append(int(inputs[0].numel()))
+    )
+    try:
+        policy = LMPolicy(model, tok, lm_prompt(world.scenario), max_new_tokens=16, **settings)
+        episodes = evaluate(
+            policy,
+            world.ensemble.train[:2],
+            world.scenario,
+            split="train",
+            per_member=2,
+            max_turns=world.max_turns,
+        )
+    finally:
+        hook.remove()
+    turns = [[(t.speaker, t.text, t.tool_calls) for t in e.turns] for e in episodes]
+    return turns, sum(read)
+
+
+@pytest.mark.parametrize("keep_traces", [False, True])
+@pytest.mark.parametrize("temperature", [0.0, 1.0])
+def test_kept_keys_write_the_calls_a_whole_reading_writes_from_a_fraction_of_the_tokens(
+    world: StudyWorld, model_and_tok: tuple[Any, Any], keep_traces: bool, temperature: float
+) -> None:
+    model, tok = model_and_tok
+    settings = {"keep_traces": keep_traces, "temperature": temperature}
+    whole, read_whole = play(world, model, tok, keep_keys=False, **settings)
+    kept, read_kept = play(world, model, tok, keep_keys=True, **settings)
+    assert kept == whole
+    assert sum(len(t) for t in whole) > 4 * 4  # calls of several turns, so reuse was possible
+    assert read_kept < read_whole / 3
+
+
+def test_an_update_makes_every_kept_key_stale(model_and_tok: tuple[Any, Any]) -> None:
+    model, tok = model_and_tok
+    policy = LMPolicy(model, tok, "system prompt", temperature=0, max_new_tokens=4)
+    context = [*policy.written_trace([]).ids, 5, 6, 7]
+    policy.sample([context], [np.random.default_rng(0)], ["call-1"])
+    assert policy._caches.reuse(model, ["call-1"], [[*context, 9]], "cpu").lengths[0] > 0
+    weight = next(model.parameters())
+    with torch.no_grad():
+        weight.add_(0.0)  # an optimizer's step is an in-place update like this one
+    assert policy._caches.reuse(model, ["call-1"], [[*context, 9]], "cpu").lengths == [0]
+    assert len(policy._caches) == 0
+
+
+def test_only_the_prefix_a_context_shares_is_reused_and_its_last_token_is_read_again(
+    model_and_tok: tuple[Any, Any],
+) -> None:
+    model, _ = model_and_tok
+    caches = CallCaches(capacity=2)
+    out = model(input_ids=torch.tensor([[4, 5, 6, 7]]), use_cache=True)
+    caches.keep(model, ["a"], [[4, 5, 6, 7]], out.past_key_values, [[0, 1, 2, 3]])
+    lengths = caches.reuse(model, ["a", "b"], [[4, 5, 9, 9], [4, 5]], "cpu").lengths
+    assert lengths == [2, 0]  # "b" was never kept
+    reuse = caches.reuse(model, ["a"], [[4, 5, 6, 7]], "cpu")
+    assert reuse.lengths == [3] and reuse.width == 3  # the last token starts the turn
+    key = out.past_key_values.layers[0].keys[0, :, :3]
+    assert torch.equal(reuse.cache.layers[0].keys[0], key)
+    for call in "bcd":
+        caches.keep(model, [call], [[4]], out.past_key_values, [[0]])
+    assert len(caches) == 2  # the oldest are dropped past the capacity
