@@ -1,7 +1,7 @@
 """The cost of the language-model agent's training, per model, side by side in one run.
 
     PYTHONPATH=src .venv/bin/python benchmarks/bench_grpo.py [--config examples/lm-collapse.yaml]
-        [--models tiny smollm2-arch smollm2] [--device cpu|cuda] [--steps 2]
+        [--models tiny smollm2-arch smollm2] [--device cpu|cuda] [--steps 2] [--micro-batch N]
 
 For each model: the warm start's fine-tuning (seconds per reference call, one epoch over
 ``--calls`` calls) and GRPO steps of the study's group shape (seconds per step, split into
@@ -56,6 +56,9 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=2)
     parser.add_argument("--calls", type=int, default=32)
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument(
+        "--micro-batch", type=int, help="calls per forward pass (1-2 for SmolLM2 on 24 GiB)"
+    )
     args = parser.parse_args()
     import torch
 
@@ -86,7 +89,13 @@ def main() -> None:
         began = time.perf_counter()
         fine_tune(policy, calls, ws, 0)
         sft = (time.perf_counter() - began) / len(calls)
-        grpo = agent.model_copy(update={"steps": args.steps, "device": args.device})
+        grpo = agent.model_copy(
+            update={
+                "steps": args.steps,
+                "device": args.device,
+                "micro_batch": args.micro_batch or agent.micro_batch,
+            }
+        )
         stats = train_grpo(
             policy,
             None,
@@ -97,19 +106,22 @@ def main() -> None:
             max_turns=world.max_turns,
         )
         step = sum(s.seconds for s in stats) / len(stats)
+        played = sum(s.play_seconds for s in stats) / len(stats)
         params = sum(p.numel() for p in model.parameters()) / 1e6
-        rows.append((name, params, sft, step, stats[-1].agent_tokens))
+        rows.append((name, params, sft, step, played, stats[-1].agent_tokens))
         del model, policy
     first = rows[0]
     calls_per_step = agent.groups * agent.group_size
     print(f"device {args.device}, {args.threads} threads; a GRPO step = {calls_per_step} calls")
     print(
-        "| model | parameters (M) | warm start s/call | GRPO s/step | agent tokens/step | x first |"
+        "| model | parameters (M) | warm start s/call | GRPO s/step | of which playing "
+        "| agent tokens/step | x first |"
     )
-    print("|---|---:|---:|---:|---:|---:|")
-    for name, params, sft, step, tokens in rows:
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    for name, params, sft, step, played, tokens in rows:
         print(
-            f"| {name} | {params:.1f} | {sft:.3f} | {step:.1f} | {tokens} | {step / first[3]:.1f} |"
+            f"| {name} | {params:.1f} | {sft:.3f} | {step:.1f} | {played:.1f} | {tokens} "
+            f"| {step / first[3]:.1f} |"
         )
 
 

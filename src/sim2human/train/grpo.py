@@ -58,6 +58,8 @@ class StepStats:
     agent_tokens: int
     agent_turns: float
     seconds: float
+    play_seconds: float
+    """Of ``seconds``, playing the step's calls (the rest is the update)."""
     per_member: dict[str, tuple[float, float, int]]
 
 
@@ -197,6 +199,7 @@ def train_grpo(
         ]
         policy.model.eval()
         episodes = play(policy, jobs, scenario, max_turns=max_turns, batch_size=len(jobs))
+        played = time.perf_counter() - began
         by_id = {e.id: e for e in episodes}
         ordered = [by_id[_id(j)] for j in jobs]
         traces = [policy.take_trace(e.id) for e in ordered]
@@ -206,7 +209,8 @@ def train_grpo(
         )
         loss, kl, norm, tokens = _update(policy, ref, optim, traces, advantages, cfg)
         sampler.update(ordered)
-        stats = _stats(step, cfg, ordered, loss, kl, norm, tokens, time.perf_counter() - began)
+        seconds = (time.perf_counter() - began, played)
+        stats = _stats(step, cfg, ordered, loss, kl, norm, tokens, seconds)
         history.append(stats)
         if on_step is not None:
             on_step(stats, ordered)
@@ -262,7 +266,7 @@ def _stats(
     kl: float,
     norm: float,
     tokens: int,
-    seconds: float,
+    seconds: tuple[float, float],
 ) -> StepStats:
     proxy = np.array([e.proxy for e in episodes])
     members: dict[str, list[Episode]] = {}
@@ -279,7 +283,8 @@ def _stats(
         grad_norm=norm,
         agent_tokens=tokens,
         agent_turns=float(np.mean([e.n_turns for e in episodes])),
-        seconds=round(seconds, 3),
+        seconds=round(seconds[0], 3),
+        play_seconds=round(seconds[1], 3),
         per_member={
             m: (
                 float(np.mean([e.proxy for e in es])),
