@@ -87,7 +87,7 @@ def main() -> None:
             model, tok, prompt, max_new_tokens=agent.max_new_tokens, device=args.device
         )
         began = time.perf_counter()
-        fine_tune(policy, calls, ws, 0)
+        fine_tune(policy, calls, ws, 0, micro_batch=args.micro_batch)
         sft = (time.perf_counter() - began) / len(calls)
         grpo = agent.model_copy(
             update={

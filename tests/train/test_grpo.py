@@ -14,7 +14,9 @@ import torch
 from sim2human.agents.lm_models import tiny
 from sim2human.agents.lm_policy import LMPolicy, Trace
 from sim2human.scenarios.catalog import get_scenario
+from sim2human.train.config import WarmStartConfig
 from sim2human.train.grpo import group_advantages, grpo_loss, kl_k3, padded, token_logprobs
+from sim2human.train.warm_start import fine_tune
 from sim2human.types import ToolCall, Turn
 
 
@@ -203,3 +205,20 @@ def test_sampling_keeps_the_last_logits_only_and_writes_what_a_full_pass_would(
         if expected[-1] != greedy.stop:
             expected.append(greedy.stop)
         assert got == expected
+
+
+def test_the_warm_start_in_micro_batches_takes_the_whole_batchs_step(policy: LMPolicy) -> None:
+    """Memory holds ``micro_batch`` calls a pass, and the gradient step is still the batch's:
+    one pass or one call a pass end on the same weights."""
+    calls = [SimpleNamespace(turns=call_turns()[:n]) for n in (2, 3, 4, 5)]
+    cfg = WarmStartConfig(episodes=4, epochs=2, lr=0.01, batch=4)
+    weights = []
+    for micro_batch in (None, 1):
+        model = copy.deepcopy(policy.model)
+        tuned = LMPolicy(model, policy.tok, "system prompt")
+        losses = fine_tune(tuned, calls, cfg, 0, micro_batch=micro_batch)  # type: ignore[arg-type]
+        weights.append(torch.cat([p.detach().flatten() for p in model.parameters()]))
+        assert len(losses) == 2
+    moved = weights[0] - torch.cat([p.detach().flatten() for p in policy.model.parameters()])
+    assert moved.abs().max() > 1e-3
+    assert torch.allclose(weights[0], weights[1], atol=1e-5)

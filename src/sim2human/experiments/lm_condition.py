@@ -217,7 +217,7 @@ def warm_start(
         model.to(agent_cfg.device)
         torch.manual_seed(seed % 2**31)
         policy = LMPolicy(model, tok, prompt, device=agent_cfg.device)
-        losses = fine_tune(policy, calls, ws, seed)
+        losses = fine_tune(policy, calls, ws, seed, micro_batch=agent_cfg.micro_batch)
         staging = target.with_name(target.name + ".partial")
         outputs.remove(staging, inside=folder)
         save(model, tok, staging)

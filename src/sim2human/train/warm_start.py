@@ -141,8 +141,14 @@ def fine_tune(
     cfg: WarmStartConfig,
     seed: int,
     progress: Progress | None = None,
+    *,
+    micro_batch: int | None = None,
 ) -> list[float]:
-    """Supervised fine-tuning on ``calls``' agent tokens; the mean loss of each epoch."""
+    """Supervised fine-tuning on ``calls``' agent tokens; the mean loss of each epoch.
+
+    A gradient step over ``cfg.batch`` calls is taken ``micro_batch`` calls per forward and
+    backward pass (the agent's ``micro_batch``: what memory holds), each pass's loss divided by
+    the whole batch's agent tokens, so the step's gradient is the whole batch's."""
     traces = [policy.written_trace(e.turns) for e in calls]
     params = [p for p in policy.model.parameters() if p.requires_grad]
     optim = torch.optim.AdamW(params, lr=cfg.lr, weight_decay=0.0)
@@ -152,6 +158,7 @@ def fine_tune(
     )
     rng = seeding.stream(seed, "warm-start-order")
     device = next(policy.model.parameters()).device
+    per_pass = micro_batch or cfg.batch
     losses: list[float] = []
     policy.model.train()
     for _ in range(cfg.epochs):
@@ -159,16 +166,19 @@ def fine_tune(
         total, count = 0.0, 0
         for i in range(0, len(order), cfg.batch):
             part = [traces[int(k)] for k in order[i : i + cfg.batch]]
-            ids, attn, own = (x.to(device) for x in padded(part, policy.pad))
-            mask = own[:, 1:]
-            logp = token_logprobs(policy.model, ids, attn, mask)
-            loss = -(logp * mask).sum() / mask.sum().clamp(min=1)
+            tokens = max(1, sum(sum(t.mask[1:]) for t in part))
             optim.zero_grad(set_to_none=True)
-            loss.backward()  # type: ignore[no-untyped-call]
+            loss_sum = 0.0
+            for j in range(0, len(part), per_pass):
+                ids, attn, own = (x.to(device) for x in padded(part[j : j + per_pass], policy.pad))
+                mask = own[:, 1:]
+                loss = -(token_logprobs(policy.model, ids, attn, mask) * mask).sum() / tokens
+                loss.backward()  # type: ignore[no-untyped-call]
+                loss_sum += float(loss.detach())
             torch.nn.utils.clip_grad_norm_(params, 1.0)
             optim.step()
             sched.step()
-            total, count = total + float(loss.detach()), count + 1
+            total, count = total + loss_sum, count + 1
             if progress is not None:
                 progress(len(part))
         losses.append(total / max(1, count))
