@@ -21,6 +21,8 @@ import numpy as np
 
 STREAMS: Final = {
     "member": "the first member seed of an ensemble family (then + 1 ...): (study seed, family)",
+    "validation": "the first validation member seed of a condition's select family (then + 1 "
+    "...): (study seed, family)",
     "llm-member": "an llm member's seed, temperature and top_p: (study seed, split, index)",
     "sub-run": "a condition's sub-run seed: (study seed, condition name)",
     "train": "a trainer's member and episode-seed draws: (sub-run seed)",

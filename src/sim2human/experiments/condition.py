@@ -21,6 +21,7 @@ from sim2human import seeding
 from sim2human.agents.policy import PolicyAgent
 from sim2human.agents.scripted import reference_agent
 from sim2human.experiments.config import Condition, StudyConfig
+from sim2human.experiments.validation import CheckpointSelection
 from sim2human.experiments.wholeness import LOGGED
 from sim2human.experiments.world import (
     Splits,
@@ -144,6 +145,7 @@ def run_condition(
     torch.manual_seed(run_seed)  # the initial weights: workers run several sub-runs each
     agent = PolicyAgent(world.scenario, seed=run_seed)
     probe = _probe(cfg, world, agent, ppo, condition.name, run_seed, out)
+    selection = _selection(world, condition, agent, run_seed)
     episodes_log = EpisodeLog(out / EPISODES)
     with (
         episodes_log,
@@ -156,7 +158,9 @@ def run_condition(
         if (initial := probe.initial()) is not None:
             metrics_log.write(initial)
             sink.log(initial)
-        logs = _UpdateLogs(probe, sampler, metrics_log, sampler_log, curve_log, episodes_log, sink)
+        logs = _UpdateLogs(
+            probe, sampler, metrics_log, sampler_log, curve_log, episodes_log, sink, selection
+        )
         on_update = partial(logs.write, progress=progress)
         phases.add(START, time.perf_counter() - started)
         train(
@@ -171,6 +175,7 @@ def run_condition(
             judge=judge,
             phases=phases,
         )
+        selected = selection.restore() if selection is not None else None
         agent.save(out / CHECKPOINT)
         on_episode = partial(_log_evaluation, episodes_log, progress)
         trained_on = world.train_members(condition)
@@ -186,6 +191,8 @@ def run_condition(
         wall_seconds=round(time.perf_counter() - started, 2),
         phase_seconds=phases.rounded(),
     )
+    if selection is not None:
+        summary.update(selected_update=selected, validation_gold=selection.best_gold)
     if llm_stats:
         summary["llm"] = llm_stats
     summary[LOGGED] = len(episodes_log.ids)  # what readers check the log against (wholeness)
@@ -261,6 +268,23 @@ def _probe(
     )
 
 
+def _selection(
+    world: StudyWorld, condition: Condition, agent: PolicyAgent, run_seed: int
+) -> CheckpointSelection | None:
+    """The condition's checkpoint selection on validation members (``select``), if any."""
+    if condition.select is None:
+        return None
+    return CheckpointSelection(
+        agent,
+        world.validation(condition),
+        world.scenario,
+        per_member=condition.select.per_member,
+        max_turns=world.max_turns,
+        seed=run_seed,
+        condition=condition.name,
+    )
+
+
 @dataclass(frozen=True)
 class _UpdateLogs:
     """What each PPO update writes: metrics, the sampler's line, the held-out curve point, and
@@ -274,11 +298,15 @@ class _UpdateLogs:
     episodes: EpisodeLog
     curves: CurveLog
     """``--log-to``'s sinks (TensorBoard, W&B, MLflow: ``train/curves``); none by default."""
+    selection: CheckpointSelection | None = None
+    """Validation at each probe point (``select``); none by default."""
 
     def write(
         self, stats: UpdateStats, episodes: Sequence[Episode], progress: Progress | None
     ) -> None:
         extra = self.probe.at(stats.update, stats.kl_init, episodes)
+        if self.selection is not None and self.probe.point(stats.update):
+            extra |= self.selection.at(stats.update)
         self.metrics.write(row := stats.__dict__ | extra)
         self.curves.log(row)
         self.sampler_log.write(self.sampler.log_row(stats))

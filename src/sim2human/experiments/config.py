@@ -21,7 +21,7 @@ from sim2human.errors import ConfigError, RunDirError, UsageError, first_problem
 from sim2human.experiments.ensemble_config import EnsembleConfig as EnsembleConfig
 from sim2human.experiments.ensemble_config import LLMEnsemble as LLMEnsemble
 from sim2human.experiments.ensemble_config import Seed
-from sim2human.experiments.mix import MixIn, mix_not_heldout
+from sim2human.experiments.mix import MixIn, SelectOn, mix_not_heldout
 from sim2human.experiments.study_paths import beside_study
 from sim2human.llm.runtime import LLMSettings
 from sim2human.population.panel import JudgingConfig
@@ -95,6 +95,9 @@ class Condition(FrozenConfig):
     """Share of training episodes played by ``ensemble.llm.train`` members (a mixed ensemble)."""
     mix: MixIn | None = None
     """Members of another family mixed into training (see ``MixIn``); never a held-out one."""
+    select: SelectOn | None = None
+    """Keep the probe checkpoint with the best gold on validation members of this family (see
+    ``experiments.validation``); never a held-out family. None: the last weights."""
     llm_block: int = Field(4, ge=1, le=MAX_BATCH)
     """Those episodes come in runs of this many, so that they share training batches and keep
     the endpoint's slots busy together (see ``samplers.MixedSampler``)."""
@@ -230,7 +233,9 @@ class StudyConfig(FrozenConfig):
             if c.perturb_ramp > 0 and not c.perturb:
                 raise ValueError(f"condition {c.name!r}: perturb_ramp needs a perturb block")
             if c.mix is not None:
-                mix_not_heldout(c.name, c.mix, self.ensemble.heldout)
+                mix_not_heldout(c.name, c.mix.family, self.ensemble.heldout)
+            if c.select is not None:
+                mix_not_heldout(c.name, c.select.family, self.ensemble.heldout, "select")
             if c.mix is not None and c.sampler == "fixed":
                 raise ValueError(f"condition {c.name!r}: mix needs an ensemble, not 'fixed'")
             _fits_members(c, self.ensemble)

@@ -1,5 +1,6 @@
-"""A condition's ``mix``: members of one more family mixed into its training draws, and the
-check that no held-out family or split is ever mixed in."""
+"""What a condition takes from one more family: ``mix``, members mixed into its training draws,
+and ``select``, validation members that choose its checkpoint; and the check that neither is
+ever a held-out family or split."""
 
 from __future__ import annotations
 
@@ -28,19 +29,35 @@ class MixIn(FrozenConfig):
         return known_family(name)
 
 
-def mix_not_heldout(name: str, mix: MixIn, heldout: tuple[str, ...]) -> None:
-    """A mixed-in family is never held out, nor replays a split a held-out family replays."""
-    if mix.family in heldout:
+class SelectOn(FrozenConfig):
+    """Checkpoint selection on validation members of ``family`` (``experiments.validation``):
+    ``members`` of them drawn as a ``mix``'s are, from their own seeds, each played
+    ``per_member`` times at every probe point."""
+
+    family: str
+    members: int = Field(32, ge=1, le=MAX_MEMBERS)
+    per_member: int = Field(2, ge=1, le=100)
+
+    @field_validator("family")
+    @classmethod
+    def _known(cls, name: str) -> str:
+        return known_family(name)
+
+
+def mix_not_heldout(name: str, family: str, heldout: tuple[str, ...], key: str = "mix") -> None:
+    """A family mixed into training (or validating it: ``key`` ``select``) is never held out,
+    nor replays a split a held-out family replays."""
+    if family in heldout:
         raise ValueError(
-            f"condition {name!r}: mix.family {mix.family!r} is a held-out family (held-out "
+            f"condition {name!r}: {key}.family {family!r} is a held-out family (held-out "
             "families measure transfer to users never trained on)"
         )
-    mixed = REPLAY_FAMILIES.get(mix.family)
+    mixed = REPLAY_FAMILIES.get(family)
     for held in (REPLAY_FAMILIES.get(h) for h in heldout):
         if mixed is None or held is None or held.corpus != mixed.corpus:
             continue
         if shared := sorted(set(mixed.splits) & set(held.splits)):
             raise ValueError(
-                f"condition {name!r}: mix.family {mix.family!r} replays split(s) {shared} of "
+                f"condition {name!r}: {key}.family {family!r} replays split(s) {shared} of "
                 f"held-out family {held.name!r}"
             )

@@ -113,6 +113,15 @@ class StudyWorld:
         base = seeding.seed(self.member_seed, "member", family.name)
         return tuple(family.sample(base + k, self.pool) for k in range(mix.members))
 
+    def validation(self, condition: Condition) -> tuple[SimulatorSpec, ...]:
+        """The validation members of ``condition.select`` (none without one): drawn as a
+        ``mix``'s members are, from the seed stream ``validation``, so never the same draws."""
+        if (select := condition.select) is None:
+            return ()
+        family = get_family(select.family)
+        base = seeding.seed(self.member_seed, "validation", family.name)
+        return tuple(family.sample(base + k, self.pool) for k in range(select.members))
+
     def sampler(self, condition: Condition, seed: int = 0, *, episodes: int = 0) -> Sampler:
         """``condition``'s training sampler; ``episodes``, its training budget, is needed by a
         ``perturb_ramp`` (the ranges open over that share of it)."""

@@ -73,8 +73,13 @@ class HeldoutProbe:
         self.last_update = last_update
 
     def due(self, update: int) -> bool:
-        if self.every <= 0 or not self.heldout:
-            return False
+        """Whether the held-out curve has a point at ``update`` (none when ``every`` is 0)."""
+        return self.every > 0 and bool(self.heldout) and self.point(update)
+
+    def point(self, update: int) -> bool:
+        """Whether ``update`` is a probe point: every ``every`` updates, and the last."""
+        if self.every <= 0:
+            return update == self.last_update
         return update % self.every == self.every - 1 or update == self.last_update
 
     def evaluate(self, update: int, kl_init: float) -> dict[str, Any]:
