@@ -70,3 +70,9 @@ def test_a_heldout_family_never_chooses_the_checkpoint(family: str) -> None:
     bad["ensemble"] = {**STUDY["ensemble"], "heldout": ["noisy-line", "aci-heldout"]}
     with pytest.raises(ConfigError, match=rf"select\.family '{family}' is a held-out family"):
         parse_study(bad)
+
+
+def test_an_lm_agent_is_told_it_cannot_select() -> None:
+    lm = {**STUDY, "agent": {"kind": "lm"}, "conditions": STUDY["conditions"][1:]}
+    with pytest.raises(ConfigError, match="an lm agent's sub-run keeps its last weights"):
+        parse_study(lm)

@@ -236,6 +236,11 @@ class StudyConfig(FrozenConfig):
                 mix_not_heldout(c.name, c.mix.family, self.ensemble.heldout)
             if c.select is not None:
                 mix_not_heldout(c.name, c.select.family, self.ensemble.heldout, "select")
+                if self.agent.kind == "lm":
+                    raise ValueError(
+                        f"condition {c.name!r}: select chooses among the PPO agent's probe "
+                        "checkpoints; an lm agent's sub-run keeps its last weights"
+                    )
             if c.mix is not None and c.sampler == "fixed":
                 raise ValueError(f"condition {c.name!r}: mix needs an ensemble, not 'fixed'")
             _fits_members(c, self.ensemble)
