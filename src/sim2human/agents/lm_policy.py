@@ -192,27 +192,7 @@ class LMPolicy:
             if calls is not None
             else Reuse(None, 0, [0] * n)
         )
-        kept = reuse.width
-        news = [c[p:] for c, p in zip(contexts, reuse.lengths, strict=True)]
-        width = max(len(c) for c in news)
-        ids = torch.full((n, width), self.pad, dtype=torch.long)
-        mask = torch.zeros((n, kept + width), dtype=torch.long)
-        for i, (new, p) in enumerate(zip(news, reuse.lengths, strict=True)):
-            ids[i, width - len(new) :] = torch.tensor(new, dtype=torch.long)
-            mask[i, kept - p : kept] = 1
-            mask[i, kept + width - len(new) :] = 1
-        ids, mask = ids.to(self.device), mask.to(self.device)
-        positions = (mask.cumsum(1) - 1).clamp(min=0)[:, kept:]
-        # Only the last position's logits: every position's would hold n x width x vocabulary
-        # floats (about 100 GB for SmolLM2 at 256 calls of 2,000 tokens: an H200 ran out).
-        out = self.model(
-            input_ids=ids,
-            attention_mask=mask,
-            position_ids=positions,
-            use_cache=True,
-            logits_to_keep=1,
-            **({self._cache_arg: reuse.cache} if reuse.cache is not None else {}),
-        )
+        out, mask, positions, width = self._prefill(contexts, reuse)
         past, logits = self._past(out), out.logits[:, -1, :]
         written: list[list[int]] = [[] for _ in range(n)]
         done = [False] * n
@@ -239,6 +219,35 @@ class LMPolicy:
         if calls is not None:
             self._keep(calls, contexts, reuse, width, written, past)
         return [w if w and w[-1] == self.stop else [*w, self.stop] for w in written]
+
+    def _prefill(
+        self, contexts: Sequence[Sequence[int]], reuse: Reuse
+    ) -> tuple[Any, torch.Tensor, torch.Tensor, int]:
+        """One pass over each context's tokens not in ``reuse``, left-padded to a common
+        ``width``: (the model's output, the attention mask over the reused and new columns, the
+        new tokens' positions, ``width``)."""
+        n, kept = len(contexts), reuse.width
+        news = [c[p:] for c, p in zip(contexts, reuse.lengths, strict=True)]
+        width = max(len(c) for c in news)
+        ids = torch.full((n, width), self.pad, dtype=torch.long)
+        mask = torch.zeros((n, kept + width), dtype=torch.long)
+        for i, (new, p) in enumerate(zip(news, reuse.lengths, strict=True)):
+            ids[i, width - len(new) :] = torch.tensor(new, dtype=torch.long)
+            mask[i, kept - p : kept] = 1
+            mask[i, kept + width - len(new) :] = 1
+        ids, mask = ids.to(self.device), mask.to(self.device)
+        positions = (mask.cumsum(1) - 1).clamp(min=0)[:, kept:]
+        # Only the last position's logits: every position's would hold n x width x vocabulary
+        # floats (about 100 GB for SmolLM2 at 256 calls of 2,000 tokens: an H200 ran out).
+        out = self.model(
+            input_ids=ids,
+            attention_mask=mask,
+            position_ids=positions,
+            use_cache=True,
+            logits_to_keep=1,
+            **({self._cache_arg: reuse.cache} if reuse.cache is not None else {}),
+        )
+        return out, mask, positions, width
 
     def _keep(
         self,
