@@ -104,7 +104,8 @@ def machine() -> str:
 
 def provenance(study: StudyResult, command: str, commit: str, where: str) -> str:
     seeds = len(study.seeds)
-    trained = max((r.episodes_trained for r in study.conditions), default=0)
+    budgets = sorted({r.episodes_trained for r in study.conditions}) or [0]
+    trained = f"{budgets[0]}" if len(budgets) == 1 else f"{budgets[0]} to {budgets[-1]}"
     return (
         f"Measured with `{command}` at commit `{commit}` on {where}: {seeds} seeds, "
         f"{trained} training episodes per agent, {study.wall_seconds:.0f} s wall; "
