@@ -14,34 +14,33 @@ MAX_MEMBERS: int = 10_000
 """A bound on work only (``ensemble_config.MAX_MEMBERS_PER_FAMILY``)."""
 
 
-class MixIn(FrozenConfig):
+class FromFamily(FrozenConfig):
+    """Members of one more family, named by ``family`` (a known one)."""
+
+    family: str
+
+    @field_validator("family")
+    @classmethod
+    def _known(cls, name: str) -> str:
+        return known_family(name)
+
+
+class MixIn(FromFamily):
     """Members of one more family mixed into a condition's training draws (real patients'
     words: ``aci-train``): ``share`` of its episodes play one of ``members`` of them, drawn as
     the ensemble draws a family's members (so the same visits whichever study holds them)."""
 
-    family: str
     members: int = Field(16, ge=1, le=MAX_MEMBERS)
     share: float = Field(0.25, gt=0, le=1)
 
-    @field_validator("family")
-    @classmethod
-    def _known(cls, name: str) -> str:
-        return known_family(name)
 
-
-class SelectOn(FrozenConfig):
+class SelectOn(FromFamily):
     """Checkpoint selection on validation members of ``family`` (``experiments.validation``):
     ``members`` of them drawn as a ``mix``'s are, from their own seeds, each played
     ``per_member`` times at every probe point."""
 
-    family: str
     members: int = Field(32, ge=1, le=MAX_MEMBERS)
     per_member: int = Field(2, ge=1, le=100)
-
-    @field_validator("family")
-    @classmethod
-    def _known(cls, name: str) -> str:
-        return known_family(name)
 
 
 def mix_not_heldout(name: str, family: str, heldout: tuple[str, ...], key: str = "mix") -> None:
