@@ -115,7 +115,8 @@ class StudyWorld:
 
     def validation(self, condition: Condition) -> tuple[SimulatorSpec, ...]:
         """The validation members of ``condition.select`` (none without one): drawn as a
-        ``mix``'s members are, from the seed stream ``validation``, so never the same draws."""
+        ``mix``'s members are, from the seed stream ``validation`` (other seeds than any
+        training member's; a replay family may still draw a visit a ``mix`` also draws)."""
         if (select := condition.select) is None:
             return ()
         family = get_family(select.family)
