@@ -75,11 +75,11 @@ class CallCaches:
         width = max(lengths, default=0)
         if width == 0:
             return Reuse(None, 0, lengths)
+        first = next(k for k in found if k is not None)
         layers = []
-        for layer in range(len(next(k for k in found if k is not None).layers)):
+        for layer, pair in enumerate(first.layers):
             stacked = []
-            for part in (0, 1):
-                like = next(k for k in found if k is not None).layers[layer][part]
+            for part, like in enumerate(pair):
                 rows = like.new_zeros((len(calls), like.shape[0], width, like.shape[2]))
                 for i, (k, n) in enumerate(zip(found, lengths, strict=True)):
                     if k is not None and n:
@@ -116,9 +116,10 @@ class CallCaches:
 
     def _check(self, model: Any) -> None:
         """Forget every kept key if the weights changed since they were computed."""
-        if self._weights != _weights(model):
+        now = _weights(model)
+        if self._weights != now:
             self._kept.clear()
-            self._weights = _weights(model)
+            self._weights = now
 
     def drop(self, call: str) -> None:
         self._kept.pop(call, None)

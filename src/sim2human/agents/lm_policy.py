@@ -79,9 +79,9 @@ class LMPolicy:
         self.max_new_tokens = max_new_tokens
         self.device = device
         self.keep_traces = keep_traces
+        # Reuse each call's keys and values across its turns (``agents.lm_cache``); off, every
+        # turn reads its whole context again (the same tokens, up to float rounding).
         self.keep_keys = keep_keys
-        """Reuse each call's keys and values across its turns (``agents.lm_cache``); off, every
-        turn reads its whole context again (the same tokens, up to float rounding)."""
         self.stop = int(tokenizer.convert_tokens_to_ids(IM_END))
         self.pad = int(tokenizer.pad_token_id if tokenizer.pad_token_id is not None else self.stop)
         self._traces: dict[str, Trace] = {}
