@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import sys
+from collections.abc import Iterator
 
 import numpy as np
 import pytest
@@ -36,3 +38,12 @@ def pool(scenario: IntakeScenario) -> QuirkPool:
 @pytest.fixture()
 def rng() -> np.random.Generator:
     return np.random.default_rng(0)
+
+
+@pytest.fixture(autouse=True)
+def _worlds_built_afresh() -> Iterator[None]:
+    """Each test builds its studies' worlds afresh (``StudyWorld.build`` keeps them per
+    process): some tests swap a family registry or a scenario under the same study."""
+    yield
+    if (world := sys.modules.get("sim2human.experiments.world")) is not None:
+        world.StudyWorld.forget()

@@ -1,15 +1,29 @@
 """What every sub-run of a study shares: the scenario, the quirk pool, the ensemble, the turn
-limit and the endpoints; and evaluation of an agent on a set of its members."""
+limit and the endpoints; and evaluation of an agent on a set of its members.
+
+A world is built once per process for the same study (``StudyWorld.build`` keeps the last few):
+the driver asks for it to check endpoints, list them and start the study, and a worker runs
+several jobs of one study, each of which needs it. Building it resolves the scenario (a file is
+read and checked, a class imported), decides whether each corpus is present and draws every
+member; doing that once is what makes the study *one* study, seen the same way by every part
+of a process. What it is built from is the key (``_built_from``): the study's scenario (a file's
+size and time too, so an edited file is read again), ensemble, turn limit and mixed families,
+and the environment that decides corpus presence and which modules may be imported.
+"""
 
 from __future__ import annotations
 
+import json
 import logging
+import os
+from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
-from typing import Any
+from pathlib import Path
+from typing import Any, ClassVar
 
-from sim2human import seeding
+from sim2human import corpora, seeding
 from sim2human.agents.base import Agent
 from sim2human.errors import UsageError
 from sim2human.experiments.agent_record import is_real
@@ -21,6 +35,7 @@ from sim2human.rollout.solvability import solvability
 from sim2human.samplers.build import MixedSampler, Sampler, build_sampler
 from sim2human.scenarios.base import Scenario
 from sim2human.scenarios.catalog import get_scenario
+from sim2human.scenarios.refs import SCENARIO_PATH_ENV, is_path
 from sim2human.simulators import needs_endpoint
 from sim2human.simulators.base import QuirkPool, SimulatorSpec
 from sim2human.simulators.families import get_family
@@ -56,11 +71,33 @@ class StudyWorld:
     """The held-out members' quirk pool: disjoint from ``pool`` unless the scenario shares its
     quirks on purpose (``QuirkPool.shared``). None: ``pool``."""
 
+    _built: ClassVar[OrderedDict[str, StudyWorld]] = OrderedDict()
+    """The worlds this process has built, by what they were built from (``_built_from``)."""
+    _KEEP: ClassVar[int] = 4
+
     @classmethod
     def build(cls, cfg: StudyConfig) -> StudyWorld:
-        """The world of ``cfg``; ``replay`` families whose corpus is not found are left out, as
-        the study command does (it says so; here it is logged), so a run directory made with
-        the corpus still opens (reports, the web app, trainer adapters) on a machine without."""
+        """The world of ``cfg``, built the first time this process asks for it (the module's
+        docstring says why); ``replay`` families whose corpus is not found are left out, as the
+        study command does (it says so; here it is logged), so a run directory made with the
+        corpus still opens (reports, the web app, trainer adapters) on a machine without."""
+        key = _built_from(cfg)
+        if (world := cls._built.get(key)) is not None:
+            cls._built.move_to_end(key)
+            return world
+        world = cls._assemble(cfg)
+        cls._built[key] = world
+        while len(cls._built) > cls._KEEP:
+            cls._built.popitem(last=False)
+        return world
+
+    @classmethod
+    def forget(cls) -> None:
+        """Build every world afresh from now on (a test that swaps a family registry)."""
+        cls._built.clear()
+
+    @classmethod
+    def _assemble(cls, cfg: StudyConfig) -> StudyWorld:
         cfg, left_out = without_missing_corpus(cfg)
         if left_out:
             log.warning(left_out)
@@ -151,6 +188,31 @@ class StudyWorld:
         """Names of the endpoints the ``llm`` members of these conditions (and evaluation) use."""
         specs = [*self.ensemble.heldout, *(s for c in conditions for s in self.train_members(c))]
         return {s.llm.endpoint for s in specs if s.llm is not None}
+
+
+def _built_from(cfg: StudyConfig) -> str:
+    """Everything ``StudyWorld._assemble`` reads, as one string: ``cfg``'s scenario, ensemble,
+    turn limit and mixed families; a scenario file's size and modification time; the
+    data root and the folders ``module:Name`` may be imported from."""
+    ref = cfg.scenario
+    stamp: tuple[int, int] | None = None
+    if is_path(ref):
+        try:
+            st = Path(ref).stat()
+            stamp = (st.st_size, st.st_mtime_ns)
+        except OSError:  # gone since the study was read: building says so
+            stamp = None
+    return json.dumps(
+        {
+            "scenario": ref,
+            "file": stamp,
+            "ensemble": cfg.ensemble.model_dump(mode="json"),
+            "max_turns": cfg.train.max_turns,
+            "mixed": [c.mix.family for c in cfg.conditions if c.mix is not None],
+            "env": [os.environ.get(k) for k in (corpora.ENV, SCENARIO_PATH_ENV)],
+        },
+        sort_keys=True,
+    )
 
 
 @contextmanager
