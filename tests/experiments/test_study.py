@@ -31,6 +31,13 @@ def test_tiny_study_end_to_end_is_deterministic(tmp_path: Path) -> None:
         assert diag["transfer"]["heldout_gold"]["ci"] == list(row.heldout_gold.ci)
         assert diag["transfer"]["train_proxy"]["ci"] == list(row.train_proxy.ci)
     assert study_numbers(load_study_result(root)) == study_numbers(first)  # StudyResult round trip
+    stored = json.loads((root / "study.json").read_text())
+    assert stored["schema_version"] == 2  # the numbers as rows beside the fields
+    held = [r for r in stored["rows"] if (r["split"], r["members"], r["metric"]) == (
+        "heldout", "all", "success")]  # fmt: skip
+    assert [(r["agent"], r["mean"]) for r in held] == [
+        (row.name, row.heldout_gold.mean) for row in first.all_rows
+    ]
     names = [c.name for c in first.conditions]
     assert names == ["frozen-small", "ensemble-uniform"]
     assert [c.role for c in first.conditions] == ["frozen", "baseline"]

@@ -62,7 +62,7 @@ def aggregate(
         row["episodes_trained"] = 0
         reference.append(row)
     extra: dict[str, Any] = {"failed": [f.model_dump() for f in failed]} if failed else {}
-    return StudyResult.model_validate(
+    result = StudyResult.model_validate(
         {
             "study": cfg.name,
             "scenario": cfg.scenario,
@@ -76,6 +76,7 @@ def aggregate(
             "quirks_shared": bool(getattr(get_scenario(cfg.scenario), "quirks_shared", False)),
         }
     )
+    return result.with_rows()
 
 
 def _trained_row(

@@ -8,7 +8,8 @@ A file written before a field existed still loads: optional columns (LLM members
 patients, adaptive curves) are absent when the study had none, and a row without ``role`` gets it
 from the run's stored ``config.yaml`` (else from its sampler, as a condition without one does).
 Only the fields a file held are written back (``model_dump(exclude_unset=True)``), so rewriting
-an old file adds nothing to it.
+an old file adds nothing to it. The same numbers come as rows too (``result_rows``: schema
+version 2); ``StudyResult.measures`` gives them for a file of either version.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
 from sim2human.errors import RunDirError, UsageError
 from sim2human.experiments.config import Role, default_role, parse_study
+from sim2human.experiments.result_rows import SCHEMA_VERSION, ResultRow, rows_of
 from sim2human.metrics.handle_time import HandleTime
 from sim2human.metrics.outcomes import Estimate
 from sim2human.scenarios.core import GoldMetric
@@ -164,6 +166,19 @@ class StudyResult(BaseModel):
     failed: list[FailedRun] = []
     """Jobs left unfinished (their workers died): rows are over the rest; ``--resume`` reruns
     them. Absent from a study where everything finished."""
+    schema_version: int = 1
+    """The file's layout (``result_rows.SCHEMA_VERSION``); absent: 1, written before rows."""
+    rows: list[ResultRow] = []
+    """Every number above as a row (``result_rows``); absent before schema version 2."""
+
+    @model_validator(mode="after")
+    def _known_version(self) -> StudyResult:
+        if self.schema_version > SCHEMA_VERSION:
+            raise ValueError(
+                f"schema_version {self.schema_version} is newer than this sim2human reads "
+                f"(up to {SCHEMA_VERSION}); upgrade sim2human to read it"
+            )
+        return self
 
     @model_validator(mode="after")
     def _compare_to_known(self) -> StudyResult:
@@ -195,6 +210,18 @@ class StudyResult(BaseModel):
         """What ``row`` is judged against: its ``compare_to``, else the study's baseline."""
         found = self.row(row.compare_to) if row.compare_to else self.baseline
         return found if found is not row else None
+
+    @property
+    def measures(self) -> list[ResultRow]:
+        """Every number of the study as rows: the stored ones, else (a file written before
+        rows) derived from the fields."""
+        return self.rows or [r for row in self.all_rows for r in rows_of(row)]
+
+    def with_rows(self) -> StudyResult:
+        """This result in the current layout: ``schema_version`` and ``rows`` stored."""
+        raw = {**self.dump(), "schema_version": SCHEMA_VERSION, "rows": []}
+        raw["rows"] = [r for row in self.all_rows for r in rows_of(row)]
+        return StudyResult.model_validate(raw)
 
     def dump(self) -> dict[str, Any]:
         """The JSON object as stored (only the fields this result was given)."""
