@@ -91,36 +91,20 @@ BY_SEED: dict[str, tuple[Split, str, Metric]] = {
 def rows_of(row: ConditionRow) -> list[ResultRow]:
     """Every number of ``row`` (a condition's or a reference agent's) as rows, in the order of
     the tables above; a field the row does not have gives none."""
+    agent = row.name
     out: list[ResultRow] = []
     for field, (split, members, metric) in ESTIMATES.items():
         if isinstance(est := getattr(row, field), Estimate):
-            out.append(
-                ResultRow(
-                    agent=row.name,
-                    split=split,
-                    members=members,
-                    metric=metric,
-                    mean=est.mean,
-                    ci=est.ci,
-                    n=est.n,
-                )
-            )
+            at = ResultRow(agent=agent, split=split, members=members, metric=metric, mean=est.mean)
+            out.append(at.model_copy(update={"ci": est.ci, "n": est.n}))
     for field, (split, metric) in BY_FAMILY.items():
         for family, mean in (getattr(row, field) or {}).items():
             members = f"family:{family}"
             out.append(
-                ResultRow(agent=row.name, split=split, members=members, metric=metric, mean=mean)
+                ResultRow(agent=agent, split=split, members=members, metric=metric, mean=mean)
             )
     for field, (split, members, metric) in BY_SEED.items():
         for seed, mean in (getattr(row, field) or {}).items():
-            out.append(
-                ResultRow(
-                    agent=row.name,
-                    split=split,
-                    members=members,
-                    metric=metric,
-                    seed=int(seed),
-                    mean=mean,
-                )
-            )
+            at = ResultRow(agent=agent, split=split, members=members, metric=metric, mean=mean)
+            out.append(at.model_copy(update={"seed": int(seed)}))
     return out

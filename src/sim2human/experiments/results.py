@@ -220,7 +220,7 @@ class StudyResult(BaseModel):
     def with_rows(self) -> StudyResult:
         """This result in the current layout: ``schema_version`` and ``rows`` stored."""
         raw = {**self.dump(), "schema_version": SCHEMA_VERSION, "rows": []}
-        raw["rows"] = [r for row in self.all_rows for r in rows_of(row)]
+        raw["rows"] = [r.model_dump() for row in self.all_rows for r in rows_of(row)]
         return StudyResult.model_validate(raw)
 
     def dump(self) -> dict[str, Any]:
