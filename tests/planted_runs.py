@@ -17,7 +17,7 @@ from sim2human.experiments.results import StudyResult
 from sim2human.population.ensemble import Ensemble
 from sim2human.rollout.conversation import MAX_TURNS
 from sim2human.rollout.evaluate import evaluate
-from sim2human.scenarios.base import Scenario
+from sim2human.scenarios.core import AnyScenario
 from sim2human.scenarios.intake.scenario import IntakeScenario
 from sim2human.simulators.base import QuirkPool, Quirks, SimulatorSpec, Traits
 from sim2human.store.layout import CONFIG, EPISODES, MEMBERS, METRICS, SUMMARY
@@ -65,7 +65,7 @@ def write_sub_run(path: Path, *, exploit: bool, per_member: int = 6) -> Path:
 
 def write_run(
     path: Path,
-    scenario: Scenario,
+    scenario: AnyScenario,
     agent: Agent,
     name: str,
     trained: Sequence[SimulatorSpec],

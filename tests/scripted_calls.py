@@ -6,12 +6,12 @@ from collections.abc import Sequence
 
 from sim2human.agents.base import AgentTurn
 from sim2human.rollout.conversation import MAX_TURNS, Conversation, Job
-from sim2human.scenarios.base import Scenario
+from sim2human.scenarios.core import AnyScenario
 from sim2human.simulators.base import SimulatorSpec
 
 
 def play_lines(
-    scenario: Scenario, spec: SimulatorSpec, lines: Sequence[str], seed: int = 0
+    scenario: AnyScenario, spec: SimulatorSpec, lines: Sequence[str], seed: int = 0
 ) -> Conversation:
     """Say ``lines`` in order until the call ends (or they run out); the call as it stands."""
     conv = Conversation.open(Job(spec, seed), scenario, max_turns=MAX_TURNS)

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from sim2human.rollout.evaluate import evaluate
     from sim2human.rollout.play import play
     from sim2human.samplers.build import SAMPLERS, Sampler, build_sampler
-    from sim2human.scenarios.base import Scenario
+    from sim2human.scenarios.core import Scenario
     from sim2human.scenarios.intake.scenario import IntakeScenario
     from sim2human.simulators import KINDS, build_simulator
     from sim2human.simulators.base import Simulator, SimulatorSpec, Traits
@@ -36,7 +36,7 @@ _WHERE: dict[str, str] = {
     "Episode": "sim2human.types",
     "Outcome": "sim2human.types",
     "Termination": "sim2human.types",
-    "Scenario": "sim2human.scenarios.base",
+    "Scenario": "sim2human.scenarios.core",
     "IntakeScenario": "sim2human.scenarios.intake.scenario",
     # who plays the user
     "Simulator": "sim2human.simulators.base",

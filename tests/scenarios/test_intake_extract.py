@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from sim2human.scenarios.intake import parsing
+from sim2human.scenarios import readers
 from sim2human.scenarios.intake.scenario import IntakeScenario
 from sim2human.types import Termination
 
@@ -57,7 +57,7 @@ def test_volunteered_fields_are_routed_by_their_cue_words(scenario: IntakeScenar
 def test_evasion_is_not_read_as_no(scenario: IntakeScenario) -> None:
     record = scenario.extract("Hmm, I'm not sure.", scenario.empty_record(), "red_flag")
     assert record["red_flag"] is None
-    assert parsing.yes_no("why do you need to know that?") is None
+    assert readers.yes_no("why do you need to know that?") is None
 
 
 def test_similar_names_do_not_both_match(scenario: IntakeScenario) -> None:

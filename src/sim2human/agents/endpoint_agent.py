@@ -18,7 +18,7 @@ from typing import Any
 from sim2human.agents.llm import LLMAgent, Mode
 from sim2human.llm.client import ChatClient, EndpointConfig
 from sim2human.redact import public_url
-from sim2human.scenarios.base import Scenario
+from sim2human.scenarios.core import AnyScenario
 
 
 @dataclass(frozen=True)
@@ -46,7 +46,7 @@ class EndpointAgent:
             deadline_s=self.deadline_s,
         )
 
-    def build(self, scenario: Scenario, client: ChatClient | None = None) -> LLMAgent:
+    def build(self, scenario: AnyScenario, client: ChatClient | None = None) -> LLMAgent:
         """The agent, asking through ``client`` (one an ``LLMRuntime`` made for
         ``endpoint``, when episodes are played in its event loop) or a client of its own."""
         return LLMAgent(

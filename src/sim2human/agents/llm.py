@@ -40,7 +40,7 @@ from sim2human.agents.tool_messages import Message, chat_messages, tool_turn
 from sim2human.errors import UsageError
 from sim2human.llm.client import ChatClient, ChatResult
 from sim2human.scenarios import capabilities
-from sim2human.scenarios.base import Scenario
+from sim2human.scenarios.core import AnyScenario
 from sim2human.scenarios.tools import (
     Desk,
     ReadsFields,
@@ -61,7 +61,7 @@ what was heard)."""
 _SUMMARY = re.compile(r"\{.*\}", re.DOTALL)  # the span ``summary_calls`` reads
 
 
-def agent_voice(scenario: Scenario, system_prompt: str | None = None) -> AgentVoice:
+def agent_voice(scenario: AnyScenario, system_prompt: str | None = None) -> AgentVoice:
     """The scenario's words for an LLM agent: its default system prompt (the deployed prompt a
     user would replace with their own) and speaker labels; ``system_prompt`` replaces the
     default (and stands in for a scenario that has none, with plain chat labels)."""
@@ -90,7 +90,7 @@ class AgentSetup:
         return tuple(str(t["function"]["name"]) for t in self.tools or ())
 
 
-def agent_setup(scenario: Scenario, system_prompt: str | None, record_by: Mode) -> AgentSetup:
+def agent_setup(scenario: AnyScenario, system_prompt: str | None, record_by: Mode) -> AgentSetup:
     """The ``AgentSetup`` of an agent on ``scenario``: ``record_by`` where the scenario has a
     desk, else ``heard`` (a negotiation's deal is made in words)."""
     mode: Mode = record_by if has_desk(scenario) else "heard"
@@ -106,7 +106,7 @@ class LLMAgent:
 
     def __init__(
         self,
-        scenario: Scenario,
+        scenario: AnyScenario,
         client: ChatClient,
         *,
         system_prompt: str | None = None,
@@ -197,7 +197,7 @@ class LLMAgent:
         return asyncio.run(self.act_async(observations))
 
 
-def how_to_record(scenario: Scenario, mode: Mode) -> str:
+def how_to_record(scenario: AnyScenario, mode: Mode) -> str:
     """The sentence the system prompt gets for ``mode`` (none for an agent graded on what was
     heard): only what the agent records and submits counts."""
     if mode == "tools":

@@ -12,7 +12,8 @@ from torch import nn
 from sim2human import outputs
 from sim2human.agents.base import AgentTurn, Observation
 from sim2human.agents.features import Featuriser
-from sim2human.scenarios.base import Scenario, act_wording
+from sim2human.scenarios.capabilities import act_wording
+from sim2human.scenarios.core import AnyScenario
 
 
 class PolicyNet(nn.Module):
@@ -81,7 +82,7 @@ class PolicyAgent:
 
     name = "policy"
 
-    def __init__(self, scenario: Scenario, net: PolicyNet | None = None, seed: int = 0) -> None:
+    def __init__(self, scenario: AnyScenario, net: PolicyNet | None = None, seed: int = 0) -> None:
         self.scenario = scenario
         self.featurise = Featuriser(scenario)
         self.acts = scenario.acts
@@ -139,7 +140,7 @@ class PolicyAgent:
         outputs.write_with(path, lambda f: torch.save(blob, f), inside=inside)
 
     @classmethod
-    def load(cls, path: Path, scenario: Scenario, seed: int = 0) -> PolicyAgent:
+    def load(cls, path: Path, scenario: AnyScenario, seed: int = 0) -> PolicyAgent:
         """A policy agent from a checkpoint ``save`` wrote; a checkpoint of another act inventory is
         refused."""
         blob = torch.load(path, weights_only=True)

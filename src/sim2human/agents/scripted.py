@@ -17,10 +17,9 @@ from typing import Protocol, runtime_checkable
 
 from sim2human.agents.base import Agent, AgentTurn, Observation
 from sim2human.errors import UsageError
-from sim2human.scenarios.base import Act, Scenario, say_act
-from sim2human.scenarios.capabilities import Lacks, slot_kit
-from sim2human.scenarios.core import View
-from sim2human.scenarios.slots import conditional
+from sim2human.scenarios.capabilities import Lacks, say_act, slot_kit
+from sim2human.scenarios.core import Act, View
+from sim2human.scenarios.slots import SlotScenario, conditional
 
 MAX_ASKS = 3
 ROLES = ("greet", "clarify", "repeat", "prompt", "confirm", "close")
@@ -42,7 +41,7 @@ class Plan:
     close: Act
 
     @classmethod
-    def of(cls, scenario: Scenario) -> Plan:
+    def of(cls, scenario: SlotScenario) -> Plan:
         """The plan read off the acts: for each role the first act of its kind (plain style
         first), the repeat the last clarification; ``reference_plan`` overrides by id."""
         acts = scenario.acts
@@ -135,7 +134,7 @@ class RuleAgent:
 class ScriptedAgent:
     name = "scripted"
 
-    def __init__(self, scenario: Scenario) -> None:
+    def __init__(self, scenario: SlotScenario) -> None:
         self.scenario = scenario
         self.plan = Plan.of(scenario)
         self._applies = conditional(scenario)
@@ -193,7 +192,7 @@ def _last(acts: Sequence[Act], kind: str) -> Act | None:
     return of_kind[-1] if of_kind else None
 
 
-def _named(scenario: Scenario, plan: Mapping[str, str]) -> dict[str, Act | None]:
+def _named(scenario: SlotScenario, plan: Mapping[str, str]) -> dict[str, Act | None]:
     by_id = {a.id: a for a in scenario.acts}
     out: dict[str, Act | None] = {}
     for role, act_id in plan.items():

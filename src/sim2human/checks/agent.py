@@ -9,7 +9,8 @@ from sim2human.agents.base import Agent, AgentTurn, Observation
 from sim2human.checks.report import CheckReport, expect
 from sim2human.rollout.conversation import Job
 from sim2human.rollout.play import play
-from sim2human.scenarios.base import Scenario, say_act
+from sim2human.scenarios.capabilities import say_act
+from sim2human.scenarios.core import AnyScenario
 from sim2human.simulators.base import SimulatorSpec
 from sim2human.types import Episode
 
@@ -20,7 +21,7 @@ class InOrderAgent:
 
     name = "in-order"
 
-    def __init__(self, scenario: Scenario) -> None:
+    def __init__(self, scenario: AnyScenario) -> None:
         self.scenario = scenario
         acts = scenario.acts
         self.script = [a for a in acts if a.kind != "close"] + [
@@ -37,7 +38,7 @@ class InOrderAgent:
 
 
 def check_agent(
-    agent: Agent, scenario: Scenario, specs: Sequence[SimulatorSpec], *, max_turns: int
+    agent: Agent, scenario: AnyScenario, specs: Sequence[SimulatorSpec], *, max_turns: int
 ) -> CheckReport:
     """The Agent protocol: one turn per observation, text turns, calls that end."""
     report = CheckReport(getattr(agent, "name", type(agent).__name__), "agent")

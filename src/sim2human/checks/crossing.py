@@ -26,7 +26,7 @@ from sim2human.checks.simulator import check_simulator
 from sim2human.perturb import PERTURBATIONS
 from sim2human.rollout.conversation import MAX_TURNS, Job
 from sim2human.rollout.play import play
-from sim2human.scenarios.base import Scenario
+from sim2human.scenarios.core import AnyScenario
 from sim2human.simulators import KINDS, build_simulator
 from sim2human.simulators.base import Family, QuirkPool, SimulatorSpec
 from sim2human.simulators.families import FAMILIES, HELDOUT_FAMILIES, TRAIN_FAMILIES
@@ -68,7 +68,7 @@ def persona_families() -> list[str]:
     return [name for name in FAMILIES if name not in REPLAY_FAMILIES]
 
 
-def check_family(name: str, scenario: Scenario, pool: QuirkPool) -> CheckReport:
+def check_family(name: str, scenario: AnyScenario, pool: QuirkPool) -> CheckReport:
     """Members of family ``name`` drawn from the scenario's quirk pool, each through
     ``check_simulator`` (its findings under the member's id)."""
     report = CheckReport(f"{name} on {scenario.name}", "family")
@@ -81,7 +81,7 @@ def check_family(name: str, scenario: Scenario, pool: QuirkPool) -> CheckReport:
     return report
 
 
-def check_kinds(scenario: Scenario, pool: QuirkPool) -> CheckReport:
+def check_kinds(scenario: AnyScenario, pool: QuirkPool) -> CheckReport:
     """Each kind of ``simulators.KINDS`` that can play here without a person: persona members
     with every perturbation at full severity, replay members where the scenario has a corpus,
     llm members on a fake chat model; the others are skipped with their reason."""
@@ -106,7 +106,7 @@ def check_kinds(scenario: Scenario, pool: QuirkPool) -> CheckReport:
     return report
 
 
-def check_reference(scenario: Scenario, pool: QuirkPool, max_turns: int) -> CheckReport:
+def check_reference(scenario: AnyScenario, pool: QuirkPool, max_turns: int) -> CheckReport:
     """The reference agent through ``check_agent`` against a member of each default training
     and held-out family, and its proof that the task is solvable."""
     report = CheckReport(f"reference agent on {scenario.name}", "agent")
@@ -140,7 +140,7 @@ def _noisy(family: Family, pool: QuirkPool) -> SimulatorSpec:
     return with_noise(family.sample(0, pool), dict.fromkeys(PERTURBATIONS, 1.0))
 
 
-def _solves(agent: Any, spec: SimulatorSpec, scenario: Scenario, max_turns: int) -> str | None:
+def _solves(agent: Any, spec: SimulatorSpec, scenario: AnyScenario, max_turns: int) -> str | None:
     jobs = [Job(spec=spec, seed=k) for k in range(SOLVES)]
     golds = [e.gold for e in play(agent, jobs, scenario, max_turns=max_turns)]
     return expect(  # success, not a full score: a fair deal wins a negotiation, not the best one
@@ -149,7 +149,7 @@ def _solves(agent: Any, spec: SimulatorSpec, scenario: Scenario, max_turns: int)
     )
 
 
-def _simulator_report(spec: SimulatorSpec, scenario: Scenario) -> CheckReport:
+def _simulator_report(spec: SimulatorSpec, scenario: AnyScenario) -> CheckReport:
     """``check_simulator`` on the member ``spec`` builds, or the one finding why it cannot."""
     report = CheckReport(spec.id, "simulator")
     report.run("builds on the scenario", lambda: _builds(spec, scenario))
@@ -158,7 +158,7 @@ def _simulator_report(spec: SimulatorSpec, scenario: Scenario) -> CheckReport:
     return check_simulator(lambda: build_simulator(spec, scenario), scenario)
 
 
-def _builds(spec: SimulatorSpec, scenario: Scenario) -> None:
+def _builds(spec: SimulatorSpec, scenario: AnyScenario) -> None:
     build_simulator(spec, scenario)
 
 

@@ -24,7 +24,7 @@ from sim2human.checks.report import CheckReport
 from sim2human.checks.simulator import check_simulator
 from sim2human.llm.client import ChatClient
 from sim2human.llm.endpoint import ChatResult
-from sim2human.scenarios.base import Scenario
+from sim2human.scenarios.core import AnyScenario
 from sim2human.simulators.base import QuirkPool, SimulatorSpec, UserTurn
 from sim2human.simulators.families import FAMILIES
 from sim2human.simulators.llm import LLMSimulator, llm_spec
@@ -69,7 +69,7 @@ class FakeChat:
 class SyncLLM:
     """An ``llm`` member on ``FakeChat`` behind the sync ``Simulator`` protocol."""
 
-    def __init__(self, spec: SimulatorSpec, scenario: Scenario) -> None:
+    def __init__(self, spec: SimulatorSpec, scenario: AnyScenario) -> None:
         self.spec = spec
         self.inner = LLMSimulator(spec, scenario, cast(ChatClient, FakeChat()))
 
@@ -101,7 +101,7 @@ def llm_members(pool: QuirkPool) -> list[SimulatorSpec]:
     return out
 
 
-def check_llm_kind(report: CheckReport, name: str, scenario: Scenario, pool: QuirkPool) -> None:
+def check_llm_kind(report: CheckReport, name: str, scenario: AnyScenario, pool: QuirkPool) -> None:
     """The findings of the ``llm`` kind (called ``name``) on ``scenario``, into ``report``."""
     why = unsupported(scenario)
     if why is not None:

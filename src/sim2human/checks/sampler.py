@@ -13,12 +13,12 @@ from sim2human.rollout.conversation import Job
 from sim2human.rollout.play import play
 from sim2human.samplers.build import Sampler
 from sim2human.samplers.feedback import BatchInfo, draw_level
-from sim2human.scenarios.base import Scenario
+from sim2human.scenarios.core import AnyScenario
 from sim2human.simulators.base import SimulatorSpec
 
 
 def check_sampler(
-    make: Callable[[], Sampler], scenario: Scenario, *, max_turns: int, updates: int = 3
+    make: Callable[[], Sampler], scenario: AnyScenario, *, max_turns: int, updates: int = 3
 ) -> CheckReport:
     """The Sampler protocol: members are specs, draws are deterministic by seed, and it keeps
     drawing while it learns from finished episodes (the trainer's loop, with a scripted agent)."""

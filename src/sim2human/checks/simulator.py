@@ -11,13 +11,13 @@ import numpy as np
 from sim2human.checks.agent import InOrderAgent
 from sim2human.checks.report import CheckReport, expect
 from sim2human.rollout.conversation import Conversation, Job, job_profile
-from sim2human.scenarios.base import Scenario, say_act
-from sim2human.scenarios.core import View
+from sim2human.scenarios.capabilities import say_act
+from sim2human.scenarios.core import AnyScenario, View
 from sim2human.simulators.base import Simulator, SimulatorSpec, UserTurn
 
 
 def check_simulator(
-    make: Callable[[], Simulator], scenario: Scenario, *, turns: int = 8
+    make: Callable[[], Simulator], scenario: AnyScenario, *, turns: int = 8
 ) -> CheckReport:
     """The Simulator protocol, on fresh instances from ``make`` talking to ``scenario``'s acts."""
     first = make()
@@ -40,7 +40,7 @@ def check_simulator(
     return report
 
 
-def _script(scenario: Scenario, turns: int, seed: int) -> list[str]:
+def _script(scenario: AnyScenario, turns: int, seed: int) -> list[str]:
     """Agent lines a checker says: the scenario's acts in a seeded order, rendered."""
     acts = [a for a in scenario.acts if a.kind != "close"]
     rng = np.random.default_rng(seed)
@@ -49,13 +49,13 @@ def _script(scenario: Scenario, turns: int, seed: int) -> list[str]:
     return [say_act(scenario, acts[int(k)], view) for k in picks]
 
 
-def _first_view(scenario: Scenario) -> View:
+def _first_view(scenario: AnyScenario) -> View:
     """The agent's view before anyone spoke (a profile of seed 0's)."""
     profile = scenario.sample_profile(np.random.default_rng(0))
     return scenario.observe(scenario.initial_state(profile))
 
 
-def _talk(sim: Simulator, scenario: Scenario, turns: int, seed: int) -> list[UserTurn]:
+def _talk(sim: Simulator, scenario: AnyScenario, turns: int, seed: int) -> list[UserTurn]:
     profile = job_profile(Job(spec=sim.spec, seed=seed), scenario)
     said = [sim.start(profile, np.random.default_rng(seed))]
     for line in _script(scenario, turns, seed):
@@ -65,7 +65,7 @@ def _talk(sim: Simulator, scenario: Scenario, turns: int, seed: int) -> list[Use
     return said
 
 
-def _shape(sim: Simulator, scenario: Scenario, turns: int) -> str | None:
+def _shape(sim: Simulator, scenario: AnyScenario, turns: int) -> str | None:
     for reply in _talk(sim, scenario, turns, 0):
         if not isinstance(reply, UserTurn) or not isinstance(reply.text, str):
             return f"a reply is {type(reply).__name__}, not a UserTurn with text"
@@ -75,7 +75,7 @@ def _shape(sim: Simulator, scenario: Scenario, turns: int) -> str | None:
     return None
 
 
-def _same_call(make: Callable[[], Simulator], scenario: Scenario, turns: int) -> str | None:
+def _same_call(make: Callable[[], Simulator], scenario: AnyScenario, turns: int) -> str | None:
     for seed in range(3):
         a = [(t.text, t.done) for t in _talk(make(), scenario, turns, seed)]
         b = [(t.text, t.done) for t in _talk(make(), scenario, turns, seed)]
@@ -85,7 +85,7 @@ def _same_call(make: Callable[[], Simulator], scenario: Scenario, turns: int) ->
     return None
 
 
-def _closes(sim: Simulator, scenario: Scenario) -> str | None:
+def _closes(sim: Simulator, scenario: AnyScenario) -> str | None:
     close = next(a for a in scenario.acts if a.kind == "close")
     profile = job_profile(Job(spec=sim.spec, seed=0), scenario)
     sim.start(profile, np.random.default_rng(0))
@@ -93,7 +93,7 @@ def _closes(sim: Simulator, scenario: Scenario) -> str | None:
     return expect(reply.done, f"the reply to {close.text!r} is not done: {reply.text!r}")
 
 
-def _blind_judge(make: Callable[[], Simulator], scenario: Scenario, turns: int) -> str | None:
+def _blind_judge(make: Callable[[], Simulator], scenario: AnyScenario, turns: int) -> str | None:
     sim = make()
     agent = InOrderAgent(scenario)
     conv = Conversation.open(Job(spec=sim.spec, seed=0), scenario, turns + 4, simulator=sim)

@@ -23,8 +23,8 @@ from sim2human.checks import CheckReport, check_agent, check_sampler, check_simu
 from sim2human.checks.crossing import check_everything
 from sim2human.errors import UsageError
 from sim2human.rollout.conversation import MAX_TURNS
-from sim2human.scenarios.base import Scenario
 from sim2human.scenarios.catalog import DEFAULT_SCENARIO, get_scenario
+from sim2human.scenarios.core import AnyScenario
 from sim2human.scenarios.refs import allowing, import_module
 from sim2human.simulators.base import QuirkPool, SimulatorSpec
 from sim2human.simulators.families import TRAIN_FAMILIES, get_family
@@ -47,7 +47,7 @@ def load_target(target: str) -> Any:
     return obj
 
 
-def factory(obj: Any, scenario: Scenario, spec: SimulatorSpec) -> Callable[[], Any]:
+def factory(obj: Any, scenario: AnyScenario, spec: SimulatorSpec) -> Callable[[], Any]:
     """A zero-argument maker of fresh instances of ``obj`` (an instance is used as it is)."""
     if not callable(obj) or not (inspect.isclass(obj) or inspect.isfunction(obj)):
         return lambda: obj
@@ -60,7 +60,7 @@ def factory(obj: Any, scenario: Scenario, spec: SimulatorSpec) -> Callable[[], A
     raise UsageError(f"{obj!r}: cannot be called with (), (scenario) or (spec, scenario)")
 
 
-def run_checks(obj: Any, scenario: Scenario, max_turns: int) -> list[CheckReport]:
+def run_checks(obj: Any, scenario: AnyScenario, max_turns: int) -> list[CheckReport]:
     """The checks of ``obj``'s seam; a scenario's are its own and every family, kind and the
     reference agent on it (``checks.crossing``)."""
     pool = QuirkPool.of(scenario)

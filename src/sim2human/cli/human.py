@@ -30,7 +30,7 @@ from sim2human.errors import ModelUnavailableError, UsageError
 from sim2human.store.layout import HUMAN_DB
 
 if TYPE_CHECKING:
-    from sim2human.scenarios.base import Scenario
+    from sim2human.scenarios.core import AnyScenario
     from sim2human.simulators.base import UserTurn
     from sim2human.webapp.pages import Limits
 
@@ -246,13 +246,14 @@ def play(
     )
 
 
-async def _ask_in_terminal(scenario: Scenario, agent_text: str) -> UserTurn:
+async def _ask_in_terminal(scenario: AnyScenario, agent_text: str) -> UserTurn:
     """Show the agent's turn and read the person's reply (``/hangup`` or end of input ends it)."""
+    from sim2human.scenarios.capabilities import courtesy
     from sim2human.simulators.base import UserTurn
 
     if agent_text:
         out_console.print(f"[cyan]assistant[/]: {agent_text}", highlight=False)
-        if scenario.interpret(agent_text).close:
+        if courtesy(scenario)(agent_text).close:
             return UserTurn(text="", done=True)
     else:
         out_console.print("The line is open: say hello and why you are calling.")

@@ -30,8 +30,7 @@ from sim2human.metrics.collapse import (
 )
 from sim2human.metrics.outcomes import GOLDS
 from sim2human.metrics.overoptimisation import EvalPoint, OverFit, fit_overoptimisation
-from sim2human.scenarios.base import Scenario
-from sim2human.scenarios.core import headline_metric
+from sim2human.scenarios.core import AnyScenario, headline_metric
 from sim2human.simulators import is_programmatic
 from sim2human.simulators.base import SimulatorSpec
 from sim2human.types import Episode, Frozen, Turn
@@ -133,7 +132,7 @@ def _transcript(e: Episode) -> list[str]:
 
 
 def _exploits(
-    subs: Sequence[SubRun], scenario: Scenario, limits: Thresholds, n_boot: int
+    subs: Sequence[SubRun], scenario: AnyScenario, limits: Thresholds, n_boot: int
 ) -> tuple[list[ExploitRow], dict[str, str], dict[str, list[str]], dict[str, list[str]]]:
     usage: Counter[str] = Counter()
     texts: dict[str, str] = {}
@@ -195,7 +194,7 @@ def diagnose_condition(
     name: str,
     subs: Sequence[SubRun],
     limits: Thresholds,
-    scenario: Scenario,
+    scenario: AnyScenario,
     n_boot: int = N_BOOT,
 ) -> ConditionDiagnosis:
     """``n_boot``: bootstrap replicates; a study's own (``eval.bootstrap``) makes these CIs the

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from sim2human.agents.base import AgentTurn
 from sim2human.rollout.conversation import Conversation, Job
-from sim2human.scenarios.base import Scenario
+from sim2human.scenarios.core import AnyScenario
 from sim2human.simulators.base import SimulatorSpec
 from sim2human.types import Episode, Termination, Turn
 
@@ -42,7 +42,7 @@ def phrasing(turn: Turn) -> str:
 def replay(
     episode: Episode,
     spec: SimulatorSpec,
-    scenario: Scenario,
+    scenario: AnyScenario,
     *,
     drop: Collection[str] = (),
     instead: Turn | None = None,
@@ -93,7 +93,7 @@ class Ablation:
 def ablate(
     episodes: Sequence[Episode],
     specs: dict[str, SimulatorSpec],
-    scenario: Scenario,
+    scenario: AnyScenario,
     phrasings: Collection[str],
     *,
     max_turns: int,

@@ -25,8 +25,8 @@ from sim2human.errors import RunDirError, UsageError
 from sim2human.experiments.config import EvalConfig
 from sim2human.experiments.results import StudyResult, load_study_result
 from sim2human.experiments.wholeness import foreign, shortfall
-from sim2human.scenarios.base import Scenario
 from sim2human.scenarios.catalog import DEFAULT_SCENARIO, get_scenario
+from sim2human.scenarios.core import AnyScenario
 from sim2human.simulators.base import SimulatorSpec
 from sim2human.store import collector
 from sim2human.store.layout import (
@@ -107,7 +107,7 @@ class RunDir:
     """The study's scenario (``_scenario_name``); every episode read is of it."""
 
     @property
-    def scenario(self) -> Scenario:
+    def scenario(self) -> AnyScenario:
         """The study's scenario from the catalog."""
         return get_scenario(self.scenario_name)
 

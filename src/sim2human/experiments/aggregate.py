@@ -16,6 +16,7 @@ from sim2human.experiments.wholeness import read_whole
 from sim2human.metrics.handle_time import handle_time
 from sim2human.metrics.outcomes import Estimate, StoredEstimate, cluster_bootstrap
 from sim2human.metrics.robustness import curve_mean, episodes_to_reach, worst_decile_estimate
+from sim2human.scenarios.capabilities import quirks_shared
 from sim2human.scenarios.catalog import get_scenario
 from sim2human.scenarios.core import headline_metric
 from sim2human.simulators import played_on_endpoint, speaks_real_words
@@ -73,7 +74,7 @@ def aggregate(
             **_llm_accounting(root, cfg, gone),
             **extra,
             "gold_metric": headline_metric(get_scenario(cfg.scenario)),
-            "quirks_shared": bool(getattr(get_scenario(cfg.scenario), "quirks_shared", False)),
+            "quirks_shared": quirks_shared(get_scenario(cfg.scenario)),
         }
     )
     return result.with_rows()

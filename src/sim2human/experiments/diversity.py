@@ -18,7 +18,7 @@ from sim2human.errors import ModelUnavailableError, UsageError
 from sim2human.metrics.diversity import DiversitySummary, diversity_summary, ensemble_diversity
 from sim2human.metrics.embeddings import embed
 from sim2human.rollout.evaluate import evaluate
-from sim2human.scenarios.base import Scenario
+from sim2human.scenarios.core import AnyScenario
 from sim2human.simulators import is_programmatic
 from sim2human.simulators.base import SimulatorSpec
 from sim2human.types import Frozen
@@ -78,7 +78,7 @@ def diversity_groups(
 
 
 def measure_groups(
-    groups: Mapping[str, Sequence[SimulatorSpec]], scenario: Scenario, max_turns: int
+    groups: Mapping[str, Sequence[SimulatorSpec]], scenario: AnyScenario, max_turns: int
 ) -> StoredDiversity:
     """Diversity of the persona members of ``groups`` (measuring an LLM member would need its
     endpoint), or no rows and a note saying why not."""
@@ -99,7 +99,7 @@ def measure_groups(
 
 def user_turns(
     specs: Sequence[SimulatorSpec],
-    scenario: Scenario,
+    scenario: AnyScenario,
     per_member: int = TURNS_PER_MEMBER,
     *,
     max_turns: int,
@@ -122,7 +122,7 @@ def user_turns(
 
 def simulator_diversity(
     groups: Mapping[str, Sequence[SimulatorSpec]],
-    scenario: Scenario,
+    scenario: AnyScenario,
     per_member: int = TURNS_PER_MEMBER,
     *,
     max_turns: int,

@@ -19,7 +19,7 @@ from sim2human.agents.lm_policy import TOOL_PROMPT, LMPolicy
 from sim2human.agents.policy import PolicyAgent
 from sim2human.errors import RunDirError, UsageError
 from sim2human.experiments.config import StudyConfig
-from sim2human.scenarios.base import Scenario
+from sim2human.scenarios.core import AnyScenario
 from sim2human.store.layout import CHECKPOINT, POLICY
 from sim2human.store.loading import load_checkpoint
 from sim2human.train.config import LMAgentConfig
@@ -32,7 +32,7 @@ def saved_name(cfg: StudyConfig) -> str:
     return POLICY if isinstance(cfg.agent, LMAgentConfig) else CHECKPOINT
 
 
-def lm_prompt(scenario: Scenario) -> str:
+def lm_prompt(scenario: AnyScenario) -> str:
     """The language-model agent's system prompt: the scenario's agent prompt and its tools."""
     return agent_voice(scenario).system_prompt + TOOL_PROMPT
 
@@ -58,7 +58,7 @@ def check_saved(path: Path, cfg: StudyConfig) -> None:
         load_checkpoint(path)
 
 
-def load_saved(path: Path, cfg: StudyConfig, scenario: Scenario, seed: int) -> Agent:
+def load_saved(path: Path, cfg: StudyConfig, scenario: AnyScenario, seed: int) -> Agent:
     """The agent saved at ``path``, ready to play: a PPO policy sampling with ``seed``, or the
     language model at the study's evaluation temperature and token limit (its draws are seeded
     by each call and turn, ``LMPolicy.act``)."""

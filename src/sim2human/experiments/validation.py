@@ -27,7 +27,7 @@ import numpy as np
 
 from sim2human.agents.policy import PolicyAgent
 from sim2human.rollout.evaluate import evaluate
-from sim2human.scenarios.base import Scenario
+from sim2human.scenarios.core import AnyScenario
 from sim2human.simulators.base import SimulatorSpec
 
 
@@ -38,7 +38,7 @@ class CheckpointSelection:
         self,
         agent: PolicyAgent,
         members: Sequence[SimulatorSpec],
-        scenario: Scenario,
+        scenario: AnyScenario,
         *,
         per_member: int,
         max_turns: int,

@@ -33,8 +33,8 @@ from sim2human.population.ensemble import Ensemble
 from sim2human.rollout.evaluate import evaluate
 from sim2human.rollout.solvability import solvability
 from sim2human.samplers.build import MixedSampler, Sampler, build_sampler
-from sim2human.scenarios.base import Scenario
 from sim2human.scenarios.catalog import get_scenario
+from sim2human.scenarios.core import AnyScenario
 from sim2human.scenarios.refs import SCENARIO_PATH_ENV, is_path
 from sim2human.simulators import needs_endpoint
 from sim2human.simulators.base import QuirkPool, SimulatorSpec
@@ -56,7 +56,7 @@ log = logging.getLogger(__name__)
 class StudyWorld:
     """What every sub-run of a study shares: the scenario, the quirk pool and the ensemble."""
 
-    scenario: Scenario
+    scenario: AnyScenario
     pool: QuirkPool
     """The training and frozen members' quirk pool (``QuirkPool.held_apart``'s first half)."""
     ensemble: Ensemble
@@ -264,7 +264,7 @@ def evaluate_members(
     return out
 
 
-def corpus_unfit(cfg: StudyConfig, scenario: Scenario) -> str | None:
+def corpus_unfit(cfg: StudyConfig, scenario: AnyScenario) -> str | None:
     """Why a corpus family the study names cannot play its scenario (MultiWOZ's bookings for
     ``intake``), or None: said before any training, not when its first call is played."""
     mixed = [c.mix.family for c in cfg.conditions if c.mix is not None]

@@ -41,8 +41,8 @@ from sim2human.errors import RunDirError, UsageError
 from sim2human.experiments.wholeness import foreign, shortfall
 from sim2human.integrations.chat import chat_row, labels
 from sim2human.rollout.conversation import MAX_TURNS, Conversation, Job
-from sim2human.scenarios.base import Scenario
 from sim2human.scenarios.catalog import DEFAULT_SCENARIO, get_scenario
+from sim2human.scenarios.core import AnyScenario
 from sim2human.simulators.base import UserTurn
 from sim2human.store.layout import CONFIG, CONFIG_YAML, EPISODES, STUDY_JSON, SUMMARY, export_name
 from sim2human.store.loading import read_json_object, read_yaml
@@ -232,7 +232,7 @@ class _StoredUser:
 
 
 def transitions(
-    episodes: Sequence[tuple[Episode, int]], scenario: Scenario
+    episodes: Sequence[tuple[Episode, int]], scenario: AnyScenario
 ) -> dict[str, np.ndarray]:
     """(s, a, r, s', done) of every act-level episode, replayed through the featuriser."""
     featurise = Featuriser(scenario)

@@ -28,7 +28,8 @@ from sim2human.integrations._extra import require
 from sim2human.integrations.population import Population, Split, check_split, population
 from sim2human.integrations.runlog import RunLog
 from sim2human.rollout.conversation import Conversation
-from sim2human.scenarios.base import Scenario, say_act
+from sim2human.scenarios.capabilities import say_act
+from sim2human.scenarios.core import AnyScenario
 from sim2human.types import Episode
 
 require("gymnasium", "gym")
@@ -48,7 +49,7 @@ class TranscriptSpace(spaces.Text):
         return isinstance(x, str) and self.min_length <= len(x) <= self.max_length
 
 
-def render_act(scenario: Scenario, index: int, obs: Observation) -> AgentTurn:
+def render_act(scenario: AnyScenario, index: int, obs: Observation) -> AgentTurn:
     """Act ``index`` said in context, exactly as the built-in policy agent says it."""
     act = scenario.acts[index]
     text = say_act(scenario, act, obs.view)
@@ -195,7 +196,7 @@ class ActionAgent:
 
     name = "external"
 
-    def __init__(self, scenario: Scenario, predict: Callable[[np.ndarray], np.ndarray]) -> None:
+    def __init__(self, scenario: AnyScenario, predict: Callable[[np.ndarray], np.ndarray]) -> None:
         self.scenario = scenario
         self.featurise = Featuriser(scenario)
         self.predict = predict

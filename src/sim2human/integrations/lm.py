@@ -17,7 +17,7 @@ from sim2human.agents import lm_models
 from sim2human.integrations._extra import require
 from sim2human.integrations.chat import system_prompt
 from sim2human.integrations.rows import TOOL_HINT
-from sim2human.scenarios.base import Scenario
+from sim2human.scenarios.core import AnyScenario
 
 SPECIAL = [
     "<|endoftext|>",
@@ -46,7 +46,7 @@ def embedded_model() -> tuple[Any, Any]:
     return model, _chat_ready(tok)
 
 
-def tiny_model(scenario: Scenario, *, seed: int = 0, vocab: int = 1024) -> tuple[Any, Any]:
+def tiny_model(scenario: AnyScenario, *, seed: int = 0, vocab: int = 1024) -> tuple[Any, Any]:
     """(model, tokenizer): a two-layer Llama and a BPE tokenizer trained on ``scenario``."""
     for extra in ("transformers", "tokenizers", "torch"):
         require(extra, "trl")
@@ -64,7 +64,7 @@ def _chat_ready(tok: Any) -> Any:
     return tok
 
 
-def _corpus(scenario: Scenario) -> list[str]:
+def _corpus(scenario: AnyScenario) -> list[str]:
     words = [a.text for a in scenario.acts] + [system_prompt(scenario.name) + TOOL_HINT]
     words += [
         '{"name": "reply", "arguments": {"message": "',

@@ -25,8 +25,8 @@ from sim2human.rollout.conversation import MAX_TURNS, Conversation, Job
 from sim2human.rollout.solvability import solvability
 from sim2human.samplers.build import FixedSampler, Sampler, build_sampler
 from sim2human.samplers.feedback import draw_level
-from sim2human.scenarios.base import Scenario
 from sim2human.scenarios.catalog import DEFAULT_SCENARIO, get_scenario
+from sim2human.scenarios.core import AnyScenario
 from sim2human.simulators import is_programmatic
 from sim2human.simulators.base import QuirkPool, SimulatorSpec
 from sim2human.simulators.families import get_family
@@ -44,7 +44,7 @@ SPLITS: tuple[Split, ...] = ("train", "heldout")
 class Population:
     """A scenario, its ensemble (train / held-out by family) and the training sampler."""
 
-    scenario: Scenario
+    scenario: AnyScenario
     pool: QuirkPool
     ensemble: Ensemble
     sampler: Sampler

@@ -24,7 +24,7 @@ from pydantic import Field
 
 from sim2human import seeding
 from sim2human.errors import UsageError
-from sim2human.scenarios.base import Scenario
+from sim2human.scenarios.core import AnyScenario
 from sim2human.simulators import build_simulator
 from sim2human.simulators.base import Simulator, SimulatorSpec
 from sim2human.types import Episode, FrozenConfig
@@ -56,7 +56,7 @@ class JudgePanel:
     """k members (other than the one that played) re-score a transcript; draws are seeded."""
 
     def __init__(
-        self, members: Sequence[SimulatorSpec], scenario: Scenario, k: int, seed: int = 0
+        self, members: Sequence[SimulatorSpec], scenario: AnyScenario, k: int, seed: int = 0
     ) -> None:
         self.scenario = scenario
         self.k = k

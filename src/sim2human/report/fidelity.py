@@ -32,8 +32,7 @@ from sim2human.errors import ModelUnavailableError, RunDirError, UsageError
 from sim2human.metrics.embeddings import Embedder, embed
 from sim2human.metrics.fidelity import FidelityRow, fidelity_row
 from sim2human.report.format import md, md_code, num
-from sim2human.scenarios.base import Scenario
-from sim2human.scenarios.core import ReadsUserContent
+from sim2human.scenarios.core import AnyScenario, ReadsUserContent
 from sim2human.simulators import speaks_real_words
 from sim2human.simulators.replay import human_corpus, reply_shares
 from sim2human.simulators.replay_corpus import Corpus
@@ -93,7 +92,7 @@ def family_turns(episodes: Sequence[Episode]) -> dict[str, list[str]]:
 
 def measure(
     episodes: Sequence[Episode],
-    scenario: Scenario,
+    scenario: AnyScenario,
     *,
     cap: int = DEFAULT_CAP,
     embedder: Embedder = "auto",
@@ -146,7 +145,7 @@ def measure(
     )
 
 
-def measure_or_note(episodes: Sequence[Episode], scenario: Scenario, **kw: Any) -> Fidelity:
+def measure_or_note(episodes: Sequence[Episode], scenario: AnyScenario, **kw: Any) -> Fidelity:
     """``measure``, or an empty table whose note says why it could not be measured."""
     try:
         return measure(episodes, scenario, **kw)

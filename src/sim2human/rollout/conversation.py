@@ -10,8 +10,7 @@ import numpy as np
 
 from sim2human import seeding
 from sim2human.agents.base import AgentTurn, Observation
-from sim2human.scenarios.base import Scenario
-from sim2human.scenarios.slots import SlotState
+from sim2human.scenarios.core import AnyScenario
 from sim2human.scenarios.tools import Desk, has_desk, open_desk, use_tools
 from sim2human.simulators import build_simulator, member_profile
 from sim2human.simulators.base import (
@@ -41,7 +40,7 @@ class Job:
     the same hidden profile, played several times); part of the episode's id when set."""
 
 
-def job_profile(job: Job, scenario: Scenario) -> Profile:
+def job_profile(job: Job, scenario: AnyScenario) -> Profile:
     """The hidden profile a job plays, as its kind chooses it (``simulators.member_profile``)."""
     return member_profile(job.spec, scenario, job.seed)
 
@@ -66,14 +65,16 @@ class Conversation:
     ``hear_agent``), and so is how the call ends (``Scenario.ending``)."""
 
     job: Job
-    scenario: Scenario
+    scenario: AnyScenario
     simulator: Simulator | AsyncSimulator
     """``step`` needs a sync ``Simulator``; ``rollout.play_async`` drives the rest."""
     profile: Profile
     max_turns: int
     turns: list[Turn] = field(default_factory=list)
-    state: SlotState = field(init=False)
-    """The scenario's dialogue state, replaced (never changed) at every turn."""
+    state: object = field(init=False)
+    """The scenario's dialogue state (its own type: a slot record, a deal on the table...),
+    replaced (never changed) at every turn; the conversation only hands it back to the
+    scenario."""
     termination: Termination | None = None
     satisfaction: list[float] = field(default_factory=list)
     """The simulator's satisfaction after each agent turn (the proxy, turn by turn)."""
@@ -91,7 +92,7 @@ class Conversation:
 
     @classmethod
     def open(
-        cls, job: Job, scenario: Scenario, max_turns: int, simulator: Simulator | None = None
+        cls, job: Job, scenario: AnyScenario, max_turns: int, simulator: Simulator | None = None
     ) -> Conversation:
         """A call with ``job``'s member (``simulator``: an instance to use instead of building
         one from the spec, e.g. a user's own class under ``sim2human check``)."""

@@ -14,7 +14,7 @@ from sim2human import seeding
 from sim2human.agents.base import Agent
 from sim2human.rollout.conversation import Job
 from sim2human.rollout.play import play
-from sim2human.scenarios.base import Scenario
+from sim2human.scenarios.core import AnyScenario
 from sim2human.simulators.base import SimulatorSpec
 from sim2human.types import Episode
 
@@ -42,7 +42,7 @@ def eval_jobs(
 def evaluate(
     agent: Agent,
     specs: Sequence[SimulatorSpec],
-    scenario: Scenario,
+    scenario: AnyScenario,
     *,
     split: str,
     per_member: int,

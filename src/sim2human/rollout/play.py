@@ -14,7 +14,7 @@ from sim2human.agents.base import Agent, SamplingAgent
 from sim2human.errors import UsageError
 from sim2human.rollout.conversation import Conversation, Job, agent_rng
 from sim2human.rollout.play_async import needs_async, play_async
-from sim2human.scenarios.base import Scenario
+from sim2human.scenarios.core import AnyScenario
 from sim2human.types import Episode
 
 if TYPE_CHECKING:
@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 def play(
     agent: Agent,
     jobs: Sequence[Job],
-    scenario: Scenario,
+    scenario: AnyScenario,
     *,
     batch_size: int = 256,
     max_turns: int,
@@ -65,7 +65,7 @@ def play(
 def _play_lockstep(
     agent: Agent,
     jobs: Sequence[Job],
-    scenario: Scenario,
+    scenario: AnyScenario,
     batch_size: int,
     max_turns: int,
     on_episode: Callable[[Episode], None] | None,

@@ -21,7 +21,7 @@ from sim2human.errors import EndpointError
 from sim2human.llm import routing
 from sim2human.redact import redact
 from sim2human.rollout.conversation import Conversation, Job, agent_rng, job_profile, user_rng
-from sim2human.scenarios.base import Scenario
+from sim2human.scenarios.core import AnyScenario
 from sim2human.simulators import build_async_simulator, needs_endpoint
 from sim2human.simulators.base import AsyncSimulator, SimulatorSpec
 from sim2human.types import Episode
@@ -71,7 +71,7 @@ def agent_decider(agent: Agent, jobs: Sequence[Job] = ()) -> Decide:
 async def play_one(
     index: int,
     job: Job,
-    scenario: Scenario,
+    scenario: AnyScenario,
     simulator: AsyncSimulator,
     decide: Decide,
     max_turns: int,
@@ -85,7 +85,7 @@ async def play_one(
 async def _play_one(
     index: int,
     job: Job,
-    scenario: Scenario,
+    scenario: AnyScenario,
     simulator: AsyncSimulator,
     decide: Decide,
     max_turns: int,
@@ -113,7 +113,7 @@ async def _play_one(
 
 async def play_jobs(
     jobs: Sequence[Job],
-    scenario: Scenario,
+    scenario: AnyScenario,
     make_simulator: Callable[[SimulatorSpec], AsyncSimulator],
     decide: Decide,
     *,
@@ -139,7 +139,7 @@ async def play_jobs(
 async def play_async(
     agent: Agent,
     jobs: Sequence[Job],
-    scenario: Scenario,
+    scenario: AnyScenario,
     llm: LLMRuntime,
     *,
     max_turns: int,

@@ -13,7 +13,7 @@ from sim2human.agents.scripted import reference_agent
 from sim2human.rollout.conversation import Job
 from sim2human.rollout.play import play
 from sim2human.samplers.trait_box import Solvability
-from sim2human.scenarios.base import Scenario
+from sim2human.scenarios.core import AnyScenario
 from sim2human.simulators.base import SimulatorSpec
 
 CHUNK = 4
@@ -21,7 +21,7 @@ CHUNK = 4
 
 def solvable(
     spec: SimulatorSpec,
-    scenario: Scenario,
+    scenario: AnyScenario,
     episodes: int,
     min_rate: float,
     seed: int,
@@ -46,7 +46,7 @@ def solvable(
     return wins >= need, wins, played
 
 
-def solvability(scenario: Scenario, max_turns: int) -> Solvability:
+def solvability(scenario: AnyScenario, max_turns: int) -> Solvability:
     """The check ``evolve`` runs on each candidate, bound to a scenario and its turn limit."""
 
     def check(

@@ -22,7 +22,7 @@ from sim2human.samplers.feedback import BatchInfo
 from sim2human.samplers.must import MustArgs, MustSampler
 from sim2human.samplers.plr import PLRArgs, PLRSampler
 from sim2human.samplers.trait_box import Solvability
-from sim2human.scenarios.base import Scenario
+from sim2human.scenarios.core import AnyScenario
 from sim2human.simulators.base import QuirkPool, SimulatorSpec
 from sim2human.simulators.noise import Ranges, draw_mix, with_noise
 from sim2human.types import Episode, FrozenConfig
@@ -185,7 +185,7 @@ class _Context:
     ensemble: Ensemble
     pool: QuirkPool
     fixed: SimulatorSpec | None
-    scenario: Scenario | None
+    scenario: AnyScenario | None
     solvable: Solvability | None
     oracle_gold: bool
     seed: int
@@ -265,7 +265,7 @@ def build_sampler(
     *,
     perturb_ramp_episodes: int = 0,
     args: Mapping[str, Any] | None = None,
-    scenario: Scenario | None = None,
+    scenario: AnyScenario | None = None,
     solvable: Solvability | None = None,
     oracle_gold: bool = False,
     seed: int = 0,

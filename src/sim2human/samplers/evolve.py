@@ -38,7 +38,7 @@ from sim2human.samplers.trait_box import (
     to_vector,
     vectors,
 )
-from sim2human.scenarios.base import Scenario
+from sim2human.scenarios.core import AnyScenario
 from sim2human.simulators.base import QuirkPool, SimulatorSpec
 from sim2human.types import Episode, FrozenConfig
 
@@ -137,7 +137,7 @@ class EvolveSampler:
     def __init__(
         self,
         members: Sequence[SimulatorSpec],
-        scenario: Scenario,
+        scenario: AnyScenario,
         pool: QuirkPool,
         args: EvolveArgs,
         *,

@@ -8,7 +8,7 @@ either a neutral default or one line naming the scenario and what it lacks (``La
 
 | capability | declared by | default off the slot kit |
 |---|---|---|
-| slot filling (fields, extract, say...) | ``slots.SlotScenario`` | ``slot_kit``: None |
+| slot filling (fields, extract...) | ``slots.SlotScenario`` | ``slot_kit``: None, or refused |
 | the users' moves | ``core.SuppliesMoves`` | refused: the persona has nothing to play |
 | courtesy read off an agent turn | ``interpret`` -> ``slots.AgentIntent`` | nothing read |
 | an act's words | ``core.RendersActs`` | the act's own text |
@@ -17,6 +17,7 @@ either a neutral default or one line naming the scenario and what it lacks (``La
 | task content in a user's line | ``core.ReadsUserContent`` | refused by the fidelity report |
 | what an ``llm`` user is told | ``core.BriefsLLMUsers`` | refused: no ``llm`` users |
 | act kinds past the core's | ``core.DeclaresActKinds`` | ``core.CORE_ACT_KINDS`` alone |
+| its own quirk phrasings | ``quirk_pool``, ``quirks_shared`` | drawn from its acts; apart |
 
 The reference agent's capabilities (``reference_plan``, ``reference_agent``, ``reference_act``)
 are the agents' (``agents.scripted.reference_agent``), with the same refusal.
@@ -82,6 +83,33 @@ def slot_kit(scenario: object) -> SlotScenario | None:
     return scenario if is_slot_kit(scenario) else None
 
 
+def declared_quirks(scenario: object) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
+    """The phrasings ``scenario`` says its users may over-reward and be triggered by
+    (``quirk_pool``: liked, triggers, as a scenario file's ``quirks`` do), or None: drawn from
+    its acts."""
+    declared = getattr(scenario, "quirk_pool", None)
+    if declared is None:
+        return None
+    liked, triggers = declared
+    return tuple(liked), tuple(triggers)
+
+
+def quirks_shared(scenario: object) -> bool:
+    """Whether held-out families draw from the training members' quirk pool on purpose
+    (``quirks_shared``); by default the two pools are disjoint."""
+    return bool(getattr(scenario, "quirks_shared", False))
+
+
+def need_slot_kit(scenario: object, what: str) -> SlotScenario:
+    """``scenario`` as a slot-filling one, for ``what`` (a replayed visit read by the
+    scenario's reader, a restyled caller...); else one line naming the scenario and what it
+    lacks."""
+    if is_slot_kit(scenario):
+        return scenario
+    members = ", ".join(SLOT_MEMBERS)
+    raise Lacks(scenario, f"slot-filling members for {what}", f"{what} needs {members}")
+
+
 def fields(scenario: object) -> tuple[str, ...]:
     """The slots ``scenario`` fills; none for a task of another shape."""
     kit = slot_kit(scenario)
@@ -127,6 +155,12 @@ def act_wording(scenario: object) -> Callable[[Act, View], str]:
         return kit.render_act(act, view.last_field, view.record)
 
     return slot_words
+
+
+def say_act(scenario: object, act: Act, view: View) -> str:
+    """The words of ``act`` in a call whose agent sees ``view`` (``act_wording``, made for one
+    turn: an agent that speaks many keeps ``act_wording``'s function instead)."""
+    return act_wording(scenario)(act, view)
 
 
 def view_numbers(scenario: Scenario[Any]) -> FeaturisesViews | None:

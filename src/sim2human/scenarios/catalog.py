@@ -9,45 +9,37 @@ from __future__ import annotations
 from collections.abc import Callable
 from functools import lru_cache
 from importlib import resources
-from typing import cast
 
 from sim2human.scenarios import refs
-from sim2human.scenarios.base import Scenario
+from sim2human.scenarios.core import AnyScenario
 from sim2human.scenarios.file_load import load_scenario_file
 from sim2human.scenarios.intake.scenario import IntakeScenario
 from sim2human.scenarios.negotiation.scenario import NegotiationScenario
 from sim2human.scenarios.pizza import PizzaScenario
 
 
-def packaged_file(folder: str, name: str) -> Callable[[], Scenario]:
+def packaged_file(folder: str, name: str) -> Callable[[], AnyScenario]:
     """A scenario file shipped in ``scenarios/data/<folder>/scenario.yaml``, known as ``name``
     (loaded once: a loaded file is immutable, as ``refs`` keeps a file's too)."""
 
     @lru_cache(maxsize=1)
-    def build() -> Scenario:
+    def build() -> AnyScenario:
         path = resources.files("sim2human.scenarios.data").joinpath(folder, "scenario.yaml")
         with resources.as_file(path) as real:
-            return cast(Scenario, load_scenario_file(real, name=name))
+            return load_scenario_file(real, name=name)
 
     return build
-
-
-def _negotiation() -> Scenario:
-    """The campsite negotiation. It has the core's members, not the slot kit's: the pieces typed
-    on the kit (``scenarios.base.Scenario``) reach it only through the optional members they
-    check for first (its users' moves, its featuriser, its act wording, its reference rule)."""
-    return cast(Scenario, NegotiationScenario())
 
 
 DEFAULT_SCENARIO = "intake"
 """The scenario of a study file, run directory or export that names none (the clinic intake,
 the first task sim2human was built on): written here once, read wherever a name is missing."""
 
-SCENARIOS: dict[str, Callable[[], Scenario]] = {
+SCENARIOS: dict[str, Callable[[], AnyScenario]] = {
     "intake": IntakeScenario,
     "pizza": PizzaScenario,
     "support": packaged_file("support", "support"),  # MultiWOZ 2.1 bookings
-    "negotiation": _negotiation,
+    "negotiation": NegotiationScenario,
 }
 
 
@@ -57,6 +49,6 @@ def known_scenario(name: str) -> str:
     return refs.canonical(name, SCENARIOS)
 
 
-def get_scenario(name: str) -> Scenario:
+def get_scenario(name: str) -> AnyScenario:
     """A fresh instance of the scenario called ``name``."""
     return refs.build(name, SCENARIOS)

@@ -69,7 +69,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Literal, Protocol, TypeVar, get_args, runtime_checkable
+from typing import Any, Literal, Protocol, TypeVar, get_args, runtime_checkable
 
 import numpy as np
 
@@ -371,3 +371,8 @@ class Scenario(Protocol[StateT]):
     def grade(self, profile: Profile, record: Record, termination: Termination) -> Outcome:
         """The gold outcome of a call that ended as ``termination`` with ``record``."""
         ...
+
+
+AnyScenario = Scenario[Any]
+"""A scenario of any state: what the house types a task with when it does not read the state
+(every consumer but the conversation core and the scenario itself)."""

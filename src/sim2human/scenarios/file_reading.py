@@ -18,6 +18,7 @@ from functools import cached_property
 
 import numpy as np
 
+from sim2human.scenarios import readers
 from sim2human.scenarios.file_markers import Marks
 from sim2human.scenarios.files import (
     CategoryField,
@@ -27,7 +28,6 @@ from sim2human.scenarios.files import (
     NumberField,
     YesNoField,
 )
-from sim2human.scenarios.intake import parsing
 from sim2human.scenarios.spoken_numbers import spoken, with_digits
 from sim2human.scenarios.vocab import Vocab, words
 from sim2human.types import Value
@@ -93,7 +93,7 @@ class FieldReader:
             return self._number(low, about if not expecting else clauses)
         assert isinstance(f, DateField)
         for clause in clauses if (expecting or self.alone) else about:
-            day = parsing.birth_date(clause)
+            day = readers.birth_date(clause)
             if day is not None and f.range[0] <= date.fromisoformat(day) <= f.range[1]:
                 return day
         return None
@@ -170,10 +170,10 @@ class FieldReader:
             if any(_norm(form) in text for form in forms):
                 return value
         if expecting:
-            return parsing.yes_no(low)
+            return readers.yes_no(low)
         for clause in _CLAUSES.split(low):
             if any(m in clause for m in self.mentions):
-                return parsing.yes_no(clause)
+                return readers.yes_no(clause)
         return None
 
     def _number(self, low: str, clauses: list[str]) -> int | None:
@@ -223,7 +223,7 @@ class FieldReader:
             return spoken(value) if say_words and 0 <= value < 10**6 else str(value)
         if isinstance(self.spec, DateField):
             d = date.fromisoformat(str(value))
-            month = parsing.MONTHS[d.month - 1].capitalize()
+            month = readers.MONTHS[d.month - 1].capitalize()
             styles = (f"{month} {d.day}, {d.year}", f"{d.day} {month} {d.year}")
             return styles[int(rng.integers(n_forms(capacity, len(styles))))]
         return self._alias(str(value), capacity, rng)
@@ -248,7 +248,7 @@ class FieldReader:
             return f"{value} {f.unit}"
         if isinstance(f, DateField):
             d = date.fromisoformat(str(value))
-            return f"{d.day} {parsing.MONTHS[d.month - 1].capitalize()} {d.year}"
+            return f"{d.day} {readers.MONTHS[d.month - 1].capitalize()} {d.year}"
         return self._spell(str(value))
 
     def _spell(self, name: str) -> str:

@@ -37,8 +37,8 @@ from types import ModuleType
 from typing import Any, cast
 
 from sim2human.errors import UsageError
-from sim2human.scenarios.base import Scenario
 from sim2human.scenarios.capabilities import CORE_MEMBERS
+from sim2human.scenarios.core import AnyScenario
 from sim2human.scenarios.file_load import load_scenario_file
 
 GROUP = "sim2human.scenarios"
@@ -53,7 +53,7 @@ SCENARIO_PATH_ENV = "SIM2HUMAN_SCENARIO_PATH"
 """The folders (``os.pathsep``-separated) a ``module:Name`` may be imported from besides the
 installed packages: set by ``allowing``, inherited by spawned workers."""
 
-Table = Mapping[str, Callable[[], Scenario]]
+Table = Mapping[str, Callable[[], AnyScenario]]
 
 
 @contextmanager
@@ -110,7 +110,7 @@ def canonical(ref: str, table: Table) -> str:
     )
 
 
-def build(ref: str, table: Table) -> Scenario:
+def build(ref: str, table: Table) -> AnyScenario:
     """The scenario ``ref`` names (``canonical`` first: a stored reference is canonical)."""
     ref = canonical(ref, table)
     if ref in table:
@@ -124,7 +124,7 @@ def build(ref: str, table: Table) -> Scenario:
     return _named(point, ref)
 
 
-def _file(path: Path) -> Scenario:
+def _file(path: Path) -> AnyScenario:
     try:
         st = path.stat()
     except OSError:
@@ -133,9 +133,9 @@ def _file(path: Path) -> Scenario:
 
 
 @lru_cache(maxsize=16)
-def _cached_file(path: Path, mtime_ns: int, size: int) -> Scenario:
+def _cached_file(path: Path, mtime_ns: int, size: int) -> AnyScenario:
     """Loaded once per version of the file (``RunDir.scenario`` asks again and again)."""
-    return cast(Scenario, load_scenario_file(path, name=str(path)))
+    return load_scenario_file(path, name=str(path))
 
 
 def _python(ref: str) -> type[Any]:
@@ -224,11 +224,11 @@ def _scenario_class(obj: object, ref: str) -> type[Any]:
     return obj
 
 
-def _named(cls: type[Any], ref: str) -> Scenario:
+def _named(cls: type[Any], ref: str) -> AnyScenario:
     """An instance of ``cls`` known by ``ref`` (a subclass that only renames it)."""
     named = type(cls.__name__, (cls,), {"name": ref, "__module__": cls.__module__})
     try:
-        return cast(Scenario, named())
+        return cast(AnyScenario, named())
     except KeyboardInterrupt:
         raise
     except BaseException as err:  # the user's constructor failed (or exited): one line

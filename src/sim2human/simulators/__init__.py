@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from sim2human import seeding
 from sim2human.errors import UsageError
-from sim2human.scenarios.base import Scenario
+from sim2human.scenarios.core import AnyScenario
 from sim2human.simulators.base import AsyncSimulator, Simulator, SimulatorSpec, SyncAsAsync
 from sim2human.simulators.persona import PersonaSimulator
 from sim2human.simulators.replay import build_replay, replay_card
@@ -33,15 +33,15 @@ class Kind:
     """One simulator kind: a builder for programmatic members, or one that needs clients, and
     what its members are."""
 
-    build: Callable[[SimulatorSpec, Scenario], Simulator] | None = None
-    build_async: Callable[[SimulatorSpec, Scenario, Clients], AsyncSimulator] | None = None
+    build: Callable[[SimulatorSpec, AnyScenario], Simulator] | None = None
+    build_async: Callable[[SimulatorSpec, AnyScenario, Clients], AsyncSimulator] | None = None
     programmatic: bool = False
     """A programmatic persona with traits and quirks: played offline and cheaply, so the
     held-out probe, the diversity measure, the exploit finder and the integrations play it."""
     real_words: bool = False
     """Speaks real people's recorded words: its held-out episodes are reported as "real
     patients" and kept out of the simulated-user estimates."""
-    profile: Callable[[SimulatorSpec, Scenario], Profile] | None = None
+    profile: Callable[[SimulatorSpec, AnyScenario], Profile] | None = None
     """The one hidden profile every episode of a member plays (a recorded person's card);
     ``None``: the scenario draws one per episode (or from the member's fixed ``cards``)."""
 
@@ -56,25 +56,25 @@ class Kind:
         return self.profile is not None
 
 
-def _human(spec: SimulatorSpec, scenario: Scenario) -> Simulator:
+def _human(spec: SimulatorSpec, scenario: AnyScenario) -> Simulator:
     from sim2human.simulators.human import HumanSimulator
 
     return HumanSimulator(spec)
 
 
-def _human_replay(spec: SimulatorSpec, scenario: Scenario) -> Simulator:
+def _human_replay(spec: SimulatorSpec, scenario: AnyScenario) -> Simulator:
     from sim2human.simulators.human_replay import HumanReplaySimulator
 
     return HumanReplaySimulator(spec, scenario)
 
 
-def _llm(spec: SimulatorSpec, scenario: Scenario, clients: Clients) -> AsyncSimulator:
+def _llm(spec: SimulatorSpec, scenario: AnyScenario, clients: Clients) -> AsyncSimulator:
     from sim2human.simulators.llm import build_llm_simulator
 
     return build_llm_simulator(spec, scenario, clients)
 
 
-def _recorded(spec: SimulatorSpec, scenario: Scenario) -> Profile:
+def _recorded(spec: SimulatorSpec, scenario: AnyScenario) -> Profile:
     from sim2human.simulators.human_replay import recorded_profile
 
     return recorded_profile(spec, scenario)
@@ -126,7 +126,7 @@ def played_on_endpoint(episode: Episode) -> bool:
     return episode_kind(episode).needs_endpoint
 
 
-def build_simulator(spec: SimulatorSpec, scenario: Scenario) -> Simulator:
+def build_simulator(spec: SimulatorSpec, scenario: AnyScenario) -> Simulator:
     """Instantiate the programmatic simulator a spec describes (looked up by its kind)."""
     kind = kind_of(spec)
     if kind.build is None:
@@ -135,7 +135,7 @@ def build_simulator(spec: SimulatorSpec, scenario: Scenario) -> Simulator:
 
 
 def build_async_simulator(
-    spec: SimulatorSpec, scenario: Scenario, clients: Clients
+    spec: SimulatorSpec, scenario: AnyScenario, clients: Clients
 ) -> AsyncSimulator:
     """The member ``spec`` describes, behind the async interface whatever its kind."""
     kind = kind_of(spec)
@@ -144,7 +144,7 @@ def build_async_simulator(
     return SyncAsAsync(build_simulator(spec, scenario))
 
 
-def member_profile(spec: SimulatorSpec, scenario: Scenario, seed: int) -> Profile:
+def member_profile(spec: SimulatorSpec, scenario: AnyScenario, seed: int) -> Profile:
     """The hidden profile ``spec`` plays in the episode of seed ``seed``: its kind's fixed one
     (``Kind.profile``: a recorded person's card), one of the member's fixed ``cards``
     (``LLMParams.cards``) chosen by the episode seed, or a fresh one per episode."""

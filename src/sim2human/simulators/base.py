@@ -9,7 +9,8 @@ import numpy as np
 from pydantic import Field, model_validator
 
 from sim2human.errors import UsageError
-from sim2human.scenarios.base import Act, Scenario
+from sim2human.scenarios.capabilities import declared_quirks, quirks_shared
+from sim2human.scenarios.core import Act, AnyScenario
 from sim2human.simulators.llm_templates import (
     check_template,
     is_template_ref,
@@ -240,14 +241,12 @@ class QuirkPool(FrozenConfig):
         return cls(liked=liked, triggers=tuple(a.text for a in acts if a.kind == "style"))
 
     @classmethod
-    def of(cls, scenario: Scenario) -> QuirkPool:
+    def of(cls, scenario: AnyScenario) -> QuirkPool:
         """The scenario's own pool where it declares one (``quirk_pool``: liked and trigger
         phrasings, as a scenario file's ``quirks`` do), else the one ``from_acts`` draws."""
-        declared = getattr(scenario, "quirk_pool", None)
-        if declared is not None:
+        if (declared := declared_quirks(scenario)) is not None:
             liked, triggers = declared
-            shared = bool(getattr(scenario, "quirks_shared", False))
-            return cls(liked=tuple(liked), triggers=tuple(triggers), shared=shared)
+            return cls(liked=liked, triggers=triggers, shared=quirks_shared(scenario))
         return cls.from_acts(scenario.acts)
 
 

@@ -25,7 +25,8 @@ import numpy as np
 from pydantic import Field
 
 from sim2human.errors import UsageError
-from sim2human.scenarios.base import Scenario
+from sim2human.scenarios.capabilities import courtesy
+from sim2human.scenarios.core import AnyScenario
 from sim2human.simulators.base import SimulatorSpec, Traits, UserTurn
 from sim2human.simulators.human import rating_to_proxy
 from sim2human.store.call_records import Session
@@ -66,7 +67,7 @@ def replay_spec(db: Path, session: Session, seed: int = 0) -> SimulatorSpec:
     )
 
 
-def recording(session: Session, scenario: Scenario) -> Recording:
+def recording(session: Session, scenario: AnyScenario) -> Recording:
     """What a finished session says, read once; a session without a card or rating is refused."""
     if session.status != "done" or session.profile is None or session.rating is None:
         raise UsageError(f"human session {session.id}: not finished (no card or rating)")
@@ -75,10 +76,11 @@ def recording(session: Session, scenario: Scenario) -> Recording:
         raise UsageError(f"human session {session.id}: no opening line")
     answers: dict[str, list[str]] = {}
     other: list[str] = []
+    read = courtesy(scenario)
     for prev, turn in pairwise(turns):
         if prev.speaker != "agent" or turn.speaker != "user":
             continue
-        asks = scenario.interpret(prev.text).asks
+        asks = read(prev.text).asks
         field = prev.field or (asks[0] if asks else None)
         if field is not None:
             answers.setdefault(field, []).append(turn.text)
@@ -100,14 +102,14 @@ _CACHE: dict[tuple[str, str], Recording] = {}
 """Recordings read so far, by (source, scenario name): a study reads each call once."""
 
 
-def _load(source: str, scenario: Scenario) -> Recording:
+def _load(source: str, scenario: AnyScenario) -> Recording:
     key = (source, scenario.name)
     if key not in _CACHE:
         _CACHE[key] = _read(source, scenario)
     return _CACHE[key]
 
 
-def _read(source: str, scenario: Scenario) -> Recording:
+def _read(source: str, scenario: AnyScenario) -> Recording:
     path, _, sid = source.rpartition("#")
     if not path or not sid:
         raise UsageError(f"human-replay source {source!r}: expected DB#session")
@@ -121,14 +123,14 @@ def _read(source: str, scenario: Scenario) -> Recording:
     return recording(session, scenario)
 
 
-def recorded_profile(spec: SimulatorSpec, scenario: Scenario) -> Profile:
+def recorded_profile(spec: SimulatorSpec, scenario: AnyScenario) -> Profile:
     if spec.source is None:
         raise UsageError(f"simulator {spec.id!r}: a human-replay member needs a source")
     return dict(_load(spec.source, scenario).profile)
 
 
 class HumanReplaySimulator:
-    def __init__(self, spec: SimulatorSpec, scenario: Scenario) -> None:
+    def __init__(self, spec: SimulatorSpec, scenario: AnyScenario) -> None:
         if spec.source is None:
             raise UsageError(f"simulator {spec.id!r}: a human-replay member needs a source")
         self.spec = spec
@@ -152,7 +154,7 @@ class HumanReplaySimulator:
 
     def reply(self, agent_text: str) -> UserTurn:
         self.heard += 1
-        intent = self.scenario.interpret(agent_text)
+        intent = courtesy(self.scenario)(agent_text)
         if intent.close:
             return UserTurn(text="Okay, thank you. Bye.", done=True)
         if self.heard >= self.patience:
@@ -182,7 +184,7 @@ class HumanReplayMembers(Frozen):
     split: Literal["train", "heldout"] = "heldout"
     max_members: int | None = Field(None, ge=1, description="the first N finished calls")
 
-    def draw(self, scenario: Scenario) -> tuple[SimulatorSpec, ...]:
+    def draw(self, scenario: AnyScenario) -> tuple[SimulatorSpec, ...]:
         """One member per finished call with a card, oldest first."""
         path = Path(self.db)
         store = HumanStore.open_existing(path)

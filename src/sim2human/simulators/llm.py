@@ -38,7 +38,8 @@ from sim2human import seeding
 from sim2human.errors import ConfigError, UsageError
 from sim2human.llm.client import ChatClient, ChatResult
 from sim2human.perturb import compose
-from sim2human.scenarios.base import Scenario
+from sim2human.scenarios.capabilities import courtesy
+from sim2human.scenarios.core import AnyScenario
 from sim2human.simulators.base import (
     MAX_TEMPERATURE,
     Judge,
@@ -92,7 +93,7 @@ class _Call:
 class LLMSimulator:
     """One ``llm`` member for one conversation at a time (see the module docstring)."""
 
-    def __init__(self, spec: SimulatorSpec, scenario: Scenario, client: ChatClient) -> None:
+    def __init__(self, spec: SimulatorSpec, scenario: AnyScenario, client: ChatClient) -> None:
         if spec.llm is None:
             raise ValueError(f"simulator {spec.id!r} is not an llm member")
         if (why := unsupported(scenario)) is not None:
@@ -104,6 +105,7 @@ class LLMSimulator:
         self.spec = spec
         self.params: LLMParams = spec.llm
         self.scenario = scenario
+        self._courtesy = courtesy(scenario)
         self.lines = scenario.voice.user
         self.client = client
         self.name = persona_name(self.role_play, spec.seed)
@@ -137,7 +139,7 @@ class LLMSimulator:
         c, t = self.call, self.spec.traits
         c.agent_texts.append(agent_text)
         c.reading.hear_agent(agent_text)
-        intent = self.scenario.interpret(agent_text)
+        intent = self._courtesy(agent_text)
         if intent.close:
             self._rescore()
             return UserTurn(text=self.lines.closing, done=True)
@@ -276,7 +278,7 @@ def _api_seed(call_seed: int, name: str, turn: int, attempt: int) -> int:
 
 
 def build_llm_simulator(
-    spec: SimulatorSpec, scenario: Scenario, clients: dict[str, ChatClient]
+    spec: SimulatorSpec, scenario: AnyScenario, clients: dict[str, ChatClient]
 ) -> LLMSimulator:
     """An ``llm`` member on the client of the endpoint it names."""
     assert spec.llm is not None

@@ -19,8 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from sim2human.errors import UsageError
-from sim2human.scenarios.base import Scenario
-from sim2human.scenarios.core import BriefsLLMUsers, UserSide
+from sim2human.scenarios.core import AnyScenario, BriefsLLMUsers, UserSide
 from sim2human.scenarios.slots import applicable_fields
 from sim2human.scenarios.voice import RolePlay
 from sim2human.simulators.base import LLMParams, Traits
@@ -31,7 +30,7 @@ PROMPT_STYLES = ("plain", "card", "story", "rules")
 """The prompt styles every scenario's ``role_play`` provides (members name one)."""
 
 
-def role_play(scenario: Scenario) -> RolePlay:
+def role_play(scenario: AnyScenario) -> RolePlay:
     """The scenario's words for LLM users, or a clear error if it has none."""
     rp = scenario.voice.role_play
     if rp is None:
@@ -45,7 +44,7 @@ def slot_side(rp: RolePlay, profile: Profile, fields: tuple[str, ...]) -> UserSi
     return UserSide(facts=facts, values={f: profile[f] for f in fields})
 
 
-def user_side(scenario: Scenario, profile: Profile) -> UserSide:
+def user_side(scenario: AnyScenario, profile: Profile) -> UserSide:
     """What an ``llm`` user of ``scenario`` is told of ``profile``: the scenario's own
     (``core.BriefsLLMUsers``), else the slot kit's over the fields that apply."""
     if isinstance(scenario, BriefsLLMUsers):

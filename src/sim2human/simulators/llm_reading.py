@@ -21,11 +21,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from sim2human.scenarios.base import Scenario
-from sim2human.scenarios.capabilities import SLOT_MEMBERS, is_slot_kit
+from sim2human.scenarios.capabilities import SLOT_MEMBERS, is_slot_kit, need_slot_kit
 from sim2human.scenarios.catalog import get_scenario
-from sim2human.scenarios.core import BriefsLLMUsers, SuppliesMoves
-from sim2human.scenarios.slots import applicable_fields, corrects, keep_answers
+from sim2human.scenarios.core import AnyScenario, BriefsLLMUsers, SuppliesMoves
+from sim2human.scenarios.slots import SlotScenario, applicable_fields, corrects, keep_answers
 from sim2human.scenarios.voice import RolePlay
 from sim2human.simulators.llm_prompts import slot_hint
 from sim2human.simulators.persona import PersonaSimulator
@@ -71,7 +70,7 @@ class _Said:
 class SlotReading:
     """The slot kit's reading (see the module docstring)."""
 
-    scenario: Scenario
+    scenario: SlotScenario
     rp: RolePlay
     profile: Profile
     heard: Record = field(init=False)
@@ -120,7 +119,7 @@ class SlotReading:
 class CoreReading:
     """The scenario core's reading (see the module docstring)."""
 
-    scenario: Scenario
+    scenario: AnyScenario
     profile: Profile
     state: object = field(init=False)
 
@@ -136,18 +135,18 @@ class CoreReading:
         return self.scenario.user_hint(self.profile, agent_text)
 
     def hear_agent(self, agent_text: str) -> None:
-        self.state = self.scenario.hear_agent(self.state, _Said(agent_text))  # type: ignore[arg-type]
+        self.state = self.scenario.hear_agent(self.state, _Said(agent_text))
 
     def hear_user(self, said: str, spoken: str, asks: tuple[str, ...]) -> tuple[str, ...]:
         """Hears ``spoken`` (the line as the agent hears it), as the conversation does."""
-        self.state = self.scenario.hear_user(self.state, spoken)  # type: ignore[arg-type]
+        self.state = self.scenario.hear_user(self.state, spoken)
         return ()
 
     def ended(self) -> bool:
-        return self.scenario.ending(self.state, user_left=False) is not None  # type: ignore[arg-type]
+        return self.scenario.ending(self.state, user_left=False) is not None
 
     def score(self, rule: PersonaSimulator, agent_texts: list[str], hung_up: bool) -> float:
-        record = self.scenario.record(self.state)  # type: ignore[arg-type]
+        record = self.scenario.record(self.state)
         progress = self._core().progress_of(self.profile, record)
         return rule.score_texts(agent_texts, set(), 0, hung_up, progress=progress)
 
@@ -155,8 +154,8 @@ class CoreReading:
 Reading = SlotReading | CoreReading
 
 
-def reading(scenario: Scenario, rp: RolePlay, profile: Profile) -> Reading:
+def reading(scenario: AnyScenario, rp: RolePlay, profile: Profile) -> Reading:
     """The reading ``scenario`` gives its ``llm`` users (see the module docstring)."""
     if isinstance(scenario, SuppliesMoves) and not is_slot_kit(scenario):
         return CoreReading(scenario, profile)
-    return SlotReading(scenario, rp, profile)
+    return SlotReading(need_slot_kit(scenario, "an llm user's reading"), rp, profile)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from sim2human.scenarios.base import AgentIntent
+from sim2human.scenarios.slots import AgentIntent
 
 
 @dataclass(frozen=True)

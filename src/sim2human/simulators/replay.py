@@ -40,8 +40,9 @@ import numpy as np
 
 from sim2human import seeding
 from sim2human.errors import UsageError
-from sim2human.scenarios.base import Scenario
-from sim2human.scenarios.slots import applicable_fields, corrects, keep_answers
+from sim2human.scenarios.capabilities import need_slot_kit
+from sim2human.scenarios.core import AnyScenario
+from sim2human.scenarios.slots import SlotScenario, applicable_fields, corrects, keep_answers
 from sim2human.simulators.base import (
     Family,
     QuirkPool,
@@ -138,7 +139,7 @@ REPLAY_FAMILIES: Final[dict[str, ReplayFamily]] = {
 }
 
 
-def human_corpus(scenario: Scenario) -> Corpus | None:
+def human_corpus(scenario: AnyScenario) -> Corpus | None:
     """The corpus whose dialogues are ``scenario``'s task (its human reference), or None when
     no replay corpus is declared for it (found on disk or not)."""
     return next((c for c in CORPORA.values() if c.wrong_task(scenario) is None), None)
@@ -148,12 +149,12 @@ def corpus_of(family: str) -> Corpus:
     return CORPORA[REPLAY_FAMILIES[family].corpus]
 
 
-def playable_families(scenario: Scenario) -> list[ReplayFamily]:
+def playable_families(scenario: AnyScenario) -> list[ReplayFamily]:
     """The replay families whose corpus plays ``scenario`` here."""
     return [f for f in REPLAY_FAMILIES.values() if CORPORA[f.corpus].unplayable(scenario) is None]
 
 
-def unplayable(scenario: Scenario) -> str | None:
+def unplayable(scenario: AnyScenario) -> str | None:
     """Why no replay member can play ``scenario`` here (each corpus's reason), or None when
     one corpus can."""
     reasons = [c.unplayable(scenario) for c in CORPORA.values()]
@@ -186,27 +187,29 @@ def _corpus(spec: SimulatorSpec) -> Corpus:
     return corpus_of(spec.family)
 
 
-def member_for(spec: SimulatorSpec, scenario: Scenario) -> Member:
+def member_for(spec: SimulatorSpec, scenario: SlotScenario) -> Member:
     corpus = _corpus(spec)
     if corpus.member is None:
         raise UsageError(f"simulator {spec.id!r}: its corpus has no slot-filling members")
     return corpus.member(spec.id.removeprefix(f"{spec.family}-"), scenario)
 
 
-def build_replay(spec: SimulatorSpec, scenario: Scenario) -> Simulator:
-    """A replay member: its corpus's own simulator where it has one, else ``ReplaySimulator``."""
+def build_replay(spec: SimulatorSpec, scenario: AnyScenario) -> Simulator:
+    """A replay member: its corpus's own simulator where it has one, else ``ReplaySimulator``
+    (a slot-filling scenario's: answers indexed by the field asked)."""
     corpus = _corpus(spec)
     if corpus.play is not None:
         return corpus.play(spec, scenario)
-    return ReplaySimulator(spec, scenario)
+    return ReplaySimulator(spec, need_slot_kit(scenario, f"replay member {spec.id!r}"))
 
 
-def replay_card(spec: SimulatorSpec, scenario: Scenario) -> Profile:
+def replay_card(spec: SimulatorSpec, scenario: AnyScenario) -> Profile:
     """The hidden profile a replay member plays (the same every episode: one real caller)."""
     corpus = _corpus(spec)
     if corpus.card is not None:
         return corpus.card(spec.id.removeprefix(f"{spec.family}-"), scenario)
-    return dict(member_for(spec, scenario).card.values)
+    kit = need_slot_kit(scenario, f"replay member {spec.id!r}")
+    return dict(member_for(spec, kit).card.values)
 
 
 @dataclass
@@ -229,7 +232,7 @@ class _Call:
 
 
 class ReplaySimulator:
-    def __init__(self, spec: SimulatorSpec, scenario: Scenario) -> None:
+    def __init__(self, spec: SimulatorSpec, scenario: SlotScenario) -> None:
         self.spec = spec
         self.scenario = scenario
         self.member = member_for(spec, scenario)

@@ -13,7 +13,7 @@ from typing import Final
 
 from sim2human.corpora import aci_bench
 from sim2human.errors import UsageError
-from sim2human.scenarios.base import Scenario
+from sim2human.scenarios.core import AnyScenario
 from sim2human.scenarios.intake.scenario import IntakeScenario
 from sim2human.simulators.replay_card import Card, derive_card
 from sim2human.simulators.replay_corpus import Corpus, Member, Speaker, build_member
@@ -57,7 +57,7 @@ def human_turns(data: str | None) -> list[tuple[str, tuple[str, ...]]]:
     ]
 
 
-def member(encounter_id: str, scenario: Scenario) -> Member:
+def member(encounter_id: str, scenario: AnyScenario) -> Member:
     if not isinstance(scenario, IntakeScenario):
         raise UsageError(
             f"replay member {encounter_id!r}: ACI-Bench members play the intake scenario only"

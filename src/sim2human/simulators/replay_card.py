@@ -21,7 +21,7 @@ from typing import Final, Literal
 import numpy as np
 
 from sim2human.corpora.aci_bench import Transcript
-from sim2human.scenarios.intake import parsing
+from sim2human.scenarios import readers
 from sim2human.scenarios.intake.scenario import LIST_SIZES, IntakeScenario
 from sim2human.types import Profile, Value
 
@@ -129,7 +129,7 @@ class _CardValues:
             or put("complaint", self.first(section("story")), "from-note")
         )
         story = section("story")
-        put("onset", parsing.onset(_AGE.sub(" ", story)) if story else None, "from-note")
+        put("onset", readers.onset(_AGE.sub(" ", story)) if story else None, "from-note")
         rating = _RATING.search(t.note)
         severity = int(rating.group(1)) if rating and int(rating.group(1)) <= 10 else None
         put("severity", severity, "from-note")

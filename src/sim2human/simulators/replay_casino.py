@@ -32,8 +32,8 @@ import numpy as np
 
 from sim2human.corpora import casino
 from sim2human.errors import UsageError
-from sim2human.scenarios.base import Scenario
 from sim2human.scenarios.catalog import get_scenario
+from sim2human.scenarios.core import AnyScenario
 from sim2human.scenarios.negotiation import deal
 from sim2human.scenarios.negotiation.deal import ISSUES
 from sim2human.scenarios.negotiation.scenario import AGENT, NegotiationScenario
@@ -52,14 +52,14 @@ HELDOUT_SPLITS: Final[tuple[casino.Split, ...]] = ("valid", "test")
 """The splits of ``casino-heldout`` (``replay.REPLAY_FAMILIES``)."""
 
 
-def wrong_task(scenario: Scenario) -> str | None:
+def wrong_task(scenario: AnyScenario) -> str | None:
     """Why CaSiNo's campsite negotiations are not ``scenario``'s task, or None."""
     if not isinstance(scenario, NegotiationScenario):
         return "CaSiNo replay members play the negotiation scenario only"
     return None
 
 
-def unplayable(scenario: Scenario) -> str | None:
+def unplayable(scenario: AnyScenario) -> str | None:
     """Why CaSiNo members cannot play ``scenario`` (they negotiate the campsite), or None."""
     return wrong_task(scenario) or casino.missing()
 
@@ -147,7 +147,7 @@ def _negotiation() -> NegotiationScenario:
     return found
 
 
-def card(member_id: str, scenario: Scenario) -> Profile:
+def card(member_id: str, scenario: AnyScenario) -> Profile:
     """The participant's own priorities and reason; the agent's are its real opponent's."""
     if (why := unplayable(scenario)) is not None:
         raise UsageError(f"replay member {member_id!r}: {why}")
@@ -164,7 +164,7 @@ def card(member_id: str, scenario: Scenario) -> Profile:
 class ReplayCamper:
     """One CaSiNo participant: real words for the talk, the scenario's rule for the deal."""
 
-    def __init__(self, spec: SimulatorSpec, scenario: Scenario) -> None:
+    def __init__(self, spec: SimulatorSpec, scenario: AnyScenario) -> None:
         if (why := unplayable(scenario)) is not None:
             raise UsageError(f"simulator {spec.id!r}: {why}")
         self.spec = spec

@@ -16,7 +16,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final, Literal
 
-from sim2human.scenarios.base import Scenario
+from sim2human.scenarios.core import AnyScenario
+from sim2human.scenarios.slots import SlotScenario
 from sim2human.simulators.base import Simulator, SimulatorSpec
 from sim2human.simulators.replay_card import Card
 from sim2human.types import Profile
@@ -48,25 +49,25 @@ class Corpus:
 
     ids: Callable[[tuple[str, ...]], tuple[str, ...]]
     """The playable dialogue ids of some splits, in a fixed order (member ``seed`` picks one)."""
-    unplayable: Callable[[Scenario], str | None]
+    unplayable: Callable[[AnyScenario], str | None]
     """Why its members cannot play a scenario here (wrong task, corpus not found), or None."""
     missing: Callable[[], str | None]
     """Why the corpus is not found, or None."""
     title: str
     """Who speaks in its held-out dialogues, in words ("ACI-Bench patients (valid + test)")."""
-    wrong_task: Callable[[Scenario], str | None]
+    wrong_task: Callable[[AnyScenario], str | None]
     """Why its dialogues are not ``scenario``'s task (whether or not the corpus is found), or
     None: then it is that scenario's human corpus (fidelity's reference)."""
     human_turns: Callable[[str | None], Sequence[tuple[str, tuple[str, ...]]]]
     """(dialogue id, its user's turns) of the held-out dialogues, read from a folder (None: the
     default place); the human reference that fidelity compares simulated users with."""
-    member: Callable[[str, Scenario], Member] | None = None
+    member: Callable[[str, SlotScenario], Member] | None = None
     """The dialogue of an id, made playable on a scenario by ``replay.ReplaySimulator`` (the
     slot-filling replay: answers indexed by the field asked); a UsageError if it cannot be."""
-    play: Callable[[SimulatorSpec, Scenario], Simulator] | None = None
+    play: Callable[[SimulatorSpec, AnyScenario], Simulator] | None = None
     """A simulator of its own for a member (a corpus whose users do not answer field questions,
     such as CaSiNo's campers), used instead of ``member``."""
-    card: Callable[[str, Scenario], Profile] | None = None
+    card: Callable[[str, AnyScenario], Profile] | None = None
     """The hidden profile of a dialogue id, where the corpus has ``play`` instead of ``member``."""
 
 
@@ -75,7 +76,7 @@ Card_of = Callable[[Mapping[str, Sequence[str]]], Card]
 
 
 def build_member(
-    dialogue: Sequence[tuple[Speaker, str]], scenario: Scenario, card_of: Card_of
+    dialogue: Sequence[tuple[Speaker, str]], scenario: SlotScenario, card_of: Card_of
 ) -> Member:
     """``dialogue`` made playable: user turns indexed by the fields the agent's turn before them
     asked (``aside`` turns change nothing), the card, and which answers say the card's value."""

@@ -27,9 +27,8 @@ import numpy as np
 from sim2human.corpora import multiwoz
 from sim2human.errors import UsageError
 from sim2human.scenarios import capabilities
-from sim2human.scenarios.base import Scenario
 from sim2human.scenarios.catalog import get_scenario
-from sim2human.scenarios.slots import applicable_fields
+from sim2human.scenarios.slots import SlotScenario, applicable_fields
 from sim2human.simulators.replay_card import Card, Source
 from sim2human.simulators.replay_corpus import Corpus, Member, Speaker, build_member
 
@@ -143,11 +142,11 @@ def dialogue_ids(splits: tuple[str, ...]) -> tuple[str, ...]:
 def _holds(values: Mapping[str, str]) -> bool:
     """Whether ``support`` (the packaged file) reads every one of the goal's values: a cuisine
     the file leaves out ("north american", which would read as the area north) is no member."""
-    support = get_scenario("support")
+    support = capabilities.need_slot_kit(get_scenario("support"), "MultiWOZ's members")
     return all(support.extract(values[f], support.empty_record(), f)[f] is not None for f in values)
 
 
-def wrong_task(scenario: Scenario) -> str | None:
+def wrong_task(scenario: object) -> str | None:
     """Why MultiWOZ's bookings are not ``scenario``'s task (it needs ``support``'s fields), or
     None."""
     fields = capabilities.fields(scenario)  # a scenario off the slot kit has none
@@ -160,7 +159,7 @@ def wrong_task(scenario: Scenario) -> str | None:
     return None
 
 
-def unplayable(scenario: Scenario) -> str | None:
+def unplayable(scenario: object) -> str | None:
     """Why MultiWOZ members cannot play ``scenario`` (they need its fields), or None."""
     return wrong_task(scenario) or multiwoz.missing()
 
@@ -175,7 +174,7 @@ def human_turns(data: str | None) -> list[tuple[str, tuple[str, ...]]]:
     ]
 
 
-def member(dialogue_id: str, scenario: Scenario) -> Member:
+def member(dialogue_id: str, scenario: SlotScenario) -> Member:
     if (why := unplayable(scenario)) is not None:
         raise UsageError(f"replay member {dialogue_id!r}: {why}")
     key = (dialogue_id, id(scenario))
@@ -186,7 +185,7 @@ def member(dialogue_id: str, scenario: Scenario) -> Member:
     return _MEMBERS[key][1]
 
 
-_MEMBERS: dict[tuple[str, int], tuple[Scenario, Member]] = {}
+_MEMBERS: dict[tuple[str, int], tuple[SlotScenario, Member]] = {}
 """Members by (dialogue, scenario): a scenario (a protocol) need not be hashable."""
 
 
@@ -195,7 +194,7 @@ def _by_id() -> dict[str, multiwoz.Dialogue]:
     return {d.dialogue_id: d for s in multiwoz.SPLITS for d in multiwoz.load(s)}
 
 
-def _member(dialogue_id: str, scenario: Scenario) -> Member:
+def _member(dialogue_id: str, scenario: SlotScenario) -> Member:
     d = _by_id().get(dialogue_id)
     values = goal_values(d) if d is not None else None
     if d is None or values is None:
@@ -217,7 +216,10 @@ def _turns(d: multiwoz.Dialogue) -> list[tuple[Speaker, str]]:
 
 
 def _card(
-    dialogue_id: str, values: Mapping[str, str], scenario: Scenario, _: Mapping[str, Sequence[str]]
+    dialogue_id: str,
+    values: Mapping[str, str],
+    scenario: SlotScenario,
+    _: Mapping[str, Sequence[str]],
 ) -> Card:
     rng = np.random.default_rng(zlib.crc32(dialogue_id.encode()))
     read = dict(scenario.sample_profile(rng))  # fields the goal does not name: one draw per id

@@ -45,8 +45,8 @@ from pydantic import ValidationError
 from sim2human import seeding
 from sim2human.corpora import aci_bench
 from sim2human.errors import ConfigError, UsageError, first_problem
-from sim2human.scenarios.base import Scenario
-from sim2human.scenarios.core import UserMoves, UserTraits
+from sim2human.scenarios.capabilities import need_slot_kit
+from sim2human.scenarios.core import AnyScenario, UserMoves, UserTraits
 from sim2human.scenarios.slot_caller import SlotCaller
 from sim2human.scenarios.slots import SlotFilling, SlotScenario, SlotUsers, fields_of
 from sim2human.scenarios.voice import UserLines
@@ -115,7 +115,7 @@ class Voice:
         text: str,
         field_name: str | None,
         rng: np.random.Generator,
-        scenario: Scenario,
+        scenario: SlotScenario,
         expecting: tuple[str, ...] = (),
     ) -> str:
         """``text`` in one of its rewrites, or as it is (no rewrite, or one read differently
@@ -136,7 +136,7 @@ class Voice:
         return said if self.same_reading(scenario, text, said, expecting) else text
 
     def same_reading(
-        self, scenario: Scenario, original: str, said: str, expecting: tuple[str, ...]
+        self, scenario: SlotScenario, original: str, said: str, expecting: tuple[str, ...]
     ) -> bool:
         key = (scenario.name, original, said, *expecting)
         if key not in self._same:
@@ -145,7 +145,7 @@ class Voice:
 
 
 def same_reading(
-    scenario: Scenario, original: str, rewrite: str, expecting: tuple[str, ...] | None = None
+    scenario: SlotScenario, original: str, rewrite: str, expecting: tuple[str, ...] | None = None
 ) -> bool:
     """Does ``scenario`` read the same from ``rewrite`` as from ``original``: the same field
     values when it expects no field and when it expects each field of ``expecting`` (None:
@@ -212,7 +212,7 @@ class RestyledPersona(PersonaSimulator):
     """A persona saying its lines in the rewrites of ``voice`` (see the module docstring): its
     own lines (closing, hanging up, confusion) and its slot caller's (``RestyledCaller``)."""
 
-    def __init__(self, spec: SimulatorSpec, scenario: Scenario, voice: Voice) -> None:
+    def __init__(self, spec: SimulatorSpec, scenario: SlotScenario, voice: Voice) -> None:
         super().__init__(spec, scenario)
         self.kit = scenario
         self.voice = voice
@@ -344,10 +344,11 @@ def _voice(name: str, folder: Path | None) -> Voice:
     return Voice.of(resolve(c.name, c.corpus, cache.lines, cache.where, folder))
 
 
-def build_restyled(spec: SimulatorSpec, scenario: Scenario) -> RestyledPersona:
-    """A member of a shipped restyled family (its voice looked up by the family's name)."""
+def build_restyled(spec: SimulatorSpec, scenario: AnyScenario) -> RestyledPersona:
+    """A member of a shipped restyled family (its voice looked up by the family's name): a
+    slot-filling scenario's (a rewrite is said only if the scenario's reader reads it alike)."""
     try:
         voice = voice_of(spec.family)
     except (ConfigError, UsageError) as err:
         raise type(err)(f"simulator {spec.id!r}: {err}") from None
-    return RestyledPersona(spec, scenario, voice)
+    return RestyledPersona(spec, need_slot_kit(scenario, f"restyled member {spec.id!r}"), voice)

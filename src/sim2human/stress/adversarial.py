@@ -31,7 +31,7 @@ from sim2human.errors import UsageError
 from sim2human.llm.runtime import LLMRuntime
 from sim2human.rollout.evaluate import episode_seed
 from sim2human.rollout.play import play
-from sim2human.scenarios.base import Scenario
+from sim2human.scenarios.core import AnyScenario
 from sim2human.simulators.base import SimulatorSpec
 from sim2human.stress.sweep import check_perturbations, mix_jobs
 from sim2human.types import Episode
@@ -169,7 +169,7 @@ class _Evaluator:
         self,
         agent: Agent,
         members: Sequence[SimulatorSpec],
-        scenario: Scenario,
+        scenario: AnyScenario,
         names: tuple[str, ...],
         cfg: SearchConfig,
         on_episode: Callable[[Episode], None] | None,
@@ -242,7 +242,7 @@ class _Evaluator:
 def search(
     agent: Agent,
     members: Sequence[SimulatorSpec],
-    scenario: Scenario,
+    scenario: AnyScenario,
     cfg: SearchConfig = SearchConfig(),
     *,
     max_turns: int,

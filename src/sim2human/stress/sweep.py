@@ -30,7 +30,7 @@ from sim2human.perturb import PERTURBATIONS, validate_mix
 from sim2human.rollout.conversation import Job
 from sim2human.rollout.evaluate import episode_seed
 from sim2human.rollout.play import play
-from sim2human.scenarios.base import Scenario
+from sim2human.scenarios.core import AnyScenario
 from sim2human.simulators.base import SimulatorSpec
 from sim2human.simulators.noise import with_noise
 from sim2human.types import Episode
@@ -123,7 +123,7 @@ def unit_index(members: Sequence[SimulatorSpec], per_member: int) -> dict[tuple[
 def sweep(
     agent: Agent,
     members: Sequence[SimulatorSpec],
-    scenario: Scenario,
+    scenario: AnyScenario,
     plan: StressPlan,
     *,
     max_turns: int,

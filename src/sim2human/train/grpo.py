@@ -36,7 +36,7 @@ from sim2human.rollout.conversation import Job
 from sim2human.rollout.play import play
 from sim2human.samplers.build import Sampler
 from sim2human.samplers.feedback import draw_level
-from sim2human.scenarios.base import Scenario
+from sim2human.scenarios.core import AnyScenario
 from sim2human.train.config import LMAgentConfig
 from sim2human.types import Episode
 
@@ -171,7 +171,7 @@ def train_grpo(
     policy: LMPolicy,
     ref: Any | None,
     sampler: Sampler,
-    scenario: Scenario,
+    scenario: AnyScenario,
     cfg: LMAgentConfig,
     seed: int,
     *,

@@ -25,7 +25,7 @@ from sim2human.agents.policy import PolicyAgent, entropy, log_prob
 from sim2human.rollout.conversation import Conversation, Job
 from sim2human.samplers.build import Sampler
 from sim2human.samplers.feedback import BatchInfo, draw_level
-from sim2human.scenarios.base import Scenario
+from sim2human.scenarios.core import AnyScenario
 from sim2human.simulators import build_async_simulator, needs_endpoint
 from sim2human.simulators.base import AsyncSimulator, SimulatorSpec
 from sim2human.train.config import PPOConfig, UpdateStats
@@ -49,7 +49,7 @@ class _Batch:
 def train(
     agent: PolicyAgent,
     sampler: Sampler,
-    scenario: Scenario,
+    scenario: AnyScenario,
     cfg: PPOConfig,
     seed: int,
     *,
@@ -110,7 +110,7 @@ def train(
 def _play(
     agent: PolicyAgent,
     jobs: Sequence[Job],
-    scenario: Scenario,
+    scenario: AnyScenario,
     max_turns: int,
     llm: LLMRuntime | None,
     phases: Phases,
@@ -129,7 +129,7 @@ def _play(
 
 
 def _collect(
-    agent: PolicyAgent, jobs: Sequence[Job], scenario: Scenario, max_turns: int
+    agent: PolicyAgent, jobs: Sequence[Job], scenario: AnyScenario, max_turns: int
 ) -> tuple[_Batch, list[Episode], float]:
     """The batch played, its episodes, and the seconds of it spent in the policy's inference."""
     convs = [Conversation.open(j, scenario, max_turns) for j in jobs]
@@ -157,7 +157,7 @@ def _collect(
 
 
 def _collect_async(
-    agent: PolicyAgent, jobs: Sequence[Job], scenario: Scenario, max_turns: int, llm: LLMRuntime
+    agent: PolicyAgent, jobs: Sequence[Job], scenario: AnyScenario, max_turns: int, llm: LLMRuntime
 ) -> tuple[_Batch, list[Episode]]:
     """``_collect`` for batches with members that wait on an endpoint: every conversation runs
     on its own, and the policy answers each observation as it arrives."""

@@ -25,7 +25,7 @@ import numpy as np
 
 from sim2human.agents.policy import PolicyAgent
 from sim2human.rollout.evaluate import evaluate
-from sim2human.scenarios.base import Scenario
+from sim2human.scenarios.core import AnyScenario
 from sim2human.simulators.base import SimulatorSpec
 from sim2human.store.layout import probe_checkpoint
 from sim2human.types import Episode
@@ -51,7 +51,7 @@ class HeldoutProbe:
         self,
         agent: PolicyAgent,
         heldout: Sequence[SimulatorSpec],
-        scenario: Scenario,
+        scenario: AnyScenario,
         *,
         every: int,
         per_member: int,

@@ -29,8 +29,8 @@ from sim2human.agents.lm_policy import LMPolicy
 from sim2human.agents.scripted import reference_agent
 from sim2human.rollout.conversation import Job
 from sim2human.rollout.play import play
-from sim2human.scenarios.base import Scenario, say_act
-from sim2human.scenarios.core import Act
+from sim2human.scenarios.capabilities import say_act
+from sim2human.scenarios.core import Act, AnyScenario
 from sim2human.scenarios.tools import (
     RECORD,
     SUBMIT,
@@ -52,7 +52,7 @@ class VariedReference:
 
     name = "reference-varied"
 
-    def __init__(self, scenario: Scenario, style_rate: float) -> None:
+    def __init__(self, scenario: AnyScenario, style_rate: float) -> None:
         self.scenario = scenario
         self.inner: Agent = reference_agent(scenario)
         self.style_rate = style_rate
@@ -114,7 +114,7 @@ class VariedReference:
 
 
 def reference_calls(
-    scenario: Scenario,
+    scenario: AnyScenario,
     members: Sequence[SimulatorSpec],
     cfg: WarmStartConfig,
     seed: int,

@@ -22,7 +22,7 @@ from sim2human.errors import RunDirError, UsageError
 from sim2human.experiments.config import StudyConfig, load_run_config
 from sim2human.experiments.trained_agents import load_saved, saved_name
 from sim2human.experiments.world import StudyWorld
-from sim2human.scenarios.base import Scenario
+from sim2human.scenarios.core import AnyScenario
 from sim2human.store.layout import RunLayout
 
 SCRIPTED = "scripted"
@@ -35,7 +35,7 @@ class AgentPool:
 
     run: Path
     cfg: StudyConfig
-    scenario: Scenario
+    scenario: AnyScenario
     max_turns: int
     saved: dict[str, list[tuple[int, Path]]]
     scripted: bool = True

@@ -22,7 +22,7 @@ from sim2human.errors import EndpointError
 from sim2human.redact import redact
 from sim2human.rollout.conversation import Conversation, Job
 from sim2human.scenarios import capabilities
-from sim2human.scenarios.base import Scenario
+from sim2human.scenarios.core import AnyScenario
 from sim2human.simulators.base import UserTurn
 from sim2human.simulators.human import HumanSimulator, human_spec, rating_to_proxy
 from sim2human.store.call_records import Mode, Session, StoredTurn, as_turns, record_source
@@ -209,7 +209,7 @@ class Calls:
         self._live.clear()
 
 
-def human_episode(s: Session, rating: int, details: str, scenario: Scenario) -> Episode:
+def human_episode(s: Session, rating: int, details: str, scenario: AnyScenario) -> Episode:
     """A rated session as an ``Episode``: gold from ``grade()`` on the card, proxy = rating."""
     if s.profile is None or s.record is None or s.termination is None:
         raise CallError("the call has no card or record yet")

@@ -15,11 +15,11 @@ from importlib import resources
 import numpy as np
 import yaml
 
-from sim2human.scenarios.base import Act, AgentIntent, UserSignals
-from sim2human.scenarios.intake import parsing
+from sim2human.scenarios import readers
+from sim2human.scenarios.core import Act
 from sim2human.scenarios.intake import speech as intake_speech
 from sim2human.scenarios.intake.voice import VOICE
-from sim2human.scenarios.slots import SlotFilling
+from sim2human.scenarios.slots import AgentIntent, SlotFilling, UserSignals
 from sim2human.scenarios.vocab import Vocab
 from sim2human.types import Profile, Record, Value
 
@@ -154,11 +154,11 @@ class IntakeScenario(SlotFilling):
             return tuple(sorted(items[i] for i in rng.choice(len(items), size=k, replace=False)))
 
         born = date(1935, 1, 1).toordinal() + int(rng.integers(0, 365 * 70))
-        unit = parsing.UNITS[int(rng.integers(3))]
+        unit = readers.UNITS[int(rng.integers(3))]
         complaints = self.vocab["complaint"].canonical
         return {
             "complaint": complaints[int(rng.integers(len(complaints)))],
-            "onset": parsing.format_onset(int(rng.integers(1, 11)), unit),
+            "onset": readers.format_onset(int(rng.integers(1, 11)), unit),
             "severity": int(rng.integers(1, 11)),
             "medications": pick("medications", int(rng.integers(0, 4))),
             "allergies": pick("allergies", int(rng.integers(0, 3))),
@@ -204,21 +204,21 @@ class IntakeScenario(SlotFilling):
         ):
             out["complaint"] = found[0]
         amounts = _DOSAGE.sub(" ", text)
-        if (v := parsing.onset(amounts)) is not None:
+        if (v := readers.onset(amounts)) is not None:
             out["onset"] = v
         elif (expecting == "onset" or _ONSET_CUE.search(text)) and (
             m := _RELATIVE_ONSET.search(text)
         ):
             out["onset"] = _RELATIVE[m.group(1)]
-        if (r := parsing.rating(amounts, expecting == "severity")) is not None:
+        if (r := readers.rating(amounts, expecting == "severity")) is not None:
             out["severity"] = r
-        if (d := parsing.birth_date(text)) is not None:
+        if (d := readers.birth_date(text)) is not None:
             out["dob"] = d
         clauses = _CLAUSES.split(text)
         flagged = [c for c in clauses if _RED_FLAG.search(c)]
         if flagged:
             out["red_flag"] = _flag_said(flagged[0])
-        elif expecting == "red_flag" and (yn := parsing.yes_no(text)) is not None:
+        elif expecting == "red_flag" and (yn := readers.yes_no(text)) is not None:
             out["red_flag"] = yn
         out.update(self._list_fields(clauses, expecting))
         return out
@@ -251,7 +251,7 @@ class IntakeScenario(SlotFilling):
         if items:
             return target, items
         if (target == expecting or (cued and not _RED_FLAG.search(clause))) and (
-            parsing.yes_no(clause) is False
+            readers.yes_no(clause) is False
         ):  # "i've never had chest pain" denies the red flag, not every condition
             return target, []
         return None
@@ -290,7 +290,7 @@ class IntakeScenario(SlotFilling):
 def _flag_said(clause: str) -> bool:
     """Whether a clause naming a red flag reports it (not "no", nor a denial just before it)."""
     m = _RED_FLAG.search(clause)
-    if parsing.yes_no(clause) is False or m is None:
+    if readers.yes_no(clause) is False or m is None:
         return m is None
     return not _DENIED.search(" ".join(clause[: m.start()].split()[-5:]))
 

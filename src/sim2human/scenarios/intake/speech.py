@@ -11,7 +11,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from sim2human.scenarios.intake.parsing import MONTHS, NUMBER_WORDS
+from sim2human.scenarios.readers import MONTHS, NUMBER_WORDS
 from sim2human.scenarios.vocab import Vocab
 from sim2human.types import Value
 

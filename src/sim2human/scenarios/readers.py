@@ -1,4 +1,6 @@
-"""Readers for the intake's number-like fields: durations, 0-10 ratings, dates of birth, yes/no.
+"""Readers for number-like values in what a user says: durations, 0-10 ratings, dates of
+birth, yes/no. Any scenario's (the intake's fields, a scenario file's ``kind: date`` and
+``yes_no`` fields, a replayed patient's card).
 
 Plain regular expressions over a normalised text: the surface forms are few (digits, number
 words, month names) and a parser library (dateparser, say) would be a large dependency that still
