@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from sim2human.errors import RunDirError
-from sim2human.experiments.result_rows import BY_FAMILY, BY_SEED, ESTIMATES, ResultRow, rows_of
+from sim2human.experiments.result_rows import BY_FAMILY, BY_SEED, ESTIMATES, ResultRow
 from sim2human.experiments.results import ConditionRow, StudyResult, parse_study_result
 from sim2human.metrics.outcomes import Estimate
 
@@ -86,7 +86,7 @@ def test_the_current_layout_stores_the_rows() -> None:
     assert stored["schema_version"] == 2
     assert all(set(r) == set(ResultRow.model_fields) for r in stored["rows"])  # every column
     again = StudyResult.model_validate(stored)
-    assert again.rows == rows_of(again.conditions[0]) == again.measures
+    assert again.rows == again.conditions[0].rows() == again.measures
 
 
 def test_a_newer_layout_is_one_clear_error() -> None:

@@ -6,7 +6,7 @@ already read in ``study.json``, so those fields keep their names and meaning. Ro
 numbers as data: a reader that knows no field's name (a dashboard, ``pandas.DataFrame(
 study["rows"])``, a study of a task of a new shape) still finds each one by what it measures.
 ``study.json`` carries them beside the fields from schema version 2 (``SCHEMA_VERSION``); a file
-written before has none, and ``rows_of`` derives them from its fields alike.
+written before has none, and ``ConditionRow.rows`` derives them from its fields alike.
 
 Which field is which row is one table here (``ESTIMATES``, ``BY_FAMILY``, ``BY_SEED``); a test
 binds it to ``ConditionRow``, so a new measured field without a row fails there.
@@ -14,14 +14,9 @@ binds it to ``ConditionRow``, so a new measured field without a row fails there.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
-
-from sim2human.metrics.outcomes import Estimate
-
-if TYPE_CHECKING:
-    from sim2human.experiments.results import ConditionRow
 
 SCHEMA_VERSION = 2
 """``study.json``'s layout: 1, fields only (every file before rows existed); 2, ``rows`` beside
@@ -86,25 +81,3 @@ BY_SEED: dict[str, tuple[Split, str, Metric]] = {
     "heldout_score_real_by_seed": ("heldout", "real", "score"),
 }
 """``ConditionRow``'s means by seed."""
-
-
-def rows_of(row: ConditionRow) -> list[ResultRow]:
-    """Every number of ``row`` (a condition's or a reference agent's) as rows, in the order of
-    the tables above; a field the row does not have gives none."""
-    agent = row.name
-    out: list[ResultRow] = []
-    for field, (split, members, metric) in ESTIMATES.items():
-        if isinstance(est := getattr(row, field), Estimate):
-            at = ResultRow(agent=agent, split=split, members=members, metric=metric, mean=est.mean)
-            out.append(at.model_copy(update={"ci": est.ci, "n": est.n}))
-    for field, (split, metric) in BY_FAMILY.items():
-        for family, mean in (getattr(row, field) or {}).items():
-            members = f"family:{family}"
-            out.append(
-                ResultRow(agent=agent, split=split, members=members, metric=metric, mean=mean)
-            )
-    for field, (split, members, metric) in BY_SEED.items():
-        for seed, mean in (getattr(row, field) or {}).items():
-            at = ResultRow(agent=agent, split=split, members=members, metric=metric, mean=mean)
-            out.append(at.model_copy(update={"seed": int(seed)}))
-    return out

@@ -21,7 +21,13 @@ from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
 from sim2human.errors import RunDirError, UsageError
 from sim2human.experiments.config import Role, default_role, parse_study
-from sim2human.experiments.result_rows import SCHEMA_VERSION, ResultRow, rows_of
+from sim2human.experiments.result_rows import (
+    BY_FAMILY,
+    BY_SEED,
+    ESTIMATES,
+    SCHEMA_VERSION,
+    ResultRow,
+)
 from sim2human.metrics.handle_time import HandleTime
 from sim2human.metrics.outcomes import Estimate
 from sim2human.scenarios.core import GoldMetric
@@ -126,6 +132,32 @@ class ConditionRow(BaseModel):
             success, score = self.heldout_gold_by_family, self.heldout_score_by_family
         return score if metric == "score" and score is not None else success
 
+    def rows(self) -> list[ResultRow]:
+        """Every number of this row as rows (``result_rows``), in the order of its tables; a
+        field the row does not have gives none."""
+        out: list[ResultRow] = []
+        for field, (split, members, metric) in ESTIMATES.items():
+            if isinstance(est := getattr(self, field), Estimate):
+                at = ResultRow(
+                    agent=self.name, split=split, members=members, metric=metric, mean=est.mean
+                )
+                out.append(at.model_copy(update={"ci": est.ci, "n": est.n}))
+        for field, (split, metric) in BY_FAMILY.items():
+            for family, mean in (getattr(self, field) or {}).items():
+                members = f"family:{family}"
+                out.append(
+                    ResultRow(
+                        agent=self.name, split=split, members=members, metric=metric, mean=mean
+                    )
+                )
+        for field, (split, members, metric) in BY_SEED.items():
+            for seed, mean in (getattr(self, field) or {}).items():
+                at = ResultRow(
+                    agent=self.name, split=split, members=members, metric=metric, mean=mean
+                )
+                out.append(at.model_copy(update={"seed": int(seed)}))
+        return out
+
     @property
     def is_reference(self) -> bool:
         """A reference agent's row (no sampler, no role, nothing trained)."""
@@ -215,12 +247,12 @@ class StudyResult(BaseModel):
     def measures(self) -> list[ResultRow]:
         """Every number of the study as rows: the stored ones, else (a file written before
         rows) derived from the fields."""
-        return self.rows or [r for row in self.all_rows for r in rows_of(row)]
+        return self.rows or [r for row in self.all_rows for r in row.rows()]
 
     def with_rows(self) -> StudyResult:
         """This result in the current layout: ``schema_version`` and ``rows`` stored."""
         raw = {**self.dump(), "schema_version": SCHEMA_VERSION, "rows": []}
-        raw["rows"] = [r.model_dump() for row in self.all_rows for r in rows_of(row)]
+        raw["rows"] = [r.model_dump() for row in self.all_rows for r in row.rows()]
         return StudyResult.model_validate(raw)
 
     def dump(self) -> dict[str, Any]:
