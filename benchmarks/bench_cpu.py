@@ -27,9 +27,9 @@ def main() -> None:
     torch.set_num_threads(1)
     torch.optim.Adam([torch.zeros(1, requires_grad=True)])  # pay torch's lazy imports up front
     from sim2human.agents.policy import PolicyAgent
-    from sim2human.experiments.condition import train_config
-    from sim2human.experiments.config import load_study
-    from sim2human.experiments.world import StudyWorld
+    from sim2human.experiments.study.condition import train_config
+    from sim2human.experiments.study.config import load_study
+    from sim2human.experiments.study.world import StudyWorld
     from sim2human.store import collector
     from sim2human.train.ppo import train
 

@@ -51,9 +51,9 @@ def measure(run_dir: Path, work: Path) -> dict[str, float]:
 
     from sim2human.cli.report import finish_study
     from sim2human.diagnostics.stored import diagnose_run
-    from sim2human.experiments.aggregate import aggregate
-    from sim2human.experiments.config import parse_study
-    from sim2human.experiments.results import write_study_result
+    from sim2human.experiments.study.aggregate import aggregate
+    from sim2human.experiments.study.config import parse_study
+    from sim2human.experiments.study.results import write_study_result
     from sim2human.report.html import write_report
     from sim2human.store.loading import read_yaml
 

@@ -34,7 +34,7 @@ import numpy as np
 import yaml
 
 from sim2human.agents.policy import PolicyAgent
-from sim2human.experiments.config import load_study
+from sim2human.experiments.study.config import load_study
 from sim2human.scenarios.intake.scenario import IntakeScenario
 from sim2human.store.calls import HumanStore
 from sim2human.store.layout import CHECKPOINT

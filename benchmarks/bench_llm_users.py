@@ -43,8 +43,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from sim2human.agents.scripted import ScriptedAgent
-from sim2human.experiments.config import StudyConfig, parse_study
-from sim2human.experiments.world import StudyWorld
+from sim2human.experiments.study.config import StudyConfig, parse_study
+from sim2human.experiments.study.world import StudyWorld
 from sim2human.llm.runtime import LLMRuntime
 from sim2human.rollout.conversation import Job
 from sim2human.rollout.evaluate import episode_seed

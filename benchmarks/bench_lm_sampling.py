@@ -47,9 +47,9 @@ def main() -> None:
     import torch
 
     from sim2human.agents.lm_policy import LMPolicy
-    from sim2human.experiments.config import load_study
-    from sim2human.experiments.trained_agents import lm_prompt
-    from sim2human.experiments.world import StudyWorld
+    from sim2human.experiments.study.config import load_study
+    from sim2human.experiments.study.trained_agents import lm_prompt
+    from sim2human.experiments.study.world import StudyWorld
     from sim2human.rollout.evaluate import evaluate
     from sim2human.train.config import LMAgentConfig
     from sim2human.train.warm_start import corpus_texts, reference_calls

@@ -22,8 +22,8 @@ from typing import Any
 
 import ray
 
-from sim2human.experiments.ray_executor import RayExecutor
-from sim2human.experiments.units import Ledger, Unit, Work
+from sim2human.experiments.executors.ray_executor import RayExecutor
+from sim2human.experiments.executors.units import Ledger, Unit, Work
 
 
 def _world(seed: int) -> Any:

@@ -18,8 +18,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from sim2human.experiments.condition import run_condition
-from sim2human.experiments.config import load_study
+from sim2human.experiments.study.condition import run_condition
+from sim2human.experiments.study.config import load_study
 from sim2human.train.telemetry import HeldoutProbe
 
 _probe_seconds = [0.0]

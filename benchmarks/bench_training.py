@@ -40,9 +40,9 @@ def measure(config: Path, condition: str, episodes: int) -> dict[str, float]:
     torch.set_num_threads(1)
     torch.optim.Adam([torch.zeros(1, requires_grad=True)])  # pay torch's lazy imports up front
     from sim2human.agents.policy import PolicyAgent
-    from sim2human.experiments.condition import train_config
-    from sim2human.experiments.config import load_study
-    from sim2human.experiments.world import StudyWorld
+    from sim2human.experiments.study.condition import train_config
+    from sim2human.experiments.study.config import load_study
+    from sim2human.experiments.study.world import StudyWorld
     from sim2human.train.ppo import train
 
     cfg = load_study(config, quick=True)

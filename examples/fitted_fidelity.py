@@ -19,7 +19,7 @@ import argparse
 
 import numpy as np
 
-from sim2human.experiments.fit_family import play_family, reads_value, user_turns
+from sim2human.experiments.research.fit_family import play_family, reads_value, user_turns
 from sim2human.metrics.embeddings import embed
 from sim2human.metrics.fidelity import auc_interval, distinguishability_scores, fidelity_row
 from sim2human.report.fidelity import human_halves

@@ -29,9 +29,9 @@ from sim2human.agents.base import Agent
 from sim2human.agents.policy import PolicyAgent
 from sim2human.agents.scripted import ScriptedAgent
 from sim2human.diagnostics.failures import real_failures
-from sim2human.experiments.config import load_study
-from sim2human.experiments.predictivity import PEOPLE
-from sim2human.experiments.world import StudyWorld
+from sim2human.experiments.study.config import load_study
+from sim2human.experiments.research.predictivity import PEOPLE
+from sim2human.experiments.study.world import StudyWorld
 from sim2human.metrics.outcomes import cluster_bootstrap, fmt_estimate
 from sim2human.population.ensemble import Ensemble
 from sim2human.report.failures import failures_section

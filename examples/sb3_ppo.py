@@ -100,7 +100,7 @@ def main(argv: Sequence[str] | None = None) -> list[dict[str, Any]]:
     ap.add_argument("--out", default="runs/sb3-vs-builtin")
     args = ap.parse_args(argv)
     torch.set_num_threads(1)
-    from sim2human.experiments.config import load_study
+    from sim2human.experiments.study.config import load_study
 
     cfg = load_study(Path(args.study)).train
     rows = []

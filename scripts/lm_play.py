@@ -38,9 +38,9 @@ def main() -> None:
 
     from sim2human.agents.lm_models import load
     from sim2human.agents.lm_policy import LMPolicy
-    from sim2human.experiments.config import load_study
-    from sim2human.experiments.trained_agents import lm_prompt
-    from sim2human.experiments.world import StudyWorld
+    from sim2human.experiments.study.config import load_study
+    from sim2human.experiments.study.trained_agents import lm_prompt
+    from sim2human.experiments.study.world import StudyWorld
     from sim2human.rollout.evaluate import evaluate
 
     torch.set_num_threads(1)

@@ -25,8 +25,8 @@ import numpy as np
 
 from sim2human import seeding
 from sim2human.agents.scripted import ScriptedAgent
-from sim2human.experiments import restyle_family as rf
-from sim2human.experiments.fit_family import Target, score, train_parts, user_turns
+from sim2human.experiments.research import restyle_family as rf
+from sim2human.experiments.research.fit_family import Target, score, train_parts, user_turns
 from sim2human.metrics.embeddings import embed
 from sim2human.metrics.fidelity import auc_interval, auc_score, distinguishability_scores
 from sim2human.rollout.evaluate import evaluate

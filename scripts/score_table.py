@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 from sim2human.diagnostics.rundir import load_run_dir
-from sim2human.experiments.results import load_study_result
+from sim2human.experiments.study.results import load_study_result
 from sim2human.report.markdown import md_table
 from sim2human.report.tables import gold_table, numbers
 from sim2human.store.layout import STUDY_JSON

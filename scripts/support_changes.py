@@ -28,9 +28,9 @@ from pathlib import Path
 from sim2human.agents.base import Agent
 from sim2human.agents.policy import PolicyAgent
 from sim2human.agents.scripted import reference_agent
-from sim2human.experiments.config import load_study
-from sim2human.experiments.stress import programmatic
-from sim2human.experiments.world import StudyWorld
+from sim2human.experiments.research.stress import programmatic
+from sim2human.experiments.study.config import load_study
+from sim2human.experiments.study.world import StudyWorld
 from sim2human.metrics.outcomes import cluster_bootstrap
 from sim2human.rollout.evaluate import evaluate
 from sim2human.scenarios.file_load import load_scenario_file

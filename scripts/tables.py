@@ -31,7 +31,7 @@ from pathlib import Path
 
 from sim2human.diagnostics.rundir import load_run_dir
 from sim2human.errors import Sim2HumanError, UsageError
-from sim2human.experiments.results import StudyResult, load_study_result
+from sim2human.experiments.study.results import StudyResult, load_study_result
 from sim2human.outputs import write_text
 from sim2human.report.format import md
 from sim2human.report.predictivity import pool, rows, verdict

@@ -45,5 +45,5 @@ def _worlds_built_afresh() -> Iterator[None]:
     """Each test builds its studies' worlds afresh (``StudyWorld.build`` keeps them per
     process): some tests swap a family registry or a scenario under the same study."""
     yield
-    if (world := sys.modules.get("sim2human.experiments.world")) is not None:
+    if (world := sys.modules.get("sim2human.experiments.study.world")) is not None:
         world.StudyWorld.forget()

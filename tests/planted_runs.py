@@ -13,7 +13,7 @@ from typing import Any
 
 from sim2human.agents.base import Agent, AgentTurn, Observation
 from sim2human.agents.scripted import ScriptedAgent
-from sim2human.experiments.results import StudyResult
+from sim2human.experiments.study.results import StudyResult
 from sim2human.population.ensemble import Ensemble
 from sim2human.rollout.conversation import MAX_TURNS
 from sim2human.rollout.evaluate import evaluate

@@ -8,7 +8,7 @@ from types import ModuleType
 
 from pydantic import BaseModel
 
-from sim2human.experiments.config import Condition, StudyConfig
+from sim2human.experiments.study.config import Condition, StudyConfig
 
 HOOK = Path(__file__).resolve().parent.parent / "docs" / "hooks" / "study_fields.py"
 

@@ -168,8 +168,36 @@ def test_the_checks_can_fail() -> None:
 def test_reading_a_study_config_imports_no_torch() -> None:
     """A YAML loads, and ``sim2human --help`` answers, without the ~3 s torch import."""
     code = (
-        "import sys, sim2human.experiments.config, sim2human.train.config, sim2human.cli; "
+        "import sys, sim2human.experiments.study.config, sim2human.train.config, sim2human.cli; "
         "print(sorted(m for m in sys.modules if m == 'torch' or m.startswith('torch.')))"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
+
+
+# Within the orchestration layer, the wings of ``sim2human.experiments`` (its __init__ says
+# which module is which): the executors run work of any kind, a study runs on them, and the
+# research verbs read studies.
+WINGS = {
+    "sim2human.experiments.executors": 0,
+    "sim2human.experiments.study": 1,
+    "sim2human.experiments.research": 2,
+}
+
+
+def wing(module: str) -> int | None:
+    return next((w for p, w in WINGS.items() if module == p or module.startswith(p + ".")), None)
+
+
+def test_the_experiments_wings_stand_in_order() -> None:
+    upward = [
+        f"{m}:{line} imports {t}"
+        for m, targets in GRAPH.items()
+        if (mine := wing(m)) is not None
+        for t, line in targets
+        if (theirs := wing(t)) is not None and theirs > mine
+    ]
+    assert not upward, "a wing imports one above it:\n" + "\n".join(upward)
+    assert {p for p in MODULES if p.startswith("sim2human.experiments.")} == {
+        m for m in MODULES if wing(m) is not None
+    }, "every module of sim2human.experiments lives in a wing"

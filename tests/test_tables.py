@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from sim2human.diagnostics.rundir import load_run_dir
-from sim2human.experiments.config import parse_study
-from sim2human.experiments.results import load_study_result
-from sim2human.experiments.runner import run_study
+from sim2human.experiments.study.config import parse_study
+from sim2human.experiments.study.results import load_study_result
+from sim2human.experiments.study.runner import run_study
 from sim2human.report.summary import summarise
 from tiny_study import TINY
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from sim2human.experiments.results import StudyResult
+from sim2human.experiments.study.results import StudyResult
 
 TINY: dict[str, Any] = {
     "name": "tiny",

@@ -123,7 +123,7 @@ def model_table(model: type[BaseModel]) -> str:
 
 
 def reference() -> str:
-    from sim2human.experiments.config import StudyConfig
+    from sim2human.experiments.study.config import StudyConfig
 
     seen: list[type[BaseModel]] = []
     todo: list[type[BaseModel]] = [StudyConfig]

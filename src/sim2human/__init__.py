@@ -14,8 +14,8 @@ if TYPE_CHECKING:
     from sim2human.agents.policy import PolicyAgent
     from sim2human.agents.scripted import ScriptedAgent
     from sim2human.errors import Sim2HumanError, UsageError
-    from sim2human.experiments.config import StudyConfig, load_study
-    from sim2human.experiments.runner import run_study
+    from sim2human.experiments.study.config import StudyConfig, load_study
+    from sim2human.experiments.study.runner import run_study
     from sim2human.population.ensemble import Ensemble
     from sim2human.rollout.conversation import Conversation, Job
     from sim2human.rollout.evaluate import evaluate
@@ -64,9 +64,9 @@ _WHERE: dict[str, str] = {
     "evaluate": "sim2human.rollout.evaluate",
     # training and studies
     "PPOConfig": "sim2human.train.config",
-    "StudyConfig": "sim2human.experiments.config",
-    "load_study": "sim2human.experiments.config",
-    "run_study": "sim2human.experiments.runner",
+    "StudyConfig": "sim2human.experiments.study.config",
+    "load_study": "sim2human.experiments.study.config",
+    "run_study": "sim2human.experiments.study.runner",
     # errors
     "Sim2HumanError": "sim2human.errors",
     "UsageError": "sim2human.errors",

@@ -15,8 +15,8 @@ import yaml
 from sim2human.agents.base import Observation
 from sim2human.agents.llm import MAX_TOOL_ROUNDS, LLMAgent, Mode
 from sim2human.cli.app import main
-from sim2human.experiments.config import load_study
-from sim2human.experiments.world import StudyWorld
+from sim2human.experiments.study.config import load_study
+from sim2human.experiments.study.world import StudyWorld
 from sim2human.llm.client import EndpointConfig
 from sim2human.llm.runtime import LLMRuntime, LLMSettings
 from sim2human.metrics.record_rule import SUBMITTED

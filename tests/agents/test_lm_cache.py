@@ -14,9 +14,9 @@ import torch
 from sim2human.agents.lm_cache import CallCaches
 from sim2human.agents.lm_models import tiny
 from sim2human.agents.lm_policy import LMPolicy
-from sim2human.experiments.config import load_study
-from sim2human.experiments.trained_agents import lm_prompt
-from sim2human.experiments.world import StudyWorld
+from sim2human.experiments.study.config import load_study
+from sim2human.experiments.study.trained_agents import lm_prompt
+from sim2human.experiments.study.world import StudyWorld
 from sim2human.rollout.evaluate import evaluate
 
 ROOT = Path(__file__).resolve().parents[2]

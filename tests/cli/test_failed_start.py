@@ -72,7 +72,7 @@ def test_a_study_failing_at_its_start_removes_the_directory_it_made(
 ) -> None:
     made: list[Path] = []
     monkeypatch.setattr(
-        "sim2human.experiments.runner.run_study", _fail_after_making(made, finished)
+        "sim2human.experiments.study.runner.run_study", _fail_after_making(made, finished)
     )
     out = tmp_path / "run"
     assert main(["study", str(_write(tmp_path, TINY)), "--out", str(out)]) == 2
@@ -85,7 +85,7 @@ def test_a_directory_that_existed_before_is_never_removed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(
-        "sim2human.experiments.runner.run_study", _fail_after_making([], finished=False)
+        "sim2human.experiments.study.runner.run_study", _fail_after_making([], finished=False)
     )
     out = tmp_path / "run"
     out.mkdir()

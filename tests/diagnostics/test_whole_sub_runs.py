@@ -17,7 +17,7 @@ from sim2human.cli.app import main
 from sim2human.diagnostics import stored
 from sim2human.diagnostics.rundir import load_run_dir
 from sim2human.diagnostics.stored import INPUTS, diagnose_run, load_diagnosis
-from sim2human.experiments.wholeness import LOGGED, counts
+from sim2human.experiments.study.wholeness import LOGGED, counts
 from sim2human.metrics import embeddings
 from sim2human.store.layout import DIAGNOSIS_JSON, EPISODES, SUMMARY
 from sim2human.store.rundir import read_episodes

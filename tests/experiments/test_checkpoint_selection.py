@@ -11,9 +11,9 @@ import pytest
 import torch
 
 from sim2human.errors import ConfigError
-from sim2human.experiments.config import parse_study
-from sim2human.experiments.runner import run_study
-from sim2human.experiments.world import StudyWorld
+from sim2human.experiments.study.config import parse_study
+from sim2human.experiments.study.runner import run_study
+from sim2human.experiments.study.world import StudyWorld
 from sim2human.store.layout import CHECKPOINT, METRICS, SUMMARY, probe_checkpoint
 from tiny_study import TINY
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from sim2human.experiments.executors import WorkersDied, in_processes
+from sim2human.experiments.executors.pool import WorkersDied, in_processes
 from sim2human.store import collector
 
 

@@ -11,8 +11,8 @@ import pytest
 from aci_data import aci_env, needs_aci
 from sim2human.corpora import aci_bench
 from sim2human.errors import ConfigError
-from sim2human.experiments.config import load_study, parse_study
-from sim2human.experiments.world import StudyWorld, without_missing_corpus
+from sim2human.experiments.study.config import load_study, parse_study
+from sim2human.experiments.study.world import StudyWorld, without_missing_corpus
 from sim2human.simulators.families import FAMILIES
 from sim2human.simulators.replay import REPLAY_FAMILIES, ReplayFamily
 from sim2human.simulators.replay_aci import encounter_ids

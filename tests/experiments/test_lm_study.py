@@ -14,11 +14,11 @@ import pytest
 from sim2human.agents.lm_models import load
 from sim2human.agents.lm_policy import LMPolicy
 from sim2human.cli.app import main
-from sim2human.experiments.config import parse_study
-from sim2human.experiments.results import StudyResult
-from sim2human.experiments.runner import run_study
-from sim2human.experiments.trained_agents import lm_prompt
-from sim2human.experiments.world import StudyWorld
+from sim2human.experiments.study.config import parse_study
+from sim2human.experiments.study.results import StudyResult
+from sim2human.experiments.study.runner import run_study
+from sim2human.experiments.study.trained_agents import lm_prompt
+from sim2human.experiments.study.world import StudyWorld
 from sim2human.rollout.evaluate import evaluate
 from sim2human.store.layout import EPISODES, POLICY, SUMMARY, WARM_START
 from sim2human.store.rundir import read_episodes
@@ -143,8 +143,8 @@ def test_predictivity_ranks_the_final_policies_of_an_lm_run(
 ) -> None:
     """A language model's sub-run saves its final policy alone: the pool holds one per
     sub-run (no probe checkpoints), and each plays."""
-    from sim2human.experiments import predictivity as pred
-    from sim2human.experiments.config import load_run_config
+    from sim2human.experiments.research import predictivity as pred
+    from sim2human.experiments.study.config import load_run_config
 
     _, out = straight
     cfg = load_run_config(out)
@@ -160,8 +160,8 @@ def test_a_saved_policy_travels_as_bytes_to_a_worker(
     straight: tuple[StudyResult, Path], tmp_path: Path
 ) -> None:
     """What ``stress --executor ray`` ships: the policy folder packed, unpacked, loaded."""
-    from sim2human.experiments.config import load_run_config
-    from sim2human.experiments.trained_agents import load_saved, pack, saved_agent, unpack
+    from sim2human.experiments.study.config import load_run_config
+    from sim2human.experiments.study.trained_agents import load_saved, pack, saved_agent, unpack
 
     _, out = straight
     cfg = load_run_config(out)

@@ -13,9 +13,9 @@ import pytest
 import yaml
 
 from sim2human.cli.app import main
-from sim2human.experiments.config import parse_study
-from sim2human.experiments.member_units import member_units
-from sim2human.experiments.world import StudyWorld
+from sim2human.experiments.research.member_units import member_units
+from sim2human.experiments.study.config import parse_study
+from sim2human.experiments.study.world import StudyWorld
 from sim2human.testing import FakeOpenAI, Reply, completion
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "llm"))  # the tiny LLM study and its caller

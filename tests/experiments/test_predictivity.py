@@ -12,9 +12,9 @@ import pytest
 
 from sim2human.cli.app import main
 from sim2human.corpora import aci_bench
-from sim2human.experiments import predictivity as pred
-from sim2human.experiments.config import parse_study
-from sim2human.experiments.runner import run_study
+from sim2human.experiments.research import predictivity as pred
+from sim2human.experiments.study.config import parse_study
+from sim2human.experiments.study.runner import run_study
 from sim2human.report.predictivity import verdict
 from sim2human.store.layout import PREDICTIVITY_JSON, PREDICTIVITY_MD, probe_checkpoint
 from sim2human.store.layout import probe_updates as saved_probes
@@ -184,8 +184,8 @@ def test_a_run_of_another_scenario_is_refused_in_one_line() -> None:
     from importlib import resources
 
     from sim2human.errors import UsageError
-    from sim2human.experiments.config import load_study
-    from sim2human.experiments.world import StudyWorld
+    from sim2human.experiments.study.config import load_study
+    from sim2human.experiments.study.world import StudyWorld
 
     path = resources.files("sim2human").joinpath("examples", "support.yaml")
     with resources.as_file(path) as support:

@@ -23,14 +23,14 @@ import pytest
 ray = pytest.importorskip("ray", reason="the ray extra is not installed (pip install ray)")
 
 from sim2human.errors import ModelUnavailableError  # noqa: E402
-from sim2human.experiments import ray_embedded, ray_executor  # noqa: E402
-from sim2human.experiments.backends import Choice  # noqa: E402
-from sim2human.experiments.config import parse_study  # noqa: E402
-from sim2human.experiments.executors import Interrupted  # noqa: E402
-from sim2human.experiments.ray_executor import RayExecutor  # noqa: E402
-from sim2human.experiments.results import StudyResult  # noqa: E402
-from sim2human.experiments.runner import run_study  # noqa: E402
-from sim2human.experiments.units import Ledger, Unit, Work  # noqa: E402
+from sim2human.experiments.executors import ray_embedded, ray_executor  # noqa: E402
+from sim2human.experiments.executors.backends import Choice  # noqa: E402
+from sim2human.experiments.executors.pool import Interrupted  # noqa: E402
+from sim2human.experiments.executors.ray_executor import RayExecutor  # noqa: E402
+from sim2human.experiments.executors.units import Ledger, Unit, Work  # noqa: E402
+from sim2human.experiments.study.config import parse_study  # noqa: E402
+from sim2human.experiments.study.results import StudyResult  # noqa: E402
+from sim2human.experiments.study.runner import run_study  # noqa: E402
 from sim2human.llm import local  # noqa: E402
 from sim2human.llm.runtime import Embedded, LLMRuntime, LLMSettings  # noqa: E402
 from tiny_study import TINY, study_numbers  # noqa: E402

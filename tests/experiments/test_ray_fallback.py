@@ -16,14 +16,14 @@ from typing import Any
 import pytest
 
 from sim2human.errors import UsageError
-from sim2human.experiments import runner
-from sim2human.experiments.backends import Choice, ray_installed
-from sim2human.experiments.config import parse_study
-from sim2human.experiments.executors import WorkersDied
-from sim2human.experiments.local_executor import LocalExecutor
-from sim2human.experiments.results import StudyResult
-from sim2human.experiments.runner import run_study
-from sim2human.experiments.units import ClusterLost, Ledger, Unit, Work
+from sim2human.experiments.executors.backends import Choice, ray_installed
+from sim2human.experiments.executors.local_executor import LocalExecutor
+from sim2human.experiments.executors.pool import WorkersDied
+from sim2human.experiments.executors.units import ClusterLost, Ledger, Unit, Work
+from sim2human.experiments.study import runner
+from sim2human.experiments.study.config import parse_study
+from sim2human.experiments.study.results import StudyResult
+from sim2human.experiments.study.runner import run_study
 from tiny_study import TINY, study_numbers
 
 LOST = "the Ray cluster has no alive node (15 s)"
@@ -99,12 +99,12 @@ def test_a_worker_dying_in_the_fallback_is_reported_against_the_whole_study(
     lost = ClusterLost(LOST, units[1:])
 
     def dies(self: LocalExecutor, work: Work, rest: Sequence[Unit], led: Ledger, **_: Any) -> None:
-        from sim2human.experiments.executors import Failure
+        from sim2human.experiments.executors.pool import Failure
 
         raise WorkersDied([Failure(1, rest[1].label, "worker died", 2)], [None, None])
 
     monkeypatch.setattr(LocalExecutor, "run", dies)
-    from sim2human.experiments.fallback import run_here
+    from sim2human.experiments.executors.fallback import run_here
 
     with pytest.raises(WorkersDied) as died:
         run_here(

@@ -4,7 +4,7 @@ the programmatic held-out families still resample seeds."""
 from __future__ import annotations
 
 from planted_runs import study_result, study_row
-from sim2human.experiments.aggregate import real_patient_rows, score_rows
+from sim2human.experiments.study.aggregate import real_patient_rows, score_rows
 from sim2human.metrics.outcomes import cluster_bootstrap
 from sim2human.report.summary import summarise
 from sim2human.report.tables import REAL_SEEDS

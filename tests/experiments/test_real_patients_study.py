@@ -11,8 +11,8 @@ import yaml
 
 from aci_data import ACI, needs_aci
 from sim2human.cli.app import main
-from sim2human.experiments.config import load_study
-from sim2human.experiments.world import without_missing_corpus
+from sim2human.experiments.study.config import load_study
+from sim2human.experiments.study.world import without_missing_corpus
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "collapse.yaml"
 
@@ -56,7 +56,7 @@ def test_real_patients_are_kept_when_the_corpus_is_there(monkeypatch: pytest.Mon
 def test_the_study_holds_out_every_real_patient_once_one_call_each(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from sim2human.experiments.world import StudyWorld, heldout_splits
+    from sim2human.experiments.study.world import StudyWorld, heldout_splits
     from sim2human.simulators.replay_aci import encounter_ids
 
     monkeypatch.setenv("SIM2HUMAN_DATA", str(ACI))

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from sim2human.errors import RunDirError
-from sim2human.experiments.result_rows import BY_FAMILY, BY_SEED, ESTIMATES, ResultRow
-from sim2human.experiments.results import ConditionRow, StudyResult, parse_study_result
+from sim2human.experiments.study.result_rows import BY_FAMILY, BY_SEED, ESTIMATES, ResultRow
+from sim2human.experiments.study.results import ConditionRow, StudyResult, parse_study_result
 from sim2human.metrics.outcomes import Estimate
 
 NOT_MEASURES = {"real_reply_shares"}

@@ -12,8 +12,8 @@ import yaml
 
 from planted_runs import study_result, study_row
 from sim2human.errors import RunDirError, UsageError
-from sim2human.experiments.config import load_study, parse_study
-from sim2human.experiments.results import load_study_result, write_study_result
+from sim2human.experiments.study.config import load_study, parse_study
+from sim2human.experiments.study.results import load_study_result, write_study_result
 
 
 def study(*conditions: dict[str, Any]) -> dict[str, Any]:

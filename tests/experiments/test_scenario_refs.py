@@ -14,8 +14,8 @@ import yaml
 
 from sim2human.agents.scripted import ScriptedAgent
 from sim2human.cli.app import main
-from sim2human.experiments.config import load_study
-from sim2human.experiments.world import StudyWorld
+from sim2human.experiments.study.config import load_study
+from sim2human.experiments.study.world import StudyWorld
 from sim2human.integrations.gym import make_env
 from sim2human.rollout.conversation import Job
 from sim2human.rollout.play import play

@@ -8,9 +8,10 @@ from typing import Any
 
 import pytest
 
-from sim2human.experiments import local_executor, runner
-from sim2human.experiments.config import load_study, parse_study
-from sim2human.experiments.runner import Call, longest_first, run_study
+from sim2human.experiments.executors import local_executor
+from sim2human.experiments.study import runner
+from sim2human.experiments.study.config import load_study, parse_study
+from sim2human.experiments.study.runner import Call, longest_first, run_study
 from tiny_study import TINY, study_numbers
 
 DEMO = Path(__file__).parents[2] / "examples" / "collapse.yaml"

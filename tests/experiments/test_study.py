@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from sim2human.cli.report import finish_study
-from sim2human.experiments.condition import run_condition
-from sim2human.experiments.config import parse_study
-from sim2human.experiments.results import load_study_result
-from sim2human.experiments.runner import run_study
+from sim2human.experiments.study.condition import run_condition
+from sim2human.experiments.study.config import parse_study
+from sim2human.experiments.study.results import load_study_result
+from sim2human.experiments.study.runner import run_study
 from sim2human.store.rundir import read_episodes
 from tiny_study import TINY, study_numbers
 

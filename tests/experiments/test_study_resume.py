@@ -16,9 +16,9 @@ from rich.console import Console
 from sim2human.cli.app import main
 from sim2human.cli.report import finish_study
 from sim2human.errors import RunDirError, UsageError
-from sim2human.experiments.config import parse_study
-from sim2human.experiments.results import StudyResult
-from sim2human.experiments.runner import run_study
+from sim2human.experiments.study.config import parse_study
+from sim2human.experiments.study.results import StudyResult
+from sim2human.experiments.study.runner import run_study
 from sim2human.store.layout import EPISODES, SUMMARY
 from tiny_study import study_numbers
 

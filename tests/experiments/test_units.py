@@ -12,11 +12,11 @@ import pytest
 
 from sim2human.cli.app import main
 from sim2human.errors import UsageError
-from sim2human.experiments import backends, local_executor
-from sim2human.experiments.backends import Choice
-from sim2human.experiments.config import parse_study
-from sim2human.experiments.runner import run_study
-from sim2human.experiments.units import Ledger, Unit, Work, perform, shipped_order
+from sim2human.experiments.executors import backends, local_executor
+from sim2human.experiments.executors.backends import Choice
+from sim2human.experiments.executors.units import Ledger, Unit, Work, perform, shipped_order
+from sim2human.experiments.study.config import parse_study
+from sim2human.experiments.study.runner import run_study
 from tiny_study import TINY
 
 DEMO = Path(__file__).parents[2] / "examples" / "collapse.yaml"

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from planted_runs import write_sub_run
-from sim2human.experiments.wholeness import (
+from sim2human.experiments.study.wholeness import (
     LOGGED,
     ForeignEpisodes,
     TornSubRun,

@@ -10,9 +10,9 @@ import pytest
 import yaml
 
 from sim2human.cli.app import main
-from sim2human.experiments import runner
-from sim2human.experiments.config import parse_study
-from sim2human.experiments.world import StudyWorld
+from sim2human.experiments.study import runner
+from sim2human.experiments.study.config import parse_study
+from sim2human.experiments.study.world import StudyWorld
 from tiny_study import TINY
 
 

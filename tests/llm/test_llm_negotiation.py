@@ -21,8 +21,8 @@ from sim2human.agents.scripted import reference_agent
 from sim2human.checks.crossing import check_kinds
 from sim2human.cli.app import main
 from sim2human.errors import ConfigError, UsageError
-from sim2human.experiments.condition import run_condition
-from sim2human.experiments.config import parse_study
+from sim2human.experiments.study.condition import run_condition
+from sim2human.experiments.study.config import parse_study
 from sim2human.llm.client import EndpointConfig
 from sim2human.llm.runtime import LLMRuntime, LLMSettings
 from sim2human.rollout.evaluate import evaluate

@@ -14,11 +14,11 @@ import yaml
 from sim2human.agents.policy import PolicyAgent
 from sim2human.cli.app import main
 from sim2human.errors import ConfigError
-from sim2human.experiments.aggregate import aggregate
-from sim2human.experiments.condition import reference_scripted, run_condition
-from sim2human.experiments.config import load_study, parse_study
-from sim2human.experiments.runner import model_takes_every_core
-from sim2human.experiments.world import StudyWorld
+from sim2human.experiments.study.aggregate import aggregate
+from sim2human.experiments.study.condition import reference_scripted, run_condition
+from sim2human.experiments.study.config import load_study, parse_study
+from sim2human.experiments.study.runner import model_takes_every_core
+from sim2human.experiments.study.world import StudyWorld
 from sim2human.report.markdown import study_lines, write_markdown
 from sim2human.samplers.build import FixedSampler, MixedSampler
 from sim2human.scenarios.intake.scenario import IntakeScenario

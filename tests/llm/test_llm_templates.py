@@ -18,7 +18,7 @@ import pytest
 from sim2human.agents.scripted import ScriptedAgent
 from sim2human.cli.app import main
 from sim2human.errors import ConfigError
-from sim2human.experiments.config import load_study
+from sim2human.experiments.study.config import load_study
 from sim2human.llm.client import EndpointConfig
 from sim2human.llm.runtime import LLMRuntime, LLMSettings
 from sim2human.rollout.conversation import MAX_TURNS

@@ -183,7 +183,7 @@ def test_run_dir_that_is_a_file(tmp_path: Path, capsys: Cap) -> None:
 
 
 def test_garbage_checkpoint_given_to_stress(tmp_path: Path, capsys: Cap) -> None:
-    from sim2human.experiments.config import parse_study
+    from sim2human.experiments.study.config import parse_study
 
     run = tmp_path / "run"
     sub = run / "conditions" / "ensemble-uniform"

@@ -32,9 +32,9 @@ from hypothesis import strategies as st
 
 from sim2human.cli.app import main
 from sim2human.errors import ConfigError
-from sim2human.experiments.config import StudyConfig, _merge, load_study, parse_study
-from sim2human.experiments.runner import _work
-from sim2human.experiments.world import StudyWorld
+from sim2human.experiments.study.config import StudyConfig, _merge, load_study, parse_study
+from sim2human.experiments.study.runner import _work
+from sim2human.experiments.study.world import StudyWorld
 
 RUNNABLE: dict[str, Any] = {
     "name": "prop",

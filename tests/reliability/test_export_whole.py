@@ -22,7 +22,7 @@ from reliability_helpers import TINY, run_cli
 from aci_data import ACI
 from planted_runs import write_sub_run
 from sim2human.errors import RunDirError
-from sim2human.experiments.wholeness import LOGGED, counts
+from sim2human.experiments.study.wholeness import LOGGED, counts
 from sim2human.integrations.export import load
 from sim2human.store.layout import EPISODES, SUMMARY
 from sim2human.store.rundir import read_episodes, write_json

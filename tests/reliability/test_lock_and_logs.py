@@ -166,8 +166,8 @@ def test_reading_a_log_gives_the_garbage_collector_back_as_it_found_it(tmp_path:
 
 
 def test_resume_of_a_missing_directory_is_a_usage_error(tmp_path: Path) -> None:
-    from sim2human.experiments.config import parse_study
-    from sim2human.experiments.runner import run_study
+    from sim2human.experiments.study.config import parse_study
+    from sim2human.experiments.study.runner import run_study
 
     with pytest.raises(UsageError, match="nothing to resume"):
         run_study(parse_study(TINY), tmp_path / "none", resume=True)

@@ -29,9 +29,9 @@ from planted_runs import write_sub_run
 from sim2human import outputs
 from sim2human.agents.policy import PolicyAgent
 from sim2human.diagnostics.stored import diagnose_run
-from sim2human.experiments import runner
-from sim2human.experiments.config import parse_study
-from sim2human.experiments.human_eval import export_run
+from sim2human.experiments.research.human_eval import export_run
+from sim2human.experiments.study import runner
+from sim2human.experiments.study.config import parse_study
 from sim2human.integrations.export import export
 from sim2human.metrics import embeddings
 from sim2human.outputs import OutputError

@@ -15,7 +15,7 @@ from endpoint_worker import complete
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sim2human.experiments.executors import in_processes
+from sim2human.experiments.executors.pool import in_processes
 from sim2human.testing import completion
 from sim2human.types import Turn
 

@@ -17,7 +17,7 @@ PARENT = """
 import sys, time
 sys.path.insert(0, {here!r})
 from sleeper import mark_and_sleep
-from sim2human.experiments.executors import Interrupted, in_processes
+from sim2human.experiments.executors.pool import Interrupted, in_processes
 try:
     in_processes(mark_and_sleep, [({a!r}, 120), ({b!r}, 120), ({c!r}, 120)], 2,
                  labels=["first", "second", "third"])

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from sim2human.experiments.results import StudyResult
+from sim2human.experiments.study.results import StudyResult
 from sim2human.report.adaptive import adaptive_section, verdicts
 
 

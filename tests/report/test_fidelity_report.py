@@ -11,7 +11,7 @@ from aci_data import aci_env, needs_aci
 from planted_runs import study_result, study_row, write_sub_run
 from sim2human.agents.scripted import ScriptedAgent
 from sim2human.cli.app import main
-from sim2human.experiments.aggregate import real_patient_rows
+from sim2human.experiments.study.aggregate import real_patient_rows
 from sim2human.report import fidelity
 from sim2human.report.real import real_section
 from sim2human.rollout.conversation import MAX_TURNS

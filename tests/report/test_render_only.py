@@ -18,7 +18,7 @@ from sim2human.cli.report import finish_study
 from sim2human.diagnostics import analyse, replay, rundir, stored
 from sim2human.diagnostics.stored import diagnose_run
 from sim2human.errors import RunDirError
-from sim2human.experiments import diversity
+from sim2human.experiments.study import diversity
 from sim2human.metrics import embeddings
 from sim2human.metrics.outcomes import Estimate
 from sim2human.report import html

@@ -16,7 +16,7 @@ from rich.console import Console
 from test_one_truth import cells, outputs
 
 from sim2human.cli.app import main
-from sim2human.experiments.results import ConditionRow
+from sim2human.experiments.study.results import ConditionRow
 from sim2human.metrics.outcomes import Estimate
 from sim2human.report.format import est
 from sim2human.report.markdown import findings
@@ -139,7 +139,7 @@ def test_a_success_scenario_keeps_its_columns_and_old_rows_read_success() -> Non
 
 
 def test_findings_read_the_headline() -> None:
-    from sim2human.experiments.results import StudyResult
+    from sim2human.experiments.study.results import StudyResult
 
     frozen = _row(
         role="frozen", sampler="fixed", train_score=_estimate(0.9), heldout_score=_estimate(0.2)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from planted_runs import study_result, study_row
 from sim2human.diagnostics.analyse import ConditionDiagnosis
 from sim2human.diagnostics.verdict import Thresholds, Verdict
-from sim2human.experiments.diversity import DiversityRow
+from sim2human.experiments.study.diversity import DiversityRow
 from sim2human.metrics.collapse import Transfer
 from sim2human.metrics.diversity import DiversitySummary
 from sim2human.metrics.outcomes import Estimate

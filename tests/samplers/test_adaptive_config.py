@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from sim2human.errors import ConfigError, UsageError
-from sim2human.experiments.config import parse_study
+from sim2human.experiments.study.config import parse_study
 from sim2human.population.ensemble import Ensemble
 from sim2human.samplers.build import build_sampler, sampler_args
 from sim2human.samplers.must import MustArgs

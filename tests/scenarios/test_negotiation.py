@@ -15,7 +15,7 @@ from sim2human.agents.features import Featuriser
 from sim2human.agents.policy import PolicyAgent
 from sim2human.agents.scripted import RuleAgent, reference_agent
 from sim2human.cli.app import main
-from sim2human.experiments.results import load_study_result
+from sim2human.experiments.study.results import load_study_result
 from sim2human.rollout.conversation import Conversation, Job
 from sim2human.rollout.play import play
 from sim2human.scenarios.catalog import get_scenario
@@ -205,7 +205,7 @@ def test_a_tiny_negotiation_study_runs_end_to_end(tmp_path: Path) -> None:
 def test_the_negotiation_study_ships_in_the_package_and_the_repository() -> None:
     from importlib import resources
 
-    from sim2human.experiments.config import load_study
+    from sim2human.experiments.study.config import load_study
 
     root = Path(__file__).resolve().parents[2] / "examples" / "negotiation.yaml"
     packaged = resources.files("sim2human").joinpath("examples", "negotiation.yaml").read_text()

@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from sim2human.cli.app import main
-from sim2human.experiments.results import load_study_result
+from sim2human.experiments.study.results import load_study_result
 from sim2human.scenarios.catalog import get_scenario
 from sim2human.store.rundir import read_episodes
 from tiny_study import TINY

@@ -16,9 +16,9 @@ from sim2human import corpora
 from sim2human.checks.crossing import check_everything
 from sim2human.cli.app import DEMOS, main
 from sim2human.corpora import multiwoz
-from sim2human.experiments.config import load_study
-from sim2human.experiments.results import load_study_result
-from sim2human.experiments.world import without_missing_corpus
+from sim2human.experiments.study.config import load_study
+from sim2human.experiments.study.results import load_study_result
+from sim2human.experiments.study.world import without_missing_corpus
 from sim2human.rollout.conversation import Job, job_profile
 from sim2human.scenarios.catalog import SCENARIOS, get_scenario
 from sim2human.scenarios.file_scenario import FileScenario

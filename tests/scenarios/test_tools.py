@@ -11,8 +11,8 @@ import pytest
 
 from sim2human.agents.base import AgentTurn, Observation
 from sim2human.agents.scripted import reference_agent
-from sim2human.experiments.config import load_study
-from sim2human.experiments.world import StudyWorld
+from sim2human.experiments.study.config import load_study
+from sim2human.experiments.study.world import StudyWorld
 from sim2human.rollout.evaluate import eval_jobs
 from sim2human.rollout.play import play
 from sim2human.scenarios.catalog import get_scenario

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from sim2human.experiments.config import load_study
-from sim2human.experiments.world import StudyWorld
+from sim2human.experiments.study.config import load_study
+from sim2human.experiments.study.world import StudyWorld
 from sim2human.scenarios.catalog import get_scenario
 from sim2human.scenarios.file_load import load_scenario_file
 from sim2human.simulators.base import QuirkPool, SimulatorSpec
@@ -66,7 +66,7 @@ def test_shared_quirks_and_the_old_key_name(tmp_path: Path) -> None:
 
 
 def test_the_report_says_when_quirks_are_shared() -> None:
-    from sim2human.experiments.results import StudyResult
+    from sim2human.experiments.study.results import StudyResult
     from sim2human.report.markdown import study_head
 
     base = {"study": "s", "scenario": "x", "seeds": [0], "wall_seconds": 1.0, "conditions": []}

@@ -10,7 +10,7 @@ import pytest
 
 from aci_data import aci_env, needs_aci
 from sim2human.agents.scripted import ScriptedAgent
-from sim2human.experiments import fit_family as ff
+from sim2human.experiments.research import fit_family as ff
 from sim2human.rollout.evaluate import evaluate
 from sim2human.scenarios.intake.scenario import IntakeScenario
 from sim2human.simulators import build_simulator, is_programmatic

@@ -10,7 +10,7 @@ import pytest
 from aci_data import aci_env, needs_aci
 from sim2human.agents.scripted import ScriptedAgent
 from sim2human.corpora import aci_bench
-from sim2human.experiments.config import parse_study
+from sim2human.experiments.study.config import parse_study
 from sim2human.population.ensemble import Ensemble
 from sim2human.rollout.conversation import MAX_TURNS, Job, job_profile
 from sim2human.rollout.evaluate import evaluate

@@ -14,8 +14,8 @@ from aci_data import aci_env, needs_aci
 from embedded_model import serve_model
 from sim2human.agents.scripted import ScriptedAgent
 from sim2human.cli.app import main
-from sim2human.experiments import restyle_family as rf
-from sim2human.experiments.config import parse_study
+from sim2human.experiments.research import restyle_family as rf
+from sim2human.experiments.study.config import parse_study
 from sim2human.llm.endpoint import ChatResult
 from sim2human.rollout.evaluate import evaluate
 from sim2human.scenarios.intake.scenario import IntakeScenario

@@ -14,10 +14,10 @@ from sim2human.agents.scripted import ScriptedAgent
 from sim2human.checks.crossing import check_family
 from sim2human.cli.app import main
 from sim2human.errors import ConfigError, UsageError
-from sim2human.experiments import restyle_family as rf
-from sim2human.experiments import retrieve_family as rt
-from sim2human.experiments.config import load_study
-from sim2human.experiments.world import without_missing_corpus
+from sim2human.experiments.research import restyle_family as rf
+from sim2human.experiments.research import retrieve_family as rt
+from sim2human.experiments.study.config import load_study
+from sim2human.experiments.study.world import without_missing_corpus
 from sim2human.rollout.evaluate import evaluate
 from sim2human.scenarios.intake.scenario import IntakeScenario
 from sim2human.simulators import build_simulator, is_programmatic

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from sim2human.errors import ConfigError, UsageError
-from sim2human.experiments.config import parse_study
-from sim2human.experiments.world import StudyWorld
+from sim2human.experiments.study.config import parse_study
+from sim2human.experiments.study.world import StudyWorld
 from sim2human.population.ensemble import Ensemble
 from sim2human.samplers.build import PerturbingSampler, build_sampler
 from sim2human.samplers.feedback import BatchInfo
@@ -97,7 +97,7 @@ def test_condition_perturb_field_is_validated() -> None:
 def test_collapse_study_has_the_perturbation_condition() -> None:
     from importlib import resources
 
-    from sim2human.experiments.config import load_study
+    from sim2human.experiments.study.config import load_study
 
     path = resources.files("sim2human").joinpath("examples", "collapse.yaml")
     with resources.as_file(path) as p:

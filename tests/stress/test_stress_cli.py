@@ -10,7 +10,7 @@ import yaml
 
 from sim2human.agents.policy import PolicyAgent
 from sim2human.cli.app import main
-from sim2human.experiments.config import parse_study
+from sim2human.experiments.study.config import parse_study
 from sim2human.scenarios.intake.scenario import IntakeScenario
 
 STUDY = {

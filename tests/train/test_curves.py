@@ -91,7 +91,7 @@ def test_a_study_logs_its_curves_and_its_numbers_do_not_change(
         out = tmp_path / name
         assert main(["study", str(config), "--out", str(out), "--workers", "1", *extra]) == 0
         runs[name] = out
-    from sim2human.experiments.results import load_study_result
+    from sim2human.experiments.study.results import load_study_result
 
     assert study_numbers(load_study_result(runs["plain"])) == study_numbers(
         load_study_result(runs["logged"])

@@ -119,8 +119,8 @@ def test_a_trace_grows_by_what_the_policy_wrote(policy: LMPolicy) -> None:
 def test_the_warm_start_says_every_phrasing_none_privileged() -> None:
     from pathlib import Path
 
-    from sim2human.experiments.config import load_study
-    from sim2human.experiments.world import StudyWorld
+    from sim2human.experiments.study.config import load_study
+    from sim2human.experiments.study.world import StudyWorld
     from sim2human.train.config import WarmStartConfig
     from sim2human.train.warm_start import reference_calls
 

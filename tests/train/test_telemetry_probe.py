@@ -9,15 +9,15 @@ import pytest
 
 from sim2human.agents.policy import PolicyAgent
 from sim2human.cli.report import finish_study
-from sim2human.experiments.condition import run_condition
-from sim2human.experiments.config import (
+from sim2human.experiments.study.condition import run_condition
+from sim2human.experiments.study.config import (
     Condition,
     EnsembleConfig,
     EvalConfig,
     SimulatorRef,
     StudyConfig,
 )
-from sim2human.experiments.runner import run_study
+from sim2human.experiments.study.runner import run_study
 from sim2human.metrics import embeddings
 from sim2human.scenarios.intake.scenario import IntakeScenario
 from sim2human.train.config import PPOConfig

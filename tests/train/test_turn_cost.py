@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from sim2human.experiments.config import parse_study
+from sim2human.experiments.study.config import parse_study
 from sim2human.train.config import PPOConfig
 from sim2human.train.ppo import _Batch, _gae
 

@@ -12,10 +12,10 @@ from webapp_helpers import answer, opening
 
 from planted_runs import study_result, study_row
 from sim2human.diagnostics.rundir import load_run_dir
-from sim2human.experiments.config import parse_study
-from sim2human.experiments.human_eval import compare, export_run, fold_in, spearman
-from sim2human.experiments.results import write_study_result
-from sim2human.experiments.world import StudyWorld
+from sim2human.experiments.research.human_eval import compare, export_run, fold_in, spearman
+from sim2human.experiments.study.config import parse_study
+from sim2human.experiments.study.results import write_study_result
+from sim2human.experiments.study.world import StudyWorld
 from sim2human.rollout.conversation import MAX_TURNS, Job, job_profile
 from sim2human.rollout.play import play
 from sim2human.rollout.play_async import play_one
@@ -174,7 +174,7 @@ def test_recorded_calls_become_replay_members(run_dir: Path, db: Path, scenario:
 
 
 def test_call_bootstrap_matches_the_cluster_bootstrap_with_one_call_per_cluster() -> None:
-    from sim2human.experiments.human_eval import call_bootstrap
+    from sim2human.experiments.research.human_eval import call_bootstrap
     from sim2human.metrics.outcomes import cluster_bootstrap
 
     values = [float(i % 3 == 0) for i in range(40)]

@@ -14,7 +14,7 @@ from typing import Any
 import yaml
 
 from sim2human.agents.policy import PolicyAgent
-from sim2human.experiments.config import load_study, parse_study
+from sim2human.experiments.study.config import load_study, parse_study
 from sim2human.scenarios.catalog import get_scenario
 from sim2human.scenarios.intake.scenario import IntakeScenario
 from sim2human.store.layout import CHECKPOINT

@@ -79,7 +79,7 @@ def agent_voice(scenario: AnyScenario, system_prompt: str | None = None) -> Agen
 class AgentSetup:
     """What an LLM agent is given besides the chat: the system prompt as sent (with its sentence
     on how to record), the tools offered (``None``: none) and how the record is handed over.
-    ``eval-agent`` stores it (``experiments.agent_record``) without making a client."""
+    ``eval-agent`` stores it (``experiments.study.agent_record``) without making a client."""
 
     system_prompt: str
     tools: list[dict[str, Any]] | None

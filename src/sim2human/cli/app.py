@@ -50,8 +50,8 @@ from sim2human.cli.starting import (
 from sim2human.cli.stress import stress as stress_command
 from sim2human.cli.view import compare, view
 from sim2human.errors import Sim2HumanError, UsageError
-from sim2human.experiments.backends import Choice
-from sim2human.experiments.config import load_study
+from sim2human.experiments.executors.backends import Choice
+from sim2human.experiments.study.config import load_study
 from sim2human.redact import redact
 from sim2human.report.summary import stored_summary, summarise
 from sim2human.report.terminal import print_summary
@@ -63,9 +63,9 @@ from sim2human.train import curves
 from sim2human.train.config import training_words
 
 if TYPE_CHECKING:
-    from sim2human.experiments.config import StudyConfig
-    from sim2human.experiments.results import StudyResult
-    from sim2human.experiments.runner import StudyFailed
+    from sim2human.experiments.study.config import StudyConfig
+    from sim2human.experiments.study.results import StudyResult
+    from sim2human.experiments.study.runner import StudyFailed
 
 app = typer.Typer(
     add_completion=False,
@@ -156,7 +156,7 @@ def _run(
     seeds: tuple[int, ...] | None = None,
 ) -> Path | None:
     from sim2human.cli.report import finish_study
-    from sim2human.experiments.runner import RETRIES, StudyFailed, default_out, run_study
+    from sim2human.experiments.study.runner import RETRIES, StudyFailed, default_out, run_study
 
     cfg = _study_config(config, quick, data, executor, seeds)
     if resume and out is None:
@@ -211,7 +211,7 @@ def _study_config(
 ) -> StudyConfig:
     """The study to run: its executor available, its corpus found (or its real people left
     out, with a note), its file valid."""
-    from sim2human.experiments.world import without_missing_corpus
+    from sim2human.experiments.study.world import without_missing_corpus
 
     if executor is not None:
         executor.check()  # ray asked for but missing: one line, exit 2, nothing written
@@ -311,7 +311,7 @@ def study(
     args = (retries, choice, output, max_concurrency, chosen)
     target = _run(config, quick, out, workers, resume, check, data, *args)
     if human is not None and target is not None:
-        from sim2human.experiments.human_eval import fold_in, human_table
+        from sim2human.experiments.research.human_eval import fold_in, human_table
         from sim2human.store.layout import HUMAN_MD
 
         shown = output.table_console(out_console)

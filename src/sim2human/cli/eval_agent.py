@@ -34,15 +34,15 @@ from sim2human.cli.signals import interrupt_code
 from sim2human.cli.starting import discard_unstarted, holds_evaluation
 from sim2human.cli.stress import AddressOpt, ExecutorOpt
 from sim2human.errors import UsageError
-from sim2human.experiments.agent_record import (
+from sim2human.experiments.executors.backends import Choice
+from sim2human.experiments.study.agent_record import (
     AgentRecord,
     member_hash,
     population_hash,
     sample_real,
     short_hash,
 )
-from sim2human.experiments.backends import Choice
-from sim2human.experiments.config import Condition, StudyConfig, load_study
+from sim2human.experiments.study.config import Condition, StudyConfig, load_study
 from sim2human.llm.client import EndpointConfig
 from sim2human.llm.runtime import LOCAL
 from sim2human.redact import public_url
@@ -53,7 +53,7 @@ from sim2human.store.lock import run_lock
 from sim2human.store.rundir import EpisodeLog, JsonlWriter, write_json
 
 if TYPE_CHECKING:
-    from sim2human.experiments.world import StudyWorld
+    from sim2human.experiments.study.world import StudyWorld
 
 AGENT = "agent"
 RayWorkersOpt = Annotated[
@@ -162,7 +162,7 @@ def eval_agent(
         cfg = _with_episodes(cfg, episodes)
     if max_concurrency is not None:
         cfg = cfg.model_copy(update={"llm": cfg.llm.capped(max_concurrency)})
-    from sim2human.experiments.world import StudyWorld
+    from sim2human.experiments.study.world import StudyWorld
 
     world = StudyWorld.build(cfg)
     groups = _groups(world, cfg.conditions, split, families, (sample, sample_seed))

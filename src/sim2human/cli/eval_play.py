@@ -27,8 +27,8 @@ from rich.progress import (
 )
 
 from sim2human.agents.llm import LLMAgent
-from sim2human.experiments.backends import Choice
-from sim2human.experiments.config import StudyConfig
+from sim2human.experiments.executors.backends import Choice
+from sim2human.experiments.study.config import StudyConfig
 from sim2human.llm.runtime import LLMRuntime
 from sim2human.rollout.evaluate import eval_jobs
 from sim2human.rollout.play import play
@@ -39,7 +39,7 @@ from sim2human.store.rundir import EpisodeLog, read_episodes
 from sim2human.types import Episode
 
 if TYPE_CHECKING:
-    from sim2human.experiments.world import StudyWorld
+    from sim2human.experiments.study.world import StudyWorld
 
 CONDITION = "llm-agent"
 PACE_EVERY_S = 30.0
@@ -163,7 +163,7 @@ def play_on_executor(
 ) -> dict[str, Any]:
     """One unit per member with an episode missing on the executor (``member_units``); the
     episodes already stored are not written twice."""
-    from sim2human.experiments.member_units import Agent, evaluate_on_executor
+    from sim2human.experiments.research.member_units import Agent, evaluate_on_executor
 
     todo: Groups = []
     for split, members in groups:

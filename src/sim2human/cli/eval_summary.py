@@ -3,7 +3,7 @@ titled with the agent's label and the population's hash, the rule gold was score
 (``metrics.record_rule``), and how many replies the cache gave.
 
 The population hash sits beside the table so that two tables are compared only when their
-populations are the same (``experiments.agent_record``)."""
+populations are the same (``experiments.study.agent_record``)."""
 
 from __future__ import annotations
 

@@ -275,7 +275,7 @@ def export(
 
     Exporting again into the same directory replaces what the last export wrote. A path that
     exists and is not a directory (a file, ``/dev/null``) is refused, never overwritten."""
-    from sim2human.experiments.human_eval import export_run
+    from sim2human.experiments.research.human_eval import export_run
     from sim2human.store.calls import HumanStore
 
     store = HumanStore.open_existing(db)
@@ -294,7 +294,7 @@ def compare(
 ) -> None:
     """Each agent's human outcomes next to its simulator outcomes; which simulator families
     predict people (rank correlation and mean absolute gap). Writes RUN_DIR/human.json."""
-    from sim2human.experiments.human_eval import fold_in, human_table
+    from sim2human.experiments.research.human_eval import fold_in, human_table
 
     result = fold_in(_run_dir(run_dir), db or run_dir / HUMAN_DB)
     out_console.print(human_table(result))

@@ -1,5 +1,5 @@
 """``sim2human predictivity RUN_DIR``: which of the study's simulator families predicts how an
-agent does with real patients (``experiments.predictivity``)?
+agent does with real patients (``experiments.research.predictivity``)?
 
 A command rather than an example script: it reads a finished run, as ``stress`` and
 ``fidelity`` do, stores ``predictivity.json`` and ``predictivity.md`` in it, and ``sim2human
@@ -25,9 +25,9 @@ from sim2human.cli.output import JsonOpt, Output, QuietOpt
 from sim2human.store.layout import PREDICTIVITY_JSON, PREDICTIVITY_MD
 
 if TYPE_CHECKING:
-    from sim2human.experiments.config import StudyConfig
-    from sim2human.experiments.predictivity import Budget, Played, PoolAgent
-    from sim2human.experiments.world import StudyWorld
+    from sim2human.experiments.research.predictivity import Budget, Played, PoolAgent
+    from sim2human.experiments.study.config import StudyConfig
+    from sim2human.experiments.study.world import StudyWorld
     from sim2human.simulators.base import SimulatorSpec
 
 ProbesOpt = Annotated[
@@ -58,9 +58,9 @@ def predictivity(
     every replayed real patient: per family, Spearman and mean |gap| against the patients, with
     bootstrap CIs over agents and visits. Stores predictivity.json and predictivity.md."""
     from sim2human.cli.reading import noter, reading
-    from sim2human.experiments import predictivity as pred
-    from sim2human.experiments.config import load_run_config
-    from sim2human.experiments.world import StudyWorld
+    from sim2human.experiments.research import predictivity as pred
+    from sim2human.experiments.study.config import load_run_config
+    from sim2human.experiments.study.world import StudyWorld
 
     if data is not None:
         use_corpus(data)
@@ -100,7 +100,7 @@ def _play(
     err: Console,
 ) -> list[Played]:
     """Every agent of the pool on every member, under one progress bar of episodes."""
-    from sim2human.experiments import predictivity as pred
+    from sim2human.experiments.research import predictivity as pred
 
     per_agent = sum(
         len(specs) * (budget.per_visit if f == pred.PEOPLE else budget.per_member)

@@ -19,7 +19,7 @@ from sim2human.cli.output import Output, QuietOpt
 from sim2human.cli.progress import Steps, steps
 
 if TYPE_CHECKING:
-    from sim2human.experiments.results import StudyResult
+    from sim2human.experiments.study.results import StudyResult
     from sim2human.report.html import Written
 
 RunDirArg = Annotated[Path, typer.Argument(help="A study directory or one sub-run directory.")]

@@ -5,7 +5,7 @@ A study's endpoints are probed in its sub-runs, after the run directory exists; 
 then left a directory that the next attempt refused without ``--resume`` although nothing had
 run. ``check_endpoints`` probes them first, and ``discard_unstarted`` removes a directory this
 command made when the study failed before any sub-run finished: ``--resume`` reruns every
-unfinished sub-run whole (``experiments/runner``), so such a directory holds nothing a resume
+unfinished sub-run whole (``experiments.study.runner``), so such a directory holds nothing a resume
 would keep (``eval-agent``: before any episode was logged). An ``eval-agent`` killed before
 its first episode (``kill -9``: no cleanup runs) left an empty log, and its rerun was refused as
 "already holds an evaluation"; ``holds_evaluation`` tells such a folder from a real one. A busy
@@ -25,7 +25,7 @@ import socket
 from pathlib import Path
 
 from sim2human.errors import UsageError
-from sim2human.experiments.config import StudyConfig
+from sim2human.experiments.study.config import StudyConfig
 from sim2human.scenarios.refs import is_path
 from sim2human.store.layout import CONDITIONS, EPISODES, SUMMARY
 
@@ -33,7 +33,7 @@ from sim2human.store.layout import CONDITIONS, EPISODES, SUMMARY
 def check_endpoints(cfg: StudyConfig) -> None:
     """One tiny request to every external endpoint the study's LLM members use (the embedded
     model starts with the study); ``EndpointUnusableError`` (exit 2) names one that fails."""
-    from sim2human.experiments.world import StudyWorld
+    from sim2human.experiments.study.world import StudyWorld
     from sim2human.llm.client import EndpointConfig
     from sim2human.llm.runtime import LLMRuntime
 
@@ -67,7 +67,7 @@ def endpoints_used(cfg: StudyConfig, where: Path) -> str:
     """Refuse (exit 2) an endpoint of ``llm.endpoints`` that none of the study's ``llm``
     members uses; the note (else ``""``) naming the ``llm`` blocks that default to the embedded
     model while other endpoints are defined (one may mean it, so it is said, not refused)."""
-    from sim2human.experiments.world import StudyWorld
+    from sim2human.experiments.study.world import StudyWorld
     from sim2human.llm.runtime import LOCAL
 
     defined = sorted(set(cfg.llm.endpoints) - {LOCAL})

@@ -125,8 +125,8 @@ def stress(
 ) -> None:
     """Stress every condition's agents (and the scripted reference, and an LLM agent behind an
     endpoint when given) on the held-out ensemble."""
-    from sim2human.experiments.backends import Choice
-    from sim2human.experiments.stress import stress_run
+    from sim2human.experiments.executors.backends import Choice
+    from sim2human.experiments.research.stress import stress_run
     from sim2human.report.stress import write_stress_reports
 
     if not run_dir.is_dir():

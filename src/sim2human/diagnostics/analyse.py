@@ -13,7 +13,7 @@ from typing import Any
 from sim2human.diagnostics.replay import ablate, phrasing
 from sim2human.diagnostics.rundir import RunDir, SubRun
 from sim2human.diagnostics.verdict import Thresholds, Verdict, judge
-from sim2human.experiments.results import StudyResult
+from sim2human.experiments.study.results import StudyResult
 from sim2human.metrics.collapse import (
     N_BOOT,
     Behaviour,

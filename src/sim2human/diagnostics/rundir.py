@@ -9,7 +9,7 @@ that mixes in another scenario's episodes (named by file: judging them as this s
 be wrong, not partial).
 
 A finished sub-run whose log falls short of what its ``summary.json`` counts (cut, or edited
-after it finished: ``experiments.wholeness``) reads as unfinished: a problem names it and the
+after it finished: ``experiments.study.wholeness``) reads as unfinished: a problem names it and the
 counts, and its evaluation is left out rather than judged as a smaller one.
 """
 
@@ -22,9 +22,9 @@ from typing import Any
 from pydantic import ValidationError
 
 from sim2human.errors import RunDirError, UsageError
-from sim2human.experiments.config import EvalConfig
-from sim2human.experiments.results import StudyResult, load_study_result
-from sim2human.experiments.wholeness import foreign, shortfall
+from sim2human.experiments.study.config import EvalConfig
+from sim2human.experiments.study.results import StudyResult, load_study_result
+from sim2human.experiments.study.wholeness import foreign, shortfall
 from sim2human.scenarios.catalog import DEFAULT_SCENARIO, get_scenario
 from sim2human.scenarios.core import AnyScenario
 from sim2human.simulators.base import SimulatorSpec
@@ -67,7 +67,7 @@ class SubRun:
     episodes: list[Episode] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     torn: str = ""
-    """How its log falls short of what its summary records (``experiments.wholeness``); a
+    """How its log falls short of what its summary records (``experiments.study.wholeness``); a
     torn sub-run reads as unfinished, its evaluation left out."""
 
     @property

@@ -36,7 +36,7 @@ from sim2human.diagnostics.analyse import Diagnosis, diagnose
 from sim2human.diagnostics.rundir import RunDir, SubRun, load_run_dir
 from sim2human.diagnostics.verdict import Thresholds
 from sim2human.errors import RunDirError, UsageError
-from sim2human.experiments.diversity import StoredDiversity, diversity_groups, measure_groups
+from sim2human.experiments.study.diversity import StoredDiversity, diversity_groups, measure_groups
 from sim2human.outputs import OutputError
 from sim2human.simulators.base import SimulatorSpec
 from sim2human.store.layout import (

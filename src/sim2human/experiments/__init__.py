@@ -1,3 +1,18 @@
-"""Experiments: orchestration over run directories. The study config (``config``), one
-sub-run and the aggregate (``study``), the runner and its worker processes (``runner``,
-``executors``), stress over a run (``stress``) and human calls folded in (``human_eval``)."""
+"""Experiments: orchestration over run directories, in three wings.
+
+- ``study``: what a study is and how one runs: its file (``config``, ``ensemble_config``,
+  ``mix``, ``study_paths``), the world its sub-runs share (``world``), one sub-run
+  (``condition``, ``lm_condition``, ``validation``), the runner (``runner``), and what it stores
+  (``aggregate``, ``results``, ``result_rows``, ``wholeness``, ``trained_agents``,
+  ``agent_record``, ``diversity``).
+- ``executors``: where the work runs, whatever it is: the executor seam (``units``,
+  ``backends``), the local pool (``pool``, ``local_executor``) and Ray (``ray_executor``,
+  ``ray_embedded``, ``ray_watch``, ``fallback``).
+- ``research``: the verbs over a finished run, an agent or a corpus: ``stress``,
+  ``predictivity``, ``human_eval``, an LLM agent's evaluation cut into units (``member_units``),
+  and the families fitted to real people (``fit_family``, ``fit_voice``, ``restyle_family``,
+  ``retrieve_family``).
+
+``executors`` imports neither other wing; ``study`` runs its sub-runs on the executors;
+``research`` reads studies and runs on the executors (``tests/test_layers.py`` holds them to it).
+"""

@@ -201,8 +201,8 @@ def real_callers(study: Any, sample: int, *, seed: int = 0) -> tuple[SimulatorSp
     """A seeded sample of ``sample`` of the study's replayed real callers (held-out members that
     speak real people's words), or all of them when it has fewer; none when the study has none
     or its corpus is not found (``StudyWorld.build`` says so in the log)."""
-    from sim2human.experiments.config import StudyConfig, load_study
-    from sim2human.experiments.world import StudyWorld
+    from sim2human.experiments.study.config import StudyConfig, load_study
+    from sim2human.experiments.study.world import StudyWorld
 
     cfg = study if isinstance(study, StudyConfig) else load_study(Path(study))
     held = StudyWorld.build(cfg).ensemble.heldout

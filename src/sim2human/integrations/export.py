@@ -11,7 +11,7 @@
   transcript through the scenario's extractor and the policy featuriser; the reward is the proxy
   on the last step, so every episode's return is its proxy.
 
-Every sub-run is checked as the other readers check it (``experiments.wholeness``) before any
+Every sub-run is checked as the other readers check it (``experiments.study.wholeness``) before any
 of its episodes is written: one whose log falls short of what its ``summary.json`` records
 (cut, or edited after it finished), whose log has a damaged line, or whose episodes are of
 another scenario than the run's is left out with a warning (``warn``; without one, it is an
@@ -38,7 +38,7 @@ from sim2human import outputs
 from sim2human.agents.base import AgentTurn
 from sim2human.agents.features import Featuriser
 from sim2human.errors import RunDirError, UsageError
-from sim2human.experiments.wholeness import foreign, shortfall
+from sim2human.experiments.study.wholeness import foreign, shortfall
 from sim2human.integrations.chat import chat_row, labels
 from sim2human.rollout.conversation import MAX_TURNS, Conversation, Job
 from sim2human.scenarios.catalog import DEFAULT_SCENARIO, get_scenario
@@ -127,7 +127,7 @@ def run_scenario(run_dir: Path, files: Sequence[Path]) -> tuple[str, str]:
 
 
 def whole_sub_run(log: Path, scenario: str, whose: str) -> list[Episode]:
-    """The episodes of ``log``'s sub-run, proven whole (``experiments.wholeness``): a damaged
+    """The episodes of ``log``'s sub-run, proven whole (``experiments.study.wholeness``): a damaged
     line, another scenario's episode, or a log that falls short of what its ``summary.json``
     records is a ``RunDirError``."""
     if not log.is_file():

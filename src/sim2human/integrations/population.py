@@ -34,7 +34,7 @@ from sim2human.simulators.replay import REPLAY_FAMILIES
 from sim2human.types import Episode
 
 if TYPE_CHECKING:
-    from sim2human.experiments.config import Condition, StudyConfig
+    from sim2human.experiments.study.config import Condition, StudyConfig
 
 Split = Literal["train", "heldout"]
 SPLITS: tuple[Split, ...] = ("train", "heldout")
@@ -133,7 +133,7 @@ def population(
     ``condition`` takes a study condition's sampler, fixed simulator and perturbations (e.g.
     ``frozen-small`` or ``ensemble-randomized`` in ``examples/collapse.yaml``); otherwise
     ``sampler`` names one (default ``uniform``) or is a ``Sampler`` object. Without ``source``,
-    the default ensemble of ``sim2human.experiments.config.EnsembleConfig``.
+    the default ensemble of ``sim2human.experiments.study.config.EnsembleConfig``.
     """
     cfg = _study(source)
     scenario = get_scenario(cfg.scenario if cfg is not None else DEFAULT_SCENARIO)
@@ -199,7 +199,7 @@ def _ensemble(cfg: StudyConfig | None, pool: QuirkPool, held_pool: QuirkPool) ->
 
 
 def _study(source: object) -> StudyConfig | None:
-    from sim2human.experiments.config import Condition, StudyConfig, load_study
+    from sim2human.experiments.study.config import Condition, StudyConfig, load_study
 
     if isinstance(source, Ensemble):
         return None

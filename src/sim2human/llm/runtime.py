@@ -128,7 +128,7 @@ _server: EmbeddedServer = serve_here
 def serve_embedded_by(server: EmbeddedServer | None) -> None:
     """Who serves embedded endpoints in this process from now on: ``None``, this process
     (the default); a Ray worker passes its node's one shared server
-    (``experiments.ray_embedded``)."""
+    (``experiments.executors.ray_embedded``)."""
     global _server
     _server = server or serve_here
 

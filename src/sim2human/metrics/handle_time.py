@@ -1,7 +1,7 @@
 """Handle time: agent turns per call, median and p90, by split (training members,
 programmatic held-out members, real patients), the first number a call centre watches.
 
-One function for ``study.json`` (``experiments.aggregate``) and the reports
+One function for ``study.json`` (``experiments.study.aggregate``) and the reports
 (``report.tables``), so both show the same numbers."""
 
 from __future__ import annotations

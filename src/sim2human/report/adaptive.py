@@ -24,7 +24,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
 from sim2human import outputs
-from sim2human.experiments.results import ConditionRow, StudyResult
+from sim2human.experiments.study.results import ConditionRow, StudyResult
 from sim2human.metrics.outcomes import Estimate
 from sim2human.report.format import est, md
 from sim2human.store.layout import ADAPTIVE, ADAPTIVE_HTML, SAMPLER_LOG, RunLayout

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from sim2human.experiments.diversity import DiversityRow
+from sim2human.experiments.study.diversity import DiversityRow
 
 MAX_MEMBERS = 40
 """Member rows shown one by one; more are summarised by family."""

@@ -31,8 +31,8 @@ from sim2human.diagnostics.stored import (
     load_diversity,
 )
 from sim2human.errors import Sim2HumanError
-from sim2human.experiments.agent_record import describe as describe_agent
-from sim2human.experiments.diversity import DiversityRow
+from sim2human.experiments.study.agent_record import describe as describe_agent
+from sim2human.experiments.study.diversity import DiversityRow
 from sim2human.report import fidelity
 from sim2human.report.adaptive import adaptive_section
 from sim2human.report.by_family import diversity_rows, quirk_cell

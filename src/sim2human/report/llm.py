@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from sim2human.experiments.results import ConditionRow, StudyResult
+from sim2human.experiments.study.results import ConditionRow, StudyResult
 from sim2human.metrics.outcomes import Estimate
 from sim2human.report.format import est, md, md_code, pct
 

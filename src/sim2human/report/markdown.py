@@ -13,8 +13,8 @@ from pathlib import Path
 
 from sim2human import outputs
 from sim2human.diagnostics.analyse import Diagnosis
-from sim2human.experiments.diversity import DiversityRow
-from sim2human.experiments.results import ConditionRow, StudyResult
+from sim2human.experiments.study.diversity import DiversityRow
+from sim2human.experiments.study.results import ConditionRow, StudyResult
 from sim2human.metrics.outcomes import Estimate
 from sim2human.report.by_family import diversity_rows, quirk_cell
 from sim2human.report.format import est, md, md_code, num, pct

@@ -1,5 +1,5 @@
 """``predictivity.md`` and the report's "Which simulators predict people" section, from
-``predictivity.json`` (``experiments.predictivity``)."""
+``predictivity.json`` (``experiments.research.predictivity``)."""
 
 from __future__ import annotations
 

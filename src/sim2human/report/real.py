@@ -3,7 +3,7 @@ beside the programmatic held-out families (the shared ``real`` table of ``report
 
 from __future__ import annotations
 
-from sim2human.experiments.results import StudyResult
+from sim2human.experiments.study.results import StudyResult
 from sim2human.report.format import md
 from sim2human.report.tables import Table, numbers, real_table
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from sim2human.diagnostics.analyse import Diagnosis
 from sim2human.diagnostics.rundir import RunDir
-from sim2human.experiments.results import StudyResult
+from sim2human.experiments.study.results import StudyResult
 from sim2human.metrics.record_rule import record_rule_line
 from sim2human.report.tables import Table, numbers, summary_tables
 from sim2human.report.verdicts import POOLED, VerdictLine, verdict_lines

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from sim2human.diagnostics.rundir import RunDir, SubRun
-from sim2human.experiments.results import ConditionRow, StudyResult
+from sim2human.experiments.study.results import ConditionRow, StudyResult
 from sim2human.metrics.handle_time import HandleTime, handle_time
 from sim2human.metrics.outcomes import GOLDS, Estimate, cluster_bootstrap, member_std
 from sim2human.report.format import est, pct
@@ -173,7 +173,7 @@ def from_episodes(
     reference: bool,
     metric: GoldMetric = "success",
 ) -> Numbers:
-    """A run without ``study.json``: the same estimates as ``experiments.aggregate`` makes
+    """A run without ``study.json``: the same estimates as ``experiments.study.aggregate`` makes
     (cluster bootstrap over training runs, then episodes), from the stored evaluations; gold as
     ``metric`` says."""
     tagged = [(s.run, e) for s in subs for e in s.evals]

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from sim2human.diagnostics.rundir import RunDir, SubRun
 from sim2human.errors import UsageError
-from sim2human.experiments.agent_record import population_hash
+from sim2human.experiments.study.agent_record import population_hash
 from sim2human.metrics.outcomes import GOLDS
 from sim2human.scenarios.core import headline_metric
 from sim2human.viewer.compare import Comparison, Side, comparison_data, side

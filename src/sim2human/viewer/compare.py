@@ -15,9 +15,9 @@ carry. The CI resamples members, then each member's pairs (``cluster_bootstrap``
 the population's unit, and one member's seeds are not independent of each other.
 
 A side is named by the agent it evaluated where its run recorded one (``eval-agent``'s
-``config.json`` ``agent.label``), and carries its population's hash (recorded, or computed
-from the members it played: ``experiments.agent_record``); two sides on populations that differ
-are compared all the same, with a warning (``viewer.build``).
+``config.json`` ``agent.label``), and carries its population's hash (recorded, or computed from the
+members it played: ``experiments.study.agent_record``); two sides on populations that differ are
+compared all the same, with a warning (``viewer.build``).
 """
 
 from __future__ import annotations

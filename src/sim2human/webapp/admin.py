@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from sim2human.errors import UsageError
-from sim2human.experiments.human_eval import call_bootstrap
+from sim2human.experiments.research.human_eval import call_bootstrap
 from sim2human.metrics.outcomes import Estimate
 from sim2human.metrics.outcomes import fmt_estimate as est
 from sim2human.store.call_records import Session

@@ -1,5 +1,5 @@
 """The agents a person may be put through to: every condition's trained agents in a run directory
-(a policy's checkpoint or a language model, ``experiments.trained_agents``),
+(a policy's checkpoint or a language model, ``experiments.study.trained_agents``),
 the scripted reference, and an LLM agent where an endpoint is given. Assignment is blinded and
 balanced: the agent with the fewest calls so far, ties broken at random; the participant never
 sees a name."""
@@ -19,9 +19,9 @@ from sim2human.agents.lm_policy import LMPolicy
 from sim2human.agents.policy import PolicyAgent
 from sim2human.agents.scripted import reference_agent
 from sim2human.errors import RunDirError, UsageError
-from sim2human.experiments.config import StudyConfig, load_run_config
-from sim2human.experiments.trained_agents import load_saved, saved_name
-from sim2human.experiments.world import StudyWorld
+from sim2human.experiments.study.config import StudyConfig, load_run_config
+from sim2human.experiments.study.trained_agents import load_saved, saved_name
+from sim2human.experiments.study.world import StudyWorld
 from sim2human.scenarios.core import AnyScenario
 from sim2human.store.layout import RunLayout
 

@@ -27,7 +27,7 @@ from rich.table import Table
 from sim2human import outputs
 from sim2human.errors import RunDirError
 from sim2human.escape import md
-from sim2human.experiments.results import ConditionRow, StudyResult, load_study_result
+from sim2human.experiments.study.results import ConditionRow, StudyResult, load_study_result
 from sim2human.metrics.outcomes import Estimate, StoredEstimate, by, fmt_estimate, summarise
 from sim2human.outputs import OutputError
 from sim2human.simulators.human import human_spec

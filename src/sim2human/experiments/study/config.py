@@ -18,11 +18,11 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, ValidationError, field_validator, model_validator
 
 from sim2human.errors import ConfigError, RunDirError, UsageError, first_problem
-from sim2human.experiments.ensemble_config import EnsembleConfig as EnsembleConfig
-from sim2human.experiments.ensemble_config import LLMEnsemble as LLMEnsemble
-from sim2human.experiments.ensemble_config import Seed
-from sim2human.experiments.mix import MixIn, SelectOn, mix_not_heldout
-from sim2human.experiments.study_paths import beside_study
+from sim2human.experiments.study.ensemble_config import EnsembleConfig as EnsembleConfig
+from sim2human.experiments.study.ensemble_config import LLMEnsemble as LLMEnsemble
+from sim2human.experiments.study.ensemble_config import Seed
+from sim2human.experiments.study.mix import MixIn, SelectOn, mix_not_heldout
+from sim2human.experiments.study.study_paths import beside_study
 from sim2human.llm.runtime import LLMSettings
 from sim2human.population.panel import JudgingConfig
 from sim2human.samplers.build import known_sampler, sampler_args
@@ -97,7 +97,7 @@ class Condition(FrozenConfig):
     """Members of another family mixed into training (see ``MixIn``); never a held-out one."""
     select: SelectOn | None = None
     """Keep the probe checkpoint with the best gold on validation members of this family (see
-    ``experiments.validation``); never a held-out family. None: the last weights."""
+    ``experiments.study.validation``); never a held-out family. None: the last weights."""
     llm_block: int = Field(4, ge=1, le=MAX_BATCH)
     """Those episodes come in runs of this many, so that they share training batches and keep
     the endpoint's slots busy together (see ``samplers.MixedSampler``)."""

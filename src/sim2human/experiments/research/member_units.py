@@ -24,11 +24,11 @@ from pathlib import Path
 from typing import Any
 
 from sim2human.agents.llm import LLMAgent
-from sim2human.experiments.backends import Choice, open_executor, served_for
-from sim2human.experiments.config import StudyConfig
-from sim2human.experiments.executors import report_progress
-from sim2human.experiments.units import Ledger, Note, Unit, Work, env_for_workers
-from sim2human.experiments.world import StudyWorld, evaluate_members
+from sim2human.experiments.executors.backends import Choice, open_executor, served_for
+from sim2human.experiments.executors.pool import report_progress
+from sim2human.experiments.executors.units import Ledger, Note, Unit, Work, env_for_workers
+from sim2human.experiments.study.config import StudyConfig
+from sim2human.experiments.study.world import StudyWorld, evaluate_members
 from sim2human.llm.client import ClientStats, EndpointConfig
 from sim2human.llm.runtime import LLMRuntime
 from sim2human.simulators import needs_endpoint

@@ -38,7 +38,7 @@ from typing import Any, TypeVar
 from rich.progress import Progress, TaskID
 
 from sim2human.errors import Sim2HumanError
-from sim2human.experiments.units import Note
+from sim2human.experiments.executors.units import Note
 from sim2human.store import collector
 
 T = TypeVar("T")

@@ -39,9 +39,9 @@ import ray
 from ray import exceptions as ray_errors
 
 from sim2human.errors import Sim2HumanError, UsageError
-from sim2human.experiments import executors, ray_embedded, ray_watch
-from sim2human.experiments.executors import Failure, Interrupted, RemoteTraceback, WorkersDied
-from sim2human.experiments.units import (
+from sim2human.experiments.executors import pool, ray_embedded, ray_watch
+from sim2human.experiments.executors.pool import Failure, Interrupted, RemoteTraceback, WorkersDied
+from sim2human.experiments.executors.units import (
     Advance,
     ClusterLost,
     Ledger,
@@ -84,7 +84,7 @@ class _Tally:
 
 
 class _ToTally:
-    """What ``executors.report_progress`` puts on in a worker: the tally actor."""
+    """What ``pool.report_progress`` puts on in a worker: the tally actor."""
 
     def __init__(self, tally: Any) -> None:
         self.tally = tally
@@ -99,7 +99,7 @@ class _Host:
     def __init__(self, work: Work, tally: Any, env: dict[str, str]) -> None:
         os.environ.update(env)  # keys and settings, before anything reads them
         collector.for_batch_work()  # the worker is ours: collect rarely while it plays
-        executors.set_progress_sink(_ToTally(tally))
+        pool.set_progress_sink(_ToTally(tally))
         serve_embedded_by(ray_embedded.node_server)  # the node's one embedded model, shared
         self.work = work
         self.context = work.load(work.payload)

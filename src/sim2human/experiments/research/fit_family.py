@@ -34,7 +34,7 @@ from pydantic import BaseModel
 from sim2human import seeding
 from sim2human.agents.scripted import ScriptedAgent
 from sim2human.corpora import aci_bench
-from sim2human.experiments.fit_voice import Lines, as_restyled, voiced
+from sim2human.experiments.research.fit_voice import Lines, as_restyled, voiced
 from sim2human.metrics.embeddings import embed
 from sim2human.metrics.fidelity import (
     act_shares,

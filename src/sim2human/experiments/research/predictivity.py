@@ -31,10 +31,10 @@ import numpy as np
 import torch
 
 from sim2human.errors import RunDirError, UsageError
-from sim2human.experiments.config import StudyConfig
-from sim2human.experiments.human_eval import agreement, agreement_draws, percentile_ci
-from sim2human.experiments.trained_agents import check_saved, load_saved, saved_agent
-from sim2human.experiments.world import StudyWorld
+from sim2human.experiments.research.human_eval import agreement, agreement_draws, percentile_ci
+from sim2human.experiments.study.config import StudyConfig
+from sim2human.experiments.study.trained_agents import check_saved, load_saved, saved_agent
+from sim2human.experiments.study.world import StudyWorld
 from sim2human.population.ensemble import Ensemble
 from sim2human.rollout.evaluate import evaluate
 from sim2human.simulators import is_programmatic

@@ -1,13 +1,13 @@
 """One sub-run of a study whose agent is a language model: warm start, GRPO, the same evaluation.
 
-Everything around the agent is the policy sub-run's (``experiments.condition``): the world, the
-condition's sampler, the members a sub-run is scored on, the held-out families and real people,
-``episodes.jsonl``, ``metrics.jsonl``, ``sampler.jsonl``, ``members.json`` and ``summary.json``
-in the same shapes, so the aggregation, report, ``diagnose``, ``view`` and ``export`` read it as
-they read any sub-run. What differs: the agent (``agents.lm_policy``), its trainer
-(``train.grpo``), its gold (what it submitted through tools: ``Episode.record_source``), and its
-files: ``policy/`` (the trained model in Hugging Face format, with its tokenizer and chat
-template) instead of ``checkpoint.pt``.
+Everything around the agent is the policy sub-run's (``experiments.study.condition``): the world,
+the condition's sampler, the members a sub-run is scored on, the held-out families and real people,
+``episodes.jsonl``, ``metrics.jsonl``, ``sampler.jsonl``, ``members.json`` and ``summary.json`` in
+the same shapes, so the aggregation, report, ``diagnose``, ``view`` and ``export`` read it as they
+read any sub-run. What differs: the agent (``agents.lm_policy``), its trainer (``train.grpo``), its
+gold (what it submitted through tools: ``Episode.record_source``), and its files: ``policy/`` (the
+trained model in Hugging Face format, with its tokenizer and chat template) instead of
+``checkpoint.pt``.
 
 The warm start is shared: one per (scenario, model, study seed), in the run's ``warm-start/``
 folder, built by whichever sub-run needs it first under a file lock, written whole or not at all.
@@ -31,7 +31,7 @@ from sim2human import outputs
 from sim2human.agents.lm_models import load, save, smollm2, tiny
 from sim2human.agents.lm_policy import LMPolicy
 from sim2human.errors import UsageError
-from sim2human.experiments.condition import (
+from sim2human.experiments.study.condition import (
     Recording,
     eval_splits,
     llm_accounting,
@@ -40,10 +40,10 @@ from sim2human.experiments.condition import (
     summarise_sub_run,
     write_members,
 )
-from sim2human.experiments.config import Condition, StudyConfig
-from sim2human.experiments.trained_agents import lm_prompt
-from sim2human.experiments.wholeness import LOGGED
-from sim2human.experiments.world import StudyWorld, evaluate_splits, llm_runtime
+from sim2human.experiments.study.config import Condition, StudyConfig
+from sim2human.experiments.study.trained_agents import lm_prompt
+from sim2human.experiments.study.wholeness import LOGGED
+from sim2human.experiments.study.world import StudyWorld, evaluate_splits, llm_runtime
 from sim2human.store.layout import (
     CONFIG,
     EPISODES,

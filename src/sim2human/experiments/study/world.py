@@ -26,8 +26,8 @@ from typing import Any, ClassVar
 from sim2human import corpora, seeding
 from sim2human.agents.base import Agent
 from sim2human.errors import UsageError
-from sim2human.experiments.agent_record import is_real
-from sim2human.experiments.config import Condition, StudyConfig
+from sim2human.experiments.study.agent_record import is_real
+from sim2human.experiments.study.config import Condition, StudyConfig
 from sim2human.llm.runtime import LLMRuntime
 from sim2human.population.ensemble import Ensemble
 from sim2human.rollout.evaluate import evaluate

@@ -39,7 +39,7 @@ import numpy as np
 from pydantic import BaseModel
 
 from sim2human import seeding
-from sim2human.experiments.fit_family import train_parts
+from sim2human.experiments.research.fit_family import train_parts
 from sim2human.llm.endpoint import ChatResult
 from sim2human.metrics.fidelity import HEDGES
 from sim2human.scenarios.intake import speech

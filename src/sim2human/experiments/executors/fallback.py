@@ -16,9 +16,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from sim2human.experiments.backends import Choice, open_executor, served_for
-from sim2human.experiments.executors import Failure, WorkersDied
-from sim2human.experiments.units import Advance, ClusterLost, Ledger, Note, Unit, Work
+from sim2human.experiments.executors.backends import Choice, open_executor, served_for
+from sim2human.experiments.executors.pool import Failure, WorkersDied
+from sim2human.experiments.executors.units import Advance, ClusterLost, Ledger, Note, Unit, Work
 from sim2human.llm.runtime import LLMSettings
 
 

@@ -13,8 +13,8 @@ from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
 
 from sim2human.errors import UsageError
-from sim2human.experiments.local_executor import LocalExecutor
-from sim2human.experiments.units import Executor, Note
+from sim2human.experiments.executors.local_executor import LocalExecutor
+from sim2human.experiments.executors.units import Executor, Note
 from sim2human.llm.runtime import LLMSettings, serve_embedded
 
 EXECUTORS = ("local", "ray")
@@ -80,7 +80,7 @@ def open_executor(
         n = max(1, min(workers or os.cpu_count() or 1, n_units))
         yield LocalExecutor(n), n
         return
-    from sim2human.experiments.ray_executor import connect
+    from sim2human.experiments.executors.ray_executor import connect
 
     fallback = choice.on_ray_loss == "local"
     with connect(choice.address, workers, n_units, env, note, fallback) as ray_executor:

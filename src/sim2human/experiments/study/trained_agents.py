@@ -1,5 +1,5 @@
 """The agent a finished sub-run trained, whatever its kind: the PPO policy's ``checkpoint.pt`` or
-the language model's ``policy/`` folder (``experiments.lm_condition``).
+the language model's ``policy/`` folder (``experiments.study.lm_condition``).
 
 One place decides how a sub-run's agent is found, checked and loaded, so ``stress``,
 ``predictivity`` and the call page play every study's agents alike, and say the same thing when
@@ -18,7 +18,7 @@ from sim2human.agents.llm import agent_voice
 from sim2human.agents.lm_policy import TOOL_PROMPT, LMPolicy
 from sim2human.agents.policy import PolicyAgent
 from sim2human.errors import RunDirError, UsageError
-from sim2human.experiments.config import StudyConfig
+from sim2human.experiments.study.config import StudyConfig
 from sim2human.scenarios.core import AnyScenario
 from sim2human.store.layout import CHECKPOINT, POLICY
 from sim2human.store.loading import load_checkpoint

@@ -1,5 +1,5 @@
 """The ``ensemble:`` section of a study file (``EnsembleConfig``) and the seed type every
-section shares; ``experiments.config`` re-exports both."""
+section shares; ``experiments.study.config`` re-exports both."""
 
 from __future__ import annotations
 

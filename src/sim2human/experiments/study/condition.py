@@ -20,10 +20,10 @@ import torch
 from sim2human import seeding
 from sim2human.agents.policy import PolicyAgent
 from sim2human.agents.scripted import reference_agent
-from sim2human.experiments.config import Condition, StudyConfig
-from sim2human.experiments.validation import CheckpointSelection
-from sim2human.experiments.wholeness import LOGGED
-from sim2human.experiments.world import (
+from sim2human.experiments.study.config import Condition, StudyConfig
+from sim2human.experiments.study.validation import CheckpointSelection
+from sim2human.experiments.study.wholeness import LOGGED
+from sim2human.experiments.study.world import (
     Splits,
     StudyWorld,
     evaluate_splits,

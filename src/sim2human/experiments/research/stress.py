@@ -29,10 +29,11 @@ from sim2human.agents.base import Agent
 from sim2human.agents.endpoint_agent import EndpointAgent
 from sim2human.agents.scripted import reference_agent
 from sim2human.errors import RunDirError
-from sim2human.experiments.backends import Choice, open_executor
-from sim2human.experiments.config import StudyConfig, load_run_config
-from sim2human.experiments.executors import report_progress
-from sim2human.experiments.trained_agents import (
+from sim2human.experiments.executors.backends import Choice, open_executor
+from sim2human.experiments.executors.pool import report_progress
+from sim2human.experiments.executors.units import Ledger, Note, Unit, Work, env_for_workers
+from sim2human.experiments.study.config import StudyConfig, load_run_config
+from sim2human.experiments.study.trained_agents import (
     check_saved,
     load_saved,
     pack,
@@ -40,8 +41,7 @@ from sim2human.experiments.trained_agents import (
     saved_name,
     unpack,
 )
-from sim2human.experiments.units import Ledger, Note, Unit, Work, env_for_workers
-from sim2human.experiments.world import StudyWorld
+from sim2human.experiments.study.world import StudyWorld
 from sim2human.llm.runtime import LLMRuntime
 from sim2human.simulators import needs_endpoint
 from sim2human.simulators.base import SimulatorSpec

@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from sim2human.experiments.executors import WorkersDied, in_processes, queue_to
-from sim2human.experiments.units import Ledger, Note, Shipment, Unit, Work
+from sim2human.experiments.executors.pool import WorkersDied, in_processes, queue_to
+from sim2human.experiments.executors.units import Ledger, Note, Shipment, Unit, Work
 
 
 def _local_unit(work: Work, unit: Unit) -> Any:

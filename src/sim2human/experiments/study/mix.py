@@ -35,7 +35,7 @@ class MixIn(FromFamily):
 
 
 class SelectOn(FromFamily):
-    """Checkpoint selection on validation members of ``family`` (``experiments.validation``):
+    """Checkpoint selection on validation members of ``family`` (``experiments.study.validation``):
     ``members`` of them drawn as a ``mix``'s are, from their own seeds, each played
     ``per_member`` times at every probe point."""
 

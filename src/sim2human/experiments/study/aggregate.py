@@ -9,10 +9,10 @@ from typing import Any
 
 import numpy as np
 
-from sim2human.experiments.condition import trained_episodes
-from sim2human.experiments.config import Condition, StudyConfig
-from sim2human.experiments.results import FailedRun, StudyResult
-from sim2human.experiments.wholeness import read_whole
+from sim2human.experiments.study.condition import trained_episodes
+from sim2human.experiments.study.config import Condition, StudyConfig
+from sim2human.experiments.study.results import FailedRun, StudyResult
+from sim2human.experiments.study.wholeness import read_whole
 from sim2human.metrics.handle_time import handle_time
 from sim2human.metrics.outcomes import Estimate, StoredEstimate, cluster_bootstrap
 from sim2human.metrics.robustness import curve_mean, episodes_to_reach, worst_decile_estimate

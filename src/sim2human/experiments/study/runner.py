@@ -16,20 +16,10 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from sim2human import outputs
 from sim2human.errors import Sim2HumanError, UsageError
-from sim2human.experiments.aggregate import aggregate
-from sim2human.experiments.backends import Choice, open_executor, served_for
-from sim2human.experiments.condition import (
-    reference_scripted,
-    run_condition,
-    trained_episodes,
-)
-from sim2human.experiments.config import StudyConfig, parse_study
-from sim2human.experiments.diversity import diversity_groups, measure_groups
-from sim2human.experiments.executors import WorkersDied, report_progress
-from sim2human.experiments.fallback import run_here
-from sim2human.experiments.lm_condition import run_lm_condition
-from sim2human.experiments.results import FailedRun, StudyResult, write_study_result
-from sim2human.experiments.units import (
+from sim2human.experiments.executors.backends import Choice, open_executor, served_for
+from sim2human.experiments.executors.fallback import run_here
+from sim2human.experiments.executors.pool import WorkersDied, report_progress
+from sim2human.experiments.executors.units import (
     Advance,
     ClusterLost,
     Executor,
@@ -39,8 +29,18 @@ from sim2human.experiments.units import (
     Work,
     env_for_workers,
 )
-from sim2human.experiments.wholeness import TornSubRun, read_whole
-from sim2human.experiments.world import StudyWorld
+from sim2human.experiments.study.aggregate import aggregate
+from sim2human.experiments.study.condition import (
+    reference_scripted,
+    run_condition,
+    trained_episodes,
+)
+from sim2human.experiments.study.config import StudyConfig, parse_study
+from sim2human.experiments.study.diversity import diversity_groups, measure_groups
+from sim2human.experiments.study.lm_condition import run_lm_condition
+from sim2human.experiments.study.results import FailedRun, StudyResult, write_study_result
+from sim2human.experiments.study.wholeness import TornSubRun, read_whole
+from sim2human.experiments.study.world import StudyWorld
 from sim2human.llm.client import EndpointConfig
 from sim2human.llm.runtime import Embedded
 from sim2human.store.layout import CONFIG_YAML, DIVERSITY_JSON, SUMMARY, RunLayout

@@ -20,8 +20,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
 from sim2human.errors import RunDirError, UsageError
-from sim2human.experiments.config import Role, default_role, parse_study
-from sim2human.experiments.result_rows import (
+from sim2human.experiments.study.config import Role, default_role, parse_study
+from sim2human.experiments.study.result_rows import (
     BY_FAMILY,
     BY_SEED,
     ESTIMATES,
