@@ -189,6 +189,25 @@ def test_what_a_new_shape_lacks_is_refused_in_one_line(fresh_modules: None) -> N
         PersonaSimulator(SimulatorSpec(id="p", family="standard", traits=Traits(), seed=0), Bare())  # type: ignore[arg-type]
     with pytest.raises(Lacks, match=r"^scenario 'bare' has no card for a person: give its"):
         card_lines(Bare(), {"value": 50})  # type: ignore[arg-type]
+    # a replayed visit is read with the slot kit's reader; a restyled member, whose rewrites
+    # are checked with that reader, says a task of another shape's lines as its persona does
+    from sim2human.simulators.replay import build_replay
+    from sim2human.simulators.restyled import build_restyled
+
+    visit = SimulatorSpec(
+        id="aci-heldout-D2N001", family="aci-heldout", kind="replay", traits=Traits(), seed=0
+    )
+    with pytest.raises(Lacks, match=r"^scenario '.*sealed_bid:SealedBidSale' has no slot-filling"):
+        build_replay(visit, sale)
+    restyled = SimulatorSpec(
+        id="r", family="restyled-aci", kind="restyled", traits=Traits(), seed=0
+    )
+    persona = SimulatorSpec(id="r", family="standard", kind="persona", traits=Traits(), seed=0)
+    said = []
+    for sim in (build_restyled(restyled, sale), PersonaSimulator(persona, sale)):
+        rng = np.random.default_rng(0)
+        said.append([sim.start(sale.sample_profile(rng), rng).text, sim.reply("Your bid?").text])
+    assert said[0] == said[1]
 
 
 def test_a_scenario_declares_kinds_of_act_the_core_does_not_have(fresh_modules: None) -> None:

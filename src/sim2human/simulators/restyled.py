@@ -44,7 +44,7 @@ from pydantic import ValidationError
 from sim2human import seeding
 from sim2human.corpora import aci_bench
 from sim2human.errors import ConfigError, UsageError, first_problem
-from sim2human.scenarios.capabilities import need_slot_kit
+from sim2human.scenarios.capabilities import slot_kit
 from sim2human.scenarios.core import AnyScenario, UserMoves, UserTraits
 from sim2human.scenarios.slot_caller import SlotCaller
 from sim2human.scenarios.slots import SlotFilling, SlotScenario, SlotUsers, fields_of
@@ -211,9 +211,11 @@ class RestyledPersona(PersonaSimulator):
     """A persona saying its lines in the rewrites of ``voice`` (see the module docstring): its
     own lines (closing, hanging up, confusion) and its slot caller's (``RestyledCaller``)."""
 
-    def __init__(self, spec: SimulatorSpec, scenario: SlotScenario, voice: Voice) -> None:
+    def __init__(self, spec: SimulatorSpec, scenario: AnyScenario, voice: Voice) -> None:
         super().__init__(spec, scenario)
-        self.kit = scenario
+        self.kit = slot_kit(scenario)
+        """What a rewrite is read with before it is said (it must read alike); None for a task
+        off the slot kit, which no cache rewrites: its persona's lines are said as they are."""
         self.voice = voice
         self._plain_lines = self.lines
         self._words = np.random.default_rng(spec.seed)
@@ -222,19 +224,21 @@ class RestyledPersona(PersonaSimulator):
     def start(self, profile: Profile, rng: np.random.Generator) -> UserTurn:
         state = zlib.crc32(repr(rng.bit_generator.state).encode())  # reads, does not draw
         self._words = seeding.stream(self.spec.seed, "restyle", state)
-        plain = self._plain_lines
-        said = {
-            name: self.voice.restyle(getattr(plain, name), None, self._words, self.kit)
-            for name in SINGLE_LINES
-        }
-        self.lines = replace(plain, **said)  # type: ignore[arg-type]  # str fields only
+        if (kit := self.kit) is not None:
+            plain = self._plain_lines
+            said = {
+                name: self.voice.restyle(getattr(plain, name), None, self._words, kit)
+                for name in SINGLE_LINES
+            }
+            self.lines = replace(plain, **said)  # type: ignore[arg-type]  # str fields only
         return super().start(profile, rng)
 
     def _user_moves(self, profile: Profile, rng: np.random.Generator) -> UserMoves:
-        if not isinstance(self._moves, (SlotFilling, SlotUsers)):  # its own moves: said as is
-            return super()._user_moves(profile, rng)
+        kit = self.kit
+        if kit is None or not isinstance(self._moves, (SlotFilling, SlotUsers)):
+            return super()._user_moves(profile, rng)  # its own moves: said as is
         self._caller = RestyledCaller(
-            self.kit,
+            kit,
             profile,
             self.spec.traits,
             rng,
@@ -344,10 +348,9 @@ def _voice(name: str, folder: Path | None) -> Voice:
 
 
 def build_restyled(spec: SimulatorSpec, scenario: AnyScenario) -> RestyledPersona:
-    """A member of a shipped restyled family (its voice looked up by the family's name): a
-    slot-filling scenario's (a rewrite is said only if the scenario's reader reads it alike)."""
+    """A member of a shipped restyled family (its voice looked up by the family's name)."""
     try:
         voice = voice_of(spec.family)
     except (ConfigError, UsageError) as err:
         raise type(err)(f"simulator {spec.id!r}: {err}") from None
-    return RestyledPersona(spec, need_slot_kit(scenario, f"restyled member {spec.id!r}"), voice)
+    return RestyledPersona(spec, scenario, voice)
