@@ -28,7 +28,7 @@ from sim2human.types import Episode
 
 __all__ = ["aci_env"]
 SCENARIO = IntakeScenario()
-DATA = Path(ff.__file__).parents[1] / "simulators" / "data"
+DATA = Path(ff.__file__).parents[2] / "simulators" / "data"
 SHIPPED = DATA / "refitted-aci.yaml"
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "collapse.yaml"
 POOL = QuirkPool.of(SCENARIO)

@@ -37,7 +37,7 @@ from sim2human.simulators.restyled import (
 
 __all__ = ["aci_env"]
 SCENARIO = IntakeScenario()
-SHIPPED = Path(rt.__file__).parents[1] / "simulators" / "data" / "retrieved-aci.yaml"
+SHIPPED = Path(rt.__file__).parents[2] / "simulators" / "data" / "retrieved-aci.yaml"
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "collapse.yaml"
 POOL = QuirkPool.of(SCENARIO)
 OKAY = rf.Line("Okay.", None, "small_talk")
