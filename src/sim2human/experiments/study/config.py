@@ -7,6 +7,13 @@ bounds here and in the models of lower layers, ``MAX_FREE_INT`` for free-form in
 short enough to be file names, seeds distinct and non-negative, and what a worker would refuse
 only later (held-out families that are also trained on, ``must``'s floor above what its members
 can share, a response cache that is not a file): ``--check`` then catches all of it.
+
+The study file's schema is one module because it is one concept read top to bottom: the seed
+and the ``ensemble:`` section (``EnsembleConfig``), what a condition takes from one more family
+(``mix``: members mixed into its training draws; ``select``: validation members that choose its
+checkpoint; neither ever a held-out family or split), the paths a study file names (relative to
+the study file, stored absolute so a worker, a resumed run and ``diagnose`` find the same
+files), then the conditions and the study itself.
 """
 
 from __future__ import annotations
@@ -18,20 +25,19 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, ValidationError, field_validator, model_validator
 
 from sim2human.errors import ConfigError, RunDirError, UsageError, first_problem
-from sim2human.experiments.study.ensemble_config import EnsembleConfig as EnsembleConfig
-from sim2human.experiments.study.ensemble_config import LLMEnsemble as LLMEnsemble
-from sim2human.experiments.study.ensemble_config import Seed
-from sim2human.experiments.study.mix import MixIn, SelectOn, mix_not_heldout
-from sim2human.experiments.study.study_paths import beside_study
 from sim2human.llm.runtime import LLMSettings
 from sim2human.population.panel import JudgingConfig
 from sim2human.samplers.build import known_sampler, sampler_args
 from sim2human.scenarios.catalog import DEFAULT_SCENARIO, known_scenario
-from sim2human.scenarios.refs import allowing
+from sim2human.scenarios.refs import allowing, is_path
 from sim2human.simulators.base import MAX_TEMPERATURE, LLMParams
 from sim2human.simulators.families import known_family
+from sim2human.simulators.human_replay import HumanReplayMembers
+from sim2human.simulators.llm import LLMMembers
 from sim2human.simulators.llm_reading import refuse_llm_users
+from sim2human.simulators.llm_templates import is_template_ref
 from sim2human.simulators.noise import validate_ranges
+from sim2human.simulators.replay import REPLAY_FAMILIES
 from sim2human.store.layout import CONFIG_YAML
 from sim2human.store.loading import existing_dir, read_yaml
 from sim2human.train.config import (
@@ -42,6 +48,167 @@ from sim2human.train.config import (
     PPOConfig,
 )
 from sim2human.types import FrozenConfig
+
+# long module: the study file's schema, one section after another (the module docstring)
+
+MAX_SEED = 2**32 - 1
+"""numpy's SeedSequence takes any non-negative int; 32 bits is plenty and keeps ids readable."""
+Seed = Annotated[int, Field(ge=0, le=MAX_SEED)]
+MAX_MEMBERS_PER_FAMILY = 10_000
+"""A bound on work only: member seeds are named streams (``seeding``), which do not collide."""
+ALL = "all"
+MemberCount = Annotated[int, Field(ge=1, le=MAX_MEMBERS_PER_FAMILY)] | Literal["all"]
+"""A family's member count, or ``all`` (a held-out ``replay`` family: each dialogue once)."""
+
+
+class LLMEnsemble(FrozenConfig):
+    """``llm`` members: training ones (for mixed ensembles) and held-out ones (for evaluation)."""
+
+    train: LLMMembers | None = None
+    heldout: LLMMembers | None = None
+
+    @model_validator(mode="after")
+    def _disjoint(self) -> LLMEnsemble:
+        if self.train is None or self.heldout is None:
+            return self
+        for what in ("families", "prompts"):
+            shared = set(getattr(self.train, what)) & set(getattr(self.heldout, what))
+            if shared:
+                raise ValueError(f"{what} {sorted(shared)} are both train and held-out")
+        return self
+
+
+class EnsembleConfig(FrozenConfig):
+    train: tuple[str, ...] = ("cooperative", "chatty", "anxious")
+    heldout: tuple[str, ...] = ("elderly-confused", "noisy-line", "terse-guarded")
+    members_per_family: int = Field(4, ge=1, le=MAX_MEMBERS_PER_FAMILY)
+    members: dict[str, MemberCount] = Field(default_factory=dict)
+    """Member counts for some families, overriding ``members_per_family`` (say, more real
+    patients: each ``aci-heldout`` member is one visit); ``all`` for a held-out ``replay``
+    family: every dialogue of its corpus splits, each once (``aci-heldout: all``, 137 visits)."""
+    seed: Seed = 0
+    llm: LLMEnsemble | None = None
+    human_replay: HumanReplayMembers | None = None
+    """Recorded human calls (``sim2human human serve``) as training or held-out members."""
+
+    @field_validator("train", "heldout")
+    @classmethod
+    def _known(cls, names: tuple[str, ...]) -> tuple[str, ...]:
+        for name in names:
+            known_family(name)
+        if not names:
+            raise ValueError("needs at least one family")
+        if len(set(names)) != len(names):
+            raise ValueError(f"a family is listed twice: {list(names)}")
+        return names
+
+    @model_validator(mode="after")
+    def _members_named(self) -> EnsembleConfig:
+        shared = [name for name in self.train if name in self.heldout]
+        if shared:
+            raise ValueError(
+                f"families {shared} are both train and held-out: held-out families measure "
+                "transfer to users never trained on"
+            )
+        unknown = sorted(set(self.members) - {*self.train, *self.heldout})
+        if unknown:
+            raise ValueError(f"members: {unknown} not in ensemble.train or ensemble.heldout")
+        for name, count in self.members.items():
+            if count == ALL and (name not in self.heldout or name not in REPLAY_FAMILIES):
+                raise ValueError(
+                    f"members: {name}: 'all' is for a held-out replay family (every recorded "
+                    f"dialogue evaluated once; replay families: {', '.join(REPLAY_FAMILIES)}); "
+                    "give a number of members"
+                )
+        return self
+
+    def train_members(self) -> int:
+        """How many persona and replay members the families give to training (``all`` is
+        refused for a training family)."""
+        return sum(int(self.members.get(name, self.members_per_family)) for name in self.train)
+
+
+class FromFamily(FrozenConfig):
+    """Members of one more family, named by ``family`` (a known one)."""
+
+    family: str
+
+    @field_validator("family")
+    @classmethod
+    def _known(cls, name: str) -> str:
+        return known_family(name)
+
+
+class MixIn(FromFamily):
+    """Members of one more family mixed into a condition's training draws (real patients'
+    words: ``aci-train``): ``share`` of its episodes play one of ``members`` of them, drawn as
+    the ensemble draws a family's members (so the same visits whichever study holds them)."""
+
+    members: int = Field(16, ge=1, le=MAX_MEMBERS_PER_FAMILY)
+    share: float = Field(0.25, gt=0, le=1)
+
+
+class SelectOn(FromFamily):
+    """Checkpoint selection on validation members of ``family`` (``experiments.study.validation``):
+    ``members`` of them drawn as a ``mix``'s are, from their own seeds, each played
+    ``per_member`` times at every probe point."""
+
+    members: int = Field(32, ge=1, le=MAX_MEMBERS_PER_FAMILY)
+    per_member: int = Field(2, ge=1, le=100)
+
+
+def mix_not_heldout(name: str, family: str, heldout: tuple[str, ...], key: str = "mix") -> None:
+    """A family mixed into training (or validating it: ``key`` ``select``) is never held out,
+    nor replays a split a held-out family replays."""
+    if family in heldout:
+        raise ValueError(
+            f"condition {name!r}: {key}.family {family!r} is a held-out family (held-out "
+            "families measure transfer to users never trained on)"
+        )
+    mixed = REPLAY_FAMILIES.get(family)
+    for held in (REPLAY_FAMILIES.get(h) for h in heldout):
+        if mixed is None or held is None or held.corpus != mixed.corpus:
+            continue
+        if shared := sorted(set(mixed.splits) & set(held.splits)):
+            raise ValueError(
+                f"condition {name!r}: {key}.family {family!r} replays split(s) {shared} of "
+                f"held-out family {held.name!r}"
+            )
+
+
+def beside_study(raw: dict[str, Any], path: Path) -> dict[str, Any]:
+    """A scenario file or prompt template named by a relative path is the one next to the
+    study file (in the study and in its ``quick`` overrides)."""
+    out = _prompts_beside(raw, path.parent)
+    assert isinstance(out, dict)
+    ref = raw.get("scenario")
+    if isinstance(ref, str) and is_path(ref) and not Path(ref).expanduser().is_absolute():
+        out["scenario"] = str(path.parent / ref)
+    if isinstance(quick := raw.get("quick"), dict):
+        out["quick"] = beside_study(quick, path)
+    return out
+
+
+def _prompts_beside(value: Any, folder: Path) -> Any:
+    """``value`` with every relative template path under a ``prompt`` / ``prompts`` key made
+    absolute in ``folder`` (they sit in conditions' simulators and in ``ensemble.llm``)."""
+    if isinstance(value, list):
+        return [_prompts_beside(v, folder) for v in value]
+    if not isinstance(value, dict):
+        return value
+    out = {k: _prompts_beside(v, folder) for k, v in value.items()}
+    if isinstance(prompt := value.get("prompt"), str):
+        out["prompt"] = _beside(prompt, folder)
+    if isinstance(prompts := value.get("prompts"), list):
+        out["prompts"] = [_beside(p, folder) if isinstance(p, str) else p for p in prompts]
+    return out
+
+
+def _beside(prompt: str, folder: Path) -> str:
+    if is_template_ref(prompt) and not Path(prompt).expanduser().is_absolute():
+        return str(folder / prompt)
+    return prompt
+
 
 Role = Literal["frozen", "baseline", "candidate"]
 """What a condition is in the study's argument, read by the reports instead of its name:

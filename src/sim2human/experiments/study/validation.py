@@ -1,4 +1,4 @@
-"""A condition's ``select`` (``mix.SelectOn``) at work: validation members choose the checkpoint.
+"""A condition's ``select`` (``config.SelectOn``) at work: validation members choose the checkpoint.
 
 Why: agents trained alike on the same ensemble transfer very differently by seed (issue 37:
 real-people gold 19 to 66 for one condition over ten seeds), and a team trains one seed. This
