@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -74,6 +75,7 @@ class StudyWorld:
     _built: ClassVar[OrderedDict[str, StudyWorld]] = OrderedDict()
     """The worlds this process has built, by what they were built from (``_built_from``)."""
     _KEEP: ClassVar[int] = 4
+    _building: ClassVar[threading.Lock] = threading.Lock()
 
     @classmethod
     def build(cls, cfg: StudyConfig) -> StudyWorld:
@@ -82,19 +84,21 @@ class StudyWorld:
         study command does (it says so; here it is logged), so a run directory made with the
         corpus still opens (reports, the web app, trainer adapters) on a machine without."""
         key = _built_from(cfg)
-        if (world := cls._built.get(key)) is not None:
-            cls._built.move_to_end(key)
+        with cls._building:  # the web app asks from several threads
+            if (world := cls._built.get(key)) is not None:
+                cls._built.move_to_end(key)
+                return world
+            world = cls._assemble(cfg)
+            cls._built[key] = world
+            while len(cls._built) > cls._KEEP:
+                cls._built.popitem(last=False)
             return world
-        world = cls._assemble(cfg)
-        cls._built[key] = world
-        while len(cls._built) > cls._KEEP:
-            cls._built.popitem(last=False)
-        return world
 
     @classmethod
     def forget(cls) -> None:
         """Build every world afresh from now on (a test that swaps a family registry)."""
-        cls._built.clear()
+        with cls._building:
+            cls._built.clear()
 
     @classmethod
     def _assemble(cls, cfg: StudyConfig) -> StudyWorld:
