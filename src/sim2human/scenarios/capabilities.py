@@ -106,8 +106,7 @@ def need_slot_kit(scenario: object, what: str) -> SlotScenario:
     lacks."""
     if is_slot_kit(scenario):
         return scenario
-    members = ", ".join(SLOT_MEMBERS)
-    raise Lacks(scenario, f"slot-filling members for {what}", f"{what} needs {members}")
+    raise Lacks(scenario, "slot-filling members", f"{what} needs {', '.join(SLOT_MEMBERS)}")
 
 
 def fields(scenario: object) -> tuple[str, ...]:

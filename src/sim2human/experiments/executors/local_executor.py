@@ -1,4 +1,4 @@
-"""The local executor: today's worker pool (``executors.in_processes``) behind the executor
+"""The local executor: today's worker pool (``pool.in_processes``) behind the executor
 seam (``units.Executor``)."""
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ A **unit** is one job of a study (a condition x seed sub-run, the scripted refer
 diversity measurement) named by an id computed from the config, never by a worker
 (``conditions/<name>/seed-<k>``): the same study gives the same ids on every executor and on
 every resume. An **executor** runs units somewhere (``local``: spawned processes on this
-machine, ``executors.in_processes``; ``ray``: actors on a Ray cluster, ``ray_executor``) and
+machine, ``pool.in_processes``; ``ray``: actors on a Ray cluster, ``ray_executor``) and
 hands each result to the driver's **ledger**, the single writer of the run directory: a result
 whose id it already holds is dropped (a remote task run twice, as Ray's at-most-once retries
 allow, is counted once). A unit that writes files (``Unit.out``) writes them in place where the
@@ -14,7 +14,7 @@ folder on its own node and ships them back (``perform``), and the ledger writes 
 ``summary.json`` last, the file that marks a sub-run finished.
 
 Failures of the infrastructure (a worker killed, a node lost) are retried up to a limit and
-reported as failed jobs (``executors.WorkersDied``, then ``study.json``'s ``failed``), never
+reported as failed jobs (``pool.WorkersDied``, then ``study.json``'s ``failed``), never
 scored as an agent's failure: an agent's numbers come only from units that finished.
 """
 
@@ -160,9 +160,9 @@ class ClusterLost(Sim2HumanError):
 class Executor(Protocol):
     """Where units run. ``run`` delivers each finished unit to ``ledger`` as it finishes,
     retries a unit whose worker died up to ``retries`` times (``note`` says so), raises
-    ``executors.WorkersDied`` naming the units that still failed once the others are done,
+    ``pool.WorkersDied`` naming the units that still failed once the others are done,
     the first exception a unit raised once the running ones end, and
-    ``executors.Interrupted`` on Ctrl-C (finished units delivered, the rest stopped)."""
+    ``pool.Interrupted`` on Ctrl-C (finished units delivered, the rest stopped)."""
 
     name: str
 

@@ -63,6 +63,7 @@ def aggregate(
         row["episodes_trained"] = 0
         reference.append(row)
     extra: dict[str, Any] = {"failed": [f.model_dump() for f in failed]} if failed else {}
+    scenario = get_scenario(cfg.scenario)
     result = StudyResult.model_validate(
         {
             "study": cfg.name,
@@ -73,8 +74,8 @@ def aggregate(
             "reference": reference,
             **_llm_accounting(root, cfg, gone),
             **extra,
-            "gold_metric": headline_metric(get_scenario(cfg.scenario)),
-            "quirks_shared": quirks_shared(get_scenario(cfg.scenario)),
+            "gold_metric": headline_metric(scenario),
+            "quirks_shared": quirks_shared(scenario),
         }
     )
     return result.with_rows()

@@ -26,7 +26,9 @@ from sim2human.experiments.study.result_rows import (
     BY_SEED,
     ESTIMATES,
     SCHEMA_VERSION,
+    Metric,
     ResultRow,
+    Split,
 )
 from sim2human.metrics.handle_time import HandleTime
 from sim2human.metrics.outcomes import Estimate
@@ -135,27 +137,22 @@ class ConditionRow(BaseModel):
     def rows(self) -> list[ResultRow]:
         """Every number of this row as rows (``result_rows``), in the order of its tables; a
         field the row does not have gives none."""
+
+        def row(split: Split, members: str, metric: Metric, mean: float, **more: Any) -> ResultRow:
+            return ResultRow(
+                agent=self.name, split=split, members=members, metric=metric, mean=mean, **more
+            )
+
         out: list[ResultRow] = []
         for field, (split, members, metric) in ESTIMATES.items():
             if isinstance(est := getattr(self, field), Estimate):
-                at = ResultRow(
-                    agent=self.name, split=split, members=members, metric=metric, mean=est.mean
-                )
-                out.append(at.model_copy(update={"ci": est.ci, "n": est.n}))
+                out.append(row(split, members, metric, est.mean, ci=est.ci, n=est.n))
         for field, (split, metric) in BY_FAMILY.items():
             for family, mean in (getattr(self, field) or {}).items():
-                members = f"family:{family}"
-                out.append(
-                    ResultRow(
-                        agent=self.name, split=split, members=members, metric=metric, mean=mean
-                    )
-                )
+                out.append(row(split, f"family:{family}", metric, mean))
         for field, (split, members, metric) in BY_SEED.items():
             for seed, mean in (getattr(self, field) or {}).items():
-                at = ResultRow(
-                    agent=self.name, split=split, members=members, metric=metric, mean=mean
-                )
-                out.append(at.model_copy(update={"seed": int(seed)}))
+                out.append(row(split, members, metric, mean, seed=int(seed)))
         return out
 
     @property
@@ -165,7 +162,7 @@ class ConditionRow(BaseModel):
 
 
 class FailedRun(BaseModel):
-    """A job of the study that did not finish because its worker died (``executors``)."""
+    """A job of the study that did not finish because its worker died (``executors.pool``)."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -251,9 +248,10 @@ class StudyResult(BaseModel):
 
     def with_rows(self) -> StudyResult:
         """This result in the current layout: ``schema_version`` and ``rows`` stored."""
-        raw = {**self.dump(), "schema_version": SCHEMA_VERSION, "rows": []}
-        raw["rows"] = [r.model_dump() for row in self.all_rows for r in row.rows()]
-        return StudyResult.model_validate(raw)
+        rows = [r.model_dump() for row in self.all_rows for r in row.rows()]
+        return StudyResult.model_validate(
+            {**self.dump(), "schema_version": SCHEMA_VERSION, "rows": rows}
+        )
 
     def dump(self) -> dict[str, Any]:
         """The JSON object as stored (only the fields this result was given)."""

@@ -73,7 +73,9 @@ class StudyWorld:
     quirks on purpose (``QuirkPool.shared``). None: ``pool``."""
 
     _built: ClassVar[OrderedDict[str, StudyWorld]] = OrderedDict()
-    """The worlds this process has built, by what they were built from (``_built_from``)."""
+    """The worlds this process has built, by what they were built from (``_built_from``). Not
+    ``functools.lru_cache``: the key is not the config alone (a scenario file's time, the
+    environment) and a config holds dicts, which do not hash."""
     _KEEP: ClassVar[int] = 4
     _building: ClassVar[threading.Lock] = threading.Lock()
 
