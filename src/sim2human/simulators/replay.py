@@ -229,6 +229,10 @@ class _Call:
     asked_now: bool = False
     manner: Manner = field(default_factory=Manner)
     confusions: int = 0
+    n_fields: int = 0
+    """The fields that apply to this caller's profile (fixed for the call: read once, since
+    asking a scenario whether its fields are conditional costs more than the rest of a turn's
+    rule)."""
 
 
 class ReplaySimulator:
@@ -257,7 +261,12 @@ class ReplaySimulator:
         if self.spec.traits.temperature == 0:
             key = zlib.crc32(repr(sorted(profile.items())).encode())
             rng = seeding.stream(self.spec.seed, "same-call", key)
-        self._call = _Call(profile=profile, rng=rng, record=self.scenario.empty_record())
+        self._call = _Call(
+            profile=profile,
+            rng=rng,
+            record=self.scenario.empty_record(),
+            n_fields=len(applicable_fields(self.scenario, profile)),
+        )
         self.call.used.add(self.member.opening)
         return self._user(self.member.turns[self.member.opening], "verbatim")
 
@@ -367,8 +376,9 @@ class ReplaySimulator:
                 c.confusions += "confused" in t.tags
         c.read = len(c.turns)
         across = {f for f, v in c.record.items() if v is not None and v == c.profile.get(f)}
-        n = len(applicable_fields(self.scenario, c.profile))
-        return self._rule.score_manner(c.manner, across, c.confusions, dropped=False, n_fields=n)
+        return self._rule.score_manner(
+            c.manner, across, c.confusions, dropped=False, n_fields=c.n_fields
+        )
 
     def judge(self, episode: Episode) -> float:
         return self._rule.judge(episode)
