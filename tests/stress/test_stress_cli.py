@@ -240,3 +240,33 @@ def test_an_llm_agent_behind_an_endpoint_is_stressed_beside_the_run_s_agents(
 def test_an_llm_agent_needs_its_endpoint(run_dir: Path, tmp_path: Path) -> None:
     assert stress(run_dir, tmp_path, "--llm-base-url", "http://localhost:9/v1") == 2
     assert stress(run_dir, tmp_path, "--conditions", "llm") == 2  # none given: no such agent
+
+
+def test_a_study_that_plays_a_family_at_its_own_count_is_stressed_at_it(tmp_path: Path) -> None:
+    """Without --episodes-per-member, a family the study's ``eval.per_family`` names (one call
+    per real patient in the demo) plays that many episodes per member and point; the flag
+    sets every member's count."""
+    study = {
+        **STUDY,
+        "conditions": STUDY["conditions"][:1],
+        "eval": {"per_family": {"terse-guarded": 1}},
+    }
+    root = tmp_path / "run"
+    cfg = parse_study(study)
+    root.mkdir()
+    (root / "config.yaml").write_text(yaml.safe_dump(cfg.model_dump(mode="json")))
+    for seed in cfg.seeds:
+        sub = root / "conditions" / "frozen-small" / f"seed-{seed}"
+        sub.mkdir(parents=True)
+        PolicyAgent(IntakeScenario(), seed=seed).save(sub / "checkpoint.pt")
+    cheap = ("--grid", "1", "--perturbations", "typos", "--no-search")
+    assert stress(root, tmp_path / "own", *cheap) == 0
+    own = json.loads((tmp_path / "own" / "stress.json").read_text())
+    assert own["episodes_per_family"] == {"terse-guarded": 1}
+    assert own["agents"]["frozen-small"]["n_units"] == 2 * 2 * 1  # seeds x members x 1
+    page = " ".join((tmp_path / "own" / "stress.md").read_text().split())
+    assert "3 episodes per member and point (1 per terse-guarded member)" in page
+    assert stress(root, tmp_path / "flag", *cheap, "--episodes-per-member", "2") == 0
+    flag = json.loads((tmp_path / "flag" / "stress.json").read_text())
+    assert flag["episodes_per_family"] == {}
+    assert flag["agents"]["frozen-small"]["n_units"] == 2 * 2 * 2

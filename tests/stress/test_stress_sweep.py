@@ -55,9 +55,14 @@ def test_plan_points_share_one_clean_point() -> None:
     plan = StressPlan.make(["typos", "asr"], [0, 0.5, 1], 3)
     keys = [k for k, _ in plan.points()]
     assert keys == [CLEAN, "asr@0.5", "asr@1", "typos@0.5", "typos@1"]
-    assert plan.n_episodes(4) == 5 * 4 * 3
+    ens = Ensemble.from_families(["cooperative"], ["noisy-line", "terse-guarded"], 2, POOL)
+    assert plan.n_episodes(ens.heldout) == 5 * 4 * 3
+    own = StressPlan.make(["typos", "asr"], [0, 0.5, 1], 3, {"terse-guarded": 1})
+    assert own.n_episodes(ens.heldout) == 5 * (2 * 3 + 2 * 1)
     with pytest.raises(UsageError, match="at least 1"):
         StressPlan.make(None, [0, 1], 0)
+    with pytest.raises(UsageError, match=r"at least 1, got 0 \(noisy-line\)"):
+        StressPlan.make(None, [0, 1], 3, {"noisy-line": 0})
 
 
 def test_robustness_arithmetic() -> None:
@@ -110,3 +115,20 @@ def test_sweep_clean_point_is_the_evaluation_and_is_deterministic() -> None:
     assert got[CLEAN] == [order[(m.id, episode_seed(k))] for m in members for k in range(3)]
     assert sum(got[CLEAN]) > 0
     assert got["silence@1"] == [0.0] * 6  # a caller who never speaks cannot be taken in
+
+
+def test_a_family_with_its_own_count_plays_that_many_episodes_per_member() -> None:
+    """A study's ``eval.per_family`` (one call per real patient) sets those members' units;
+    the other members keep theirs, and every unit is the evaluation's own episode."""
+    ens = Ensemble.from_families(["cooperative"], ["noisy-line", "terse-guarded"], 1, POOL)
+    members = ens.heldout
+    plan = StressPlan.make(["typos"], [1.0], 3, {"terse-guarded": 1})
+    agent = ScriptedAgent(SCENARIO)
+    got = sweep(agent, members, SCENARIO, plan, max_turns=MAX_TURNS)
+    counts = {"noisy-line": 3, "terse-guarded": 1}
+    assert [m.family for m in members] == list(counts)
+    units = [(m, k) for m in members for k in range(counts[m.family])]
+    assert len(got[CLEAN]) == len(got["typos@1"]) == len(units) == 4
+    evals = evaluate(agent, members, SCENARIO, split="heldout", per_member=3, max_turns=MAX_TURNS)
+    order = {(e.simulator_id, e.seed): float(e.gold.success) for e in evals}
+    assert got[CLEAN] == [order[(m.id, episode_seed(k))] for m, k in units]

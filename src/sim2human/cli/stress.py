@@ -23,7 +23,7 @@ from sim2human.cli.signals import interrupt_code
 from sim2human.errors import UsageError
 from sim2human.store.layout import STRESS_HTML, STRESS_JSON, STRESS_MD
 from sim2human.stress.adversarial import SearchConfig
-from sim2human.stress.sweep import DEFAULT_GRID, StressPlan
+from sim2human.stress.sweep import DEFAULT_GRID, DEFAULT_PER_MEMBER, StressPlan
 
 GRID_TEXT = ",".join(f"{s:g}" for s in DEFAULT_GRID)
 out_console = Console()
@@ -61,8 +61,14 @@ PerturbationsOpt = Annotated[
     str | None, typer.Option("--perturbations", help="Comma-separated names (default: all).")
 ]
 EpisodesOpt = Annotated[
-    int,
-    typer.Option("--episodes-per-member", min=1, max=10_000, help="Episodes per member and point."),
+    int | None,
+    typer.Option(
+        "--episodes-per-member",
+        min=1,
+        max=10_000,
+        help="Episodes per member and point, every member (default: 3, and the study's "
+        "eval.per_family count for the families it names: one call per real patient in the demo).",
+    ),
 ]
 SearchOpt = Annotated[
     bool, typer.Option("--search/--no-search", help="Adversarial search per condition.")
@@ -107,7 +113,7 @@ def stress(
     out: OutOpt = None,
     grid: GridOpt = GRID_TEXT,
     perturbations: PerturbationsOpt = None,
-    episodes: EpisodesOpt = 3,
+    episodes: EpisodesOpt = None,
     search: SearchOpt = True,
     threshold: ThresholdOpt = 0.5,
     search_on: SearchOnOpt = "heldout",
@@ -127,13 +133,15 @@ def stress(
     endpoint when given) on the held-out ensemble."""
     from sim2human.experiments.executors.backends import Choice
     from sim2human.experiments.research.stress import stress_run
+    from sim2human.experiments.study.config import load_run_config
     from sim2human.report.stress import write_stress_reports
 
     if not run_dir.is_dir():
         raise UsageError(f"{run_dir}: no such run directory")
     output = Output(as_json, quiet)
     names = parse_names(perturbations)
-    plan = StressPlan.make(names, parse_grid(grid), episodes)
+    own = None if episodes is not None else load_run_config(run_dir).eval.per_family
+    plan = StressPlan.make(names, parse_grid(grid), episodes or DEFAULT_PER_MEMBER, own)
     search_cfg = SearchConfig(
         threshold=threshold,
         perturbations=plan.perturbations,

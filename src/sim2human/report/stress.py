@@ -19,7 +19,7 @@ from markupsafe import Markup
 
 from sim2human import outputs
 from sim2human.report.format import pct
-from sim2human.report.stress_findings import findings, fmt
+from sim2human.report.stress_findings import episodes_per_member, findings, fmt
 from sim2human.report.stress_markdown import stress_markdown
 from sim2human.store.layout import STRESS_HTML, STRESS_MD, STRESS_PLOTS
 
@@ -30,7 +30,7 @@ _SECTION = jinja2.Template(
 <section class="stress">
 <h2>Stress: gold success under perturbation (held-out members)</h2>
 <p>Each perturbation is layered onto every held-out member's own noise at severities
-{{ grid }}; {{ per }} episodes per member and point, the same hidden profiles at every point.
+{{ grid }}; {{ per }}, the same hidden profiles at every point.
 Robustness = area under the gold-success curve (per unit of severity) divided by the clean
 success; 1 = unaffected. Percentages; 95% CIs by bootstrap over training seeds, then episodes.</p>
 <table>
@@ -135,7 +135,7 @@ def stress_section(stress: dict[str, Any], out: Path, plots: str = PLOTS) -> str
     plot_curves(stress, out / plots, inside=out)
     html: str = _SECTION.render(
         grid=", ".join(f"{s:g}" for s in stress["grid"]),
-        per=stress["episodes_per_member"],
+        per=episodes_per_member(stress),
         perts=stress["perturbations"],
         agents=stress["agents"],
         findings=findings(stress),

@@ -26,6 +26,14 @@ def fmt(e: dict[str, Any]) -> str:
     return est(e, missing="undefined")
 
 
+def episodes_per_member(stress: dict[str, Any]) -> str:
+    """ "3 episodes per member and point", and the families that played their own count."""
+    own = stress.get("episodes_per_family") or {}
+    counts = ", ".join(f"{n} per {family} member" for family, n in own.items())
+    text = f"{stress['episodes_per_member']} episodes per member and point"
+    return f"{text} ({counts})" if counts else text
+
+
 def compare(a: str, b: str, agents: dict[str, Any], key: str = "overall") -> str:
     """One sentence comparing ``agents[a][key]`` with ``agents[b][key]``."""
     ea, eb = agents[a][key], agents[b][key]

@@ -9,7 +9,7 @@ from typing import Any
 
 from sim2human import outputs
 from sim2human.report.format import md, md_code, pct
-from sim2human.report.stress_findings import findings, fmt
+from sim2human.report.stress_findings import episodes_per_member, findings, fmt
 from sim2human.store.layout import STRESS_MD
 
 
@@ -33,8 +33,7 @@ def stress_markdown(stress: dict[str, Any]) -> str:
         f"# Stress test of study {md_code(stress.get('study', ''))}",
         "",
         f"Gold success on the {families} members with each perturbation layered onto their "
-        f"own noise at severities {grid}, {stress['episodes_per_member']} episodes per member "
-        "and point. "
+        f"own noise at severities {grid}, {episodes_per_member(stress)}. "
         "Robustness = the area under the gold-success curve divided by the clean success "
         "(100 = unaffected); absolute AUC = that area itself. %, with 95% CIs (bootstrap over "
         "training seeds, then episodes).",

@@ -36,6 +36,8 @@ from sim2human.simulators.noise import with_noise
 from sim2human.types import Episode
 
 DEFAULT_GRID = (0.0, 0.25, 0.5, 0.75, 1.0)
+DEFAULT_PER_MEMBER = 3
+"""Episodes per member and point where neither the command nor the study says otherwise."""
 CLEAN = "clean"
 
 
@@ -69,14 +71,29 @@ class StressPlan:
     perturbations: tuple[str, ...]
     grid: tuple[float, ...]
     per_member: int
+    per_family: tuple[tuple[str, int], ...] = ()
+    """Episodes per member and point for some families, overriding ``per_member``: a study's
+    ``eval.per_family`` (one call per visit of 137 real patients weighs them as the study did;
+    three would make them eleven in twelve of the units and triple the sweep's cost)."""
 
     @classmethod
     def make(
-        cls, perturbations: Sequence[str] | None, grid: Sequence[object], per_member: int
+        cls,
+        perturbations: Sequence[str] | None,
+        grid: Sequence[object],
+        per_member: int,
+        per_family: Mapping[str, int] | None = None,
     ) -> StressPlan:
-        if per_member < 1:
-            raise UsageError(f"episodes per member must be at least 1, got {per_member}")
-        return cls(check_perturbations(perturbations), check_grid(grid), per_member)
+        counts = {"episodes per member": per_member, **(per_family or {})}
+        for what, n in counts.items():
+            if n < 1:
+                raise UsageError(f"episodes per member must be at least 1, got {n} ({what})")
+        return cls(
+            check_perturbations(perturbations),
+            check_grid(grid),
+            per_member,
+            tuple(sorted((per_family or {}).items())),
+        )
 
     def points(self) -> list[tuple[str, Mapping[str, float]]]:
         """(key, mix) for the clean point and every perturbation at every severity above 0."""
@@ -85,8 +102,13 @@ class StressPlan:
             out += [(point_key(name, s), {name: s}) for s in self.grid if s > 0]
         return out
 
-    def n_episodes(self, n_members: int) -> int:
-        return len(self.points()) * n_members * self.per_member
+    def episodes_of(self, spec: SimulatorSpec) -> int:
+        """Episodes per point of one member: its family's own count, else ``per_member``."""
+        return dict(self.per_family).get(spec.family, self.per_member)
+
+    def n_episodes(self, members: Sequence[SimulatorSpec]) -> int:
+        """Episodes the sweep plays on ``members``."""
+        return len(self.points()) * sum(self.episodes_of(s) for s in members)
 
 
 def point_key(name: str, severity: float) -> str:
@@ -111,13 +133,11 @@ def mix_jobs(
     ]
 
 
-def unit_index(members: Sequence[SimulatorSpec], per_member: int) -> dict[tuple[str, int], int]:
-    """(member id, episode seed) -> position of that unit in every success vector."""
-    return {
-        (spec.id, episode_seed(k)): i * per_member + k
-        for i, spec in enumerate(members)
-        for k in range(per_member)
-    }
+def unit_index(members: Sequence[SimulatorSpec], plan: StressPlan) -> dict[tuple[str, int], int]:
+    """(member id, episode seed) -> position of that unit in every success vector: member by
+    member, each member's episode seeds in order."""
+    units = [(spec.id, episode_seed(k)) for spec in members for k in range(plan.episodes_of(spec))]
+    return {unit: i for i, unit in enumerate(units)}
 
 
 def sweep(
@@ -139,9 +159,10 @@ def sweep(
     jobs = [
         job
         for key, mix in plan.points()
-        for job in mix_jobs(members, mix, plan.per_member, label, f"stress/{key}")
+        for spec in members
+        for job in mix_jobs([spec], mix, plan.episodes_of(spec), label, f"stress/{key}")
     ]
-    index = unit_index(members, plan.per_member)
+    index = unit_index(members, plan)
     n_units = len(index)
     out = {key: [float("nan")] * n_units for key, _ in plan.points()}
     for e in play(agent, jobs, scenario, max_turns=max_turns, on_episode=on_episode, llm=llm):

@@ -264,13 +264,13 @@ def _stress_run(
 ) -> dict[str, Any]:
     started = time.perf_counter()
     cfg = load_run_config(run_dir)
-    n_members = len(cfg.ensemble.heldout) * cfg.ensemble.members_per_family
-    total = len(refs) * plan.n_episodes(n_members)
+    held = programmatic(StudyWorld.build(cfg).ensemble.heldout)  # what the workers will play
+    total = len(refs) * plan.n_episodes(held)
     if search_cfg is not None:  # a frozen condition searches on one member: fewer than this
         n_search = (
-            n_members
+            len(held)
             if search_cfg.members == "heldout"
-            else max(n_members, len(cfg.ensemble.train) * cfg.ensemble.members_per_family)
+            else max(len(held), cfg.ensemble.train_members())
         )
         total += sum(r.search for r in refs) * search_cfg.max_episodes(n_search)
     results = _run_all((cfg, plan, search_cfg), refs, where, total)
@@ -377,6 +377,7 @@ def assemble(
         "perturbations": list(plan.perturbations),
         "grid": list(plan.grid),
         "episodes_per_member": plan.per_member,
+        "episodes_per_family": dict(plan.per_family),
         "agents": agents,
         "adversarial": searches,
         "adversarial_members": search_cfg.members if search_cfg is not None else None,
