@@ -345,16 +345,22 @@ def keep_answers(
     every answer: what the turn states wins over the value it corrects. And the fields answered
     now. One rule for the agent's record (``SlotFilling.hear_user``), for what a replayed caller
     believes got across, and for an LLM user's reading."""
-
-    def reopened(f: str) -> bool:
-        return correcting or (asked_now and (asking is None or f == asking))
-
-    record = {
-        f: before.get(f) if f in answered and not reopened(f) else v for f, v in heard.items()
-    }
+    kept = _kept(answered, asking, asked_now=asked_now, correcting=correcting)
+    record = {f: before.get(f) if f in kept else v for f, v in heard.items()}
     if asking is not None and record.get(asking) is not None:
         answered = answered | {asking}
     return record, answered
+
+
+def _kept(
+    answered: frozenset[str], asking: str | None, *, asked_now: bool, correcting: bool
+) -> frozenset[str]:
+    """The answers a user turn cannot change (``keep_answers``): those given earlier, less
+    what the agent's last turn reopened. Worked out once per turn, not once per field: this
+    rule runs twice on every user turn of a replayed call."""
+    if correcting or (asked_now and asking is None):
+        return frozenset()
+    return answered - {asking} if asked_now else answered
 
 
 def _bump(asked: tuple[tuple[str, int], ...], name: str) -> tuple[tuple[str, int], ...]:
