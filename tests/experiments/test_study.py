@@ -111,3 +111,5 @@ def test_a_sub_run_says_where_its_time_went(tmp_path: Path) -> None:
     assert all(v > 0 for v in phases.values()), phases
     assert sum(phases.values()) <= summary["wall_seconds"] + 0.01
     assert json.loads((out / "summary.json").read_text())["phase_seconds"] == phases
+    work = summary["phase_work"]  # turns, decisions, minibatch steps (tests/train/test_train.py)
+    assert list(work) == ["play", "policy", "update"] and work["play"] > work["policy"] > 0

@@ -10,7 +10,9 @@ from sim2human.scenarios.intake.scenario import IntakeScenario
 from sim2human.simulators.base import QuirkPool
 from sim2human.simulators.families import get_family
 from sim2human.train.config import PPOConfig
+from sim2human.train.phases import PLAY, POLICY, UPDATE, Phases
 from sim2human.train.ppo import _advantages, _Batch, train
+from sim2human.types import Episode
 
 
 def test_ppo_learns_a_frozen_simulator(scenario: IntakeScenario, pool: QuirkPool) -> None:
@@ -41,3 +43,27 @@ def test_advantages_credit_the_turn_that_raised_satisfaction() -> None:
     adv, returns = _advantages(batch, [ep], cfg)
     assert np.allclose(returns, [0.1, 0.8, 0.0])
     assert adv[1] > adv[0] > adv[2]
+
+
+def test_training_counts_the_work_of_its_phases(scenario: IntakeScenario, pool: QuirkPool) -> None:
+    """``Phases.work``: every turn of every training call, one decision per agent turn, and
+    ``epochs`` passes of ``ceil(decisions / minibatch)`` steps per update (what
+    ``summary.json``'s ``phase_work`` holds, and ``bench_demo.py --floors`` sets against)."""
+    spec = get_family("standard").sample(1, pool, capacity=0.1, temperature=0.0)
+    cfg = PPOConfig(episodes=40, batch_episodes=16, epochs=3, minibatch=32)
+    played: list[list[Episode]] = []
+    phases = Phases()
+    train(
+        PolicyAgent(scenario, seed=0),
+        FixedSampler(spec),
+        scenario,
+        cfg,
+        seed=0,
+        on_update=lambda _, episodes: played.append(list(episodes)),
+        phases=phases,
+    )
+    assert [len(b) for b in played] == [16, 16, 8]
+    decisions = [sum(t.speaker == "agent" for e in b for t in e.turns) for b in played]
+    assert phases.work[PLAY] == sum(len(e.turns) for b in played for e in b)
+    assert phases.work[POLICY] == sum(decisions)
+    assert phases.work[UPDATE] == sum(3 * -(-d // 32) for d in decisions)

@@ -4,7 +4,10 @@ A sub-run's ``summary.json`` says how long it took (``wall_seconds``); to take t
 study one must know *which part* is slow: playing the conversations (the simulators and the
 scenario's readers), the policy's inference, PPO's updates, the held-out probe, the final
 evaluation on training members, held-out families and real people. ``Phases`` adds up seconds by
-phase name as the sub-run goes; the sub-run stores them as ``phase_seconds``. Timing never
+phase name as the sub-run goes; the sub-run stores them as ``phase_seconds``, and how much work
+the training phases did as ``phase_work`` (turns played, the policy's decisions, PPO's minibatch
+steps), so that a phase's seconds can be set against its floor: the same work at the rate of the
+persona alone, or of the matrix products alone (``benchmarks/bench_demo.py --floors``). Timing never
 changes what is played or trained (the clock is read, nothing else), so the episodes are the same
 with it as without. Plain ``time.perf_counter``: a profiler would cost more than it measures here,
 and the phases are the study's own, not its functions'.
@@ -26,6 +29,9 @@ UPDATE = "update"
 """PPO's gradient steps."""
 PROBE = "probe"
 """Logging each update: the held-out probe (``train.telemetry``), metrics and episode logs."""
+WORK_UNITS = {PLAY: "turns", POLICY: "decisions", UPDATE: "minibatch steps"}
+"""What ``phase_work`` counts for each phase that counts its work: turns of training
+conversations (both speakers'), the agent turns the policy chose, PPO's gradient steps."""
 
 
 class Phases:
@@ -33,9 +39,14 @@ class Phases:
 
     def __init__(self) -> None:
         self.seconds: dict[str, float] = {}
+        self.work: dict[str, int] = {}
 
     def add(self, phase: str, seconds: float) -> None:
         self.seconds[phase] = self.seconds.get(phase, 0.0) + seconds
+
+    def did(self, phase: str, units: int) -> None:
+        """Count ``units`` of ``phase``'s work (its own unit: see ``WORK_UNITS``)."""
+        self.work[phase] = self.work.get(phase, 0) + units
 
     @contextmanager
     def timing(self, phase: str) -> Iterator[None]:

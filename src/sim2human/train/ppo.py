@@ -94,6 +94,7 @@ def train(
             probe = torch.from_numpy(np.stack(batch.obs[:: max(1, len(batch.obs) // 512)]))
         with phases.timing(UPDATE):
             stats = _learn(agent, optim, batch, episodes, cfg)
+        phases.did(UPDATE, cfg.epochs * -(-len(batch.actions) // cfg.minibatch))
         sampler.update(episodes, BatchInfo(update, seen, abs_adv, judged))
         with torch.no_grad():
             logp = torch.log_softmax(agent.net.logits(probe), -1)
@@ -125,6 +126,8 @@ def _play(
         batch, episodes, inference = _collect(agent, jobs, scenario, max_turns)
     phases.add(PLAY, time.perf_counter() - began - inference)
     phases.add(POLICY, inference)
+    phases.did(PLAY, sum(len(e.turns) for e in episodes))
+    phases.did(POLICY, len(batch.actions))
     return batch, episodes
 
 

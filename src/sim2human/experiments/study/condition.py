@@ -190,6 +190,7 @@ def run_condition(
         episodes_trained=ppo.episodes,
         wall_seconds=round(time.perf_counter() - started, 2),
         phase_seconds=phases.rounded(),
+        phase_work=phases.work,
     )
     if selection is not None:
         summary.update(selected_update=selected, validation_gold=selection.best_gold)
