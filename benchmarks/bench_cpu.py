@@ -15,6 +15,8 @@ import json
 import time
 from pathlib import Path
 
+from sides import study_module
+
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
@@ -27,9 +29,10 @@ def main() -> None:
     torch.set_num_threads(1)
     torch.optim.Adam([torch.zeros(1, requires_grad=True)])  # pay torch's lazy imports up front
     from sim2human.agents.policy import PolicyAgent
-    from sim2human.experiments.study.condition import train_config
-    from sim2human.experiments.study.config import load_study
-    from sim2human.experiments.study.world import StudyWorld
+
+    train_config = study_module("condition").train_config
+    load_study = study_module("config").load_study
+    StudyWorld = study_module("world").StudyWorld
     from sim2human.store import collector
     from sim2human.train.ppo import train
 

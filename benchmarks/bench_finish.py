@@ -24,7 +24,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from sides import best_of, run_child
+from sides import best_of, run_child, study_module
 
 BASELINE = "0f2dc62"
 """main before the finish phase was sped up."""
@@ -51,11 +51,12 @@ def measure(run_dir: Path, work: Path) -> dict[str, float]:
 
     from sim2human.cli.report import finish_study
     from sim2human.diagnostics.stored import diagnose_run
-    from sim2human.experiments.study.aggregate import aggregate
-    from sim2human.experiments.study.config import parse_study
-    from sim2human.experiments.study.results import write_study_result
     from sim2human.report.html import write_report
     from sim2human.store.loading import read_yaml
+
+    aggregate = study_module("aggregate").aggregate
+    parse_study = study_module("config").parse_study
+    write_study_result = study_module("results").write_study_result
 
     wall = float(json.loads((run_dir / "study.json").read_text())["wall_seconds"])
     copy_run(run_dir, work)

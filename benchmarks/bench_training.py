@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from sides import best_of, run_child
+from sides import best_of, run_child, study_module
 
 if TYPE_CHECKING:
     from sim2human.types import Episode
@@ -40,9 +40,10 @@ def measure(config: Path, condition: str, episodes: int) -> dict[str, float]:
     torch.set_num_threads(1)
     torch.optim.Adam([torch.zeros(1, requires_grad=True)])  # pay torch's lazy imports up front
     from sim2human.agents.policy import PolicyAgent
-    from sim2human.experiments.study.condition import train_config
-    from sim2human.experiments.study.config import load_study
-    from sim2human.experiments.study.world import StudyWorld
+
+    train_config = study_module("condition").train_config
+    load_study = study_module("config").load_study
+    StudyWorld = study_module("world").StudyWorld
     from sim2human.train.ppo import train
 
     cfg = load_study(config, quick=True)

@@ -8,6 +8,7 @@ ever slows a round down).
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import subprocess
@@ -15,9 +16,20 @@ import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 
 ROOT = Path(__file__).resolve().parent.parent
 SINGLE_THREAD = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+
+
+def study_module(name: str) -> ModuleType:
+    """``sim2human.experiments.study.NAME`` of whichever side this child runs: a baseline from
+    before the experiments wings (``9b984b7``, say ``bac9383``) has it as
+    ``sim2human.experiments.NAME``."""
+    try:
+        return importlib.import_module(f"sim2human.experiments.study.{name}")
+    except ModuleNotFoundError:
+        return importlib.import_module(f"sim2human.experiments.{name}")
 
 
 def run_child(script: str, src: Path, args: list[str], timeout: float) -> dict[str, float]:
