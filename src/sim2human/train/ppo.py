@@ -251,29 +251,29 @@ def _learn(
     old_logp = torch.as_tensor(batch.logps, dtype=torch.float32)
     adv, returns = torch.from_numpy(adv_np), torch.from_numpy(ret_np)
     n = len(actions)
-    ent_value = kl = grad = 0.0
     order = torch.Generator().manual_seed(int(old_logp.abs().sum() * 1000) % 2**31)
+    params = list(agent.net.parameters())
     for _ in range(cfg.epochs):
         perm = torch.randperm(n, generator=order)
         for start in range(0, n, cfg.minibatch):
             mb = perm[start : start + cfg.minibatch]
-            logits = agent.net.logits(obs[mb])
+            x, a_mb, old_mb = obs[mb], adv[mb], old_logp[mb]  # each row gathered once
+            logits = agent.net.logits(x)
             logp = log_prob(logits, actions[mb])
-            ratio = (logp - old_logp[mb]).exp()
-            pg = -torch.min(
-                ratio * adv[mb], ratio.clamp(1 - cfg.clip, 1 + cfg.clip) * adv[mb]
-            ).mean()
-            v_loss = 0.5 * (agent.net.value(obs[mb]) - returns[mb]).pow(2).mean()
+            ratio = (logp - old_mb).exp()
+            pg = -torch.min(ratio * a_mb, ratio.clamp(1 - cfg.clip, 1 + cfg.clip) * a_mb).mean()
+            v_loss = 0.5 * (agent.net.value(x) - returns[mb]).pow(2).mean()
             ent = entropy(logits).mean()
             loss = pg + cfg.vf_coef * v_loss - cfg.ent_coef * ent
             optim.zero_grad()
             loss.backward()  # type: ignore[no-untyped-call]
-            grad = float(torch.nn.utils.clip_grad_norm_(agent.net.parameters(), cfg.max_grad_norm))
+            grad = torch.nn.utils.clip_grad_norm_(params, cfg.max_grad_norm)
             optim.step()
-            with torch.no_grad():
-                ent_value = float(ent)
-                kl = float(((ratio - 1) - (logp - old_logp[mb])).mean())
-    return ent_value, kl, grad
+    if n == 0:
+        return 0.0, 0.0, 0.0
+    with torch.no_grad():  # what the last minibatch step saw (the statistics logged per update)
+        kl = float(((ratio - 1) - (logp - old_mb)).mean())
+        return float(ent.detach()), kl, float(grad)
 
 
 def _summarise(
