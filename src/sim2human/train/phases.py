@@ -29,9 +29,6 @@ UPDATE = "update"
 """PPO's gradient steps."""
 PROBE = "probe"
 """Logging each update: the held-out probe (``train.telemetry``), metrics and episode logs."""
-WORK_UNITS = {PLAY: "turns", POLICY: "decisions", UPDATE: "minibatch steps"}
-"""What ``phase_work`` counts for each phase that counts its work: turns of training
-conversations (both speakers'), the agent turns the policy chose, PPO's gradient steps."""
 
 
 class Phases:
@@ -45,7 +42,9 @@ class Phases:
         self.seconds[phase] = self.seconds.get(phase, 0.0) + seconds
 
     def did(self, phase: str, units: int) -> None:
-        """Count ``units`` of ``phase``'s work (its own unit: see ``WORK_UNITS``)."""
+        """Count ``units`` of ``phase``'s work, in its own unit: ``PLAY`` in turns of training
+        calls (both speakers'), ``POLICY`` in the agent turns it chose, ``UPDATE`` in minibatch
+        steps."""
         self.work[phase] = self.work.get(phase, 0) + units
 
     @contextmanager
