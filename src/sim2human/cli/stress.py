@@ -133,15 +133,12 @@ def stress(
     endpoint when given) on the held-out ensemble."""
     from sim2human.experiments.executors.backends import Choice
     from sim2human.experiments.research.stress import stress_run
-    from sim2human.experiments.study.config import load_run_config
     from sim2human.report.stress import write_stress_reports
 
     if not run_dir.is_dir():
         raise UsageError(f"{run_dir}: no such run directory")
     output = Output(as_json, quiet)
-    names = parse_names(perturbations)
-    own = None if episodes is not None else load_run_config(run_dir).eval.per_family
-    plan = StressPlan.make(names, parse_grid(grid), episodes or DEFAULT_PER_MEMBER, own)
+    plan = stress_plan(run_dir, parse_names(perturbations), grid, episodes)
     search_cfg = SearchConfig(
         threshold=threshold,
         perturbations=plan.perturbations,
@@ -169,6 +166,17 @@ def stress(
         err_console.print("[yellow]interrupted[/]: no stress results written")
         raise typer.Exit(interrupt_code()) from None
     _show(result, out or run_dir, output)
+
+
+def stress_plan(
+    run_dir: Path, names: list[str] | None, grid: str, episodes: int | None
+) -> StressPlan:
+    """The sweep asked for: ``--episodes-per-member`` for every member, or by default 3 and the
+    study's own count for the families its ``eval.per_family`` names."""
+    from sim2human.experiments.study.config import load_run_config
+
+    own = None if episodes is not None else load_run_config(run_dir).eval.per_family
+    return StressPlan.make(names, parse_grid(grid), episodes or DEFAULT_PER_MEMBER, own)
 
 
 def _show(result: dict[str, Any], target: Path, output: Output) -> None:

@@ -12,6 +12,7 @@ import numpy as np
 from sim2human.experiments.study.condition import trained_episodes
 from sim2human.experiments.study.config import Condition, StudyConfig
 from sim2human.experiments.study.results import FailedRun, StudyResult
+from sim2human.experiments.study.sub_run_summary import SubRunSummary
 from sim2human.experiments.study.wholeness import read_whole
 from sim2human.metrics.handle_time import handle_time
 from sim2human.metrics.outcomes import Estimate, StoredEstimate, cluster_bootstrap
@@ -22,7 +23,7 @@ from sim2human.scenarios.core import headline_metric
 from sim2human.simulators import played_on_endpoint, speaks_real_words
 from sim2human.simulators.replay import reply_shares
 from sim2human.store.layout import CURVE_LOG, REFERENCE, SUMMARY, RunLayout, sub_run_relative
-from sim2human.store.rundir import iter_jsonl, read_json
+from sim2human.store.rundir import iter_jsonl
 from sim2human.types import Episode
 
 RERUN = "continue the study with --resume to rerun it"
@@ -115,7 +116,7 @@ def _llm_accounting(root: Path, cfg: StudyConfig, gone: set[str]) -> dict[str, A
     for sub in subs:
         if str(sub) in gone:
             continue
-        for stats in read_json(root / sub / SUMMARY).get("llm", {}).values():
+        for stats in (SubRunSummary.read(root / sub / SUMMARY).llm or {}).values():
             for k, v in stats.items():
                 total[k] = total.get(k, 0) + v
     return {"llm_accounting": total} if total else {}

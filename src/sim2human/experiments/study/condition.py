@@ -21,8 +21,8 @@ from sim2human import seeding
 from sim2human.agents.policy import PolicyAgent
 from sim2human.agents.scripted import reference_agent
 from sim2human.experiments.study.config import Condition, StudyConfig
+from sim2human.experiments.study.sub_run_summary import SubRunSummary
 from sim2human.experiments.study.validation import CheckpointSelection
-from sim2human.experiments.study.wholeness import LOGGED
 from sim2human.experiments.study.world import (
     Splits,
     StudyWorld,
@@ -183,22 +183,20 @@ def run_condition(
         evals = evaluate_splits(cfg, agent, world, llm, splits, condition.name, on_episode, phases)
         llm_stats = llm_accounting(llm)
     write_members(out / MEMBERS, trained_on, world.ensemble.heldout, sampler)
-    summary = summarise_sub_run(evals, sampler.phrasings)
-    summary.update(
+    summary = SubRunSummary(
+        **evaluation_fields(evals, sampler.phrasings),
         condition=condition.name,
         seed=seed,
         episodes_trained=ppo.episodes,
         wall_seconds=round(time.perf_counter() - started, 2),
         phase_seconds=phases.rounded(),
         phase_work=phases.work,
+        selected_update=selected,
+        validation_gold=selection.best_gold if selection is not None else None,
+        llm=llm_stats or None,
+        episodes_logged=len(episodes_log.ids),  # what readers check the log against
     )
-    if selection is not None:
-        summary.update(selected_update=selected, validation_gold=selection.best_gold)
-    if llm_stats:
-        summary["llm"] = llm_stats
-    summary[LOGGED] = len(episodes_log.ids)  # what readers check the log against (wholeness)
-    write_json(out / SUMMARY, summary)
-    return summary
+    return summary.write(out / SUMMARY)
 
 
 def _curve_params(cfg: StudyConfig, seed: int) -> dict[str, Any]:
@@ -358,13 +356,15 @@ def exploit_rate(episodes: Sequence[Episode], phrasings: set[str]) -> float:
     return sum(any(p in t for p in quirky) for t in turns) / max(1, len(turns))
 
 
-def summarise_sub_run(evals: Sequence[Episode], phrasings: set[str]) -> dict[str, Any]:
+def evaluation_fields(evals: Sequence[Episode], phrasings: set[str]) -> dict[str, Any]:
+    """A sub-run's final evaluation as ``SubRunSummary`` fields: by split, held-out families,
+    the spread over held-out members, the exploit rate."""
     train_eps = [e for e in evals if e.split == "train"]
     held = [e for e in evals if e.split == "heldout"]
     return {
-        "train": summarise(train_eps).model_dump(),
-        "heldout": summarise(held).model_dump(),
-        "heldout_by_family": {k: v.model_dump() for k, v in by(held, lambda e: e.family).items()},
+        "train": summarise(train_eps),
+        "heldout": summarise(held),
+        "heldout_by_family": by(held, lambda e: e.family),
         "heldout_member_std": member_std(held),
         "exploit_rate": exploit_rate(held, phrasings),
     }
@@ -381,14 +381,13 @@ def reference_scripted(cfg: StudyConfig, out: Path) -> dict[str, Any]:
         splits = [("train", world.ensemble.train, per), *heldout_splits(cfg, world)]
         evals = evaluate_splits(cfg, agent, world, llm, splits, "scripted", log.write)
         llm_stats = llm_accounting(llm)
-    summary = summarise_sub_run(evals, set())
-    if llm_stats:
-        summary["llm"] = llm_stats
-    summary.update(condition="scripted", seed=0, episodes_trained=0)
-    summary["train_by_family"] = {
-        k: v.model_dump()
-        for k, v in by([e for e in evals if e.split == "train"], lambda e: e.family).items()
-    }
-    summary[LOGGED] = len(log.ids)
-    write_json(out / SUMMARY, summary)
-    return summary
+    summary = SubRunSummary(
+        **evaluation_fields(evals, set()),
+        condition="scripted",
+        seed=0,
+        episodes_trained=0,
+        train_by_family=by([e for e in evals if e.split == "train"], lambda e: e.family),
+        llm=llm_stats or None,
+        episodes_logged=len(log.ids),
+    )
+    return summary.write(out / SUMMARY)

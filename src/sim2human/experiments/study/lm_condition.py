@@ -34,15 +34,15 @@ from sim2human.errors import UsageError
 from sim2human.experiments.study.condition import (
     Recording,
     eval_splits,
+    evaluation_fields,
     llm_accounting,
     sub_run_config,
     sub_run_seed,
-    summarise_sub_run,
     write_members,
 )
 from sim2human.experiments.study.config import Condition, StudyConfig
+from sim2human.experiments.study.sub_run_summary import SubRunSummary
 from sim2human.experiments.study.trained_agents import lm_prompt
-from sim2human.experiments.study.wholeness import LOGGED
 from sim2human.experiments.study.world import StudyWorld, evaluate_splits, llm_runtime
 from sim2human.store.layout import (
     CONFIG,
@@ -135,8 +135,8 @@ def run_lm_condition(
         llm_stats = llm_accounting(llm)
     warm_meta = read_json(warm / WARM_META)
     write_members(out / MEMBERS, trained_on, world.ensemble.heldout, sampler)
-    summary = summarise_sub_run(evals, sampler.phrasings)
-    summary.update(
+    summary = SubRunSummary(
+        **evaluation_fields(evals, sampler.phrasings),
         condition=condition.name,
         seed=seed,
         episodes_trained=budget,
@@ -144,12 +144,10 @@ def run_lm_condition(
         agent={"kind": "lm", "model": agent_cfg.model, "record_source": "submitted"},
         warm_start={k: v for k, v in warm_meta.items() if k != "agent_lines"},
         novel_turn_share=novel_share(evals, set(warm_meta["agent_lines"])),
+        llm=llm_stats or None,
+        episodes_logged=len(log.ids),
     )
-    if llm_stats:
-        summary["llm"] = llm_stats
-    summary[LOGGED] = len(log.ids)
-    write_json(out / SUMMARY, summary)
-    return summary
+    return summary.write(out / SUMMARY)
 
 
 def warm_policy(warm: Path, agent_cfg: LMAgentConfig, world: StudyWorld) -> tuple[LMPolicy, Any]:
