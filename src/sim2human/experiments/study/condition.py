@@ -21,7 +21,7 @@ from sim2human import seeding
 from sim2human.agents.policy import PolicyAgent
 from sim2human.agents.scripted import reference_agent
 from sim2human.experiments.study.config import Condition, StudyConfig
-from sim2human.experiments.study.sub_run_summary import SubRunSummary
+from sim2human.experiments.study.sub_run_summary import Evaluation, SubRunSummary
 from sim2human.experiments.study.validation import CheckpointSelection
 from sim2human.experiments.study.world import (
     Splits,
@@ -356,7 +356,7 @@ def exploit_rate(episodes: Sequence[Episode], phrasings: set[str]) -> float:
     return sum(any(p in t for p in quirky) for t in turns) / max(1, len(turns))
 
 
-def evaluation_fields(evals: Sequence[Episode], phrasings: set[str]) -> dict[str, Any]:
+def evaluation_fields(evals: Sequence[Episode], phrasings: set[str]) -> Evaluation:
     """A sub-run's final evaluation as ``SubRunSummary`` fields: by split, held-out families,
     the spread over held-out members, the exploit rate."""
     train_eps = [e for e in evals if e.split == "train"]

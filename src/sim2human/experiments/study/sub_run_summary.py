@@ -18,7 +18,7 @@ the raw document stays what ``store.rundir.read_json`` returns.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from pydantic import ValidationError
 
@@ -26,6 +26,16 @@ from sim2human.errors import RunDirError, first_problem
 from sim2human.metrics.outcomes import GroupSummary
 from sim2human.store.rundir import read_json, write_json
 from sim2human.types import Frozen
+
+
+class Evaluation(TypedDict):
+    """The final evaluation's fields of a summary (``condition.evaluation_fields``)."""
+
+    train: GroupSummary
+    heldout: GroupSummary
+    heldout_by_family: dict[str, GroupSummary]
+    heldout_member_std: float
+    exploit_rate: float
 
 
 class SubRunSummary(Frozen):
@@ -53,7 +63,7 @@ class SubRunSummary(Frozen):
     """The update whose weights were kept, with ``select`` (checkpoint selection)."""
     validation_gold: float | None = None
     """The kept checkpoint's gold on the validation members, with ``select``."""
-    agent: dict[str, Any] | None = None
+    agent: dict[str, str] | None = None
     """A language-model sub-run's agent: kind, model, where its record comes from."""
     warm_start: dict[str, Any] | None = None
     """A language-model sub-run's warm start, as its ``warm-start.json`` says."""
