@@ -138,7 +138,8 @@ def stress(
     if not run_dir.is_dir():
         raise UsageError(f"{run_dir}: no such run directory")
     output = Output(as_json, quiet)
-    plan = stress_plan(run_dir, parse_names(perturbations), grid, episodes)
+    names = parse_names(perturbations)
+    plan = StressPlan.make(names, parse_grid(grid), episodes or DEFAULT_PER_MEMBER)
     search_cfg = SearchConfig(
         threshold=threshold,
         perturbations=plan.perturbations,
@@ -151,7 +152,7 @@ def stress(
         result = stress_run(
             run_dir,
             out,
-            plan=plan,
+            plan=weighed_as_the_study(plan, run_dir, episodes),
             search_cfg=search_cfg if search else None,
             conditions=parse_names(conditions),
             workers=workers,
@@ -168,15 +169,16 @@ def stress(
     _show(result, out or run_dir, output)
 
 
-def stress_plan(
-    run_dir: Path, names: list[str] | None, grid: str, episodes: int | None
-) -> StressPlan:
-    """The sweep asked for: ``--episodes-per-member`` for every member, or by default 3 and the
-    study's own count for the families its ``eval.per_family`` names."""
+def weighed_as_the_study(plan: StressPlan, run_dir: Path, episodes: int | None) -> StressPlan:
+    """``plan`` with the study's own episodes per member for the families its
+    ``eval.per_family`` names, unless ``--episodes-per-member`` set every member's. Read once
+    every option is known good: a bad option is named before the run directory is read."""
     from sim2human.experiments.study.config import load_run_config
 
-    own = None if episodes is not None else load_run_config(run_dir).eval.per_family
-    return StressPlan.make(names, parse_grid(grid), episodes or DEFAULT_PER_MEMBER, own)
+    if episodes is not None:
+        return plan
+    own = load_run_config(run_dir).eval.per_family
+    return StressPlan.make(plan.perturbations, plan.grid, plan.per_member, own)
 
 
 def _show(result: dict[str, Any], target: Path, output: Output) -> None:
