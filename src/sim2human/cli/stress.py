@@ -139,7 +139,8 @@ def stress(
         raise UsageError(f"{run_dir}: no such run directory")
     output = Output(as_json, quiet)
     names = parse_names(perturbations)
-    plan = StressPlan.make(names, parse_grid(grid), episodes or DEFAULT_PER_MEMBER)
+    every: dict[str, int] | None = None if episodes is None else {}  # the flag: all, same count
+    plan = StressPlan.make(names, parse_grid(grid), episodes or DEFAULT_PER_MEMBER, every)
     search_cfg = SearchConfig(
         threshold=threshold,
         perturbations=plan.perturbations,
@@ -152,7 +153,7 @@ def stress(
         result = stress_run(
             run_dir,
             out,
-            plan=weighed_as_the_study(plan, run_dir, episodes),
+            plan=plan,
             search_cfg=search_cfg if search else None,
             conditions=parse_names(conditions),
             workers=workers,
@@ -167,18 +168,6 @@ def stress(
         err_console.print("[yellow]interrupted[/]: no stress results written")
         raise typer.Exit(interrupt_code()) from None
     _show(result, out or run_dir, output)
-
-
-def weighed_as_the_study(plan: StressPlan, run_dir: Path, episodes: int | None) -> StressPlan:
-    """``plan`` with the study's own episodes per member for the families its
-    ``eval.per_family`` names, unless ``--episodes-per-member`` set every member's. Read once
-    every option is known good: a bad option is named before the run directory is read."""
-    from sim2human.experiments.study.config import load_run_config
-
-    if episodes is not None:
-        return plan
-    own = load_run_config(run_dir).eval.per_family
-    return StressPlan.make(plan.perturbations, plan.grid, plan.per_member, own)
 
 
 def _show(result: dict[str, Any], target: Path, output: Output) -> None:

@@ -17,7 +17,7 @@ the mean over perturbations. Both are ratios, so their CIs come from a paired tw
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -71,10 +71,11 @@ class StressPlan:
     perturbations: tuple[str, ...]
     grid: tuple[float, ...]
     per_member: int
-    per_family: tuple[tuple[str, int], ...] = ()
-    """Episodes per member and point for some families, overriding ``per_member``: a study's
-    ``eval.per_family`` (one call per visit of 137 real patients weighs them as the study did;
-    three would make them eleven in twelve of the units and triple the sweep's cost)."""
+    per_family: tuple[tuple[str, int], ...] | None = None
+    """Episodes per member and point for some families, overriding ``per_member``; None: the
+    study's own ``eval.per_family``, resolved where the study is read (``weighed_as``). One call
+    per visit of 137 real patients weighs them as the study did; three would make them eleven in
+    twelve of the units and triple the sweep's cost."""
 
     @classmethod
     def make(
@@ -84,16 +85,20 @@ class StressPlan:
         per_member: int,
         per_family: Mapping[str, int] | None = None,
     ) -> StressPlan:
-        counts = {"episodes per member": per_member, **(per_family or {})}
+        """``per_family`` None: the study's own counts (``weighed_as``); ``{}``: ``per_member``
+        for every member."""
+        counts = {"every member": per_member, **(per_family or {})}
         for what, n in counts.items():
             if n < 1:
                 raise UsageError(f"episodes per member must be at least 1, got {n} ({what})")
-        return cls(
-            check_perturbations(perturbations),
-            check_grid(grid),
-            per_member,
-            tuple(sorted((per_family or {}).items())),
-        )
+        own = None if per_family is None else tuple(sorted(per_family.items()))
+        return cls(check_perturbations(perturbations), check_grid(grid), per_member, own)
+
+    def weighed_as(self, study: Mapping[str, int]) -> StressPlan:
+        """This plan with the study's ``eval.per_family`` counts, unless it has its own."""
+        if self.per_family is not None:
+            return self
+        return replace(self, per_family=tuple(sorted(study.items())))
 
     def points(self) -> list[tuple[str, Mapping[str, float]]]:
         """(key, mix) for the clean point and every perturbation at every severity above 0."""
@@ -104,7 +109,7 @@ class StressPlan:
 
     def episodes_of(self, spec: SimulatorSpec) -> int:
         """Episodes per point of one member: its family's own count, else ``per_member``."""
-        return dict(self.per_family).get(spec.family, self.per_member)
+        return dict(self.per_family or ()).get(spec.family, self.per_member)
 
     def n_episodes(self, members: Sequence[SimulatorSpec]) -> int:
         """Episodes the sweep plays on ``members``."""

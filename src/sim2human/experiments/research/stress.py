@@ -264,6 +264,7 @@ def _stress_run(
 ) -> dict[str, Any]:
     started = time.perf_counter()
     cfg = load_run_config(run_dir)
+    plan = plan.weighed_as(cfg.eval.per_family)
     held = programmatic(StudyWorld.build(cfg).ensemble.heldout)  # what the workers will play
     total = len(refs) * plan.n_episodes(held)
     if search_cfg is not None:  # a frozen condition searches on one member: fewer than this
@@ -377,7 +378,7 @@ def assemble(
         "perturbations": list(plan.perturbations),
         "grid": list(plan.grid),
         "episodes_per_member": plan.per_member,
-        "episodes_per_family": dict(plan.per_family),
+        "episodes_per_family": dict(plan.per_family or ()),
         "agents": agents,
         "adversarial": searches,
         "adversarial_members": search_cfg.members if search_cfg is not None else None,
