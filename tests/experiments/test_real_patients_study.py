@@ -11,8 +11,10 @@ import yaml
 
 from aci_data import ACI, needs_aci
 from sim2human.cli.app import main
-from sim2human.experiments.study.config import load_study
+from sim2human.experiments.study.config import StudyConfig, load_study, parse_study
+from sim2human.experiments.study.runner import run_study
 from sim2human.experiments.study.world import without_missing_corpus
+from tiny_study import TINY
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "collapse.yaml"
 
@@ -36,6 +38,34 @@ def test_missing_corpus_drops_real_patients_with_one_line(
     err = capsys.readouterr().err
     assert "real patients (aci-heldout) left out" in err and "--data" in err
     assert "Traceback" not in err
+
+
+def test_a_study_left_without_its_corpus_is_one_the_workers_accept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The counts and conditions that named the missing families go with them: the study that
+    is left is valid as sent to a worker (the demo without the data played none of its calls:
+    every worker refused ``eval.per_family: ['aci-heldout']``)."""
+    monkeypatch.setenv("SIM2HUMAN_DATA", str(tmp_path))
+    study = {
+        **TINY,
+        "ensemble": {
+            "train": ["cooperative", "aci-train"],
+            "heldout": ["noisy-line", "aci-heldout"],
+        },
+        "eval": {**TINY["eval"], "per_family": {"aci-heldout": 1}},
+        "conditions": [
+            {"name": "plain", "sampler": "uniform"},
+            {"name": "selected", "sampler": "uniform", "select": {"family": "aci-train"}},
+        ],
+    }
+    cfg, line = without_missing_corpus(parse_study(study))
+    assert cfg.ensemble.heldout == ("noisy-line",) and cfg.ensemble.train == ("cooperative",)
+    assert cfg.eval.per_family == {} and [c.name for c in cfg.conditions] == ["plain"]
+    assert line is not None and "condition(s) selected left out" in line
+    assert StudyConfig.model_validate_json(cfg.model_dump_json()) == cfg
+    run = run_study(cfg, tmp_path / "run", workers=1)
+    assert [row.name for row in run.conditions] == ["plain"]
 
 
 def test_data_option_naming_an_empty_folder_is_one_clear_error(

@@ -286,28 +286,21 @@ def corpus_unfit(cfg: StudyConfig, scenario: AnyScenario) -> str | None:
 def without_missing_corpus(cfg: StudyConfig) -> tuple[StudyConfig, str | None]:
     """``cfg`` without the families that read a corpus in place (``replay`` families, and
     ``retrieved-aci``: ``replay.reads_corpus``) when it is not found (a fresh install without
-    the data), nor the conditions that ``mix`` one in, and the one line that says so; ``cfg``
-    itself otherwise."""
+    the data), nor their ``eval.per_family`` counts, nor the conditions that ``mix`` one in or
+    ``select`` on one, and the one line that says so; ``cfg`` itself otherwise. What is left is
+    validated again here: the workers validate the study they are sent, and a study that only
+    the driver accepted would fail in every worker at its first call."""
     lines: list[str] = []
     names = [*cfg.ensemble.train, *cfg.ensemble.heldout]
     real = [n for n in names if reads_corpus(n) is not None]
     if real and (why := corpus_missing(real)) is not None:
-        dropped = set(real)
-        keep = {
-            k: tuple(n for n in getattr(cfg.ensemble, k) if n not in dropped)
-            for k in ("train", "heldout")
-        }
-        if not all(keep.values()):
-            raise UsageError(f"{why} (the study's ensemble has no family without it)")
-        members = {k: v for k, v in cfg.ensemble.members.items() if k not in dropped}
-        ensemble = cfg.ensemble.model_copy(update={**keep, "members": members})
-        cfg = cfg.model_copy(update={"ensemble": ensemble})
+        cfg = _without_families(cfg, set(real), why)
         lines.append(f"real patients ({', '.join(real)}) left out: {why}")
     gone = {
         c.name: why
         for c in cfg.conditions
-        if c.mix and c.mix.family in REPLAY_FAMILIES
-        if (why := corpus_missing([c.mix.family])) is not None
+        for of in (c.mix, c.select)
+        if of is not None and (why := corpus_missing([of.family])) is not None
     }
     if gone:
         kept = tuple(
@@ -317,10 +310,28 @@ def without_missing_corpus(cfg: StudyConfig) -> tuple[StudyConfig, str | None]:
         )
         first = next(iter(gone.values()))
         if not kept:
-            raise UsageError(f"{first} (every condition of the study mixes in real patients)")
+            raise UsageError(f"{first} (every condition mixes in or selects on real people)")
         cfg = cfg.model_copy(update={"conditions": kept})
         lines.append(f"condition(s) {', '.join(gone)} left out: {first}")
-    return cfg, "; ".join(lines) or None
+    if not lines:
+        return cfg, None
+    return StudyConfig.model_validate_json(cfg.model_dump_json()), "; ".join(lines)
+
+
+def _without_families(cfg: StudyConfig, dropped: set[str], why: str) -> StudyConfig:
+    """``cfg``'s ensemble without the families ``dropped``, their member and episode counts
+    with them; a UsageError saying ``why`` when no training or held-out family is left."""
+    keep = {
+        k: tuple(n for n in getattr(cfg.ensemble, k) if n not in dropped)
+        for k in ("train", "heldout")
+    }
+    if not all(keep.values()):
+        raise UsageError(f"{why} (the study's ensemble has no family without it)")
+    members = {k: v for k, v in cfg.ensemble.members.items() if k not in dropped}
+    ensemble = cfg.ensemble.model_copy(update={**keep, "members": members})
+    per_family = {k: v for k, v in cfg.eval.per_family.items() if k not in dropped}
+    evaluation = cfg.eval.model_copy(update={"per_family": per_family})
+    return cfg.model_copy(update={"ensemble": ensemble, "eval": evaluation})
 
 
 Splits = list[tuple[str, Sequence[SimulatorSpec], int]]
