@@ -2,12 +2,14 @@
 reference, swept over the perturbation grid on the study's held-out ensemble, plus an
 adversarial search per condition; results in ``stress.json``, ``stress.html`` and ``stress.md``.
 
-Each agent is one unit of the executor seam (``units``; id ``stress/<label>/seed-<k>``): on
-the ``local`` executor, worker processes (one per core, like the study's sub-runs); on ``ray``,
-Ray actors that parse the study config once, with each checkpoint shipped in its unit (a
-cluster's nodes need not see the run directory). Workers report finished episodes to one
-progress bar; the driver alone writes, and results are assembled in unit order whatever order
-they finish in. Nothing is written into the sub-run directories.
+Each agent's sweep and its search are units of the executor seam (``units``; ids
+``stress/<label>/seed-<k>`` and ``.../search``; apart, two cores share the work evenly, where 13
+agents of like cost left one idle for the 13th, a seventh of the wall): on the ``local``
+executor, worker processes (one per core, like the study's sub-runs); on ``ray``, Ray actors
+that parse the study config once, with each checkpoint shipped in its unit (a cluster's nodes
+need not see the run directory). Workers report finished episodes to one progress bar; the
+driver alone writes, and results are assembled in agent order whatever order they finish in.
+Nothing is written into the sub-run directories.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import torch
 from rich.console import Console
@@ -144,47 +146,49 @@ def agent_runtime(cfg: StudyConfig, ref: AgentRef) -> Iterator[LLMRuntime | None
         yield runtime
 
 
+Part = Literal["sweep", "search"]
+"""A unit's share of one agent's stress (the module docstring says why they are apart)."""
+
+
 def stress_agent(
     cfg: StudyConfig,
     ref: AgentRef,
     plan: StressPlan,
     search_cfg: SearchConfig | None,
     progress: Callable[[int], None] | None = None,
+    parts: Sequence[Part] = ("sweep", "search"),
 ) -> dict[str, Any]:
-    """Sweep one agent (and search, if asked); returns plain data (it crosses processes)."""
+    """Sweep one agent and search it, if asked (or only ``parts`` of that); plain data (it
+    crosses processes). Each part builds its own agent and plays its own seeds."""
     torch.set_num_threads(1)
     world = StudyWorld.build(cfg)
-    members = programmatic(world.ensemble.heldout)
 
-    def tick(_: object) -> None:
-        if progress is not None:
-            progress(1)
+    tick = lambda _: progress(1) if progress is not None else None  # noqa: E731
 
     result: dict[str, Any] = {"label": ref.label, "seed": ref.seed}
     with agent_runtime(cfg, ref) as llm:
-        result["sweep"] = sweep(
-            build_agent(ref, world, cfg, llm),
-            members,
-            world.scenario,
-            plan,
-            max_turns=world.max_turns,
-            label=ref.label,
-            on_episode=tick,
-            llm=llm,
-        )
-        if search_cfg is not None and ref.search:
-            where = search_members(cfg, world, ref.label, search_cfg.members)
+        if "sweep" in parts:
+            result["sweep"] = sweep(
+                build_agent(ref, world, cfg, llm),
+                programmatic(world.ensemble.heldout),
+                world.scenario,
+                plan,
+                max_turns=world.max_turns,
+                label=ref.label,
+                on_episode=tick,
+                llm=llm,
+            )
+        if "search" in parts and search_cfg is not None and ref.search:
             found = search(
                 build_agent(ref, world, cfg, llm),
-                where,
+                search_members(cfg, world, ref.label, search_cfg.members),
                 world.scenario,
                 search_cfg,
                 max_turns=world.max_turns,
                 on_episode=tick,
                 llm=llm,
             )
-            result["search"] = result_json(found)
-            result["search"]["seed"] = ref.seed
+            result["search"] = {**result_json(found), "seed": ref.seed}
     return result
 
 
@@ -215,10 +219,10 @@ def _load(payload: tuple[str, StressPlan, SearchConfig | None]) -> Context:
     return StudyConfig.model_validate_json(cfg_json), plan, search_cfg
 
 
-def _work(context: Context, ref: AgentRef) -> dict[str, Any]:
-    """One stress unit, in a worker: one agent swept (and searched)."""
+def _work(context: Context, ref: AgentRef, part: Part) -> dict[str, Any]:
+    """One stress unit, in a worker: one agent swept, or searched."""
     cfg, plan, search_cfg = context
-    return stress_agent(cfg, ref, plan, search_cfg, progress=report_progress)
+    return stress_agent(cfg, ref, plan, search_cfg, progress=report_progress, parts=(part,))
 
 
 def stress_run(
@@ -268,12 +272,8 @@ def _stress_run(
     held = programmatic(StudyWorld.build(cfg).ensemble.heldout)  # what the workers will play
     total = len(refs) * plan.n_episodes(held)
     if search_cfg is not None:  # a frozen condition searches on one member: fewer than this
-        n_search = (
-            len(held)
-            if search_cfg.members == "heldout"
-            else max(len(held), cfg.ensemble.train_members())
-        )
-        total += sum(r.search for r in refs) * search_cfg.max_episodes(n_search)
+        on = cfg.ensemble.train_members() if search_cfg.members == "train" else 0
+        total += sum(r.search for r in refs) * search_cfg.max_episodes(max(len(held), on))
     results = _run_all((cfg, plan, search_cfg), refs, where, total)
     stress = assemble(cfg, plan, search_cfg, results)
     endpoint = next((r.llm for r in refs if r.llm is not None), None)
@@ -332,8 +332,11 @@ def _on_executor(
     """``refs`` as units on the chosen executor; their results in the order of ``refs``."""
     cfg, plan, search_cfg = context
     remote = where.choice.kind != "local"
-    units = [
-        Unit(r.unit_id, f"{r.label} seed {r.seed}", (_shipped(r) if remote else r,)) for r in refs
+    sent = [_shipped(r) if remote else r for r in refs]
+    searched = [r for r in sent if r.search and search_cfg is not None]
+    units = [  # the sweeps first: the larger parts, so the searches fill the last gaps
+        *(Unit(r.unit_id, f"{r.label} seed {r.seed}", (r, "sweep")) for r in sent),
+        *(Unit(f"{r.unit_id}/search", f"{r.label} search", (r, "search")) for r in searched),
     ]
     ledger = Ledger.of(Path("."), units)  # units write nothing: the ledger only keeps values
     work = Work(_work, _load, (cfg.model_dump_json(), plan, search_cfg))
@@ -343,7 +346,8 @@ def _on_executor(
         on = "cores" if ex.name == "local" else f"{ex.name} workers"
         describe(f"stress: {len(refs)} agents on {n} {on}")
         ex.run(work, units, ledger, advance=advance, retries=RETRIES, note=where.note)
-    return [ledger.values[u.id] for u in units]
+    found = {r.unit_id: ledger.values[f"{r.unit_id}/search"] for r in searched}
+    return [{**ledger.values[r.unit_id], **found.get(r.unit_id, {})} for r in refs]
 
 
 def _shipped(ref: AgentRef) -> AgentRef:
