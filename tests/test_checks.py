@@ -25,7 +25,7 @@ from sim2human.simulators import build_simulator
 from sim2human.simulators.base import QuirkPool, SimulatorSpec, UserTurn
 from sim2human.simulators.families import FAMILIES, REPLAY_FAMILIES, get_family
 from sim2human.simulators.persona import PersonaSimulator
-from sim2human.simulators.replay import corpus_missing, playable_families
+from sim2human.simulators.replay_families import corpus_missing, playable_families
 from sim2human.testing import ScriptedUser, TinyScenario, scripted_spec
 from sim2human.types import Episode, Record
 

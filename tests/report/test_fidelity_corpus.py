@@ -18,9 +18,9 @@ from sim2human.rollout.evaluate import evaluate
 from sim2human.scenarios.catalog import get_scenario
 from sim2human.simulators.base import QuirkPool
 from sim2human.simulators.families import get_family
-from sim2human.simulators.replay import human_corpus
 from sim2human.simulators.replay_aci import ACI_BENCH
 from sim2human.simulators.replay_casino import CASINO
+from sim2human.simulators.replay_families import human_corpus
 from sim2human.simulators.replay_multiwoz import MULTIWOZ
 from sim2human.types import Episode
 

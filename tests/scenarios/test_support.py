@@ -25,7 +25,8 @@ from sim2human.scenarios.file_scenario import FileScenario
 from sim2human.simulators import build_simulator
 from sim2human.simulators.base import QuirkPool
 from sim2human.simulators.families import get_family
-from sim2human.simulators.replay import ReplaySimulator, member_for, unplayable
+from sim2human.simulators.replay import ReplaySimulator, member_for
+from sim2human.simulators.replay_families import unplayable
 from sim2human.store.rundir import read_episodes
 from tiny_study import TINY
 

@@ -23,7 +23,7 @@ from sim2human.scenarios.intake.scenario import IntakeScenario
 from sim2human.simulators import build_simulator, is_programmatic
 from sim2human.simulators.base import QuirkPool, SimulatorSpec
 from sim2human.simulators.families import get_family
-from sim2human.simulators.replay import corpus_missing
+from sim2human.simulators.replay_families import corpus_missing
 from sim2human.simulators.restyle_entries import SLOT, Pointer, Restyle
 from sim2human.simulators.restyled import (
     RestyledFamily,

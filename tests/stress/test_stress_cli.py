@@ -155,6 +155,21 @@ def test_units_on_the_local_executor_give_the_numbers_of_one_process(
     assert list(_numbers(tmp_path / "two")["agents"]) == ["frozen-small", "ens+perturb", "scripted"]
 
 
+def test_a_search_in_a_unit_of_its_own_gives_the_numbers_of_one_process(
+    run_dir: Path, tmp_path: Path
+) -> None:
+    """On two workers an agent's sweep and its search are two units; merged, they are what one
+    process writes: each agent's curves and its search, in the agents' order."""
+    some = ("--grid", "1", "--perturbations", "silence", "--episodes-per-member", "1")
+    picked = ("--conditions", "frozen-small,scripted")
+    assert stress(run_dir, tmp_path / "one", *some, *picked) == 0
+    args = ["stress", str(run_dir), "--out", str(tmp_path / "two"), "--workers", "2"]
+    assert main([*args, *some, *picked]) == 0
+    assert _numbers(tmp_path / "two") == _numbers(tmp_path / "one")
+    searched = json.loads((tmp_path / "two" / "stress.json").read_text())["adversarial"]
+    assert list(searched) == ["frozen-small", "scripted"]
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [

@@ -31,7 +31,7 @@ from sim2human.simulators import KINDS, build_simulator
 from sim2human.simulators.base import Family, QuirkPool, SimulatorSpec
 from sim2human.simulators.families import FAMILIES, HELDOUT_FAMILIES, TRAIN_FAMILIES
 from sim2human.simulators.noise import with_noise
-from sim2human.simulators.replay import (
+from sim2human.simulators.replay_families import (
     REPLAY_FAMILIES,
     corpus_missing,
     playable_families,

@@ -30,7 +30,7 @@ from sim2human.scenarios.core import AnyScenario
 from sim2human.simulators import is_programmatic
 from sim2human.simulators.base import QuirkPool, SimulatorSpec
 from sim2human.simulators.families import get_family
-from sim2human.simulators.replay import REPLAY_FAMILIES
+from sim2human.simulators.replay_families import REPLAY_FAMILIES
 from sim2human.types import Episode
 
 if TYPE_CHECKING:

@@ -126,7 +126,7 @@ def courtesy(scenario: object) -> Callable[[str], AgentIntent]:
 
 def user_moves(scenario: object) -> SuppliesMoves:
     """Who makes ``scenario``'s users' moves: the scenario itself, or the slot kit's callers."""
-    if isinstance(scenario, SuppliesMoves):
+    if _supplies_moves(scenario):
         return scenario
     if is_slot_kit(scenario):
         return SlotUsers(scenario)
@@ -211,3 +211,10 @@ def act_kinds(scenario: object) -> tuple[str, ...]:
     """The kinds ``scenario``'s acts may have: the core's, then those it declares."""
     declared = scenario.act_kinds if isinstance(scenario, DeclaresActKinds) else ()
     return (*CORE_ACT_KINDS, *(k for k in declared if k not in CORE_ACT_KINDS))
+
+
+def _supplies_moves(scenario: object) -> TypeGuard[SuppliesMoves]:
+    """``isinstance(scenario, SuppliesMoves)``, as ``typing`` checks a runtime protocol of
+    methods, without its cost (Python 3.11 works out the protocol's members again on every
+    check, and every simulator of every call asks)."""
+    return all(getattr(scenario, m, None) is not None for m in ("user_moves", "progress_of"))

@@ -11,6 +11,7 @@ from typing import Any, cast
 
 import numpy as np
 
+from sim2human.scenarios import readers
 from sim2human.scenarios.core import Act, GoldMetric
 from sim2human.scenarios.file_checks import canonical_value
 from sim2human.scenarios.file_markers import marks
@@ -187,7 +188,7 @@ class FileScenario(SlotFilling):
         text = user_text.lower()
         changed = [f for f in self.fields if after[f] != before[f]]
         return UserSignals(
-            silent=not any(ch.isalnum() for ch in text),
+            silent=readers.silent(text),
             confused=any(c.lower() in text for c in self.spec.cues.confused),
             new_fields=sum(before[f] is None for f in changed),
             corrected=any(before[f] is not None for f in changed),

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from sim2human.scenarios import readers
 from sim2human.scenarios.core import Act
 from sim2human.scenarios.slots import AgentIntent, SlotFilling, UserSignals
 from sim2human.scenarios.voice import AgentVoice, UserLines, Voice
@@ -77,7 +78,7 @@ class PizzaScenario(SlotFilling):
 
     def signals(self, user_text: str, before: Record, after: Record) -> UserSignals:
         return UserSignals(
-            silent=not any(ch.isalnum() for ch in user_text),
+            silent=readers.silent(user_text),
             confused="what do you mean" in user_text.lower(),
             new_fields=sum(before[f] != after[f] for f in self.fields),
         )

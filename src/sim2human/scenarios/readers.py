@@ -70,6 +70,18 @@ _NO = re.compile(
 _SPACES = re.compile(r"\s+")
 
 
+_ALNUM = re.compile(r"[^\W_]")
+"""A letter or digit: exactly the characters ``str.isalnum`` accepts (checked over all of
+Unicode when written)."""
+
+
+def silent(text: str) -> bool:
+    """Whether ``text`` says nothing: no letter or digit ("no" is an answer, "..." is silence).
+    One regex search, not a loop over the characters: every scenario asks it on every user
+    turn."""
+    return _ALNUM.search(text) is None
+
+
 @lru_cache(maxsize=65_536)
 def normalise(text: str) -> str:
     """Lower case, hyphens as spaces, runs of white space as one (memoised: one reading of a

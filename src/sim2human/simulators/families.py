@@ -12,7 +12,7 @@ from pydantic import ValidationError
 
 from sim2human.errors import ConfigError, UsageError, first_problem
 from sim2human.simulators.base import Family
-from sim2human.simulators.replay import REPLAY_FAMILIES
+from sim2human.simulators.replay_families import REPLAY_FAMILIES
 from sim2human.simulators.restyled import RESTYLED
 from sim2human.store.loading import parse_yaml
 

@@ -1,7 +1,7 @@
-"""``replay``: users who speak in real people's words, from any corpus of ``CORPORA``: ACI-Bench
-doctor-patient visits (intake), MultiWOZ 2.1 bookings (support) and CaSiNo campsite
-negotiations (negotiation: ``replay_casino.ReplayCamper``, its own simulator; the rest of this
-docstring is the slot-filling replay).
+"""``replay``: users who speak in real people's words, from any corpus of
+``replay_families.CORPORA``: ACI-Bench doctor-patient visits (intake), MultiWOZ 2.1 bookings
+(support) and CaSiNo campsite negotiations (negotiation: ``replay_casino.ReplayCamper``, its own
+simulator; the rest of this docstring is the slot-filling replay).
 
 A corpus is one ``replay_corpus.Corpus`` row (``replay_aci``, ``replay_multiwoz``); a family
 names its corpus and splits. A member is one encounter (dialogue). Its hidden profile is the
@@ -32,9 +32,9 @@ from __future__ import annotations
 
 import re
 import zlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Final, Literal
+from typing import Final, Literal, NamedTuple
 
 import numpy as np
 
@@ -44,141 +44,20 @@ from sim2human.scenarios.capabilities import need_slot_kit
 from sim2human.scenarios.core import AnyScenario
 from sim2human.scenarios.slots import SlotScenario, applicable_fields, corrects, keep_answers
 from sim2human.simulators.base import (
-    Family,
-    QuirkPool,
     Quirks,
     Simulator,
     SimulatorSpec,
-    Traits,
     UserTurn,
 )
 from sim2human.simulators.manner import Manner
 from sim2human.simulators.persona import PersonaSimulator
-from sim2human.simulators.replay_aci import ACI_BENCH
-from sim2human.simulators.replay_casino import CASINO
 from sim2human.simulators.replay_corpus import Corpus, Member
-from sim2human.simulators.replay_multiwoz import MULTIWOZ
-from sim2human.simulators.restyled import RESTYLED
-from sim2human.types import Episode, Profile, Record, Turn
+from sim2human.simulators.replay_families import REPLAY_FAMILIES, corpus_of
+from sim2human.types import Episode, Profile, Record
 
 ReplyKind = Literal["verbatim", "adapted", "fallback"]
 REPLY_KINDS: Final[tuple[ReplyKind, ...]] = ("verbatim", "adapted", "fallback")
 _YES = re.compile(r"^(yes|yeah|yep|correct|right|that's right|mm-hmm|uh-huh)\b")
-
-CORPORA: Final[dict[str, Corpus]] = {"aci-bench": ACI_BENCH, "multiwoz": MULTIWOZ, "casino": CASINO}
-"""Replay corpora by name: a corpus module plus a card function (``replay_corpus.Corpus``)."""
-
-
-class ReplayFamily(Family):
-    """Dialogues of some splits of a corpus; member ``seed`` picks dialogue ``seed mod n``."""
-
-    splits: tuple[str, ...]
-    corpus: str = "aci-bench"
-
-    def size(self) -> int:
-        """Its dialogues: members ``base + k`` for ``k < size()`` are each of them once."""
-        return len(CORPORA[self.corpus].ids(self.splits))
-
-    def sample(self, seed: int, pool: QuirkPool, **override: float) -> SimulatorSpec:
-        ids = CORPORA[self.corpus].ids(self.splits)
-        traits = Traits(
-            temperature=override.get("temperature", 1.0),
-            capacity=override.get("capacity", 1.0),
-            quirks=Quirks(over_rewarded=(), bonus=0.0, trigger=None, leniency=0.0),
-        )
-        eid = ids[seed % len(ids)]
-        return SimulatorSpec(
-            id=f"{self.name}-{eid}", family=self.name, kind="replay", traits=traits, seed=seed
-        )
-
-
-REPLAY_FAMILIES: Final[dict[str, ReplayFamily]] = {
-    f.name: f
-    for f in (
-        ReplayFamily(
-            name="aci-train",
-            splits=("train",),
-            trigger_prob=0.0,
-            description="real patients' words: ACI-Bench train split",
-        ),
-        ReplayFamily(
-            name="aci-heldout",
-            splits=("valid", "test"),
-            trigger_prob=0.0,
-            description="real patients' words: ACI-Bench valid + test splits",
-        ),
-        ReplayFamily(
-            name="multiwoz-val",
-            splits=("val",),
-            corpus="multiwoz",
-            trigger_prob=0.0,
-            description="real callers' words: MultiWOZ 2.1 val bookings (support)",
-        ),
-        ReplayFamily(
-            name="multiwoz-heldout",
-            splits=("test",),
-            corpus="multiwoz",
-            trigger_prob=0.0,
-            description="real callers' words: MultiWOZ 2.1 test bookings (support)",
-        ),
-        ReplayFamily(
-            name="casino-train",
-            splits=("train",),
-            corpus="casino",
-            trigger_prob=0.0,
-            description="real campers' words: CaSiNo train negotiations (negotiation)",
-        ),
-        ReplayFamily(
-            name="casino-heldout",
-            splits=("valid", "test"),
-            corpus="casino",
-            trigger_prob=0.0,
-            description="real campers' words: CaSiNo valid + test negotiations (negotiation)",
-        ),
-    )
-}
-
-
-def human_corpus(scenario: AnyScenario) -> Corpus | None:
-    """The corpus whose dialogues are ``scenario``'s task (its human reference), or None when
-    no replay corpus is declared for it (found on disk or not)."""
-    return next((c for c in CORPORA.values() if c.wrong_task(scenario) is None), None)
-
-
-def corpus_of(family: str) -> Corpus:
-    return CORPORA[REPLAY_FAMILIES[family].corpus]
-
-
-def playable_families(scenario: AnyScenario) -> list[ReplayFamily]:
-    """The replay families whose corpus plays ``scenario`` here."""
-    return [f for f in REPLAY_FAMILIES.values() if CORPORA[f.corpus].unplayable(scenario) is None]
-
-
-def unplayable(scenario: AnyScenario) -> str | None:
-    """Why no replay member can play ``scenario`` here (each corpus's reason), or None when
-    one corpus can."""
-    reasons = [c.unplayable(scenario) for c in CORPORA.values()]
-    if any(r is None for r in reasons):
-        return None
-    return "; ".join(dict.fromkeys(r for r in reasons if r is not None))
-
-
-def reads_corpus(family: str) -> str | None:
-    """The corpus family ``family`` reads in place: a replay family's, or a restyled family's
-    whose cache points into one (``retrieved-aci``); None for the others."""
-    if family in REPLAY_FAMILIES:
-        return REPLAY_FAMILIES[family].corpus
-    restyled = RESTYLED.get(family)
-    return restyled.corpus if restyled is not None else None
-
-
-def corpus_missing(families: Iterable[str]) -> str | None:
-    """Why the corpus one of ``families`` reads (``reads_corpus``) is not found, or None."""
-    for name in families:
-        corpus = reads_corpus(name)
-        if corpus is not None and (why := CORPORA[corpus].missing()) is not None:
-            return why
-    return None
 
 
 def _corpus(spec: SimulatorSpec) -> Corpus:
@@ -212,11 +91,20 @@ def replay_card(spec: SimulatorSpec, scenario: AnyScenario) -> Profile:
     return dict(member_for(spec, kit).card.values)
 
 
+class _Said(NamedTuple):
+    """One turn of the call as the replayed caller keeps it for its own rule (``satisfaction``):
+    a named tuple, not a validated ``Turn``, which cost a tenth of a replayed call's time."""
+
+    speaker: Literal["agent", "user"]
+    text: str
+    tags: tuple[str, ...] = ()
+
+
 @dataclass
 class _Call:
     profile: Profile
     rng: np.random.Generator
-    turns: list[Turn] = field(default_factory=list)
+    turns: list[_Said] = field(default_factory=list)
     used: set[int] = field(default_factory=set)
     asked: dict[str, int] = field(default_factory=dict)
     told: set[str] = field(default_factory=set)
@@ -272,7 +160,7 @@ class ReplaySimulator:
 
     def reply(self, agent_text: str) -> UserTurn:
         c = self.call
-        c.turns.append(Turn(speaker="agent", text=agent_text))
+        c.turns.append(_Said("agent", agent_text))
         intent = self.scenario.interpret(agent_text)
         if intent.close:
             k = self.member.closing
@@ -346,7 +234,7 @@ class ReplaySimulator:
         )
 
     def _user(self, text: str, kind: ReplyKind, done: bool = False) -> UserTurn:
-        self.call.turns.append(Turn(speaker="user", text=text, tags=(kind,)))
+        self.call.turns.append(_Said("user", text, (kind,)))
         return UserTurn(text=text, done=done, tags=(kind,))
 
     # -- proxy reward: the persona rule without quirks ------------------------------------------

@@ -32,6 +32,7 @@ import numpy as np
 
 from sim2human.corpora import casino
 from sim2human.errors import UsageError
+from sim2human.scenarios import readers
 from sim2human.scenarios.catalog import get_scenario
 from sim2human.scenarios.core import AnyScenario
 from sim2human.scenarios.negotiation import deal
@@ -49,7 +50,7 @@ COOPERATIVENESS: Final = {"prosocial": 0.9, "proself": 0.6, "unclassified": 0.75
 """Cooperativeness by social value orientation (0.9 is the persona's default)."""
 _SIDE: Final = {"1": "mturk_agent_1", "2": "mturk_agent_2"}
 HELDOUT_SPLITS: Final[tuple[casino.Split, ...]] = ("valid", "test")
-"""The splits of ``casino-heldout`` (``replay.REPLAY_FAMILIES``)."""
+"""The splits of ``casino-heldout`` (``replay_families.REPLAY_FAMILIES``)."""
 
 
 def wrong_task(scenario: AnyScenario) -> str | None:
@@ -120,7 +121,7 @@ def _talk(d: casino.Dialogue, side: str) -> tuple[str, ...]:
 def _is_talk(text: str) -> bool:
     """Heard after an offer of the agent's, ``text`` changes nothing but the camper's last move
     (no offer, no acceptance, no walking away, no priorities stated)."""
-    if not any(ch.isalnum() for ch in text):
+    if readers.silent(text):
         return False
     scenario = _negotiation()
     before = scenario.hear_agent(

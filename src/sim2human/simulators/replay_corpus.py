@@ -45,7 +45,7 @@ class Member:
 
 @dataclass(frozen=True)
 class Corpus:
-    """What the replay kind asks of a corpus (``replay.CORPORA`` holds one per corpus)."""
+    """What the replay kind asks of a corpus (``replay_families.CORPORA`` holds one per corpus)."""
 
     ids: Callable[[tuple[str, ...]], tuple[str, ...]]
     """The playable dialogue ids of some splits, in a fixed order (member ``seed`` picks one)."""

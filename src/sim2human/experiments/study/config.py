@@ -37,7 +37,7 @@ from sim2human.simulators.llm import LLMMembers
 from sim2human.simulators.llm_reading import refuse_llm_users
 from sim2human.simulators.llm_templates import is_template_ref
 from sim2human.simulators.noise import validate_ranges
-from sim2human.simulators.replay import REPLAY_FAMILIES
+from sim2human.simulators.replay_families import REPLAY_FAMILIES
 from sim2human.store.layout import CONFIG_YAML
 from sim2human.store.loading import existing_dir, read_yaml
 from sim2human.train.config import (

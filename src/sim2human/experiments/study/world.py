@@ -41,7 +41,7 @@ from sim2human.simulators import needs_endpoint
 from sim2human.simulators.base import QuirkPool, SimulatorSpec
 from sim2human.simulators.families import get_family
 from sim2human.simulators.llm import llm_spec
-from sim2human.simulators.replay import (
+from sim2human.simulators.replay_families import (
     REPLAY_FAMILIES,
     corpus_missing,
     corpus_of,
@@ -285,9 +285,9 @@ def corpus_unfit(cfg: StudyConfig, scenario: AnyScenario) -> str | None:
 
 def without_missing_corpus(cfg: StudyConfig) -> tuple[StudyConfig, str | None]:
     """``cfg`` without the families that read a corpus in place (``replay`` families, and
-    ``retrieved-aci``: ``replay.reads_corpus``) when it is not found (a fresh install without
-    the data), nor their ``eval.per_family`` counts, nor the conditions that ``mix`` one in or
-    ``select`` on one, and the one line that says so; ``cfg`` itself otherwise. What is left is
+    ``retrieved-aci``: ``replay_families.reads_corpus``) when it is not found (a fresh install
+    without the data), nor their ``eval.per_family`` counts, nor the conditions that ``mix`` one in
+    or ``select`` on one, and the one line that says so; ``cfg`` itself otherwise. What is left is
     validated again here: the workers validate the study they are sent, and a study that only
     the driver accepted would fail in every worker at its first call."""
     lines: list[str] = []

@@ -111,6 +111,15 @@ _RELATIVE_ONSET = re.compile(r"\b(" + "|".join(_RELATIVE) + r")\b")
 _ONSET_CUE = re.compile(r"\b(start|started|starts|began|begun|since|ago)\b")
 
 
+@lru_cache(maxsize=1 << 14)
+def _manner_of(user_text: str) -> tuple[bool, bool]:
+    """Whether a user turn is silent ("no" is an answer, not silence) and whether it is
+    confused. Cached: read on every user turn, and a replayed caller says the same few dozen
+    turns call after call."""
+    text = user_text.strip().lower()
+    return readers.silent(text), CONFUSED.search(text) is not None
+
+
 class IntakeScenario(SlotFilling):
     """Phone intake: see the module docstring (the state, ends and gold: the slot kit's)."""
 
@@ -257,11 +266,11 @@ class IntakeScenario(SlotFilling):
         return None
 
     def signals(self, user_text: str, before: Record, after: Record) -> UserSignals:
-        text = user_text.strip().lower()
+        silent, confused = _manner_of(user_text)
         changed = [f for f in FIELDS if after[f] != before[f]]
         return UserSignals(
-            silent=not any(ch.isalnum() for ch in text),  # "no" is an answer, not silence
-            confused=bool(CONFUSED.search(text)),
+            silent=silent,
+            confused=confused,
             new_fields=sum(before[f] is None for f in changed),
             corrected=any(before[f] is not None for f in changed),
         )

@@ -19,6 +19,7 @@ from functools import cached_property
 
 import numpy as np
 
+from sim2human.scenarios import readers
 from sim2human.scenarios.core import (
     Act,
     AgentMove,
@@ -244,7 +245,7 @@ class NegotiationScenario:
 
 def _user_move(text: str, most: str | None) -> str:
     low = text.lower()
-    if not any(ch.isalnum() for ch in text):
+    if readers.silent(text):
         return "silent"
     if most is not None:
         return "priorities"
