@@ -16,11 +16,13 @@ from sim2human.checks import check_scenario
 from sim2human.errors import UsageError
 from sim2human.rollout.conversation import Job
 from sim2human.rollout.play import play
-from sim2human.scenarios.voice import Voice
+from sim2human.scenarios.catalog import get_scenario
+from sim2human.scenarios.voice import PromptWords, Voice, standard_prompts
 from sim2human.simulators import build_simulator
 from sim2human.simulators.base import QuirkPool
 from sim2human.simulators.families import get_family
 from sim2human.simulators.llm import LLMSimulator, llm_spec
+from sim2human.simulators.llm_prompts import PROMPT_STYLES
 from sim2human.testing import PIZZA_VOICE, TinyScenario
 
 SRC = Path(sim2human.__file__).parent
@@ -103,3 +105,15 @@ def test_persona_users_play_the_tiny_scenario_to_the_end() -> None:
     jobs = [Job(spec=get_family("cooperative").sample(s, pool), seed=s) for s in range(4)]
     episodes = play(InOrderAgent(tiny), jobs, tiny, max_turns=12)  # type: ignore[arg-type]
     assert len(episodes) == 4 and all(e.kind == "persona" for e in episodes)
+
+
+@pytest.mark.parametrize("name", ["intake", "negotiation", "support"])
+def test_the_built_in_scenarios_write_the_prompt_styles_once(name: str) -> None:
+    """Each built-in scenario gives its words (``PromptWords``); the four styles' shape is
+    ``standard_prompts``' alone (it was written three times, each copy drifting on its own)."""
+    role_play = get_scenario(name).voice.role_play
+    assert role_play is not None
+    shared = standard_prompts(PromptWords("", "", "", "", "", "", ("", "")))
+    assert role_play.prompts.keys() == shared.keys() == set(PROMPT_STYLES)
+    for style, template in role_play.prompts.items():
+        assert template.__code__ is shared[style].__code__, style

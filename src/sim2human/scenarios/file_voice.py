@@ -17,10 +17,12 @@ from sim2human.scenarios.voice import (
     CardWords,
     MannerLines,
     PromptTemplate,
+    PromptWords,
     RoleGuard,
     RolePlay,
     UserLines,
     Voice,
+    standard_prompts,
 )
 from sim2human.types import Value
 
@@ -119,34 +121,20 @@ def _prompts(spec: ScenarioFile, labels: Mapping[str, str]) -> dict[str, PromptT
     keep = f" Do not mention your {kept} unless you are asked." if kept else ""
     who = f"{u.persona.rstrip('.')}, calling because {u.reason.rstrip('.')}."
 
-    def plain(name: str, manner: str, facts: str) -> str:
-        return (
-            f"You are {name}, {who} The {agent.lower()} asks you questions. You are the caller, "
-            f"not the {agent.lower()}. Speak in the first person. {manner}{keep}\n"
-            f"What you know about yourself:\n{facts}"
+    return standard_prompts(
+        PromptWords(
+            who=f"{who} The {agent.lower()} asks you questions.",
+            other=agent.lower(),
+            known="What you know about yourself",
+            character=who,
+            story=f"is {who}",
+            details="details",
+            role=("", f", {who}"),
+            is_plain="the caller",
+            is_rules="the caller",
+            keep=keep,
         )
-
-    def card(name: str, manner: str, facts: str) -> str:
-        return (
-            f"Character: {name}, {who}\nManner: {manner}{keep}\nFacts:\n{facts}\n"
-            f"Write only {name}'s next reply to the {agent.lower()}."
-        )
-
-    def story(name: str, manner: str, facts: str) -> str:
-        told = manner.replace("You ", f"{name} ").replace("you ", "they ")
-        return (
-            f"{name} is {who} {told}{keep.replace('your', 'their').replace('you are', 'they are')}"
-            f"\n{name}'s details:\n{facts}\nReply with exactly what {name} says, nothing else."
-        )
-
-    def rules(name: str, manner: str, facts: str) -> str:
-        return (
-            f"Role-play {name}, {who}\nRules: 1) You are the caller, never the "
-            f"{agent.lower()}. 2) Say only your own words. 3) {manner}{keep}\n"
-            f"Your details:\n{facts}"
-        )
-
-    return {"plain": plain, "card": card, "story": story, "rules": rules}
+    )
 
 
 def _guard(spec: ScenarioFile) -> RoleGuard:

@@ -108,6 +108,75 @@ class RoleGuard:
 
 
 @dataclass(frozen=True)
+class PromptWords:
+    """A scenario's words in its LLM users' four prompt styles (``standard_prompts``): the
+    styles' shape is written once there, each scenario gives only what differs. A user is
+    told who they are (``who``, after "You are NAME, "), whom they talk to (``other``), what
+    the facts block is called (``known``, ``details``), and how the card, the story and the
+    rules introduce them (``character``, ``story``, ``role``)."""
+
+    who: str
+    """The plain style: "You are NAME, <who>" ("a patient phoning a clinic. A nurse asks ...")."""
+    other: str
+    """Who the user talks to, in lower case ("nurse", "other camper")."""
+    known: str
+    """The plain style's heading of the facts ("What you know about yourself")."""
+    character: str
+    """The card style: "Character: NAME, <character>"."""
+    story: str
+    """The story style: "NAME <story>" ("has not been feeling well and calls the clinic...")."""
+    details: str
+    """The story and rules styles' heading of the facts: "NAME's <details>", "Your <details>"."""
+    role: tuple[str, str]
+    """The rules style: "Role-play <before>NAME<after>"."""
+    is_plain: str | None = None
+    """The plain style: "You are <is_plain>, not the <other>" (None: the user's name)."""
+    is_rules: str | None = None
+    """The rules style: "You are <is_rules>, never the <other>" (None: the user's name)."""
+    first_person: bool = True
+    """The plain style says "Speak in the first person."."""
+    keep: str = ""
+    """A sentence after the manner: what the user does not volunteer (" Do not mention ...")."""
+
+
+def standard_prompts(words: PromptWords) -> dict[str, PromptTemplate]:
+    """The four prompt styles (``simulators.llm_prompts.PROMPT_STYLES``) in ``words``: the same
+    user told in four shapes, so held-out LLM members can differ from training ones in prompt."""
+    w = words
+    speak = "Speak in the first person. " if w.first_person else ""
+    their = w.keep.replace("your", "their").replace("you are", "they are")
+
+    def plain(name: str, manner: str, facts: str) -> str:
+        return (
+            f"You are {name}, {w.who} You are {w.is_plain or name}, not the {w.other}. "
+            f"{speak}{manner}{w.keep}\n{w.known}:\n{facts}"
+        )
+
+    def card(name: str, manner: str, facts: str) -> str:
+        return (
+            f"Character: {name}, {w.character}\nManner: {manner}{w.keep}\nFacts:\n{facts}\n"
+            f"Write only {name}'s next reply to the {w.other}."
+        )
+
+    def story(name: str, manner: str, facts: str) -> str:
+        told = manner.replace("You ", f"{name} ").replace("you ", "they ")
+        return (
+            f"{name} {w.story} {told}{their}\n{name}'s {w.details}:\n{facts}\n"
+            f"Reply with exactly what {name} says, nothing else."
+        )
+
+    def rules(name: str, manner: str, facts: str) -> str:
+        before, after = w.role
+        return (
+            f"Role-play {before}{name}{after}\nRules: 1) You are {w.is_rules or name}, never the "
+            f"{w.other}. 2) Say only your own words. 3) {manner}{w.keep}\nYour {w.details}:\n"
+            f"{facts}"
+        )
+
+    return {"plain": plain, "card": card, "story": story, "rules": rules}
+
+
+@dataclass(frozen=True)
 class RolePlay:
     """How an LLM is told to play a user of the scenario (the ``llm`` kind), and to judge a call."""
 

@@ -10,10 +10,12 @@ from sim2human.scenarios.voice import (
     AgentVoice,
     CardWords,
     MannerLines,
+    PromptWords,
     RoleGuard,
     RolePlay,
     UserLines,
     Voice,
+    standard_prompts,
 )
 from sim2human.types import Value
 
@@ -87,37 +89,20 @@ MANNER = MannerLines(
 )
 
 
-def _plain(name: str, manner: str, facts: str) -> str:
-    return (
-        f"You are {name}, a patient phoning a clinic. A nurse asks you questions. "
-        f"You are the patient, not the nurse. Speak in the first person. {manner}\n"
-        f"What you know about yourself:\n{facts}"
+PROMPTS = standard_prompts(
+    PromptWords(
+        who="a patient phoning a clinic. A nurse asks you questions.",
+        other="nurse",
+        known="What you know about yourself",
+        character="a caller on a clinic's intake line.",
+        story="has not been feeling well and calls the clinic, where a nurse takes details "
+        "before the visit.",
+        details="details",
+        role=("a patient named ", " calling a clinic."),
+        is_plain="the patient",
+        is_rules="the caller",
     )
-
-
-def _card(name: str, manner: str, facts: str) -> str:
-    return (
-        f"Character: {name}, a caller on a clinic's intake line.\n"
-        f"Manner: {manner}\nFacts:\n{facts}\n"
-        f"Write only {name}'s next reply to the nurse."
-    )
-
-
-def _story(name: str, manner: str, facts: str) -> str:
-    return (
-        f"{name} has not been feeling well and calls the clinic, where a nurse takes details "
-        f"before the visit. {manner.replace('You ', f'{name} ').replace('you ', 'they ')}\n"
-        f"{name}'s details:\n{facts}\n"
-        f"Reply with exactly what {name} says, nothing else."
-    )
-
-
-def _rules(name: str, manner: str, facts: str) -> str:
-    return (
-        f"Role-play a patient named {name} calling a clinic.\nRules: 1) You are the caller, "
-        f"never the nurse. 2) Say only your own words. 3) {manner}\n"
-        f"Your details:\n{facts}"
-    )
+)
 
 
 GUARD = RoleGuard(
@@ -147,7 +132,7 @@ ROLE_PLAY = RolePlay(
     labels=LABELS,
     fact=fact,
     manner=MANNER,
-    prompts={"plain": _plain, "card": _card, "story": _story, "rules": _rules},
+    prompts=PROMPTS,
     agent_name="Nurse",
     opening_cue="(picks up the phone) Hello?",
     guard=GUARD,

@@ -15,7 +15,13 @@ from collections.abc import Mapping
 from sim2human.scenarios.core import UserSide
 from sim2human.scenarios.negotiation import deal, words
 from sim2human.scenarios.negotiation.deal import ISSUES, POINTS, WALK_AWAY
-from sim2human.scenarios.voice import MannerLines, RoleGuard, RolePlay
+from sim2human.scenarios.voice import (
+    MannerLines,
+    PromptWords,
+    RoleGuard,
+    RolePlay,
+    standard_prompts,
+)
 from sim2human.types import Value
 
 AGENT_NAME = "Other camper"
@@ -78,37 +84,19 @@ MANNER = MannerLines(
 )
 
 
-def _plain(name: str, manner: str, facts: str) -> str:
-    return (
-        f"You are {name}, a camper. You and another camper split 3 packages each of food, "
-        f"water and firewood. You are {name}, not the other camper. {manner}\n"
-        f"What you know:\n{facts}"
+PROMPTS = standard_prompts(
+    PromptWords(
+        who="a camper. You and another camper split 3 packages each of food, water and firewood.",
+        other="other camper",
+        known="What you know",
+        character="a camper sharing supplies with a neighbour at a campsite.",
+        story="is camping and has to split food, water and firewood with the camper at the next "
+        "pitch.",
+        details="situation",
+        role=("a camper named ", " splitting supplies with another camper."),
+        first_person=False,
     )
-
-
-def _card(name: str, manner: str, facts: str) -> str:
-    return (
-        f"Character: {name}, a camper sharing supplies with a neighbour at a campsite.\n"
-        f"Manner: {manner}\nFacts:\n{facts}\n"
-        f"Write only {name}'s next reply to the other camper."
-    )
-
-
-def _story(name: str, manner: str, facts: str) -> str:
-    return (
-        f"{name} is camping and has to split food, water and firewood with the camper at the "
-        f"next pitch. {manner.replace('You ', f'{name} ').replace('you ', 'they ')}\n"
-        f"{name}'s situation:\n{facts}\n"
-        f"Reply with exactly what {name} says, nothing else."
-    )
-
-
-def _rules(name: str, manner: str, facts: str) -> str:
-    return (
-        f"Role-play a camper named {name} splitting supplies with another camper.\nRules: "
-        f"1) You are {name}, never the other camper. 2) Say only your own words. 3) {manner}\n"
-        f"Your situation:\n{facts}"
-    )
+)
 
 
 GUARD = RoleGuard(
@@ -130,7 +118,7 @@ ROLE_PLAY = RolePlay(
     labels={},
     fact=fact,
     manner=MANNER,
-    prompts={"plain": _plain, "card": _card, "story": _story, "rules": _rules},
+    prompts=PROMPTS,
     agent_name=AGENT_NAME,
     opening_cue="Hi there, neighbour!",
     guard=GUARD,
