@@ -64,8 +64,10 @@ def test_a_study_left_without_its_corpus_is_one_the_workers_accept(
     assert cfg.eval.per_family == {} and [c.name for c in cfg.conditions] == ["plain"]
     assert line is not None and "condition(s) selected left out" in line
     assert StudyConfig.model_validate_json(cfg.model_dump_json()) == cfg
-    run = run_study(cfg, tmp_path / "run", workers=1)
+    run = run_study(parse_study(study), tmp_path / "run", workers=1)  # a library caller's study
     assert [row.name for row in run.conditions] == ["plain"]
+    stored = yaml.safe_load((tmp_path / "run" / "config.yaml").read_text(encoding="utf-8"))
+    assert stored["ensemble"]["heldout"] == ["noisy-line"] and stored["eval"]["per_family"] == {}
 
 
 def test_data_option_naming_an_empty_folder_is_one_clear_error(

@@ -40,7 +40,7 @@ from sim2human.experiments.study.diversity import diversity_groups, measure_grou
 from sim2human.experiments.study.lm_condition import run_lm_condition
 from sim2human.experiments.study.results import FailedRun, StudyResult, write_study_result
 from sim2human.experiments.study.wholeness import TornSubRun, read_whole
-from sim2human.experiments.study.world import StudyWorld
+from sim2human.experiments.study.world import StudyWorld, as_played
 from sim2human.llm.client import EndpointConfig
 from sim2human.llm.runtime import Embedded
 from sim2human.store.layout import CONFIG_YAML, DIVERSITY_JSON, SUMMARY, RunLayout
@@ -202,6 +202,7 @@ def run_study(
     An embedded model that ``llm`` members use is started once here and shared by the workers
     (on ``ray``: once per node, ``backends.served_for``).
     The run directory is locked for the whole study: a second writer is refused (``store.lock``).
+    A family whose corpus is not found is left out first, with a note (``world.as_played``).
     ``executor`` says where the jobs run (default: ``local`` processes; ``backends``); the
     run directory is the same on every executor, so a study resumes on any of them.
     ``max_concurrency`` caps every served endpoint and the conversations in flight in each
@@ -214,6 +215,7 @@ def run_study(
         raise UsageError(f"{out}: nothing to resume (no such directory)")
     console = console or Console(stderr=True)
     note = lambda msg: console.print(f"note: {out}: {msg}", highlight=False, soft_wrap=True)  # noqa: E731
+    cfg = as_played(cfg, note)  # the corpora decided once, here, as the command does
     with run_lock(
         output_dir(out, "run directory"), "study --resume" if resume else "study", note=note
     ):

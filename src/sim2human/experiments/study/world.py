@@ -318,6 +318,15 @@ def without_missing_corpus(cfg: StudyConfig) -> tuple[StudyConfig, str | None]:
     return StudyConfig.model_validate_json(cfg.model_dump_json()), "; ".join(lines)
 
 
+def as_played(cfg: StudyConfig, note: Callable[[str], None]) -> StudyConfig:
+    """``cfg`` as this machine plays it (``without_missing_corpus``), what it leaves out said
+    through ``note``: the study a driver writes to ``config.yaml`` and sends to its workers."""
+    played, left_out = without_missing_corpus(cfg)
+    if left_out:
+        note(left_out)
+    return played
+
+
 def _without_families(cfg: StudyConfig, dropped: set[str], why: str) -> StudyConfig:
     """``cfg``'s ensemble without the families ``dropped``, their member and episode counts
     with them; a UsageError saying ``why`` when no training or held-out family is left."""
