@@ -193,7 +193,7 @@ def run_study(
     max_concurrency: int | None = None,
 ) -> StudyResult:
     """Train and evaluate every condition x seed and write ``study.json``; then ``finish``
-    (the command passes ``cli.app.diagnose_and_report``) while the run is still locked.
+    (the command passes ``cli.report.finish_study``) while the run is still locked.
 
     With ``resume``, sub-runs that finished in ``out`` are kept and the rest are run again.
     A job whose worker dies is run again up to ``retries`` times, then marked failed while the
