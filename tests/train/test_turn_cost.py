@@ -1,11 +1,20 @@
 """``train.turn_cost`` weighs handle time in the proxy trained on (issue 37, item 2): each agent
-turn costs that much reward; 0, the default, leaves every return as it was."""
+turn costs that much reward; 0, the default, leaves every return as it was. ``turn_cost_ramp``
+grows it from nothing over a share of training."""
 
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
+from sim2human.agents.policy import PolicyAgent
+from sim2human.errors import ConfigError
 from sim2human.experiments.study.config import parse_study
+from sim2human.samplers.build import FixedSampler
+from sim2human.scenarios.intake.scenario import IntakeScenario
+from sim2human.simulators.base import QuirkPool
+from sim2human.simulators.families import get_family
+from sim2human.train import ppo
 from sim2human.train.config import PPOConfig
 from sim2human.train.ppo import _Batch, _gae
 
@@ -35,3 +44,39 @@ def test_a_study_file_sets_it_and_it_is_off_by_default() -> None:
     assert parse_study(base, "here").train.turn_cost == 0.0
     cfg = parse_study({**base, "train": {"turn_cost": 0.01}}, "here")
     assert cfg.train.turn_cost == 0.01
+
+
+def test_the_ramp_grows_the_cost_from_nothing_to_its_full_value() -> None:
+    cfg = PPOConfig(episodes=1000, turn_cost=0.02, turn_cost_ramp=0.5)
+    costs = [cfg.turn_cost_after(seen) for seen in (0, 250, 500, 900)]
+    assert np.allclose(costs, [0.0, 0.01, 0.02, 0.02])
+    assert cfg.model_copy(update={"turn_cost_ramp": 0.0}).turn_cost_after(0) == 0.02
+
+
+def test_training_charges_each_batch_the_cost_of_its_place_in_the_ramp(
+    scenario: IntakeScenario, pool: QuirkPool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each update's returns are computed at the cost for the episodes played before its batch
+    (the satisfaction the reports show is never charged)."""
+    charged: list[float] = []
+
+    def spy(batch: _Batch, n_episodes: int, cfg: PPOConfig) -> tuple[np.ndarray, np.ndarray]:
+        charged.append(cfg.turn_cost)
+        return _gae(batch, n_episodes, cfg)
+
+    monkeypatch.setattr(ppo, "_gae", spy)
+    spec = get_family("standard").sample(1, pool, capacity=0.1, temperature=0.0)
+    cfg = PPOConfig(
+        episodes=64, batch_episodes=16, epochs=1, minibatch=64, turn_cost=0.04, turn_cost_ramp=0.5
+    )
+    history = ppo.train(PolicyAgent(scenario, seed=0), FixedSampler(spec), scenario, cfg, seed=0)
+    # _gae runs twice an update: for the logged advantages, then inside the update
+    assert np.allclose(charged[::2], [0.0, 0.02, 0.04, 0.04])
+    assert charged[::2] == charged[1::2]
+    assert all(0 <= h.train_proxy <= 1 for h in history)
+
+
+def test_a_ramp_without_a_cost_is_refused_in_one_line() -> None:
+    base = {"name": "s", "seeds": [0], "conditions": [{"name": "u", "sampler": "uniform"}]}
+    with pytest.raises(ConfigError, match="turn_cost_ramp ramps turn_cost, which is 0"):
+        parse_study({**base, "train": {"turn_cost_ramp": 0.5}}, "here")

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Annotated, Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from sim2human.rollout.conversation import MAX_TURNS
 from sim2human.types import FrozenConfig
@@ -46,9 +46,25 @@ class PPOConfig(FrozenConfig):
     this much per agent turn (0.01: a call 10 turns longer must raise satisfaction by 0.1 to
     pay). 0, the default, changes nothing. Reports keep it apart: proxy is the satisfaction
     alone, gold the grade, and agent turns their own table."""
+    turn_cost_ramp: float = Field(0.0, ge=0, le=1)
+    """A curriculum for ``turn_cost``: it grows linearly from 0 to its full value over this
+    share of the training episodes (0: the full cost from the first episode). A policy charged
+    for every turn before it has learned the task can settle on closing the call at once: at
+    0.03 from the start, both seeds of the quick demo's human-grounded ensemble did."""
     eval_every: int = Field(0, ge=0, le=1_000_000)
     """Studies only: evaluate on a fixed held-out subset every N updates (0: never). Logged for
     learning curves; never used to train, select or stop."""
+
+    @model_validator(mode="after")
+    def _ramp_needs_a_cost(self) -> PPOConfig:
+        if self.turn_cost_ramp > 0 and self.turn_cost == 0:
+            raise ValueError("turn_cost_ramp ramps turn_cost, which is 0: set turn_cost too")
+        return self
+
+    def turn_cost_after(self, seen: int) -> float:
+        """The cost per agent turn for a batch played after ``seen`` training episodes."""
+        ramp = self.turn_cost_ramp * self.episodes
+        return self.turn_cost if ramp <= 0 else self.turn_cost * min(1.0, seen / ramp)
 
 
 @dataclass(frozen=True)

@@ -80,6 +80,7 @@ def train(
             Job(*draw_level(sampler, rng), "train", condition, "train", update) for _ in range(n)
         ]
         batch, episodes = _play(agent, jobs, scenario, cfg.max_turns, llm, phases)
+        step = cfg.model_copy(update={"turn_cost": cfg.turn_cost_after(seen)})
         seen += n
         judged = None
         if judge is not None:  # train on the judged score: it becomes the final potential
@@ -87,13 +88,13 @@ def train(
             judged = tuple(judge(e, f) for e, f in zip(episodes, finals, strict=True))
             for s, j in zip(batch.satisfaction, judged, strict=True):
                 s[-1] = j
-        raw_adv, _ = _gae(batch, len(episodes), cfg)
+        raw_adv, _ = _gae(batch, len(episodes), step)
         owner = np.asarray(batch.owner)
         abs_adv = tuple(float(np.abs(raw_adv[owner == i]).mean()) for i in range(len(episodes)))
         if probe is None:  # a fixed probe set for KL(pi || pi_init), from the first batch
             probe = torch.from_numpy(np.stack(batch.obs[:: max(1, len(batch.obs) // 512)]))
         with phases.timing(UPDATE):
-            stats = _learn(agent, optim, batch, episodes, cfg)
+            stats = _learn(agent, optim, batch, episodes, step)
         phases.did(UPDATE, cfg.epochs * -(-len(batch.actions) // cfg.minibatch))
         sampler.update(episodes, BatchInfo(update, seen, abs_adv, judged))
         with torch.no_grad():
