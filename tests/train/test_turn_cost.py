@@ -4,8 +4,11 @@ grows it from nothing over a share of training."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
+import yaml
 
 from sim2human.agents.policy import PolicyAgent
 from sim2human.errors import ConfigError
@@ -17,6 +20,8 @@ from sim2human.simulators.families import get_family
 from sim2human.train import ppo
 from sim2human.train.config import PPOConfig
 from sim2human.train.ppo import _Batch, _gae
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _batch() -> _Batch:
@@ -80,3 +85,10 @@ def test_a_ramp_without_a_cost_is_refused_in_one_line() -> None:
     base = {"name": "s", "seeds": [0], "conditions": [{"name": "u", "sampler": "uniform"}]}
     with pytest.raises(ConfigError, match="turn_cost_ramp ramps turn_cost, which is 0"):
         parse_study({**base, "train": {"turn_cost_ramp": 0.5}}, "here")
+
+
+def test_an_lm_agent_study_refuses_it_since_grpo_would_not_take_it() -> None:
+    raw = yaml.safe_load((ROOT / "examples" / "lm-collapse.yaml").read_text())
+    raw["train"] = {**raw.get("train", {}), "turn_cost": 0.01}
+    with pytest.raises(ConfigError, match="an lm agent's GRPO trains on the proxy alone"):
+        parse_study(raw, "lm-collapse.yaml")

@@ -21,7 +21,7 @@ import torch
 
 from sim2human import seeding
 from sim2human.agents.base import AgentTurn, Observation
-from sim2human.agents.policy import PolicyAgent, entropy, log_prob
+from sim2human.agents.policy import PolicyAgent, PolicyNet, entropy, log_prob
 from sim2human.rollout.conversation import Conversation, Job
 from sim2human.samplers.build import Sampler
 from sim2human.samplers.feedback import BatchInfo, draw_level
@@ -97,16 +97,20 @@ def train(
             stats = _learn(agent, optim, batch, episodes, step)
         phases.did(UPDATE, cfg.epochs * -(-len(batch.actions) // cfg.minibatch))
         sampler.update(episodes, BatchInfo(update, seen, abs_adv, judged))
-        with torch.no_grad():
-            logp = torch.log_softmax(agent.net.logits(probe), -1)
-            logp0 = torch.log_softmax(init_net.logits(probe), -1)
-            kl_init = float((logp.exp() * (logp - logp0)).sum(-1).mean())
-        row = _summarise(update, seen, episodes, kl_init, *stats)
+        row = _summarise(update, seen, episodes, _kl_to_init(agent, init_net, probe), *stats)
         history.append(row)
         if on_update is not None:
             with phases.timing(PROBE):
                 on_update(row, episodes)
     return history
+
+
+@torch.no_grad()
+def _kl_to_init(agent: PolicyAgent, init_net: PolicyNet, probe: torch.Tensor) -> float:
+    """KL(pi || pi_init) on the fixed probe observations: how far training has moved the policy."""
+    logp = torch.log_softmax(agent.net.logits(probe), -1)
+    logp0 = torch.log_softmax(init_net.logits(probe), -1)
+    return float((logp.exp() * (logp - logp0)).sum(-1).mean())
 
 
 def _play(

@@ -383,6 +383,15 @@ class StudyConfig(FrozenConfig):
         return seeds
 
     @model_validator(mode="after")
+    def _handle_time_for_ppo(self) -> StudyConfig:
+        if self.agent.kind == "lm" and self.train.turn_cost > 0:
+            raise ValueError(
+                "train.turn_cost weighs handle time in the PPO agent's reward; an lm agent's "
+                "GRPO trains on the proxy alone"
+            )
+        return self
+
+    @model_validator(mode="after")
     def _unique_names(self) -> StudyConfig:
         names = [c.name for c in self.conditions]
         if len(set(names)) != len(names):
