@@ -1,6 +1,6 @@
 """Every trained agent of a study run on *all* held-out real patients, with CIs over visits.
 
-    .venv/bin/python examples/real_patients.py RUN_DIR [--config YAML --quick] [--episodes 2]
+    .venv/bin/python examples/real_patients.py RUN_DIR [--config YAML [--quick]] [--episodes 2]
         [--family aci-train [--unseen]] [--failures]
 
 (the corpus from ``../shared/data`` or ``$SIM2HUMAN_DATA``, as for ``sim2human study``).
@@ -29,8 +29,8 @@ from sim2human.agents.base import Agent
 from sim2human.agents.policy import PolicyAgent
 from sim2human.agents.scripted import ScriptedAgent
 from sim2human.diagnostics.failures import real_failures
-from sim2human.experiments.study.config import load_study
 from sim2human.experiments.research.predictivity import PEOPLE
+from sim2human.experiments.study.config import load_run_config, load_study
 from sim2human.experiments.study.world import StudyWorld
 from sim2human.metrics.outcomes import cluster_bootstrap, fmt_estimate
 from sim2human.population.ensemble import Ensemble
@@ -43,8 +43,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("run_dir", type=Path)
     parser.add_argument("--episodes", type=int, default=2, help="episodes per visit")
-    parser.add_argument("--config", type=Path, default=Path("examples/collapse.yaml"))
-    parser.add_argument("--quick", action="store_true", help="the run was made with --quick")
+    parser.add_argument(
+        "--config", type=Path, default=None, help="the study file (default: the run's config.yaml)"
+    )
+    parser.add_argument("--quick", action="store_true", help="with --config: the run was --quick")
     parser.add_argument("--family", default=PEOPLE, help="a replay family (default aci-heldout)")
     parser.add_argument(
         "--unseen", action="store_true", help="only visits no condition mixes into training"
@@ -52,7 +54,11 @@ def main() -> None:
     parser.add_argument("--failures", action="store_true", help="print why the calls failed")
     args = parser.parse_args()
     torch.set_num_threads(1)
-    cfg = load_study(args.config, quick=args.quick)
+    cfg = (
+        load_run_config(args.run_dir)
+        if args.config is None
+        else load_study(args.config, quick=args.quick)
+    )
     world = StudyWorld.build(cfg)
     e = cfg.ensemble
     every = Ensemble.from_families(
