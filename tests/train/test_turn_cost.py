@@ -12,7 +12,7 @@ import yaml
 
 from sim2human.agents.policy import PolicyAgent
 from sim2human.errors import ConfigError
-from sim2human.experiments.study.config import parse_study
+from sim2human.experiments.study.config import load_study, parse_study
 from sim2human.samplers.build import FixedSampler
 from sim2human.scenarios.intake.scenario import IntakeScenario
 from sim2human.simulators.base import QuirkPool
@@ -92,3 +92,20 @@ def test_an_lm_agent_study_refuses_it_since_grpo_would_not_take_it() -> None:
     raw["train"] = {**raw.get("train", {}), "turn_cost": 0.01}
     with pytest.raises(ConfigError, match="an lm agent's GRPO trains on the proxy alone"):
         parse_study(raw, "lm-collapse.yaml")
+
+
+def test_the_design_study_plays_no_heldout_family_and_sets_what_the_demos_train_with() -> None:
+    """``examples/design/handle-time.yaml`` chose the demos' handle time on the train split: it
+    never plays a held-out family of the demo, and trains the demo's recommended condition as the
+    demo does (the same name, so the same draws), at the cost the demos use."""
+    design = load_study(ROOT / "examples" / "design" / "handle-time.yaml", quick=True)
+    collapse = load_study(ROOT / "examples" / "collapse.yaml", quick=True)
+    support = load_study(ROOT / "examples" / "support.yaml", quick=True)
+    assert not set(design.ensemble.heldout) & set(collapse.ensemble.heldout)
+    assert design.ensemble.train == collapse.ensemble.train
+    (chosen,) = design.conditions
+    (demo,) = (c for c in collapse.conditions if c.name == chosen.name)
+    assert chosen.model_dump(exclude={"compare_to"}) == demo.model_dump(exclude={"compare_to"})
+    for study in (collapse, support):
+        assert study.train.turn_cost == design.train.turn_cost > 0
+        assert study.train.turn_cost_ramp == design.train.turn_cost_ramp > 0
