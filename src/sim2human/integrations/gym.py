@@ -4,7 +4,9 @@
 uniformly among the held-out families for ``split="heldout"``) and opens a conversation;
 ``step(a)`` says act ``a`` of the scenario's inventory and returns the user's answer. The reward
 of a step is the change in the simulator's satisfaction it caused, so an episode's return is the
-proxy reward of that episode (what ``sim2human study`` trains on); ``info["gold"]`` (the graded
+proxy reward of that episode (what ``sim2human study`` trains on, less the study's
+``train.turn_cost`` per agent turn where it sets one: that charge is the built-in trainer's, not
+taken off here); ``info["gold"]`` (the graded
 outcome, never a reward) and ``info["member"]`` come with the last step. ``terminated`` is a
 call the agent closed or the user hung up on; ``truncated`` is the turn limit.
 
