@@ -126,3 +126,21 @@ def test_the_design_study_never_plays_a_heldout_family_and_mixes_what_collapse_m
     drawn = {(c.mix.family, c.mix.members) for c in design.conditions if c.mix is not None}
     assert drawn == {(chosen.mix.family, chosen.mix.members)}  # the shares differ, not the visits
     assert all(c.mix is not None for c in design.conditions)
+
+
+def test_the_support_design_tries_intakes_recipe_with_supports_own_callers() -> None:
+    """``examples/design/support-human.yaml`` measured whether the collapse study's recommended
+    condition carries to ``support``: the same condition but for the callers it mixes (support's
+    val split, which nothing holds out), in a study that is ``support.yaml`` in every other part,
+    so its numbers sit beside support's own conditions."""
+    design = load_study(EXAMPLE.parent / "design" / "support-human.yaml", quick=True)
+    support = load_study(EXAMPLE.parent / "support.yaml", quick=True)
+    recipe = next(c for c in load_study(EXAMPLE, quick=True).conditions if c.name == HUMAN)
+    (tried,) = design.conditions
+    assert tried.mix is not None and recipe.mix is not None
+    assert tried.mix.family == "multiwoz-val" not in support.ensemble.heldout
+    assert tried.mix.model_dump(exclude={"family"}) == recipe.mix.model_dump(exclude={"family"})
+    skip = {"mix", "compare_to"}
+    assert tried.model_dump(exclude=skip) == recipe.model_dump(exclude=skip)
+    same = {"scenario", "seeds", "train", "ensemble", "eval", "reference_agents"}
+    assert design.model_dump(include=same) == support.model_dump(include=same)
