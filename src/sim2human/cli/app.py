@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Sequence
+from functools import partial
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -183,7 +184,7 @@ def _run(
             workers=workers,
             console=progress,
             resume=resume,
-            finish=finish_study,
+            finish=partial(finish_study, workers=workers),
             retries=RETRIES if retries is None else retries,
             executor=executor,
             max_concurrency=max_concurrency,

@@ -12,6 +12,7 @@ judge" (too few episodes, or gold too low everywhere) with ``--fail-on-collapse`
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -113,6 +114,7 @@ def diagnose(
                 on_step=lambda what: status.update(what),
                 out_dir=None if r.store in (None, run_dir) else r.store,
                 store=r.store is not None,
+                workers=os.cpu_count() or 1,
             )
     for p in d.problems:
         err.print(f"[yellow]warning[/]: {p}", highlight=False)

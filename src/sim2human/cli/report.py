@@ -8,6 +8,7 @@ one line that says to give it."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -34,14 +35,17 @@ OutOpt = Annotated[
 ]
 
 
-def finish_study(study: StudyResult, out: Path, console: Console) -> None:
+def finish_study(
+    study: StudyResult, out: Path, console: Console, *, workers: int | None = None
+) -> None:
     """Diagnose the finished study once (``diagnosis.json``, replaying conversations for the
-    exploit finder), then render its reports from the stored files (``runner.run_study``'s
-    ``finish``: the run is still locked)."""
+    exploit finder; its conditions side by side in up to ``workers`` processes, default every
+    core, as the study's sub-runs), then render its reports from the stored files
+    (``runner.run_study``'s ``finish``: the run is still locked)."""
     from sim2human.store.lock import run_lock
 
     with run_lock(out, "study"), steps(console, out, "reading the run") as bar:
-        _diagnose_and_write(out, None, console, bar, diagnose=True)
+        _diagnose_and_write(out, None, console, bar, diagnose=True, workers=workers)
 
 
 def report(
@@ -99,10 +103,12 @@ def _diagnose_and_write(
     *,
     diagnose: bool,
     out_dir: Path | None = None,
+    workers: int | None = None,
 ) -> Written:
-    """Diagnose (when asked) and write the reports (into ``out_dir``, default the run), from one
-    read of the run directory: reading its episodes is most of what either costs. The caller
-    holds the run's lock (its read lock, with ``out_dir``)."""
+    """Diagnose (when asked; in up to ``workers`` processes, default every core) and write the
+    reports (into ``out_dir``, default the run), from one read of the run directory: reading its
+    episodes is most of what either costs. The caller holds the run's lock (its read lock, with
+    ``out_dir``)."""
     from sim2human.diagnostics.rundir import load_run_dir
     from sim2human.diagnostics.stored import diagnose_run
     from sim2human.report.html import write_report
@@ -111,6 +117,13 @@ def _diagnose_and_write(
     if diagnose:
         run = load_run_dir(run_dir, condition)
         status.update("diagnosing")
-        diagnose_run(run_dir, condition, on_step=status.update, run=run, out_dir=out_dir)
+        diagnose_run(
+            run_dir,
+            condition,
+            on_step=status.update,
+            run=run,
+            out_dir=out_dir,
+            workers=workers or os.cpu_count() or 1,
+        )
     status.update("writing the report")
     return write_report(run_dir, condition=condition, console=console, run=run, out_dir=out_dir)

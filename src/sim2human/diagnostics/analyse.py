@@ -10,6 +10,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from sim2human.diagnostics import side_by_side
 from sim2human.diagnostics.replay import ablate, phrasing
 from sim2human.diagnostics.rundir import RunDir, SubRun
 from sim2human.diagnostics.verdict import Thresholds, Verdict, judge
@@ -273,25 +274,38 @@ def diagnose(
     limits: Thresholds | None = None,
     *,
     on_condition: Callable[[str], None] | None = None,
+    workers: int = 1,
 ) -> Diagnosis:
+    """Every condition and reference agent of ``run`` diagnosed; ``workers`` > 1 diagnoses them
+    side by side in forked processes (``side_by_side``: the same results), for callers that
+    own their process (the commands, not the web app). ``on_condition``: each condition's name
+    as it is waited for."""
     limits = limits or Thresholds()
     scenario = run.scenario
-    conditions = []
-    for name, subs in run.conditions.items():
-        if on_condition is not None:
-            on_condition(name)
-        conditions.append(diagnose_condition(name, subs, limits, scenario, run.n_boot))
-    reference = [
-        diagnose_condition(name, [sub], limits, scenario, run.n_boot)
-        for name, sub in run.reference.items()
+    jobs: list[tuple[str, Sequence[SubRun], bool]] = [
+        *((name, subs, True) for name, subs in run.conditions.items()),
+        *((name, [sub], False) for name, sub in run.reference.items()),
     ]
+
+    def waiting(job: tuple[str, Sequence[SubRun], bool]) -> None:
+        if on_condition is not None and job[2]:
+            on_condition(job[0])
+
+    diagnosed = side_by_side.each(
+        lambda job: diagnose_condition(job[0], job[1], limits, scenario, run.n_boot),
+        jobs,
+        workers,
+        cost=lambda job: sum(len(s.evals) for s in job[1]),
+        on_wait=waiting,
+    )
+    n = len(run.conditions)
     return Diagnosis(
         root=str(run.root),
         kind=run.kind,
         name=run.name,
         thresholds=limits,
-        conditions=conditions,
-        reference=reference,
+        conditions=diagnosed[:n],
+        reference=diagnosed[n:],
         problems=run.all_problems(),
         study=run.study,
     )

@@ -73,6 +73,7 @@ def diagnose_run(
     run: RunDir | None = None,
     out_dir: Path | None = None,
     store: bool = True,
+    workers: int = 1,
 ) -> Diagnosis:
     """Diagnose ``run_dir`` (one ``condition``, or all) and store the result; measure the
     simulators' diversity first when the run has no stored measurement.
@@ -82,7 +83,8 @@ def diagnose_run(
     running run whose reader prints the diagnosis). ``run``: ``run_dir`` as
     ``load_run_dir(run_dir, condition)`` read it, by a caller that holds the lock and reuses it
     (a study's finish hands the same one to the report: reading a run's episodes is most of
-    what diagnosing it costs)."""
+    what diagnosing it costs). ``workers``: processes the conditions are diagnosed in, side by
+    side (``side_by_side``; one for a caller that may share its process, such as the web app)."""
     step = on_step or (lambda _: None)
     existing_dir(run_dir, "run directory")
     folder, inside = (run_dir, run_dir) if out_dir is None else (out_dir, None)
@@ -97,7 +99,10 @@ def diagnose_run(
             step("measuring simulator diversity")
             write_json(folder / DIVERSITY_JSON, measure_diversity(run), inside=inside)
         d = diagnose(
-            run, thresholds, on_condition=lambda n: step(f"diagnosing {n} (replaying calls)")
+            run,
+            thresholds,
+            on_condition=lambda n: step(f"diagnosing {n} (replaying calls)"),
+            workers=workers,
         )
         if store:
             write_json(
