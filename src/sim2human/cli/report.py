@@ -113,6 +113,7 @@ def _diagnose_and_write(
     from sim2human.diagnostics.stored import diagnose_run
     from sim2human.report.html import write_report
 
+    cores = workers or os.cpu_count() or 1
     run = None
     if diagnose:
         run = load_run_dir(run_dir, condition)
@@ -123,7 +124,9 @@ def _diagnose_and_write(
             on_step=status.update,
             run=run,
             out_dir=out_dir,
-            workers=workers or os.cpu_count() or 1,
+            workers=cores,
         )
     status.update("writing the report")
-    return write_report(run_dir, condition=condition, console=console, run=run, out_dir=out_dir)
+    return write_report(
+        run_dir, condition=condition, console=console, run=run, out_dir=out_dir, workers=cores
+    )

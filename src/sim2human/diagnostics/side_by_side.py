@@ -1,21 +1,22 @@
-"""Diagnosing a run's conditions side by side, one forked process per core.
+"""Diagnosing a run's conditions (and drawing its report's figures) side by side, one forked
+process per core.
 
 A study's finish diagnoses every condition one after another: most of it is the exploit finder
-replaying calls, about 2 s for each ensemble of the quick demo and a tenth of a demo's wall, on
+replaying calls, about 2 s for each ensemble of the quick demo, then about 3.5 s of figures, on
 one core while the others idle. The conditions are independent (each one's diagnosis reads only
-its own sub-runs and the scenario), so they can go side by side.
+its own sub-runs and the scenario), and so are the figures.
 
 Why forked processes, not the study's own worker pool (``executors.pool.in_processes``, which
 spawns): the run is already read in this process, and a spawned worker would import the package
 and read its condition's episodes again (about 1 s for each ensemble condition, half of what it
-saves). A forked child inherits the read run as it is. It runs only the replays and the
-statistics (no torch, no console), leaves Ctrl-C to its parent (which ends it) and dies with its parent
-(``die_with_parent``), as the study's workers do. Callers that may run in a threaded server
-(the web app) keep the default of one process: forking a process whose other threads hold locks
-is not safe.
+saves). A forked child inherits the read run as it is. It runs only the replays, the statistics
+and matplotlib's Agg canvas (no torch, no console), leaves Ctrl-C to its parent (which ends it)
+and dies with its parent (``die_with_parent``), as the study's workers do. Callers that may run
+in a threaded server (the web app) keep the default of one process: forking a process whose
+other threads hold locks is not safe.
 
-Results are the same as one after another: each condition's diagnosis is a pure function of its
-sub-runs (its bootstrap seeded), and they come back in the order they were asked for.
+Results are the same as one after another: each item's result is a pure function of it (a
+condition's bootstrap is seeded), and they come back in the order they were asked for.
 """
 
 from __future__ import annotations

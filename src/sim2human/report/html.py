@@ -83,12 +83,15 @@ def render_html(
     note: str,
     summary: Summary | None = None,
     sections: str = "",
+    workers: int = 1,
 ) -> str:
     """The page; ``summary``'s tables and ``sections`` (the study's prose sections, as HTML
-    from their Markdown: ``html_sections``) are what report.md shows too."""
+    from their Markdown: ``html_sections``) are what report.md shows too; its figures drawn in
+    up to ``workers`` processes (``plots.all_plots``)."""
     summary = summary or summarise(d, None)
     env = template_env("sim2human.report")
-    plots = {k: base64.b64encode(v).decode("ascii") for k, v in all_plots(d.conditions).items()}
+    figures = all_plots(d.conditions, workers)
+    plots = {k: base64.b64encode(v).decode("ascii") for k, v in figures.items()}
     texts = {r.phrasing: r.text for c in d.conditions for r in c.exploits}
     return env.get_template("report.html.j2").render(
         d=d,
@@ -128,6 +131,7 @@ def write_report(
     console: Console | None = None,
     run: RunDir | None = None,
     out_dir: Path | None = None,
+    workers: int = 1,
 ) -> Written:
     """Render ``run_dir``'s stored results as report.html, report.md and report.json; for one
     ``condition``, ``report.<condition>.html`` (.md, .json) beside them, never over them.
@@ -135,7 +139,8 @@ def write_report(
     ``load_run_dir(run_dir, condition)`` read it, from a caller that holds the lock (a study's
     finish, which read it to diagnose it). ``out_dir`` (``report --out``): the files go there
     and the run is only read (``lock.read_lock``); a diagnosis, diversity or fidelity
-    measurement stored there by an earlier ``--out`` is used when newer than the run's."""
+    measurement stored there by an earlier ``--out`` is used when newer than the run's.
+    ``workers``: processes the figures are drawn in (``plots.all_plots``)."""
     console = console or Console(stderr=True)
     stem = report_stem(condition)
     note = lambda msg: console.print(f"note: {run_dir}: {msg}", soft_wrap=True)  # noqa: E731
@@ -145,11 +150,11 @@ def write_report(
     )
     with lock:
         run = run or load_run_dir(run_dir, condition)
-        return _write_report(run_dir, condition, stem, run, out_dir or run_dir)
+        return _write_report(run_dir, condition, stem, run, out_dir or run_dir, workers)
 
 
 def _write_report(
-    run_dir: Path, condition: str | None, stem: str, run: RunDir, out: Path
+    run_dir: Path, condition: str | None, stem: str, run: RunDir, out: Path, workers: int
 ) -> Written:
     """Compose the three files in memory, then write them together (``outputs.write_all``): a
     full disk or a bad target leaves the old report whole, all three files of it."""
@@ -164,7 +169,8 @@ def _write_report(
     summary = summarise(d, run)
     failing = run_failures(run)
     head, prose = _study_parts(d, summary, run, out, failures_section(failing))
-    page = render_html(d, diversity.rows, diversity.note, summary, md_to_html(prose, out))
+    sections = md_to_html(prose, out)
+    page = render_html(d, diversity.rows, diversity.note, summary, sections, workers)
     text = markdown_text(head, diagnosis_lines(d, diversity.rows), ["", *fidelity.markdown(fid)])
     payload: dict[str, Any] = {
         **d.model_dump(mode="json"),

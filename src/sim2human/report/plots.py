@@ -14,6 +14,7 @@ import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
+from sim2human.diagnostics import side_by_side
 from sim2human.diagnostics.analyse import ConditionDiagnosis, CurvePoint
 from sim2human.metrics.overoptimisation import overopt_curve
 
@@ -212,17 +213,15 @@ def behaviour_curves(conditions: Sequence[ConditionDiagnosis]) -> bytes | None:
     return _png(fig)
 
 
-def all_plots(conditions: Sequence[ConditionDiagnosis]) -> dict[str, bytes]:
-    """Every figure the data supports, by name (a figure without data is left out)."""
+def all_plots(conditions: Sequence[ConditionDiagnosis], workers: int = 1) -> dict[str, bytes]:
+    """Every figure the data supports, by name (a figure without data is left out); drawn side
+    by side in up to ``workers`` forked processes (``diagnostics.side_by_side``: the same bytes;
+    one for a caller that may share its process, such as the web app)."""
     makers = {
         "learning_curves": learning_curves,
         "overoptimisation": overoptimisation,
         "families": family_bars,
         "behaviour": behaviour_curves,
     }
-    out = {}
-    for name, make in makers.items():
-        png = make(conditions)
-        if png is not None:
-            out[name] = png
-    return out
+    drawn = side_by_side.each(lambda make: make(conditions), list(makers.values()), workers)
+    return {name: png for name, png in zip(makers, drawn, strict=True) if png is not None}
