@@ -24,6 +24,7 @@ from __future__ import annotations
 import multiprocessing as mp
 import os
 import signal
+import sys
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
@@ -58,12 +59,13 @@ def each(
     on_wait: Callable[[T], None] | None = None,
 ) -> list[R]:
     """``fn`` of every item, in ``items``' order, in up to ``workers`` forked processes (in
-    this one for a single worker or item, or where ``fork`` is not available). ``cost``: a rank
+    this one for a single worker or item, or off Linux: macOS's system libraries are not safe to
+    fork, which is why Python stopped forking there by default). ``cost``: a rank
     of each item's work, started largest first so the processes run out of work together.
     ``on_wait``: called with each item, in order, before its result is waited for (a status)."""
     wait = on_wait or (lambda _: None)
     n = min(workers, len(items))
-    if n <= 1 or "fork" not in mp.get_all_start_methods():
+    if n <= 1 or not sys.platform.startswith("linux"):
         out = []
         for item in items:
             wait(item)
