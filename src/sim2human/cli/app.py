@@ -104,7 +104,8 @@ WorkersOption = Annotated[
         "--workers",
         min=1,
         max=256,
-        help="Processes to train in (default: all cores; with --executor ray, the cluster's CPUs).",
+        help="Processes to train in, then to diagnose in (default: all cores; with --executor "
+        "ray, the cluster's CPUs to train).",
     ),
 ]
 RetriesOption = Annotated[

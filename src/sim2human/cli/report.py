@@ -105,15 +105,15 @@ def _diagnose_and_write(
     out_dir: Path | None = None,
     workers: int | None = None,
 ) -> Written:
-    """Diagnose (when asked; in up to ``workers`` processes, default every core) and write the
-    reports (into ``out_dir``, default the run), from one read of the run directory: reading its
-    episodes is most of what either costs. The caller holds the run's lock (its read lock, with
-    ``out_dir``)."""
+    """Diagnose (when asked; in up to ``workers`` processes, at most this machine's cores) and
+    write the reports (into ``out_dir``, default the run), from one read of the run directory:
+    reading its episodes is most of what either costs. The caller holds the run's lock (its read
+    lock, with ``out_dir``)."""
     from sim2human.diagnostics.rundir import load_run_dir
     from sim2human.diagnostics.stored import diagnose_run
     from sim2human.report.html import write_report
 
-    cores = workers or os.cpu_count() or 1
+    cores = min(workers or os.cpu_count() or 1, os.cpu_count() or 1)  # this machine's, not Ray's
     run = None
     if diagnose:
         run = load_run_dir(run_dir, condition)
