@@ -24,9 +24,10 @@ from pathlib import Path
 from typing import Any
 
 from sim2human.agents.base import AgentTurn
+from sim2human.diagnostics.replay import play_script
 from sim2human.diagnostics.rundir import SubRun, load_run_dir
-from sim2human.rollout.conversation import Conversation, Job
-from sim2human.types import Episode, Termination
+from sim2human.rollout.conversation import Conversation
+from sim2human.types import Episode
 
 
 def asked_field(turn: Any) -> str | None:
@@ -72,21 +73,12 @@ def read_again(scenario: Any, e: Episode, counts: Counter[str]) -> None:
 
 def replayed(sub: SubRun, scenario: Any, e: Episode, leave_out: bool) -> Episode:
     """``e`` played again against its member, with asks of filled fields left out or not."""
-    acts = {a.id: a for a in scenario.acts}
-    job = Job(sub.specs[e.simulator_id], e.seed, e.split, e.condition, e.phase, e.step)
-    conv = Conversation.open(job, scenario, max(sub.max_turns, len(e.agent_turns)))
-    for t in e.agent_turns:
-        if conv.done:
-            break
-        act = acts.get(t.act or "")
-        field = act.about_in(conv.state) if act is not None else None
+
+    def keep(conv: Conversation, turn: Any, field: str | None) -> bool:
         filled = field is not None and scenario.record(conv.state).get(field) is not None
-        if leave_out and asked_field(t) is not None and filled:
-            continue
-        conv.step(AgentTurn(text=t.text, act=t.act, field=field))
-    if not conv.done:
-        conv.termination = Termination.MAX_TURNS
-    return conv.episode()
+        return not (leave_out and asked_field(turn) is not None and filled)
+
+    return play_script(e, e.agent_turns, sub.specs[e.simulator_id], scenario, sub.max_turns, keep)
 
 
 def main() -> None:

@@ -17,7 +17,7 @@ the tests check.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 from sim2human.agents.base import AgentTurn
@@ -51,27 +51,39 @@ def replay(
     """Replay ``episode``'s agent turns against ``spec``, with turns whose phrasing is in
     ``drop`` replaced by ``instead`` (left out without it). A script that runs out before the
     call ends counts as not closed (max turns)."""
-    acts = {a.id: a for a in scenario.acts}
     script = [
         t if phrasing(t) not in drop else instead
         for t in episode.agent_turns
         if phrasing(t) not in drop or instead is not None
     ]
+    out = play_script(episode, [t for t in script if t is not None], spec, scenario, max_turns)
+    return Replayed(out.proxy, out.gold.success, out.gold.field_accuracy)
+
+
+def play_script(
+    episode: Episode,
+    script: Sequence[Turn],
+    spec: SimulatorSpec,
+    scenario: AnyScenario,
+    max_turns: int,
+    keep: Callable[[Conversation, Turn, str | None], bool] | None = None,
+) -> Episode:
+    """``script``'s agent turns played open loop against ``spec`` with ``episode``'s seed, as
+    far as the call goes; ``keep(conversation, turn, field)`` may leave a turn out as the call
+    stands when it comes (``scripts/filled_asks.py``: asks of a field already recorded)."""
+    acts = {a.id: a for a in scenario.acts}
     job = Job(spec, episode.seed, episode.split, episode.condition, episode.phase, episode.step)
     conv = Conversation.open(job, scenario, max(max_turns, len(episode.agent_turns)))
     for turn in script:
-        assert turn is not None
         if conv.done:
             break
         act = acts.get(turn.act or "")
-        field = None
-        if act is not None:
-            field = act.about_in(conv.state)
-        conv.step(AgentTurn(text=turn.text, act=turn.act, field=field))
+        field = act.about_in(conv.state) if act is not None else None
+        if keep is None or keep(conv, turn, field):
+            conv.step(AgentTurn(text=turn.text, act=turn.act, field=field))
     if not conv.done:
         conv.termination = Termination.MAX_TURNS
-    out = conv.episode()
-    return Replayed(out.proxy, out.gold.success, out.gold.field_accuracy)
+    return conv.episode()
 
 
 ALTERNATIVES = 3
