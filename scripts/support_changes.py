@@ -33,8 +33,8 @@ from sim2human.experiments.study.config import load_study
 from sim2human.experiments.study.world import StudyWorld
 from sim2human.metrics.outcomes import cluster_bootstrap
 from sim2human.rollout.evaluate import evaluate
-from sim2human.scenarios.file_load import load_scenario_file
-from sim2human.scenarios.file_scenario import FileScenario
+from sim2human.scenarios.files.load import load_scenario_file
+from sim2human.scenarios.files.scenario import FileScenario
 from sim2human.store.layout import CONFIG_YAML, RunLayout
 from sim2human.store.rundir import read_episodes
 from sim2human.types import Episode

@@ -18,8 +18,8 @@ from sim2human.agents.scripted import reference_agent
 from sim2human.cli.app import main
 from sim2human.rollout.evaluate import evaluate
 from sim2human.scenarios.catalog import get_scenario
-from sim2human.scenarios.file_load import load_scenario_file
-from sim2human.scenarios.file_scenario import FileScenario
+from sim2human.scenarios.files.load import load_scenario_file
+from sim2human.scenarios.files.scenario import FileScenario
 from sim2human.scenarios.intake.scenario import IntakeScenario
 from sim2human.scenarios.slots import SlotState, applicable_fields, conditional
 from sim2human.simulators import build_simulator

@@ -11,8 +11,8 @@ import pytest
 
 from sim2human.agents.base import AgentTurn
 from sim2human.scenarios.catalog import get_scenario
-from sim2human.scenarios.file_load import load_scenario_file
-from sim2human.scenarios.file_scenario import FileScenario
+from sim2human.scenarios.files.load import load_scenario_file
+from sim2human.scenarios.files.scenario import FileScenario
 from sim2human.scenarios.spoken_numbers import spoken, value_of, with_digits
 
 SKELETON = Path(__file__).resolve().parents[2] / "src/sim2human/scenarios/data/skeleton"

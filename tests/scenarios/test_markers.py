@@ -1,4 +1,4 @@
-"""Fields sharing a vocabulary told apart by ``markers`` (``scenarios.file_markers``), and a clock
+"""Fields sharing a vocabulary told apart by ``markers`` (``scenarios.files.markers``), and a clock
 time never read as a number answer."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from sim2human.scenarios.catalog import get_scenario
-from sim2human.scenarios.file_load import load_scenario_file
-from sim2human.scenarios.file_scenario import FileScenario
+from sim2human.scenarios.files.load import load_scenario_file
+from sim2human.scenarios.files.scenario import FileScenario
 
 SKELETON = resources.files("sim2human.scenarios.data").joinpath("skeleton")
 TEXT = SKELETON.joinpath("scenario.yaml").read_text(encoding="utf-8").replace("__NAME__", "taxi")

@@ -8,7 +8,7 @@ import itertools
 import numpy as np
 
 from sim2human.scenarios.catalog import get_scenario
-from sim2human.scenarios.file_scenario import FileScenario
+from sim2human.scenarios.files.scenario import FileScenario
 from sim2human.scenarios.negotiation import deal
 from sim2human.scenarios.negotiation.camper import CamperMoves
 from sim2human.scenarios.negotiation.deal import ALL_SPLITS, ISSUES, LEVELS, WALK_AWAY

@@ -13,7 +13,7 @@ from sim2human.agents.scripted import Plan
 from sim2human.cli.app import main
 from sim2human.errors import ConfigError
 from sim2human.scenarios.core import headline_metric
-from sim2human.scenarios.file_load import load_scenario_file
+from sim2human.scenarios.files.load import load_scenario_file
 from sim2human.simulators.base import Traits
 from sim2human.simulators.llm_prompts import PROMPT_STYLES, role_play, system_prompt
 from sim2human.types import Termination

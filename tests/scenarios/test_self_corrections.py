@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from sim2human.agents.base import AgentTurn
 from sim2human.scenarios.catalog import get_scenario
-from sim2human.scenarios.file_scenario import FileScenario
+from sim2human.scenarios.files.scenario import FileScenario
 from sim2human.scenarios.slots import SlotState, keep_answers
 
 

@@ -21,7 +21,7 @@ from sim2human.experiments.study.results import load_study_result
 from sim2human.experiments.study.world import without_missing_corpus
 from sim2human.rollout.conversation import Job, job_profile
 from sim2human.scenarios.catalog import SCENARIOS, get_scenario
-from sim2human.scenarios.file_scenario import FileScenario
+from sim2human.scenarios.files.scenario import FileScenario
 from sim2human.simulators import build_simulator
 from sim2human.simulators.base import QuirkPool
 from sim2human.simulators.families import get_family

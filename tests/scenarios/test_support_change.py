@@ -17,7 +17,7 @@ from sim2human.agents.scripted import reference_agent
 from sim2human.corpora import multiwoz
 from sim2human.rollout.evaluate import evaluate
 from sim2human.scenarios.catalog import get_scenario
-from sim2human.scenarios.file_scenario import FileScenario
+from sim2human.scenarios.files.scenario import FileScenario
 from sim2human.simulators import replay_multiwoz
 from sim2human.simulators.base import QuirkPool
 from sim2human.simulators.families import get_family

@@ -10,7 +10,7 @@ import pytest
 from sim2human.experiments.study.config import load_study
 from sim2human.experiments.study.world import StudyWorld
 from sim2human.scenarios.catalog import get_scenario
-from sim2human.scenarios.file_load import load_scenario_file
+from sim2human.scenarios.files.load import load_scenario_file
 from sim2human.simulators.base import QuirkPool, SimulatorSpec
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -22,7 +22,7 @@ from rich.console import Console
 from sim2human.checks.crossing import check_everything
 from sim2human.errors import UsageError
 from sim2human.outputs import write_all
-from sim2human.scenarios.file_load import load_scenario_file
+from sim2human.scenarios.files.load import load_scenario_file
 from sim2human.store.loading import output_dir
 
 scenario_app = typer.Typer(

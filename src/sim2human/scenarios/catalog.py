@@ -12,7 +12,7 @@ from importlib import resources
 
 from sim2human.scenarios import refs
 from sim2human.scenarios.core import AnyScenario
-from sim2human.scenarios.file_load import load_scenario_file
+from sim2human.scenarios.files.load import load_scenario_file
 from sim2human.scenarios.intake.scenario import IntakeScenario
 from sim2human.scenarios.negotiation.scenario import NegotiationScenario
 from sim2human.scenarios.pizza import PizzaScenario

@@ -39,7 +39,7 @@ from typing import Any, cast
 from sim2human.errors import UsageError
 from sim2human.scenarios.capabilities import CORE_MEMBERS
 from sim2human.scenarios.core import AnyScenario
-from sim2human.scenarios.file_load import load_scenario_file
+from sim2human.scenarios.files.load import load_scenario_file
 
 GROUP = "sim2human.scenarios"
 """The entry-point group of packaged scenarios (``[project.entry-points."sim2human.scenarios"]``,

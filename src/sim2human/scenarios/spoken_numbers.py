@@ -1,6 +1,6 @@
 """Whole numbers as callers say them, up to the thousands: "five hundred", "two thousand and
 twelve", "a dozen", "twenty-five", "a couple". ``with_digits`` rewrites each such phrase as its
-digits, so a number field reads one pattern (``file_reading``); ``spoken`` says a number the
+digits, so a number field reads one pattern (``files.reading``); ``spoken`` says a number the
 same way back. Hand-written rather than a library: the few packages that do this (num2words,
 word2number) are not dependencies, and the grammar here is twenty lines.
 """

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 
-from sim2human.scenarios.files import CategoryField, FieldSpec
-from sim2human.scenarios.loading import KeyPath
+from sim2human.scenarios.files.lines import KeyPath
+from sim2human.scenarios.files.schema import CategoryField, FieldSpec
 from sim2human.scenarios.vocab import Vocab, words
 
 Problem = tuple[KeyPath, str]

@@ -19,8 +19,8 @@ from functools import cached_property
 import numpy as np
 
 from sim2human.scenarios import readers
-from sim2human.scenarios.file_markers import Marks
-from sim2human.scenarios.files import (
+from sim2human.scenarios.files.markers import Marks
+from sim2human.scenarios.files.schema import (
     CategoryField,
     DateField,
     FieldSpec,
@@ -59,7 +59,7 @@ class FieldReader:
     alone: bool
     """The only field of its kind (a date read anywhere is this one's)."""
     marks: Marks = field(default_factory=lambda: Marks({}))
-    """Every marked field's markers (``scenarios.file_markers``): this one's, if it has them,
+    """Every marked field's markers (``scenarios.files.markers``): this one's, if it has them,
     and its rivals'."""
     rival_units: tuple[str, ...] = ()
     """The other number fields' units: "90 days" said when this field is asked is theirs."""

@@ -13,12 +13,10 @@ import numpy as np
 
 from sim2human.scenarios import readers
 from sim2human.scenarios.core import Act, GoldMetric
-from sim2human.scenarios.file_checks import canonical_value
-from sim2human.scenarios.file_markers import marks
-from sim2human.scenarios.file_reading import FieldReader
-from sim2human.scenarios.file_voice import build_voice
-from sim2human.scenarios.file_when import Conditions, applicable, applies, conditions, draw_order
-from sim2human.scenarios.files import (
+from sim2human.scenarios.files.checks import canonical_value
+from sim2human.scenarios.files.markers import marks
+from sim2human.scenarios.files.reading import FieldReader
+from sim2human.scenarios.files.schema import (
     CategoryField,
     DateField,
     FieldSpec,
@@ -26,6 +24,8 @@ from sim2human.scenarios.files import (
     NumberField,
     ScenarioFile,
 )
+from sim2human.scenarios.files.voice import build_voice
+from sim2human.scenarios.files.when import Conditions, applicable, applies, conditions, draw_order
 from sim2human.scenarios.slots import AgentIntent, SlotFilling, UserSignals
 from sim2human.scenarios.vocab import Vocab
 from sim2human.scenarios.voice import Voice
@@ -33,7 +33,7 @@ from sim2human.types import Outcome, Profile, Record, Termination, Value
 
 
 class FileScenario(SlotFilling):
-    """A scenario file, loaded (``scenarios.file_load.load_scenario_file``)."""
+    """A scenario file, loaded (``scenarios.files.load.load_scenario_file``)."""
 
     def __init__(self, spec: ScenarioFile, vocabs: dict[str, Vocab], name: str) -> None:
         self.spec = spec

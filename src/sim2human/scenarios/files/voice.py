@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 
-from sim2human.scenarios.files import FieldSpec, ScenarioFile
+from sim2human.scenarios.files.schema import FieldSpec, ScenarioFile
 from sim2human.scenarios.voice import (
     AgentVoice,
     CardWords,

@@ -2,7 +2,7 @@
 field (and every yes and no sentence), said with a value of the field, is heard as that value
 when the field was asked. A template the scenario cannot read back is a silent mistake: its
 callers would never get that answer across, whatever the agent did. Run on every load
-(``file_load``), after the key checks, so each miss is one ``FILE:LINE`` line, exit 2.
+(``files.load``), after the key checks, so each miss is one ``FILE:LINE`` line, exit 2.
 """
 
 from __future__ import annotations
@@ -12,16 +12,16 @@ from datetime import date
 
 import numpy as np
 
-from sim2human.scenarios.file_reading import FieldReader, say_with
-from sim2human.scenarios.file_scenario import FileScenario
-from sim2human.scenarios.files import (
+from sim2human.scenarios.files.lines import KeyPath
+from sim2human.scenarios.files.reading import FieldReader, say_with
+from sim2human.scenarios.files.scenario import FileScenario
+from sim2human.scenarios.files.schema import (
     CategoryField,
     DateField,
     ListField,
     NumberField,
     YesNoField,
 )
-from sim2human.scenarios.loading import KeyPath
 from sim2human.types import Value
 
 Problem = tuple[KeyPath, str]

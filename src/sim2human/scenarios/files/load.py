@@ -2,8 +2,8 @@
 
 Every problem is one ``ConfigError`` line, ``FILE:LINE: key.path: what is wrong`` (exit 2 at
 the command line), and the first one found is the one reported: the version first (a file of
-another version would make every other message wrong), then each key (``scenarios.files``),
-then the vocabulary files, then what refers across keys (``scenarios.file_checks``).
+another version would make every other message wrong), then each key (``scenarios.files.schema``),
+then the vocabulary files, then what refers across keys (``scenarios.files.checks``).
 """
 
 from __future__ import annotations
@@ -15,11 +15,11 @@ from pydantic import ValidationError
 from pydantic_core import ErrorDetails
 
 from sim2human.errors import UsageError
-from sim2human.scenarios.file_checks import problems
-from sim2human.scenarios.file_hearing import hearing_problems
-from sim2human.scenarios.file_scenario import FileScenario
-from sim2human.scenarios.files import FIELD_KINDS, SCHEMA_VERSION, ScenarioFile
-from sim2human.scenarios.loading import Lines, raise_at, read_document
+from sim2human.scenarios.files.checks import problems
+from sim2human.scenarios.files.hearing import hearing_problems
+from sim2human.scenarios.files.lines import Lines, raise_at, read_document
+from sim2human.scenarios.files.scenario import FileScenario
+from sim2human.scenarios.files.schema import FIELD_KINDS, SCHEMA_VERSION, ScenarioFile
 from sim2human.scenarios.vocab import Vocab, words
 from sim2human.store.loading import read_text
 

@@ -2,7 +2,7 @@
 
 These models check each key on its own (types, bounds, unknown keys); what refers to something
 elsewhere in the file (a gold field, a profile value, a quirk's act, a vocabulary file) is
-checked by ``scenarios.file_checks``, which knows the key paths to name. The guide
+checked by ``scenarios.files.checks``, which knows the key paths to name. The guide
 ``docs/guides/scenario-files.md`` explains every key.
 """
 
@@ -46,7 +46,7 @@ class FieldBase(FrozenConfig):
     """The field applies only to profiles whose named category fields hold one of these values
     (``{domain: hotel}``, ``{domain: [restaurant, hotel]}``): a profile row holds exactly the
     fields that apply to it, gold grades only those, and the agent sees which still apply
-    (``scenarios.file_when``). Default: it applies to every profile."""
+    (``scenarios.files.when``). Default: it applies to every profile."""
     label: Text | None = None
     """How prompts and read-backs name the field (default: its name, with spaces)."""
     ask: Ask
@@ -57,7 +57,7 @@ class FieldBase(FrozenConfig):
 
 
 class Markers(FrozenConfig):
-    """Words around a value that say it is this field's (``scenarios.file_markers``): for two
+    """Words around a value that say it is this field's (``scenarios.files.markers``): for two
     fields sharing a vocabulary, as a departure and a destination station."""
 
     before: tuple[Text, ...] = ()

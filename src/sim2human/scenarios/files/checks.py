@@ -1,7 +1,7 @@
 """The checks of a scenario file that look across keys: every name it refers to exists, every
 profile value is in its field's domain, and the scenario can read its own words (each ask
 wording holds a cue of its field, each close a close cue). Each problem comes with the key path
-to name (``loading.Lines`` turns it into a line)."""
+to name (``lines.Lines`` turns it into a line)."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ import string
 from collections.abc import Iterator
 from datetime import date
 
-from sim2human.scenarios.file_markers import marker_problems
-from sim2human.scenarios.file_when import Conditions, applies, conditions, when_problems
-from sim2human.scenarios.files import (
+from sim2human.scenarios.files.lines import KeyPath
+from sim2human.scenarios.files.markers import marker_problems
+from sim2human.scenarios.files.schema import (
     ROLE_KINDS,
     CategoryField,
     DateField,
@@ -22,7 +22,7 @@ from sim2human.scenarios.files import (
     ScenarioFile,
     YesNoField,
 )
-from sim2human.scenarios.loading import KeyPath
+from sim2human.scenarios.files.when import Conditions, applies, conditions, when_problems
 from sim2human.scenarios.vocab import Vocab, words
 from sim2human.types import Value
 

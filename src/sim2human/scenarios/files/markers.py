@@ -10,7 +10,7 @@ destination Cambridge whatever was asked; a bare "Cambridge" answers the questio
 A field without markers skips a value marked for another field whose vocabulary holds it, and
 the value answering such a field just asked ("booked for 18:30, how about 17:30?" gives the
 unmarked ``time`` 17:30 when the original time is marked by "booked for";
-``file_reading.FieldReader``), and otherwise reads as before. The checks here (no marker at all, a
+``files.reading.FieldReader``), and otherwise reads as before. The checks here (no marker at all, a
 marker two fields share, a ``say`` wording that carries none of its field's markers) run with the
 file's others.
 """
@@ -20,8 +20,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
-from sim2human.scenarios.files import CategoryField, FieldSpec
-from sim2human.scenarios.loading import KeyPath
+from sim2human.scenarios.files.lines import KeyPath
+from sim2human.scenarios.files.schema import CategoryField, FieldSpec
 from sim2human.scenarios.vocab import words
 
 Problem = tuple[KeyPath, str]
