@@ -19,12 +19,12 @@ import argparse
 
 import numpy as np
 
-from sim2human.experiments.research.fit_family import play_family, reads_value, user_turns
 from sim2human.metrics.embeddings import embed
 from sim2human.metrics.fidelity import auc_interval, distinguishability_scores, fidelity_row
 from sim2human.report.fidelity import human_halves
+from sim2human.scenarios.intake.grounding.fit_family import play_family, reads_value, user_turns
+from sim2human.scenarios.intake.replay import ACI_BENCH
 from sim2human.simulators.families import get_family
-from sim2human.simulators.replay_aci import ACI_BENCH
 
 FAMILIES = (
     "standard",

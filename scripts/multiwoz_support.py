@@ -37,7 +37,7 @@ from sim2human.corpora import multiwoz
 from sim2human.scenarios.files.load import load_scenario_file
 from sim2human.scenarios.files.markers import carries, marks
 from sim2human.scenarios.files.scenario import FileScenario
-from sim2human.simulators.replay_multiwoz import CHANGES, change_fields
+from sim2human.scenarios.support.replay import CHANGES, change_fields
 
 OUT = Path(__file__).resolve().parents[1] / "src/sim2human/scenarios/data/support"
 AREAS = ("centre", "north", "south", "east", "west")

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from sim2human.simulators import speaks_real_words
+from sim2human.simulators.kinds import speaks_real_words
 from sim2human.store.rundir import read_episodes
 
 

@@ -25,11 +25,11 @@ import numpy as np
 
 from sim2human import seeding
 from sim2human.agents.scripted import ScriptedAgent
-from sim2human.experiments.research import restyle_family as rf
-from sim2human.experiments.research.fit_family import Target, score, train_parts, user_turns
 from sim2human.metrics.embeddings import embed
 from sim2human.metrics.fidelity import auc_interval, auc_score, distinguishability_scores
 from sim2human.rollout.evaluate import evaluate
+from sim2human.scenarios.intake.grounding import restyle_family as rf
+from sim2human.scenarios.intake.grounding.fit_family import Target, score, train_parts, user_turns
 from sim2human.scenarios.intake.scenario import IntakeScenario
 from sim2human.simulators.base import Family, QuirkPool
 from sim2human.simulators.families import get_family

@@ -21,9 +21,9 @@ from sim2human.rollout.solvability import solvability
 from sim2human.samplers.build import SAMPLERS, build_sampler
 from sim2human.scenarios.catalog import SCENARIOS
 from sim2human.scenarios.intake.scenario import IntakeScenario
-from sim2human.simulators import build_simulator
 from sim2human.simulators.base import QuirkPool, SimulatorSpec, UserTurn
 from sim2human.simulators.families import FAMILIES, REPLAY_FAMILIES, get_family
+from sim2human.simulators.kinds import build_simulator
 from sim2human.simulators.persona import PersonaSimulator
 from sim2human.simulators.replay_families import corpus_missing, playable_families
 from sim2human.testing import ScriptedUser, TinyScenario, scripted_spec

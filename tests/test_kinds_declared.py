@@ -17,7 +17,9 @@ import pytest
 
 from sim2human import seeding
 from sim2human.scenarios.intake.scenario import IntakeScenario
-from sim2human.simulators import (
+from sim2human.simulators.base import QuirkPool, SimulatorSpec
+from sim2human.simulators.families import get_family
+from sim2human.simulators.kinds import (
     KINDS,
     Kind,
     episode_kind,
@@ -25,8 +27,6 @@ from sim2human.simulators import (
     member_profile,
     needs_endpoint,
 )
-from sim2human.simulators.base import QuirkPool, SimulatorSpec
-from sim2human.simulators.families import get_family
 from sim2human.types import Episode
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "sim2human"

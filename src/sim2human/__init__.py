@@ -23,9 +23,9 @@ if TYPE_CHECKING:
     from sim2human.samplers.build import SAMPLERS, Sampler, build_sampler
     from sim2human.scenarios.core import Scenario
     from sim2human.scenarios.intake.scenario import IntakeScenario
-    from sim2human.simulators import KINDS, build_simulator
     from sim2human.simulators.base import Simulator, SimulatorSpec, Traits
     from sim2human.simulators.families import FAMILIES, get_family
+    from sim2human.simulators.kinds import KINDS, build_simulator
     from sim2human.train.config import PPOConfig
     from sim2human.types import Episode, Outcome, Termination
 
@@ -42,8 +42,8 @@ _WHERE: dict[str, str] = {
     "Simulator": "sim2human.simulators.base",
     "SimulatorSpec": "sim2human.simulators.base",
     "Traits": "sim2human.simulators.base",
-    "KINDS": "sim2human.simulators",
-    "build_simulator": "sim2human.simulators",
+    "KINDS": "sim2human.simulators.kinds",
+    "build_simulator": "sim2human.simulators.kinds",
     "FAMILIES": "sim2human.simulators.families",
     "get_family": "sim2human.simulators.families",
     # who plays the agent

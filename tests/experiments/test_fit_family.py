@@ -9,12 +9,12 @@ import pytest
 
 from aci_data import aci_env, needs_aci
 from sim2human.cli.app import main
-from sim2human.experiments.research import fit_family as ff
-from sim2human.experiments.research import fit_voice
 from sim2human.experiments.study.config import parse_study
+from sim2human.scenarios.intake.grounding import fit_family as ff
+from sim2human.scenarios.intake.grounding import fit_voice
+from sim2human.scenarios.intake.replay import encounter_ids
 from sim2human.simulators.base import QuirkPool
 from sim2human.simulators.families import FAMILIES, get_family, load_families
-from sim2human.simulators.replay_aci import encounter_ids
 from sim2human.simulators.restyle_entries import Pointer
 from sim2human.simulators.restyled import (
     VOICES,

@@ -13,8 +13,8 @@ from sim2human.corpora import aci_bench
 from sim2human.errors import ConfigError
 from sim2human.experiments.study.config import load_study, parse_study
 from sim2human.experiments.study.world import StudyWorld, without_missing_corpus
+from sim2human.scenarios.intake.replay import encounter_ids
 from sim2human.simulators.families import FAMILIES
-from sim2human.simulators.replay_aci import encounter_ids
 from sim2human.simulators.replay_families import REPLAY_FAMILIES, ReplayFamily
 
 __all__ = ["aci_env"]

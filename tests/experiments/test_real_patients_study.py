@@ -89,7 +89,7 @@ def test_the_study_holds_out_every_real_patient_once_one_call_each(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     from sim2human.experiments.study.world import StudyWorld, heldout_splits
-    from sim2human.simulators.replay_aci import encounter_ids
+    from sim2human.scenarios.intake.replay import encounter_ids
 
     monkeypatch.setenv("SIM2HUMAN_DATA", str(ACI))
     cfg = load_study(EXAMPLE, quick=True)

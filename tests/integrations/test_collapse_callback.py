@@ -30,7 +30,7 @@ from sim2human.diagnostics.rundir import load_run_dir
 from sim2human.integrations.collapse_callback import CollapseCheck, real_callers
 from sim2human.integrations.collapse_rule import CollapseRule
 from sim2human.integrations.population import Population, population
-from sim2human.simulators import speaks_real_words
+from sim2human.simulators.kinds import speaks_real_words
 from sim2human.store.layout import CHECKS_LOG, RunLayout, check_condition
 
 ROOT = Path(__file__).parents[2]

@@ -16,12 +16,12 @@ from sim2human.report import fidelity
 from sim2human.rollout.conversation import MAX_TURNS
 from sim2human.rollout.evaluate import evaluate
 from sim2human.scenarios.catalog import get_scenario
+from sim2human.scenarios.intake.replay import ACI_BENCH
+from sim2human.scenarios.negotiation.replay import CASINO
+from sim2human.scenarios.support.replay import MULTIWOZ
 from sim2human.simulators.base import QuirkPool
 from sim2human.simulators.families import get_family
-from sim2human.simulators.replay_aci import ACI_BENCH
-from sim2human.simulators.replay_casino import CASINO
 from sim2human.simulators.replay_families import human_corpus
-from sim2human.simulators.replay_multiwoz import MULTIWOZ
 from sim2human.types import Episode
 
 DATA = Path(

@@ -22,9 +22,9 @@ from sim2human.scenarios.files.load import load_scenario_file
 from sim2human.scenarios.files.scenario import FileScenario
 from sim2human.scenarios.intake.scenario import IntakeScenario
 from sim2human.scenarios.slots import SlotState, applicable_fields, conditional
-from sim2human.simulators import build_simulator
 from sim2human.simulators.base import QuirkPool, Traits
 from sim2human.simulators.families import get_family
+from sim2human.simulators.kinds import build_simulator
 from sim2human.simulators.llm_prompts import role_play, system_prompt
 from sim2human.types import Termination, Value
 from sim2human.webapp.card import card_lines, label, read_card

@@ -22,9 +22,9 @@ from sim2human.experiments.study.world import without_missing_corpus
 from sim2human.rollout.conversation import Job, job_profile
 from sim2human.scenarios.catalog import SCENARIOS, get_scenario
 from sim2human.scenarios.files.scenario import FileScenario
-from sim2human.simulators import build_simulator
 from sim2human.simulators.base import QuirkPool
 from sim2human.simulators.families import get_family
+from sim2human.simulators.kinds import build_simulator
 from sim2human.simulators.replay import ReplaySimulator, member_for
 from sim2human.simulators.replay_families import unplayable
 from sim2human.store.rundir import read_episodes
@@ -155,7 +155,7 @@ def test_replay_members_speak_real_multiwoz_turns() -> None:
 
 def test_replay_of_multiwoz_refuses_intake_in_one_line() -> None:
     from sim2human.scenarios.intake.scenario import IntakeScenario
-    from sim2human.simulators.replay_multiwoz import unplayable as multiwoz_unplayable
+    from sim2human.scenarios.support.replay import unplayable as multiwoz_unplayable
 
     why = multiwoz_unplayable(IntakeScenario())
     assert why is not None and "support" in why and "\n" not in why

@@ -18,7 +18,7 @@ from sim2human.corpora import multiwoz
 from sim2human.rollout.evaluate import evaluate
 from sim2human.scenarios.catalog import get_scenario
 from sim2human.scenarios.files.scenario import FileScenario
-from sim2human.simulators import replay_multiwoz
+from sim2human.scenarios.support import replay as replay_multiwoz
 from sim2human.simulators.base import QuirkPool
 from sim2human.simulators.families import get_family
 from sim2human.simulators.replay import member_for

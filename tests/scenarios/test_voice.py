@@ -18,9 +18,9 @@ from sim2human.rollout.conversation import Job
 from sim2human.rollout.play import play
 from sim2human.scenarios.catalog import get_scenario
 from sim2human.scenarios.voice import PromptWords, Voice, standard_prompts
-from sim2human.simulators import build_simulator
 from sim2human.simulators.base import QuirkPool
 from sim2human.simulators.families import get_family
+from sim2human.simulators.kinds import build_simulator
 from sim2human.simulators.llm import LLMSimulator, llm_spec
 from sim2human.simulators.llm_prompts import PROMPT_STYLES
 from sim2human.testing import PIZZA_VOICE, TinyScenario

@@ -6,9 +6,9 @@ import pytest
 
 from sim2human.errors import UsageError
 from sim2human.scenarios.intake.scenario import IntakeScenario
-from sim2human.simulators import KINDS, build_simulator, needs_endpoint
 from sim2human.simulators.base import QuirkPool
 from sim2human.simulators.families import get_family
+from sim2human.simulators.kinds import KINDS, build_simulator, needs_endpoint
 
 
 def test_an_unknown_kind_is_one_clear_error() -> None:

@@ -4,18 +4,19 @@ ACI-Bench in place through the same pointers, left out with a note without the c
 
 from __future__ import annotations
 
+from importlib import resources
 from pathlib import Path
 
 import pytest
 
 from aci_data import aci_env, needs_aci
 from sim2human.agents.scripted import ScriptedAgent
-from sim2human.experiments.research import fit_family as ff
 from sim2human.rollout.evaluate import evaluate
+from sim2human.scenarios.intake.grounding import fit_family as ff
 from sim2human.scenarios.intake.scenario import IntakeScenario
-from sim2human.simulators import build_simulator, is_programmatic
 from sim2human.simulators.base import QuirkPool, SimulatorSpec
 from sim2human.simulators.families import FAMILIES, get_family
+from sim2human.simulators.kinds import build_simulator, is_programmatic
 from sim2human.simulators.restyled import (
     CACHES,
     RESTYLED,
@@ -28,7 +29,7 @@ from sim2human.types import Episode
 
 __all__ = ["aci_env"]
 SCENARIO = IntakeScenario()
-DATA = Path(ff.__file__).parents[2] / "simulators" / "data"
+DATA = Path(str(resources.files("sim2human.simulators") / "data"))
 SHIPPED = DATA / "refitted-aci.yaml"
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "collapse.yaml"
 POOL = QuirkPool.of(SCENARIO)

@@ -15,9 +15,9 @@ from sim2human.population.ensemble import Ensemble
 from sim2human.rollout.conversation import MAX_TURNS, Job, job_profile
 from sim2human.rollout.evaluate import evaluate
 from sim2human.scenarios.intake.scenario import IntakeScenario
-from sim2human.simulators import build_simulator
 from sim2human.simulators.base import QuirkPool, SimulatorSpec
 from sim2human.simulators.families import get_family
+from sim2human.simulators.kinds import build_simulator
 from sim2human.simulators.persona import PersonaSimulator
 from sim2human.simulators.replay import REPLY_KINDS, ReplaySimulator, reply_shares
 

@@ -18,11 +18,11 @@ from sim2human.experiments.study.world import without_missing_corpus
 from sim2human.rollout.evaluate import evaluate
 from sim2human.scenarios.negotiation import deal
 from sim2human.scenarios.negotiation.deal import ISSUES, WALK_AWAY
+from sim2human.scenarios.negotiation.replay import ReplayCamper, camper
 from sim2human.scenarios.negotiation.scenario import AGENT, NegotiationScenario
-from sim2human.simulators import KINDS
 from sim2human.simulators.base import QuirkPool, SimulatorSpec
+from sim2human.simulators.kinds import KINDS
 from sim2human.simulators.replay import replay_card
-from sim2human.simulators.replay_casino import ReplayCamper, camper
 from sim2human.simulators.replay_families import REPLAY_FAMILIES, playable_families
 from sim2human.store.rundir import read_episodes
 from tiny_study import TINY

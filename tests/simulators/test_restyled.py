@@ -14,14 +14,14 @@ from aci_data import aci_env, needs_aci
 from embedded_model import serve_model
 from sim2human.agents.scripted import ScriptedAgent
 from sim2human.cli.app import main
-from sim2human.experiments.research import restyle_family as rf
 from sim2human.experiments.study.config import parse_study
 from sim2human.llm.endpoint import ChatResult
 from sim2human.rollout.evaluate import evaluate
+from sim2human.scenarios.intake.grounding import restyle_family as rf
 from sim2human.scenarios.intake.scenario import IntakeScenario
-from sim2human.simulators import build_simulator, is_programmatic
 from sim2human.simulators.base import QuirkPool
 from sim2human.simulators.families import get_family
+from sim2human.simulators.kinds import build_simulator, is_programmatic
 from sim2human.simulators.persona import PersonaSimulator
 from sim2human.simulators.restyle_entries import Restyle
 from sim2human.simulators.restyled import (

@@ -4,6 +4,7 @@ which picks the turns (the acceptance rule on handmade turns)."""
 
 from __future__ import annotations
 
+from importlib import resources
 from pathlib import Path
 
 import numpy as np
@@ -14,15 +15,15 @@ from sim2human.agents.scripted import ScriptedAgent
 from sim2human.checks.crossing import check_family
 from sim2human.cli.app import main
 from sim2human.errors import ConfigError, UsageError
-from sim2human.experiments.research import restyle_family as rf
-from sim2human.experiments.research import retrieve_family as rt
 from sim2human.experiments.study.config import load_study
 from sim2human.experiments.study.world import without_missing_corpus
 from sim2human.rollout.evaluate import evaluate
+from sim2human.scenarios.intake.grounding import restyle_family as rf
+from sim2human.scenarios.intake.grounding import retrieve_family as rt
 from sim2human.scenarios.intake.scenario import IntakeScenario
-from sim2human.simulators import build_simulator, is_programmatic
 from sim2human.simulators.base import QuirkPool, SimulatorSpec
 from sim2human.simulators.families import get_family
+from sim2human.simulators.kinds import build_simulator, is_programmatic
 from sim2human.simulators.replay_families import corpus_missing
 from sim2human.simulators.restyle_entries import SLOT, Pointer, Restyle
 from sim2human.simulators.restyled import (
@@ -37,7 +38,7 @@ from sim2human.simulators.restyled import (
 
 __all__ = ["aci_env"]
 SCENARIO = IntakeScenario()
-SHIPPED = Path(rt.__file__).parents[2] / "simulators" / "data" / "retrieved-aci.yaml"
+SHIPPED = Path(str(resources.files("sim2human.simulators") / "data" / "retrieved-aci.yaml"))
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "collapse.yaml"
 POOL = QuirkPool.of(SCENARIO)
 OKAY = rf.Line("Okay.", None, "small_talk")

@@ -19,10 +19,10 @@ from sim2human.experiments.study.world import StudyWorld
 from sim2human.rollout.conversation import MAX_TURNS, Job, job_profile
 from sim2human.rollout.play import play
 from sim2human.rollout.play_async import play_one
-from sim2human.simulators import build_simulator
 from sim2human.simulators.base import UserTurn
 from sim2human.simulators.human import HumanSimulator, NoReplyYet, human_spec
 from sim2human.simulators.human_replay import HumanReplayMembers
+from sim2human.simulators.kinds import build_simulator
 from sim2human.store.calls import HumanStore
 from sim2human.types import Episode, Outcome, Termination
 from sim2human.webapp.agents import AgentPool

@@ -27,9 +27,9 @@ from sim2human.perturb import PERTURBATIONS
 from sim2human.rollout.conversation import MAX_TURNS, Job
 from sim2human.rollout.play import play
 from sim2human.scenarios.core import AnyScenario
-from sim2human.simulators import KINDS, build_simulator
 from sim2human.simulators.base import Family, QuirkPool, SimulatorSpec
 from sim2human.simulators.families import FAMILIES, HELDOUT_FAMILIES, TRAIN_FAMILIES
+from sim2human.simulators.kinds import KINDS, build_simulator
 from sim2human.simulators.noise import with_noise
 from sim2human.simulators.replay_families import (
     REPLAY_FAMILIES,

@@ -32,8 +32,8 @@ from sim2human.experiments.study.config import StudyConfig
 from sim2human.llm.runtime import LLMRuntime
 from sim2human.rollout.evaluate import eval_jobs
 from sim2human.rollout.play import play
-from sim2human.simulators import needs_endpoint
 from sim2human.simulators.base import SimulatorSpec
+from sim2human.simulators.kinds import needs_endpoint
 from sim2human.store.layout import EPISODES
 from sim2human.store.rundir import EpisodeLog, read_episodes
 from sim2human.types import Episode

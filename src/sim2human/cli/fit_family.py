@@ -2,7 +2,7 @@
 
 Writes the family as a YAML list of one entry (what ``simulators/data/fitted-aci.yaml`` is),
 with the command that made it and each round's distances in its comments; the search is
-``experiments.research.fit_family`` (train split only: a fit part and a validation part). With
+``scenarios.intake.grounding.fit_family`` (train split only: a fit part and a validation part). With
 ``--voice`` (a restyled family's name or a restyle cache file) every candidate says that cache's
 lines, and the file written is a restyle cache: the fitted family (kind ``restyled``) and the
 cache's lines as they were written (a pointer cache's pointers: what
@@ -19,8 +19,8 @@ import typer
 from rich.console import Console
 
 if TYPE_CHECKING:
-    from sim2human.experiments.research.fit_family import FitResult, Round
-    from sim2human.experiments.research.fit_voice import Lines
+    from sim2human.scenarios.intake.grounding.fit_family import FitResult, Round
+    from sim2human.scenarios.intake.grounding.fit_voice import Lines
 
 OutArg = Annotated[Path, typer.Option("--out", help="The family file to write (YAML).")]
 DataOpt = Annotated[
@@ -67,9 +67,9 @@ def fit_family(
     round kept is the one closest to the train split's validation part. The held-out splits
     are never read."""
     from sim2human.errors import UsageError
-    from sim2human.experiments.research.fit_family import fit
-    from sim2human.experiments.research.fit_voice import lines_of
     from sim2human.outputs import write_text
+    from sim2human.scenarios.intake.grounding.fit_family import fit
+    from sim2human.scenarios.intake.grounding.fit_voice import lines_of
     from sim2human.simulators.families import FAMILIES
 
     if name in FAMILIES and not _fitted(name, voice is not None):
@@ -131,12 +131,12 @@ def family_yaml(r: FitResult, command: str) -> str:
 
 def _header(r: FitResult, command: str) -> list[str]:
     """How the fit was made, each round's distances, the kept round's statistics."""
-    from sim2human.experiments.research.fit_family import STATS
+    from sim2human.scenarios.intake.grounding.fit_family import STATS
 
     said = "" if r.voice is None else f", each candidate saying {r.voice}'s lines"
     return [
         f"# {r.name}: a persona family fitted to ACI-Bench *train* patients' behaviour{said}",
-        "# (experiments/research/fit_family.py). Made by:",
+        "# (scenarios/intake/grounding/fit_family.py). Made by:",
         f"#   {command}",
         "# with $SIM2HUMAN_DATA pointing at the corpus. The held-out visits (valid + test)",
         "# were never read. Distance: behaviour statistics' gaps in units plus",

@@ -3,7 +3,7 @@
 Writes a restyle cache (what ``simulators/data/restyled-aci.yaml`` is): the family (a base
 family's traits, kind ``restyled``) and, for each line the intake persona can say, the rewrites
 a chat model made few-shot on ACI-Bench train patients' turns that passed the acceptance rule
-(``experiments.research.restyle_family``). A CLI verb rather than a script because, like
+(``scenarios.intake.grounding.restyle_family``). A CLI verb rather than a script because, like
 ``fit-family``, it writes a file the package ships and a user may regenerate with their own
 model; members then play from the file, with no model at run time.
 """
@@ -24,8 +24,8 @@ from sim2human.cli.options import finite
 from sim2human.errors import UsageError
 
 if TYPE_CHECKING:
-    from sim2human.experiments.research.restyle_family import Generation, LineResult
     from sim2human.llm.client import EndpointConfig
+    from sim2human.scenarios.intake.grounding.restyle_family import Generation, LineResult
 
 OutArg = Annotated[Path, typer.Option("--out", help="The cache file to write (YAML).")]
 DataOpt = Annotated[
@@ -78,8 +78,8 @@ def restyle_family(
     Each line the intake persona says is rewritten by a chat model shown real train-split
     patient turns; a rewrite is kept only if the scenario reads the same values from it."""
     from sim2human.corpora import aci_bench
-    from sim2human.experiments.research.restyle_family import Settings, generate
     from sim2human.outputs import write_text
+    from sim2human.scenarios.intake.grounding.restyle_family import Settings, generate
     from sim2human.simulators.families import get_family
 
     check_cache_options(name, which)
@@ -143,7 +143,7 @@ def _what(base_url: str | None) -> str:
 def _command(
     out: Path, name: str, base: str, s: object, base_url: str | None, model: str | None
 ) -> str:
-    from sim2human.experiments.research.restyle_family import Settings
+    from sim2human.scenarios.intake.grounding.restyle_family import Settings
 
     assert isinstance(s, Settings)
     args = [
@@ -164,7 +164,7 @@ def cache_yaml(g: Generation, family: dict[str, object], command: str, minutes: 
     kept = sum(bool(r.rewrites) for r in g.results)
     lines = [
         f"# {family['name']}: persona lines restyled in ACI-Bench *train* patients' style",
-        "# (experiments/research/restyle_family.py). Made by:",
+        "# (scenarios/intake/grounding/restyle_family.py). Made by:",
         f"#   {command}",
         "# with $SIM2HUMAN_DATA pointing at the corpus; few-shot examples from the train split's",
         "# fit part only (the held-out visits were never read).",

@@ -2,11 +2,11 @@
 
 Writes a restyle cache (what ``simulators/data/retrieved-aci.yaml`` is) whose rewrites are ACI-Bench
 train patients' turns that the scenario reads exactly as the persona's line
-(``experiments.research.retrieve_family``), written as pointers into the corpus (no words of it:
-members read the turns in place, ``simulators.restyle_entries.resolve``), instead of a chat model's
-rewrites (``restyle-family``). A sibling verb rather than an option of ``restyle-family`` because it
-shares none of that one's model options and has its own (word limits, cap, ranking); it needs no
-model and no network.
+(``scenarios.intake.grounding.retrieve_family``), written as pointers into the corpus (no words of
+it: members read the turns in place, ``simulators.restyle_entries.resolve``), instead of a chat
+model's rewrites (``restyle-family``). A sibling verb rather than an option of ``restyle-family``
+because it shares none of that one's model options and has its own (word limits, cap, ranking); it
+needs no model and no network.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from sim2human.cli.restyle_family import (
 from sim2human.errors import UsageError
 
 if TYPE_CHECKING:
-    from sim2human.experiments.research.retrieve_family import Retrieval, RetrieveSettings
+    from sim2human.scenarios.intake.grounding.retrieve_family import Retrieval, RetrieveSettings
 
 CITATION = (
     "Yim et al., ACI-BENCH, Nature Scientific Data 2023, "
@@ -65,14 +65,14 @@ def retrieve_family(
     Each line the intake persona says gets the train split's fit-part patient turns that the
     scenario reads exactly as it (templates: the value's words become the slot); no model."""
     from sim2human.corpora import aci_bench
-    from sim2human.experiments.research.retrieve_family import (
+    from sim2human.metrics.embeddings import minilm_available
+    from sim2human.outputs import write_text
+    from sim2human.scenarios.intake.grounding.retrieve_family import (
         RetrieveSettings,
         embedder,
         pool_sources,
         retrieve,
     )
-    from sim2human.metrics.embeddings import minilm_available
-    from sim2human.outputs import write_text
     from sim2human.simulators.families import get_family
 
     check_cache_options(name, which)
@@ -130,7 +130,7 @@ def cache_yaml(
     kept = sum(bool(x.rewrites) for x in r.results)
     header = [
         f"# {family['name']}: persona lines said in ACI-Bench *train* patients' own turns",
-        "# (experiments/research/retrieve_family.py). Made by:",
+        "# (scenarios/intake/grounding/retrieve_family.py). Made by:",
         f"#   {command}",
         "# with $SIM2HUMAN_DATA pointing at the corpus; turns from the train split's fit part",
         "# only (the validation part chose the settings; held-out visits were never read).",

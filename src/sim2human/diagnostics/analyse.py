@@ -32,8 +32,8 @@ from sim2human.metrics.collapse import (
 from sim2human.metrics.outcomes import GOLDS
 from sim2human.metrics.overoptimisation import EvalPoint, OverFit, fit_overoptimisation
 from sim2human.scenarios.core import AnyScenario, headline_metric
-from sim2human.simulators import is_programmatic
 from sim2human.simulators.base import SimulatorSpec
+from sim2human.simulators.kinds import is_programmatic
 from sim2human.types import Episode, Frozen, Turn
 
 MAX_PHRASINGS = 6

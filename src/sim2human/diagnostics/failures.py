@@ -21,7 +21,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from sim2human.diagnostics.rundir import RunDir
-from sim2human.simulators import speaks_real_words
+from sim2human.simulators.kinds import speaks_real_words
 from sim2human.types import Episode, Termination
 
 MAX_EXAMPLES = 5

@@ -8,10 +8,9 @@
 - ``executors``: where the work runs, whatever it is: the executor seam (``units``,
   ``backends``), the local pool (``pool``, ``local_executor``) and Ray (``ray_executor``,
   ``ray_embedded``, ``ray_watch``, ``fallback``).
-- ``research``: the verbs over a finished run, an agent or a corpus: ``stress``,
-  ``predictivity``, ``human_eval``, an LLM agent's evaluation cut into units (``member_units``),
-  and the families fitted to real people (``fit_family``, ``fit_voice``, ``restyle_family``,
-  ``retrieve_family``).
+- ``research``: the verbs over a finished run or an agent: ``stress``, ``predictivity``,
+  ``human_eval``, an LLM agent's evaluation cut into units (``member_units``). The families
+  fitted to intake's real patients are intake's (``scenarios.intake.grounding``).
 
 ``executors`` imports neither other wing; ``study`` runs its sub-runs on the executors;
 ``research`` reads studies and runs on the executors (``tests/test_layers.py`` holds them to it).

@@ -48,8 +48,8 @@ from sim2human.integrations.trl import PolicyAgent
 from sim2human.metrics.outcomes import GOLDS
 from sim2human.rollout.evaluate import evaluate
 from sim2human.scenarios.core import headline_metric
-from sim2human.simulators import kind_of
 from sim2human.simulators.base import SimulatorSpec
+from sim2human.simulators.kinds import kind_of
 from sim2human.store.layout import CHECKS_LOG, RunLayout, check_condition
 from sim2human.store.rundir import JsonlWriter
 from sim2human.types import Episode

@@ -23,7 +23,7 @@ from pydantic import Field
 
 from sim2human.metrics.collapse import transfer
 from sim2human.metrics.outcomes import Estimate, fmt_pct
-from sim2human.simulators import speaks_real_words
+from sim2human.simulators.kinds import speaks_real_words
 from sim2human.types import Episode, Frozen
 
 PREFIX = "sim2human/"

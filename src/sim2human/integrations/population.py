@@ -27,9 +27,9 @@ from sim2human.samplers.build import FixedSampler, Sampler, build_sampler
 from sim2human.samplers.feedback import draw_level
 from sim2human.scenarios.catalog import DEFAULT_SCENARIO, get_scenario
 from sim2human.scenarios.core import AnyScenario
-from sim2human.simulators import is_programmatic
 from sim2human.simulators.base import QuirkPool, SimulatorSpec
 from sim2human.simulators.families import get_family
+from sim2human.simulators.kinds import is_programmatic
 from sim2human.simulators.replay_families import REPLAY_FAMILIES
 from sim2human.types import Episode
 

@@ -25,8 +25,8 @@ from pydantic import Field
 from sim2human import seeding
 from sim2human.errors import UsageError
 from sim2human.scenarios.core import AnyScenario
-from sim2human.simulators import build_simulator
 from sim2human.simulators.base import Simulator, SimulatorSpec
+from sim2human.simulators.kinds import build_simulator
 from sim2human.types import Episode, FrozenConfig
 
 Aggregate = Literal["mean", "min", "mean-std"]

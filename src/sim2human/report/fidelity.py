@@ -33,7 +33,7 @@ from sim2human.metrics.embeddings import Embedder, embed
 from sim2human.metrics.fidelity import FidelityRow, fidelity_row
 from sim2human.report.format import md, md_code, num
 from sim2human.scenarios.core import AnyScenario, ReadsUserContent
-from sim2human.simulators import speaks_real_words
+from sim2human.simulators.kinds import speaks_real_words
 from sim2human.simulators.replay import reply_shares
 from sim2human.simulators.replay_corpus import Corpus
 from sim2human.simulators.replay_families import human_corpus

@@ -23,7 +23,7 @@ from sim2human.metrics.handle_time import HandleTime, handle_time
 from sim2human.metrics.outcomes import GOLDS, Estimate, cluster_bootstrap, member_std
 from sim2human.report.format import est, pct
 from sim2human.scenarios.core import GoldMetric, headline_metric
-from sim2human.simulators import speaks_real_words
+from sim2human.simulators.kinds import speaks_real_words
 from sim2human.types import Episode
 
 CONDITION = "condition"

@@ -12,7 +12,6 @@ from sim2human import seeding
 from sim2human.agents.base import AgentTurn, Observation
 from sim2human.scenarios.core import AnyScenario
 from sim2human.scenarios.tools import Desk, has_desk, open_desk, use_tools
-from sim2human.simulators import build_simulator, member_profile
 from sim2human.simulators.base import (
     AsyncSimulator,
     HearsTheEnd,
@@ -20,6 +19,7 @@ from sim2human.simulators.base import (
     SimulatorSpec,
     UserTurn,
 )
+from sim2human.simulators.kinds import build_simulator, member_profile
 from sim2human.types import Episode, Profile, Record, Termination, ToolCall, Turn
 
 MAX_TURNS = 20

@@ -22,8 +22,8 @@ from sim2human.llm import routing
 from sim2human.redact import redact
 from sim2human.rollout.conversation import Conversation, Job, agent_rng, job_profile, user_rng
 from sim2human.scenarios.core import AnyScenario
-from sim2human.simulators import build_async_simulator, needs_endpoint
 from sim2human.simulators.base import AsyncSimulator, SimulatorSpec
+from sim2human.simulators.kinds import build_async_simulator, needs_endpoint
 from sim2human.types import Episode
 
 if TYPE_CHECKING:

@@ -1,11 +1,13 @@
 """``replay``: users who speak in real people's words, from any corpus of
 ``replay_families.CORPORA``: ACI-Bench doctor-patient visits (intake), MultiWOZ 2.1 bookings
-(support) and CaSiNo campsite negotiations (negotiation: ``replay_casino.ReplayCamper``, its own
-simulator; the rest of this docstring is the slot-filling replay).
+(support) and CaSiNo campsite negotiations (negotiation: ``ReplayCamper`` in
+``scenarios/negotiation/replay.py``, its own simulator; the rest of this docstring is the
+slot-filling replay).
 
-A corpus is one ``replay_corpus.Corpus`` row (``replay_aci``, ``replay_multiwoz``); a family
-names its corpus and splits. A member is one encounter (dialogue). Its hidden profile is the
-encounter's card (``replay_card``, or a MultiWOZ goal); its words are the user's own turns,
+A corpus is one ``replay_corpus.Corpus`` row, in the folder of the scenario its people play
+(``scenarios/intake/replay.py``, ``scenarios/support/replay.py``); a family names its corpus and
+splits. A member is one encounter (dialogue). Its hidden profile is the encounter's card
+(``scenarios/intake/replay_card.py``, or a MultiWOZ goal); its words are the user's own turns,
 indexed by what the agent (the doctor, the wizard) had just asked, as the scenario's
 ``interpret`` reads the agent's turn. When the agent asks for a field the member answers with:
 

@@ -1,12 +1,20 @@
-"""The seam between the ``replay`` kind and a corpus: a corpus is one ``Corpus`` row (its ids, a
-member by id, and whether it can play a scenario); ``build_member`` makes any dialogue playable.
+"""The seam between the ``replay`` kind and a corpus: a corpus is one ``Corpus`` row (its name,
+the families it declares, its ids, a member by id, and whether it can play a scenario);
+``build_member`` makes any dialogue playable.
+
+A corpus's row lives with the scenario its people play (``scenarios/intake/replay.py`` for
+ACI-Bench, ``scenarios/support/replay.py`` for MultiWOZ, ``scenarios/negotiation/replay.py`` for
+CaSiNo), and ``replay_families.CORPORA`` registers it by name. Those modules build simulators,
+so they sit at this package's layer although they live in a scenario's folder
+(``tests/test_layers.py``); this module and ``base`` import nothing that lists the corpora, so a
+scenario's replay module can be imported first.
 
 A dialogue reaches ``build_member`` as its turns, each tagged ``agent`` (asks the user something,
 read with the scenario's ``interpret``), ``user`` (the real words a member says) or ``aside``
 (neither: a dictation command, a guardian, another domain's part of the call); and a card
 function giving the hidden profile from the user's answers. So a corpus module plus a card
-function is all a new corpus needs (``replay_aci``, ``replay_multiwoz``); a corpus whose users
-negotiate rather than answer brings its own simulator and card instead (``replay_casino``).
+function is all a new corpus needs (intake's, support's); a corpus whose users negotiate rather
+than answer brings its own simulator and card instead (negotiation's ``ReplayCamper``).
 """
 
 from __future__ import annotations
@@ -19,11 +27,22 @@ from typing import Final, Literal
 from sim2human.scenarios.core import AnyScenario
 from sim2human.scenarios.slots import SlotScenario
 from sim2human.simulators.base import Simulator, SimulatorSpec
-from sim2human.simulators.replay_card import Card
 from sim2human.types import Profile
 
 Speaker = Literal["agent", "user", "aside"]
+Source = Literal["from-metadata", "from-note", "from-transcript", "sampled", "from-goal"]
+"""Where a card's value came from (a corpus's metadata, a note, the transcript, its goal, or
+drawn as the scenario draws any profile)."""
 _THANKS: Final = re.compile(r"\bthank", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Card:
+    """A replayed user's hidden profile, in the scenario's terms, and where each value came from."""
+
+    encounter_id: str
+    values: Profile
+    sources: dict[str, Source]
 
 
 @dataclass(frozen=True)
@@ -44,9 +63,23 @@ class Member:
 
 
 @dataclass(frozen=True)
-class Corpus:
-    """What the replay kind asks of a corpus (``replay_families.CORPORA`` holds one per corpus)."""
+class CorpusFamily:
+    """A replay family a corpus declares: some of its splits, played as members of ``name``."""
 
+    name: str
+    splits: tuple[str, ...]
+    description: str
+
+
+@dataclass(frozen=True)
+class Corpus:
+    """What the replay kind asks of a corpus: one row, in the module of the scenario its people
+    play (``scenarios/intake/replay.py``), registered by name in ``replay_families.CORPORA``."""
+
+    name: str
+    """Its name in a study and a run directory (``aci-bench``)."""
+    families: tuple[CorpusFamily, ...]
+    """The replay families it declares (``aci-train``, ``aci-heldout``), each some splits."""
     ids: Callable[[tuple[str, ...]], tuple[str, ...]]
     """The playable dialogue ids of some splits, in a fixed order (member ``seed`` picks one)."""
     unplayable: Callable[[AnyScenario], str | None]

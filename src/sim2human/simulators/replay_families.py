@@ -3,7 +3,7 @@ plays (``REPLAY_FAMILIES``: a corpus and some of its splits), the corpora by nam
 one ``replay_corpus.Corpus`` row each), and what a study asks of them before it plays: which
 corpus is a scenario's human reference, which families can play it here, whether the corpus a
 family reads is on this machine. The simulators that play a member are ``replay`` (the
-slot-filling replay) and a corpus's own (``replay_casino``).
+slot-filling replay) and a corpus's own (negotiation's ``ReplayCamper``).
 """
 
 from __future__ import annotations
@@ -12,15 +12,16 @@ from collections.abc import Iterable
 from typing import Final
 
 from sim2human.scenarios.core import AnyScenario
+from sim2human.scenarios.intake.replay import ACI_BENCH
+from sim2human.scenarios.negotiation.replay import CASINO
+from sim2human.scenarios.support.replay import MULTIWOZ
 from sim2human.simulators.base import Family, QuirkPool, Quirks, SimulatorSpec, Traits
-from sim2human.simulators.replay_aci import ACI_BENCH
-from sim2human.simulators.replay_casino import CASINO
 from sim2human.simulators.replay_corpus import Corpus
-from sim2human.simulators.replay_multiwoz import MULTIWOZ
 from sim2human.simulators.restyled import RESTYLED
 
-CORPORA: Final[dict[str, Corpus]] = {"aci-bench": ACI_BENCH, "multiwoz": MULTIWOZ, "casino": CASINO}
-"""Replay corpora by name: a corpus module plus a card function (``replay_corpus.Corpus``)."""
+CORPORA: Final[dict[str, Corpus]] = {c.name: c for c in (ACI_BENCH, MULTIWOZ, CASINO)}
+"""The corpora the package ships, by name: each a ``Corpus`` row in the folder of the scenario
+its people play. Registering a corpus is its row here; its families come with it."""
 
 
 class ReplayFamily(Family):
@@ -47,50 +48,18 @@ class ReplayFamily(Family):
 
 
 REPLAY_FAMILIES: Final[dict[str, ReplayFamily]] = {
-    f.name: f
-    for f in (
-        ReplayFamily(
-            name="aci-train",
-            splits=("train",),
-            trigger_prob=0.0,
-            description="real patients' words: ACI-Bench train split",
-        ),
-        ReplayFamily(
-            name="aci-heldout",
-            splits=("valid", "test"),
-            trigger_prob=0.0,
-            description="real patients' words: ACI-Bench valid + test splits",
-        ),
-        ReplayFamily(
-            name="multiwoz-val",
-            splits=("val",),
-            corpus="multiwoz",
-            trigger_prob=0.0,
-            description="real callers' words: MultiWOZ 2.1 val bookings (support)",
-        ),
-        ReplayFamily(
-            name="multiwoz-heldout",
-            splits=("test",),
-            corpus="multiwoz",
-            trigger_prob=0.0,
-            description="real callers' words: MultiWOZ 2.1 test bookings (support)",
-        ),
-        ReplayFamily(
-            name="casino-train",
-            splits=("train",),
-            corpus="casino",
-            trigger_prob=0.0,
-            description="real campers' words: CaSiNo train negotiations (negotiation)",
-        ),
-        ReplayFamily(
-            name="casino-heldout",
-            splits=("valid", "test"),
-            corpus="casino",
-            trigger_prob=0.0,
-            description="real campers' words: CaSiNo valid + test negotiations (negotiation)",
-        ),
+    f.name: ReplayFamily(
+        name=f.name,
+        splits=f.splits,
+        corpus=corpus.name,
+        trigger_prob=0.0,
+        description=f.description,
     )
+    for corpus in CORPORA.values()
+    for f in corpus.families
 }
+"""Every registered corpus's families, in the order registered (no family has a planted
+trigger: a real person's blind spots are their own)."""
 
 
 def human_corpus(scenario: AnyScenario) -> Corpus | None:

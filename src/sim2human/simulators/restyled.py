@@ -2,11 +2,11 @@
 
 A restyled member is a ``persona`` (same traits, same behaviour draws: what it answers, when it
 hesitates or wanders) whose surface forms are looked up in a cache of rewrites made offline by
-``sim2human restyle-family`` (``experiments.research.restyle_family``: the embedded model, few-shot
-on ACI-Bench train patients' turns). No model runs at play time, so a member is as fast as a
-persona. (``retrieved-aci``'s cache says its lines in real train patients' turns instead:
-``sim2human retrieve-family``, ``experiments.research.retrieve_family``. It holds no words of the
-corpus, only pointers into it: the encounter, the patient turn's index, the span of a template's
+``sim2human restyle-family`` (``scenarios.intake.grounding.restyle_family``: the embedded model,
+few-shot on ACI-Bench train patients' turns). No model runs at play time, so a member is as fast as
+a persona. (``retrieved-aci``'s cache says its lines in real train patients' turns instead:
+``sim2human retrieve-family``, ``scenarios.intake.grounding.retrieve_family``. It holds no words of
+the corpus, only pointers into it: the encounter, the patient turn's index, the span of a template's
 value, a short hash of the turn; they are read from ACI-Bench in place, where the user keeps it, the
 first time a member is built, like the replay families' ``aci-train``. ``refitted-aci`` says the
 same pointers with traits refitted while its candidates said them: ``sim2human fit-family --voice

@@ -26,8 +26,8 @@ from sim2human.rollout.conversation import Conversation, Job
 from sim2human.samplers.build import Sampler
 from sim2human.samplers.feedback import BatchInfo, draw_level
 from sim2human.scenarios.core import AnyScenario
-from sim2human.simulators import build_async_simulator, needs_endpoint
 from sim2human.simulators.base import AsyncSimulator, SimulatorSpec
+from sim2human.simulators.kinds import build_async_simulator, needs_endpoint
 from sim2human.train.config import PPOConfig, UpdateStats
 from sim2human.train.phases import PLAY, POLICY, PROBE, START, UPDATE, Phases
 from sim2human.types import Episode

@@ -1,2 +1,2 @@
-"""The research verbs over a finished run, an agent or a corpus: stress, predictivity, human
-calls folded in, families fitted to real people (``sim2human.experiments`` says which is which)."""
+"""The research verbs over a finished run or an agent: stress, predictivity, human calls folded
+in, an LLM agent's evaluation in units (``sim2human.experiments`` says which is which)."""

@@ -31,8 +31,8 @@ from sim2human.experiments.study.config import StudyConfig
 from sim2human.experiments.study.world import StudyWorld, evaluate_members
 from sim2human.llm.client import ClientStats, EndpointConfig
 from sim2human.llm.runtime import LLMRuntime
-from sim2human.simulators import needs_endpoint
 from sim2human.simulators.base import SimulatorSpec
+from sim2human.simulators.kinds import needs_endpoint
 from sim2human.types import Episode
 
 CONDITION = "llm-agent"

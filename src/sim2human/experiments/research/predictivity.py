@@ -37,9 +37,9 @@ from sim2human.experiments.study.trained_agents import check_saved, load_saved, 
 from sim2human.experiments.study.world import StudyWorld
 from sim2human.population.ensemble import Ensemble
 from sim2human.rollout.evaluate import evaluate
-from sim2human.simulators import is_programmatic
+from sim2human.scenarios.intake.replay import encounter_ids
 from sim2human.simulators.base import SimulatorSpec
-from sim2human.simulators.replay_aci import encounter_ids
+from sim2human.simulators.kinds import is_programmatic
 from sim2human.simulators.replay_families import corpus_missing, corpus_of
 from sim2human.store.layout import RunLayout, probe_updates
 

@@ -45,8 +45,8 @@ from sim2human.experiments.study.trained_agents import (
 )
 from sim2human.experiments.study.world import StudyWorld
 from sim2human.llm.runtime import LLMRuntime
-from sim2human.simulators import needs_endpoint
 from sim2human.simulators.base import SimulatorSpec
+from sim2human.simulators.kinds import needs_endpoint
 from sim2human.store.layout import STRESS_JSON, RunLayout
 from sim2human.store.loading import output_dir
 from sim2human.store.lock import run_lock

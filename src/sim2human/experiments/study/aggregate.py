@@ -20,7 +20,7 @@ from sim2human.metrics.robustness import curve_mean, episodes_to_reach, worst_de
 from sim2human.scenarios.capabilities import quirks_shared
 from sim2human.scenarios.catalog import get_scenario
 from sim2human.scenarios.core import headline_metric
-from sim2human.simulators import played_on_endpoint, speaks_real_words
+from sim2human.simulators.kinds import played_on_endpoint, speaks_real_words
 from sim2human.simulators.replay import reply_shares
 from sim2human.store.layout import CURVE_LOG, REFERENCE, SUMMARY, RunLayout, sub_run_relative
 from sim2human.store.rundir import iter_jsonl

@@ -35,8 +35,8 @@ from sim2human.metrics.outcomes import by, member_std, summarise
 from sim2human.population.panel import EnsembleJudge, JudgePanel
 from sim2human.samplers.build import PerturbingSampler, Sampler
 from sim2human.samplers.feedback import BatchInfo, Reporting, draw_level
-from sim2human.simulators import is_programmatic
 from sim2human.simulators.base import SimulatorSpec
+from sim2human.simulators.kinds import is_programmatic
 from sim2human.store.layout import (
     CHECKPOINT,
     CONFIG,

@@ -19,8 +19,8 @@ from sim2human.metrics.diversity import DiversitySummary, diversity_summary, ens
 from sim2human.metrics.embeddings import embed
 from sim2human.rollout.evaluate import evaluate
 from sim2human.scenarios.core import AnyScenario
-from sim2human.simulators import is_programmatic
 from sim2human.simulators.base import SimulatorSpec
+from sim2human.simulators.kinds import is_programmatic
 from sim2human.types import Frozen
 
 TURNS_PER_MEMBER = 40

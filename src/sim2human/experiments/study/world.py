@@ -37,9 +37,9 @@ from sim2human.samplers.build import MixedSampler, Sampler, build_sampler
 from sim2human.scenarios.catalog import get_scenario
 from sim2human.scenarios.core import AnyScenario
 from sim2human.scenarios.refs import SCENARIO_PATH_ENV, is_path
-from sim2human.simulators import needs_endpoint
 from sim2human.simulators.base import QuirkPool, SimulatorSpec
 from sim2human.simulators.families import get_family
+from sim2human.simulators.kinds import needs_endpoint
 from sim2human.simulators.llm import llm_spec
 from sim2human.simulators.replay_families import (
     REPLAY_FAMILIES,

@@ -41,7 +41,7 @@ from sim2human.scenarios.negotiation.scenario import AGENT, NegotiationScenario
 from sim2human.scenarios.negotiation.state import DealState
 from sim2human.simulators.base import Quirks, SimulatorSpec, UserTurn
 from sim2human.simulators.persona import PersonaSimulator
-from sim2human.simulators.replay_corpus import Corpus
+from sim2human.simulators.replay_corpus import Corpus, CorpusFamily
 from sim2human.types import Episode, Profile
 
 MIN_TALK: Final = 3
@@ -50,7 +50,7 @@ COOPERATIVENESS: Final = {"prosocial": 0.9, "proself": 0.6, "unclassified": 0.75
 """Cooperativeness by social value orientation (0.9 is the persona's default)."""
 _SIDE: Final = {"1": "mturk_agent_1", "2": "mturk_agent_2"}
 HELDOUT_SPLITS: Final[tuple[casino.Split, ...]] = ("valid", "test")
-"""The splits of ``casino-heldout`` (``replay_families.REPLAY_FAMILIES``)."""
+"""The splits of ``casino-heldout`` (``CASINO.families``)."""
 
 
 def wrong_task(scenario: AnyScenario) -> str | None:
@@ -221,6 +221,19 @@ class ReplayCamper:
 
 
 CASINO: Final = Corpus(
+    name="casino",
+    families=(
+        CorpusFamily(
+            "casino-train",
+            ("train",),
+            "real campers' words: CaSiNo train negotiations (negotiation)",
+        ),
+        CorpusFamily(
+            "casino-heldout",
+            HELDOUT_SPLITS,
+            "real campers' words: CaSiNo valid + test negotiations (negotiation)",
+        ),
+    ),
     ids=member_ids,
     unplayable=unplayable,
     missing=casino.missing,

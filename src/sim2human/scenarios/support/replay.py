@@ -29,8 +29,15 @@ from sim2human.errors import UsageError
 from sim2human.scenarios import capabilities
 from sim2human.scenarios.catalog import get_scenario
 from sim2human.scenarios.slots import SlotScenario, applicable_fields
-from sim2human.simulators.replay_card import Card, Source
-from sim2human.simulators.replay_corpus import Corpus, Member, Speaker, build_member
+from sim2human.simulators.replay_corpus import (
+    Card,
+    Corpus,
+    CorpusFamily,
+    Member,
+    Source,
+    Speaker,
+    build_member,
+)
 
 SLOTS: Final[dict[str, dict[str, str]]] = {
     "restaurant": {
@@ -238,6 +245,17 @@ def _card(
 
 
 MULTIWOZ: Final = Corpus(
+    name="multiwoz",
+    families=(
+        CorpusFamily(
+            "multiwoz-val", ("val",), "real callers' words: MultiWOZ 2.1 val bookings (support)"
+        ),
+        CorpusFamily(
+            "multiwoz-heldout",
+            ("test",),
+            "real callers' words: MultiWOZ 2.1 test bookings (support)",
+        ),
+    ),
     ids=dialogue_ids,
     member=member,
     unplayable=unplayable,

@@ -14,9 +14,16 @@ from typing import Final
 from sim2human.corpora import aci_bench
 from sim2human.errors import UsageError
 from sim2human.scenarios.core import AnyScenario
+from sim2human.scenarios.intake.replay_card import derive_card
 from sim2human.scenarios.intake.scenario import IntakeScenario
-from sim2human.simulators.replay_card import Card, derive_card
-from sim2human.simulators.replay_corpus import Corpus, Member, Speaker, build_member
+from sim2human.simulators.replay_corpus import (
+    Card,
+    Corpus,
+    CorpusFamily,
+    Member,
+    Speaker,
+    build_member,
+)
 
 MIN_PATIENT_TURNS: Final = 5
 """Encounters where the patient says less than this (a guardian speaks instead) are not members."""
@@ -92,6 +99,13 @@ def _card(
 
 
 ACI_BENCH: Final = Corpus(
+    name="aci-bench",
+    families=(
+        CorpusFamily("aci-train", ("train",), "real patients' words: ACI-Bench train split"),
+        CorpusFamily(
+            "aci-heldout", ("valid", "test"), "real patients' words: ACI-Bench valid + test splits"
+        ),
+    ),
     ids=encounter_ids,
     member=member,
     unplayable=unplayable,

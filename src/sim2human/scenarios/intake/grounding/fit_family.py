@@ -34,7 +34,6 @@ from pydantic import BaseModel
 from sim2human import seeding
 from sim2human.agents.scripted import ScriptedAgent
 from sim2human.corpora import aci_bench
-from sim2human.experiments.research.fit_voice import Lines, as_restyled, voiced
 from sim2human.metrics.embeddings import embed
 from sim2human.metrics.fidelity import (
     act_shares,
@@ -47,6 +46,7 @@ from sim2human.metrics.tokens import tokenize
 from sim2human.rollout.conversation import MAX_TURNS
 from sim2human.rollout.evaluate import evaluate
 from sim2human.samplers.cem import CEM
+from sim2human.scenarios.intake.grounding.fit_voice import Lines, as_restyled, voiced
 from sim2human.scenarios.intake.scenario import IntakeScenario
 from sim2human.simulators.base import Family, QuirkPool
 from sim2human.types import Episode

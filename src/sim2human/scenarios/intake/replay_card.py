@@ -14,18 +14,17 @@ from __future__ import annotations
 import re
 import zlib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from datetime import date
-from typing import Final, Literal
+from typing import Final
 
 import numpy as np
 
 from sim2human.corpora.aci_bench import Transcript
 from sim2human.scenarios import readers
 from sim2human.scenarios.intake.scenario import LIST_SIZES, IntakeScenario
+from sim2human.simulators.replay_corpus import Card, Source
 from sim2human.types import Profile, Value
 
-Source = Literal["from-metadata", "from-note", "from-transcript", "sampled", "from-goal"]
 REFERENCE_DATE: Final = date(2023, 1, 1)
 """Ages in the metadata are taken at this date (ACI-Bench was published in 2023)."""
 SECTIONS: Final[dict[str, tuple[str, ...]]] = {
@@ -44,13 +43,6 @@ _RATING = re.compile(r"\b(\d{1,2})\s*(?:/|out of)\s*10\b")
 _AGE = re.compile(r"\b\w+[- ](year|month|week|day)s?[- ]old\b", re.IGNORECASE)
 _TAKES = re.compile(r"\b(continue|continues|taking|takes|is on|currently on|compliant with)\b")
 _SENTENCE = re.compile(r"(?<=[.;!?])\s+|\n+")
-
-
-@dataclass(frozen=True)
-class Card:
-    encounter_id: str
-    values: Profile
-    sources: dict[str, Source]
 
 
 def note_sections(note: str) -> dict[str, str]:

@@ -39,10 +39,10 @@ import numpy as np
 from pydantic import BaseModel
 
 from sim2human import seeding
-from sim2human.experiments.research.fit_family import train_parts
 from sim2human.llm.endpoint import ChatResult
 from sim2human.metrics.fidelity import HEDGES
 from sim2human.scenarios.intake import speech
+from sim2human.scenarios.intake.grounding.fit_family import train_parts
 from sim2human.scenarios.intake.scenario import CONFUSED, IntakeScenario
 from sim2human.scenarios.intake.voice import GUARD, USER
 from sim2human.simulators.llm_guard import out_of_role, tidy

@@ -44,8 +44,8 @@ from pydantic import BaseModel, Field
 
 from sim2human import seeding
 from sim2human.corpora import aci_bench
-from sim2human.experiments.research.fit_family import train_parts
-from sim2human.experiments.research.restyle_family import (
+from sim2human.scenarios.intake.grounding.fit_family import train_parts
+from sim2human.scenarios.intake.grounding.restyle_family import (
     KINDS_OF_TURN,
     POOL_OF,
     Line,
