@@ -11,7 +11,7 @@ from sim2human.simulators.base import QuirkPool
 from sim2human.simulators.families import get_family
 from sim2human.train.config import PPOConfig
 from sim2human.train.phases import PLAY, POLICY, UPDATE, Phases
-from sim2human.train.ppo import _advantages, _Batch, train
+from sim2human.train.ppo import _Batch, _gae, _normalised, train
 from sim2human.types import Episode
 
 
@@ -40,9 +40,13 @@ def test_advantages_credit_the_turn_that_raised_satisfaction() -> None:
     )
     ep = Episode.model_construct(simulator_id="m", family="f")
     cfg = PPOConfig(gamma=1.0, gae_lambda=0.0, per_family_norm=False)
-    adv, returns = _advantages(batch, [ep], cfg)
+    raw, returns = _gae(batch, 1, cfg)
+    kept = raw.copy()
+    adv = _normalised(raw, batch, [ep], cfg)
     assert np.allclose(returns, [0.1, 0.8, 0.0])
     assert adv[1] > adv[0] > adv[2]
+    assert abs(adv.mean()) < 1e-6 and abs(adv.std() - 1.0) < 1e-3
+    assert np.array_equal(raw, kept)  # the caller reads the raw advantages too (the sampler's)
 
 
 def test_training_counts_the_work_of_its_phases(scenario: IntakeScenario, pool: QuirkPool) -> None:

@@ -88,13 +88,13 @@ def train(
             judged = tuple(judge(e, f) for e, f in zip(episodes, finals, strict=True))
             for s, j in zip(batch.satisfaction, judged, strict=True):
                 s[-1] = j
-        raw_adv, _ = _gae(batch, len(episodes), step)
+        raw_adv, returns = _gae(batch, len(episodes), step)
         owner = np.asarray(batch.owner)
         abs_adv = tuple(float(np.abs(raw_adv[owner == i]).mean()) for i in range(len(episodes)))
         if probe is None:  # a fixed probe set for KL(pi || pi_init), from the first batch
             probe = torch.from_numpy(np.stack(batch.obs[:: max(1, len(batch.obs) // 512)]))
         with phases.timing(UPDATE):
-            stats = _learn(agent, optim, batch, episodes, step)
+            stats = _learn(agent, optim, batch, episodes, step, (raw_adv, returns))
         phases.did(UPDATE, cfg.epochs * -(-len(batch.actions) // cfg.minibatch))
         sampler.update(episodes, BatchInfo(update, seen, abs_adv, judged))
         row = _summarise(update, seen, episodes, _kl_to_init(agent, init_net, probe), *stats)
@@ -205,11 +205,12 @@ def _collect_async(
     return batch, [p.episode for p in played]
 
 
-def _advantages(
-    batch: _Batch, episodes: Sequence[Episode], cfg: PPOConfig
-) -> tuple[np.ndarray, np.ndarray]:
-    """GAE (``_gae``), normalised per simulator family or over the batch."""
-    adv, returns = _gae(batch, len(episodes), cfg)
+def _normalised(
+    raw: np.ndarray, batch: _Batch, episodes: Sequence[Episode], cfg: PPOConfig
+) -> np.ndarray:
+    """The advantages ``raw`` (``_gae``'s), normalised per simulator family or over the batch;
+    ``raw`` is left as it was."""
+    adv = raw.copy()
     if cfg.per_family_norm:
         families = np.asarray([episodes[i].family for i in batch.owner])
         for f in np.unique(families):
@@ -217,7 +218,7 @@ def _advantages(
             adv[sel] = (adv[sel] - adv[sel].mean()) / (adv[sel].std() + 1e-8)
     else:
         adv = (adv - adv.mean()) / (adv.std() + 1e-8)
-    return adv, returns
+    return adv
 
 
 def _gae(batch: _Batch, n_episodes: int, cfg: PPOConfig) -> tuple[np.ndarray, np.ndarray]:
@@ -249,8 +250,12 @@ def _learn(
     batch: _Batch,
     episodes: Sequence[Episode],
     cfg: PPOConfig,
+    gae: tuple[np.ndarray, np.ndarray],
 ) -> tuple[float, float, float]:
-    adv_np, ret_np = _advantages(batch, episodes, cfg)
+    """PPO's epochs over ``batch``; ``gae`` is ``_gae``'s (advantages, returns), computed once
+    per update by the caller, which also reads the raw advantages."""
+    raw_adv, ret_np = gae
+    adv_np = _normalised(raw_adv, batch, episodes, cfg)
     obs = torch.from_numpy(np.stack(batch.obs))
     actions = torch.as_tensor(batch.actions)
     old_logp = torch.as_tensor(batch.logps, dtype=torch.float32)
