@@ -12,7 +12,8 @@ from aci_data import aci_env, needs_aci
 from sim2human.corpora import aci_bench
 from sim2human.errors import ConfigError
 from sim2human.experiments.study.config import load_study, parse_study
-from sim2human.experiments.study.world import StudyWorld, without_missing_corpus
+from sim2human.experiments.study.playable import without_missing_corpus
+from sim2human.experiments.study.world import StudyWorld
 from sim2human.scenarios.intake.replay import encounter_ids
 from sim2human.simulators.families import FAMILIES
 from sim2human.simulators.replay_families import REPLAY_FAMILIES, ReplayFamily

@@ -12,8 +12,8 @@ import yaml
 from aci_data import ACI, needs_aci
 from sim2human.cli.app import main
 from sim2human.experiments.study.config import StudyConfig, load_study, parse_study
+from sim2human.experiments.study.playable import without_missing_corpus
 from sim2human.experiments.study.runner import run_study
-from sim2human.experiments.study.world import without_missing_corpus
 from tiny_study import TINY
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "collapse.yaml"

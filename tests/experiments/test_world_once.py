@@ -1,5 +1,6 @@
-"""A study's world is built once per process: in the driver (which checks the endpoints, lists
-them and starts the study) and in a worker that runs several of its jobs."""
+"""A study is resolved once in its driver (``StudyPlan``: its corpora decided, what it left out
+said once, its endpoints listed) and its world is built once per process: in the driver (for
+that plan) and in a worker that runs several of its jobs."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import yaml
 from sim2human.cli.app import main
 from sim2human.experiments.study import runner
 from sim2human.experiments.study.config import parse_study
+from sim2human.experiments.study.plan import StudyPlan
 from sim2human.experiments.study.world import StudyWorld
 from tiny_study import TINY
 
@@ -60,3 +62,31 @@ def test_a_changed_study_is_built_again(builds: list[str]) -> None:
     longer = cfg.model_copy(update={"train": cfg.train.model_copy(update={"max_turns": 7})})
     assert StudyWorld.build(longer).max_turns == 7
     assert builds == ["tiny", "tiny"]
+
+
+def test_the_driver_resolves_its_study_once_and_says_what_it_left_out_once(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    builds: list[str],
+) -> None:
+    monkeypatch.setenv("SIM2HUMAN_DATA", str(tmp_path))  # no corpus here: real patients go
+    plans: list[StudyPlan] = []
+    resolve = StudyPlan.of.__func__  # type: ignore[attr-defined]
+
+    def counting(cls: type[StudyPlan], cfg: Any) -> StudyPlan:
+        plan: StudyPlan = resolve(cls, cfg)
+        plans.append(plan)
+        return plan
+
+    monkeypatch.setattr(StudyPlan, "of", classmethod(counting))
+    study = tmp_path / "tiny.yaml"
+    held = ["noisy-line", "aci-heldout"]
+    study.write_text(yaml.safe_dump({**TINY, "ensemble": {**TINY["ensemble"], "heldout": held}}))
+    out = tmp_path / "run"
+    assert main(["study", str(study), "--out", str(out), "--workers", "1"]) == 0
+    assert len(plans) == 1 and plans[0].left_out is not None
+    assert capsys.readouterr().err.count("real patients (aci-heldout) left out") == 1
+    stored = yaml.safe_load((out / "config.yaml").read_text(encoding="utf-8"))
+    assert stored["ensemble"]["heldout"] == ["noisy-line"]
+    assert builds == ["tiny"]

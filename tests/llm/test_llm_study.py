@@ -17,7 +17,7 @@ from sim2human.errors import ConfigError
 from sim2human.experiments.study.aggregate import aggregate
 from sim2human.experiments.study.condition import reference_scripted, run_condition
 from sim2human.experiments.study.config import load_study, parse_study
-from sim2human.experiments.study.runner import model_takes_every_core
+from sim2human.experiments.study.plan import StudyPlan
 from sim2human.experiments.study.world import StudyWorld
 from sim2human.report.markdown import study_lines, write_markdown
 from sim2human.samplers.build import FixedSampler, MixedSampler
@@ -101,13 +101,14 @@ def test_example_study_loads_full_and_quick() -> None:
 def test_sub_runs_go_one_at_a_time_when_the_model_takes_every_core(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    cfg = load_study(EXAMPLE, quick=True)
-    needed = StudyWorld.build(cfg).endpoints(cfg.conditions)
+    plan = StudyPlan.of(load_study(EXAMPLE, quick=True))
+    assert plan.endpoints  # the example's llm members play on the embedded model
     monkeypatch.setattr("os.cpu_count", lambda: 2)
-    assert model_takes_every_core(cfg, needed)  # threads: 2 in the example
-    assert not model_takes_every_core(cfg, set())  # a study without LLM members
+    assert plan.model_takes_every_core()  # threads: 2 in the example
+    without = StudyPlan(plan.config, None, frozenset())  # a study without LLM members
+    assert not without.model_takes_every_core()
     monkeypatch.setattr("os.cpu_count", lambda: 16)
-    assert not model_takes_every_core(cfg, needed)
+    assert not plan.model_takes_every_core()
 
 
 @pytest.mark.parametrize(

@@ -17,8 +17,8 @@ from sim2human.checks.crossing import check_everything
 from sim2human.cli.app import DEMOS, main
 from sim2human.corpora import multiwoz
 from sim2human.experiments.study.config import load_study
+from sim2human.experiments.study.playable import without_missing_corpus
 from sim2human.experiments.study.results import load_study_result
-from sim2human.experiments.study.world import without_missing_corpus
 from sim2human.rollout.conversation import Job, job_profile
 from sim2human.scenarios.catalog import SCENARIOS, get_scenario
 from sim2human.scenarios.files.scenario import FileScenario

@@ -14,7 +14,7 @@ from sim2human.agents.scripted import reference_agent
 from sim2human.cli.app import main
 from sim2human.corpora import casino
 from sim2human.experiments.study.config import load_study
-from sim2human.experiments.study.world import without_missing_corpus
+from sim2human.experiments.study.playable import without_missing_corpus
 from sim2human.rollout.evaluate import evaluate
 from sim2human.scenarios.negotiation import deal
 from sim2human.scenarios.negotiation.deal import ISSUES, WALK_AWAY

@@ -16,7 +16,7 @@ from sim2human.checks.crossing import check_family
 from sim2human.cli.app import main
 from sim2human.errors import ConfigError, UsageError
 from sim2human.experiments.study.config import load_study
-from sim2human.experiments.study.world import without_missing_corpus
+from sim2human.experiments.study.playable import without_missing_corpus
 from sim2human.rollout.evaluate import evaluate
 from sim2human.scenarios.intake.grounding import restyle_family as rf
 from sim2human.scenarios.intake.grounding import retrieve_family as rt

@@ -64,7 +64,7 @@ from sim2human.train import curves
 from sim2human.train.config import training_words
 
 if TYPE_CHECKING:
-    from sim2human.experiments.study.config import StudyConfig
+    from sim2human.experiments.study.plan import StudyPlan
     from sim2human.experiments.study.results import StudyResult
     from sim2human.experiments.study.runner import StudyFailed
 
@@ -160,7 +160,8 @@ def _run(
     from sim2human.cli.report import finish_study
     from sim2human.experiments.study.runner import RETRIES, StudyFailed, default_out, run_study
 
-    cfg = _study_config(config, quick, data, executor, seeds)
+    plan = _study_plan(config, quick, data, executor, seeds)
+    cfg = plan.config
     if resume and out is None:
         raise UsageError("--resume needs --out: the run directory to continue")
     target = out or default_out(cfg)
@@ -171,7 +172,7 @@ def _run(
         output.progress_console(err_console).print(f"{config}: valid ({shape}); nothing run")
         output.emit({"config": str(config), "valid": True, "conditions": len(cfg.conditions)})
         return None
-    check_endpoints(cfg)  # a wrong URL, model or key: one line, exit 2, no run directory
+    check_endpoints(plan)  # a wrong URL, model or key: one line, exit 2, no run directory
     fresh = not target.exists()
     progress = output.progress_console(err_console)
     progress.print(
@@ -180,7 +181,7 @@ def _run(
     )
     try:
         study = run_study(
-            cfg,
+            plan,
             target,
             workers=workers,
             console=progress,
@@ -204,28 +205,31 @@ def _run(
     return target
 
 
-def _study_config(
+def _study_plan(
     config: Path,
     quick: bool,
     data: Path | None,
     executor: Choice | None,
     seeds: tuple[int, ...] | None = None,
-) -> StudyConfig:
-    """The study to run: its executor available, its corpus found (or its real people left
-    out, with a note), its file valid."""
-    from sim2human.experiments.study.world import without_missing_corpus
+) -> StudyPlan:
+    """The study to run, resolved once (``StudyPlan``): its executor available, its corpus
+    found (or its real people left out, with a note), its file valid."""
+    from sim2human.experiments.study.plan import StudyPlan
 
     if executor is not None:
         executor.check()  # ray asked for but missing: one line, exit 2, nothing written
     if data is not None:
         use_corpus(data)
-    cfg, left_out = without_missing_corpus(load_study(config, quick=quick, seeds=seeds))
-    if left_out:
-        err_console.print(f"[yellow]note:[/] {escape(left_out)}", highlight=False, soft_wrap=True)
+    cfg = load_study(config, quick=quick, seeds=seeds)
     scenario_file_passes(cfg, config)  # as `scenario check` would: --check refuses it too
-    if note := endpoints_used(cfg, config):  # an endpoint no member names: refused
+    plan = StudyPlan.of(cfg)
+    if plan.left_out:
+        err_console.print(
+            f"[yellow]note:[/] {escape(plan.left_out)}", highlight=False, soft_wrap=True
+        )
+    if note := endpoints_used(plan, config):  # an endpoint no member names: refused
         err_console.print(f"[yellow]note:[/] {escape(note)}", highlight=False, soft_wrap=True)
-    return cfg
+    return plan
 
 
 def _show_study(study: StudyResult, target: Path, output: Output) -> None:

@@ -23,22 +23,25 @@ import errno
 import shutil
 import socket
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from sim2human.errors import UsageError
 from sim2human.experiments.study.config import StudyConfig
 from sim2human.scenarios.refs import is_path
 from sim2human.store.layout import CONDITIONS, EPISODES, SUMMARY
 
+if TYPE_CHECKING:
+    from sim2human.experiments.study.plan import StudyPlan
 
-def check_endpoints(cfg: StudyConfig) -> None:
+
+def check_endpoints(plan: StudyPlan) -> None:
     """One tiny request to every external endpoint the study's LLM members use (the embedded
     model starts with the study); ``EndpointUnusableError`` (exit 2) names one that fails."""
-    from sim2human.experiments.study.world import StudyWorld
     from sim2human.llm.client import EndpointConfig
     from sim2human.llm.runtime import LLMRuntime
 
-    needed = StudyWorld.build(cfg).endpoints(cfg.conditions)
-    remote = {n for n in needed if isinstance(cfg.llm.entry(n), EndpointConfig)}
+    cfg = plan.config
+    remote = {n for n in plan.endpoints if isinstance(cfg.llm.entry(n), EndpointConfig)}
     if remote:
         settings = cfg.llm.model_copy(update={"cache": None})  # a probe caches nothing
         with LLMRuntime.open(settings, remote):
@@ -63,17 +66,16 @@ def scenario_file_passes(cfg: StudyConfig, where: Path) -> None:
         )
 
 
-def endpoints_used(cfg: StudyConfig, where: Path) -> str:
+def endpoints_used(plan: StudyPlan, where: Path) -> str:
     """Refuse (exit 2) an endpoint of ``llm.endpoints`` that none of the study's ``llm``
     members uses; the note (else ``""``) naming the ``llm`` blocks that default to the embedded
     model while other endpoints are defined (one may mean it, so it is said, not refused)."""
-    from sim2human.experiments.study.world import StudyWorld
     from sim2human.llm.runtime import LOCAL
 
+    cfg, used = plan.config, plan.endpoints
     defined = sorted(set(cfg.llm.endpoints) - {LOCAL})
     if not defined:
         return ""
-    used = StudyWorld.build(cfg).endpoints(cfg.conditions)
     if unused := [name for name in defined if name not in used]:
         local = f"; its llm members play on {LOCAL} (the embedded model)" if LOCAL in used else ""
         raise UsageError(

@@ -1,7 +1,8 @@
 """Experiments: orchestration over run directories, in three wings.
 
-- ``study``: what a study is and how one runs: its file (``config``: every section), the
-  world its sub-runs share (``world``), one sub-run
+- ``study``: what a study is and how one runs: its file (``config``: every section), what of
+  it this machine can play (``playable``), the study resolved once in its driver (``plan``),
+  the world its sub-runs share (``world``), one sub-run
   (``condition``, ``lm_condition``, ``validation``), the runner (``runner``), and what it stores
   (``aggregate``, ``results``, ``result_rows``, ``wholeness``, ``trained_agents``,
   ``agent_record``, ``diversity``).

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -38,11 +38,11 @@ from sim2human.experiments.study.condition import (
 from sim2human.experiments.study.config import StudyConfig, parse_study
 from sim2human.experiments.study.diversity import diversity_groups, measure_groups
 from sim2human.experiments.study.lm_condition import run_lm_condition
+from sim2human.experiments.study.plan import StudyPlan
 from sim2human.experiments.study.results import FailedRun, StudyResult, write_study_result
 from sim2human.experiments.study.wholeness import TornSubRun, read_whole
-from sim2human.experiments.study.world import StudyWorld, as_played
+from sim2human.experiments.study.world import StudyWorld
 from sim2human.llm.client import EndpointConfig
-from sim2human.llm.runtime import Embedded
 from sim2human.store.layout import CONFIG_YAML, DIVERSITY_JSON, SUMMARY, RunLayout
 from sim2human.store.loading import output_dir, read_text, read_yaml
 from sim2human.store.lock import run_lock
@@ -181,7 +181,7 @@ def _finished(cfg: StudyConfig, out: Path, sub: Path, note: Note) -> bool:
 
 
 def run_study(
-    cfg: StudyConfig,
+    study: StudyConfig | StudyPlan,
     out: Path,
     *,
     workers: int | None = None,
@@ -202,7 +202,8 @@ def run_study(
     An embedded model that ``llm`` members use is started once here and shared by the workers
     (on ``ray``: once per node, ``backends.served_for``).
     The run directory is locked for the whole study: a second writer is refused (``store.lock``).
-    A family whose corpus is not found is left out first, with a note (``world.as_played``).
+    A study given as its config is resolved first (``plan.StudyPlan``: a family whose corpus is
+    not found is left out, with a note); the command passes the plan it resolved already.
     ``executor`` says where the jobs run (default: ``local`` processes; ``backends``); the
     run directory is the same on every executor, so a study resumes on any of them.
     ``max_concurrency`` caps every served endpoint and the conversations in flight in each
@@ -214,36 +215,28 @@ def run_study(
     if resume and not out.exists():
         raise UsageError(f"{out}: nothing to resume (no such directory)")
     console = console or Console(stderr=True)
-    note = lambda msg: console.print(f"note: {out}: {msg}", highlight=False, soft_wrap=True)  # noqa: E731
-    cfg = as_played(cfg, note)  # the corpora decided once, here, as the command does
+    note: Note = lambda msg: console.print(f"note: {out}: {msg}", highlight=False, soft_wrap=True)  # noqa: E731
+    plan = study if isinstance(study, StudyPlan) else StudyPlan.of(study)
+    if plan is not study and plan.left_out:  # the command said its plan's already
+        note(plan.left_out)
+    cfg = plan.config
     with run_lock(
         output_dir(out, "run directory"), "study --resume" if resume else "study", note=note
     ):
         jobs = _prepare(cfg, out, resume, note)  # against the config as written, not endpoints
-        needed = StudyWorld.build(cfg).endpoints(cfg.conditions)
-        if workers is None and model_takes_every_core(cfg, needed):
+        needed = set(plan.endpoints)
+        if workers is None and plan.model_takes_every_core():
             workers = 1
         settings = cfg.llm if max_concurrency is None else cfg.llm.capped(max_concurrency)
         with served_for(choice, settings, needed) as live:
-            run = _Run(cfg.model_copy(update={"llm": live}), out, console, note, retries, choice)
-            study = run.study(jobs, workers)
-        if study.failed:
-            raise StudyFailed(study, out)
+            played = plan.config.model_copy(update={"llm": live})
+            run = _Run(replace(plan, config=played), out, console, note, retries, choice)
+            result = run.study(jobs, workers)
+        if result.failed:
+            raise StudyFailed(result, out)
         if finish is not None:
-            finish(study, out, console)
-        return study
-
-
-def model_takes_every_core(cfg: StudyConfig, needed: set[str]) -> bool:
-    """Whether an embedded model the study serves was given every core (``threads``).
-
-    Sub-runs then go one at a time: a worker training beside the model's threads makes them
-    wait on each other (measured: decode 133 -> 36 tokens/s, ``llm/local.py``), and the work
-    of a study that asks for this is mostly the model's.
-    """
-    cores = os.cpu_count() or 1
-    entries = [cfg.llm.entry(name) for name in needed]
-    return any(isinstance(e, Embedded) and (e.threads or 0) >= cores for e in entries)
+            finish(result, out, console)
+        return result
 
 
 class _Run:
@@ -251,14 +244,15 @@ class _Run:
 
     def __init__(
         self,
-        cfg: StudyConfig,
+        plan: StudyPlan,
         out: Path,
         console: Console,
         note: Note,
         retries: int,
         choice: Choice = Choice(),  # noqa: B008 (frozen)
     ) -> None:
-        self.cfg, self.out, self.console = cfg, out, console
+        self.cfg, self.endpoints = plan.config, plan.endpoints
+        self.out, self.console = out, console
         self.note, self.retries, self.choice = note, retries, choice
         self.workers: int | None = None
 
@@ -355,7 +349,7 @@ class _Run:
                 _work, _load, cfg.model_copy(update={"llm": live}).model_dump_json()
             ),
             settings=cfg.llm,
-            needed=StudyWorld.build(cfg).endpoints(cfg.conditions),
+            needed=set(self.endpoints),
             workers=self.workers,
             advance=adv,
             retries=self.retries,
