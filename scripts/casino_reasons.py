@@ -3,10 +3,10 @@
 CaSiNo (Chawla et al., NAACL 2021; CC BY 4.0) has each participant write why they need their
 high, medium and low priority item. This picks, per item, the first short, single-sentence
 reasons that name the item, from the training split only, and prints them as the YAML the
-scenario reads (``scenarios/data/negotiation/reasons.yaml``). The corpus itself is never copied.
+scenario reads (``scenarios/negotiation/data/reasons.yaml``). The corpus itself is never copied.
 
     python scripts/casino_reasons.py $SIM2HUMAN_DATA/casino/casino_train.json > \
-        src/sim2human/scenarios/data/negotiation/reasons.yaml
+        src/sim2human/scenarios/negotiation/data/reasons.yaml
 """
 
 from __future__ import annotations

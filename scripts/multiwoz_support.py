@@ -4,7 +4,7 @@
     PYTHONPATH=src python scripts/multiwoz_support.py --forms    # also print mined surface forms
 
 Reads the corpus where `sim2human.corpora.multiwoz` finds it ($SIM2HUMAN_DATA or
-../shared/data/multiwoz21-convlab2) and writes, under src/sim2human/scenarios/data/support/:
+../shared/data/multiwoz21-convlab2) and writes, under src/sim2human/scenarios/support/:
 
 - `food.txt`: every cuisine a restaurant goal names (val + test), minus those holding an area or
   price word ("north american" would read as the area "north");
@@ -39,7 +39,7 @@ from sim2human.scenarios.files.markers import carries, marks
 from sim2human.scenarios.files.scenario import FileScenario
 from sim2human.scenarios.support.replay import CHANGES, change_fields
 
-OUT = Path(__file__).resolve().parents[1] / "src/sim2human/scenarios/data/support"
+OUT = Path(__file__).resolve().parents[1] / "src/sim2human/scenarios/support"
 AREAS = ("centre", "north", "south", "east", "west")
 PRICES = ("cheap", "moderate", "expensive")
 DOMAINS = ("restaurant", "hotel", "train")

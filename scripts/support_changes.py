@@ -68,7 +68,7 @@ def stored(run: Path) -> dict[tuple[str, bool, bool], list[Episode]]:
 def changes_only(scratch: Path) -> FileScenario:
     """The packaged `support` file with its change rows only (a copy, beside its
     vocabularies)."""
-    folder = resources.files("sim2human.scenarios.data").joinpath("support")
+    folder = resources.files("sim2human.scenarios").joinpath("support")
     for f in folder.iterdir():
         if f.name.endswith((".yaml", ".txt")):
             text = f.read_text(encoding="utf-8")

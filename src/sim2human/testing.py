@@ -3,8 +3,8 @@
 - ``FakeOpenAI``: a tiny scriptable OpenAI-compatible server on 127.0.0.1, in a background
   thread (``script(n, body)`` picks the reply to the n-th request: errors, delays, bad JSON,
   tool calls: ``completion(text, tool_calls=[...])``).
-- ``TinyScenario``: the catalog's three-field pizza order (``scenarios.pizza``), for tests that
-  need a scenario but not intake's vocabulary.
+- ``TinyScenario``: the catalog's three-field pizza order (``scenarios.pizza.scenario``), for
+  tests that need a scenario but not intake's vocabulary.
 - ``ScriptedUser``: a ``Simulator`` that answers exactly what it is asked, plainly, and is
   satisfied by what got across: an agent that fails against it fails the task, not a user.
 """
@@ -21,8 +21,8 @@ from typing import Any
 
 import numpy as np
 
-from sim2human.scenarios.pizza import PIZZA, PIZZA_VOICE
-from sim2human.scenarios.pizza import PizzaScenario as TinyScenario
+from sim2human.scenarios.pizza.scenario import PIZZA, PIZZA_VOICE
+from sim2human.scenarios.pizza.scenario import PizzaScenario as TinyScenario
 from sim2human.simulators.base import SimulatorSpec, Traits, UserTurn
 from sim2human.types import Episode, Profile, Record, ToolCall
 

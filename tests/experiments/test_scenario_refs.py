@@ -25,7 +25,7 @@ from sim2human.types import Episode
 from sim2human.webapp.card import card_lines
 from tiny_study import TINY
 
-SKELETON = resources.files("sim2human.scenarios.data").joinpath("skeleton")
+SKELETON = resources.files("sim2human.scenarios").joinpath("skeleton")
 MODULE = '''
 from sim2human.scenarios.intake.scenario import IntakeScenario
 from sim2human.testing import TinyScenario

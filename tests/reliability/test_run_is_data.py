@@ -26,7 +26,7 @@ from planted_runs import write_sub_run
 from sim2human.store.layout import EPISODES
 
 SCENARIO_PATH_ENV = "SIM2HUMAN_SCENARIO_PATH"  # scenarios.refs: what a verb allows
-SKELETON = resources.files("sim2human.scenarios.data").joinpath("skeleton")
+SKELETON = resources.files("sim2human.scenarios").joinpath("skeleton")
 
 
 def evil_run(root: Path, module: str) -> tuple[Path, Path]:

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from sim2human.cli.app import main
 
-SKELETON = resources.files("sim2human.scenarios.data").joinpath("skeleton")
+SKELETON = resources.files("sim2human.scenarios").joinpath("skeleton")
 BASE: dict[str, Any] = yaml.safe_load(SKELETON.joinpath("scenario.yaml").read_text("utf-8"))
 
 values = st.recursive(

@@ -11,7 +11,7 @@ import pytest
 
 from sim2human.cli.app import main
 
-SKELETON = resources.files("sim2human.scenarios.data").joinpath("skeleton")
+SKELETON = resources.files("sim2human.scenarios").joinpath("skeleton")
 TEXT = SKELETON.joinpath("scenario.yaml").read_text(encoding="utf-8").replace("__NAME__", "booking")
 AREAS = SKELETON.joinpath("areas.txt").read_text(encoding="utf-8")
 SAY_PARTY = (

@@ -15,7 +15,7 @@ from sim2human.scenarios.files.load import load_scenario_file
 from sim2human.scenarios.files.scenario import FileScenario
 from sim2human.scenarios.spoken_numbers import spoken, value_of, with_digits
 
-SKELETON = Path(__file__).resolve().parents[2] / "src/sim2human/scenarios/data/skeleton"
+SKELETON = Path(__file__).resolve().parents[2] / "src/sim2human/scenarios/skeleton"
 EXTRA = """
   guests:
     kind: number

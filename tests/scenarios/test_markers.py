@@ -13,7 +13,7 @@ from sim2human.scenarios.catalog import get_scenario
 from sim2human.scenarios.files.load import load_scenario_file
 from sim2human.scenarios.files.scenario import FileScenario
 
-SKELETON = resources.files("sim2human.scenarios.data").joinpath("skeleton")
+SKELETON = resources.files("sim2human.scenarios").joinpath("skeleton")
 TEXT = SKELETON.joinpath("scenario.yaml").read_text(encoding="utf-8").replace("__NAME__", "taxi")
 # two more fields on the skeleton's area vocabulary: a taxi's pick-up and drop-off
 TWO = (

@@ -18,7 +18,7 @@ from sim2human.simulators.base import Traits
 from sim2human.simulators.llm_prompts import PROMPT_STYLES, role_play, system_prompt
 from sim2human.types import Termination
 
-SKELETON = resources.files("sim2human.scenarios.data").joinpath("skeleton")
+SKELETON = resources.files("sim2human.scenarios").joinpath("skeleton")
 TEXT = SKELETON.joinpath("scenario.yaml").read_text(encoding="utf-8").replace("__NAME__", "booking")
 AREAS = SKELETON.joinpath("areas.txt").read_text(encoding="utf-8")
 ROWS = (

@@ -35,6 +35,6 @@ def test_every_file_the_scenarios_readme_names_exists() -> None:
 
 
 def test_the_check_sees_a_name_that_is_gone() -> None:
-    names = named_paths("see `intake/parsing.py`, `readers.py`, `data/intake/` and `files/*.py`")
-    assert names == ["data/intake/", "files/*.py", "intake/parsing.py", "readers.py"]
+    names = named_paths("see `intake/parsing.py`, `readers.py`, `intake/data/` and `files/*.py`")
+    assert names == ["files/*.py", "intake/data/", "intake/parsing.py", "readers.py"]
     assert not_there(names, _paths()) == ["intake/parsing.py"]

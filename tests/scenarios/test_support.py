@@ -31,7 +31,7 @@ from sim2human.store.rundir import read_episodes
 from tiny_study import TINY
 
 SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "multiwoz_support.py"
-FILE = resources.files("sim2human.scenarios.data").joinpath("support", "scenario.yaml")
+FILE = resources.files("sim2human.scenarios").joinpath("support", "scenario.yaml")
 MULTIWOZ = Path(__file__).resolve().parents[2].parent / "shared" / "data" / multiwoz.FOLDER
 needs_multiwoz = pytest.mark.skipif(
     not MULTIWOZ.is_dir(), reason=f"MultiWOZ corpus not at {MULTIWOZ}"

@@ -13,7 +13,7 @@ from sim2human.rollout.conversation import Conversation
 from sim2human.scenarios.catalog import SCENARIOS, get_scenario
 from sim2human.scenarios.core import SuppliesMoves, UserMove, UserMoves, UserTraits
 from sim2human.scenarios.negotiation.scenario import NegotiationScenario
-from sim2human.scenarios.pizza import PizzaScenario
+from sim2human.scenarios.pizza.scenario import PizzaScenario
 from sim2human.scenarios.slot_caller import SlotCaller, progress
 from sim2human.simulators.base import Quirks, SimulatorSpec, Traits
 from sim2human.simulators.persona import PersonaSimulator

@@ -14,7 +14,7 @@ from sim2human.scenarios.files.load import load_scenario_file
 from sim2human.simulators.base import QuirkPool, SimulatorSpec
 
 ROOT = Path(__file__).resolve().parents[2]
-SKELETON = ROOT / "src/sim2human/scenarios/data/skeleton/scenario.yaml"
+SKELETON = ROOT / "src/sim2human/scenarios/skeleton/scenario.yaml"
 
 
 def _phrasings(specs: tuple[SimulatorSpec, ...]) -> set[str]:

@@ -57,7 +57,7 @@ def new(
     """Write a commented scenario skeleton that passes `check` and runs a study."""
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}", name):
         raise UsageError(f"{name!r}: a name is letters, digits, '_', '.', '-' (at most 100)")
-    source = resources.files("sim2human.scenarios.data").joinpath("skeleton")
+    source = resources.files("sim2human.scenarios").joinpath("skeleton")
     files = {
         out / f"{name}.yaml": source.joinpath(SKELETON[0]).read_text(encoding="utf-8"),
         out / SKELETON[1]: source.joinpath(SKELETON[1]).read_text(encoding="utf-8"),

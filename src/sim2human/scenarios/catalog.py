@@ -15,16 +15,16 @@ from sim2human.scenarios.core import AnyScenario
 from sim2human.scenarios.files.load import load_scenario_file
 from sim2human.scenarios.intake.scenario import IntakeScenario
 from sim2human.scenarios.negotiation.scenario import NegotiationScenario
-from sim2human.scenarios.pizza import PizzaScenario
+from sim2human.scenarios.pizza.scenario import PizzaScenario
 
 
 def packaged_file(folder: str, name: str) -> Callable[[], AnyScenario]:
-    """A scenario file shipped in ``scenarios/data/<folder>/scenario.yaml``, known as ``name``
+    """A scenario file shipped in ``scenarios/<folder>/scenario.yaml``, known as ``name``
     (loaded once: a loaded file is immutable, as ``refs`` keeps a file's too)."""
 
     @lru_cache(maxsize=1)
     def build() -> AnyScenario:
-        path = resources.files("sim2human.scenarios.data").joinpath(folder, "scenario.yaml")
+        path = resources.files("sim2human.scenarios").joinpath(folder, "scenario.yaml")
         with resources.as_file(path) as real:
             return load_scenario_file(real, name=name)
 

@@ -48,7 +48,7 @@ class Vocab:
 
     @classmethod
     def load(cls, scenario: str, name: str) -> Vocab:
-        text = resources.files("sim2human.scenarios.data").joinpath(scenario, f"{name}.txt")
+        text = resources.files("sim2human.scenarios").joinpath(scenario, "data", f"{name}.txt")
         return cls.parse(name, text.read_text(encoding="utf-8"))
 
     @classmethod

@@ -24,8 +24,8 @@ from sim2human.scenarios.vocab import Vocab
 from sim2human.types import Profile, Record, Value
 
 DATA = "intake"
-"""Its folder in ``scenarios.data`` (not ``self.name``: a subclass named ``module:Name`` by a
-study, ``scenarios.refs``, reads the same files)."""
+"""Its folder under ``scenarios``, whose ``data/`` holds its files (not ``self.name``: a
+subclass named ``module:Name`` by a study, ``scenarios.refs``, reads the same files)."""
 FIELDS = (
     "complaint",
     "onset",
@@ -144,7 +144,7 @@ class IntakeScenario(SlotFilling):
 
     @cached_property
     def acts(self) -> tuple[Act, ...]:
-        path = resources.files("sim2human.scenarios.data").joinpath(DATA, "acts.yaml")
+        path = resources.files("sim2human.scenarios").joinpath(DATA, "data", "acts.yaml")
         return tuple(Act(**row) for row in yaml.safe_load(path.read_text(encoding="utf-8")))
 
     @cached_property

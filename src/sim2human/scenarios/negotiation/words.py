@@ -1,6 +1,6 @@
 """The negotiation's words: the camper's lines, the cues both readers listen for, the reasons.
 
-The reasons are CaSiNo campers' own (``data/negotiation/reasons.yaml``, a short list derived
+The reasons are CaSiNo campers' own (``negotiation/data/reasons.yaml``, a short list derived
 by ``scripts/casino_reasons.py``; CaSiNo is CC BY 4.0, Chawla et al., NAACL 2021).
 """
 
@@ -67,6 +67,6 @@ def stated(text: str) -> tuple[str | None, str | None]:
 @cache
 def reasons() -> dict[str, tuple[str, ...]]:
     """Issue -> CaSiNo campers' reasons for needing it most."""
-    path = resources.files("sim2human.scenarios.data").joinpath("negotiation", "reasons.yaml")
+    path = resources.files("sim2human.scenarios").joinpath("negotiation", "data", "reasons.yaml")
     loaded = yaml.safe_load(path.read_text(encoding="utf-8"))
     return {i: tuple(str(r) for r in loaded[i]) for i in ISSUES}

@@ -1,0 +1,1 @@
+"""``pizza``: a three-field phone order, the smallest scenario in the catalog (``scenario``)."""
