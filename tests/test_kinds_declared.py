@@ -1,7 +1,7 @@
 """Kinds declare themselves: no module outside ``simulators/`` tests a simulator kind's name.
 
 A caller asks the kind (``Kind.needs_endpoint``, ``programmatic``, ``real_words``, ``profile``)
-through ``simulators.needs_endpoint``, ``is_programmatic``, ``speaks_real_words`` ... so a new
+through ``simulators.kinds.needs_endpoint``, ``is_programmatic``, ``speaks_real_words`` ... so a new
 kind is one row of ``KINDS`` and not a hunt through every package for ``== "replay"``.
 
 Read with ``ast``: a comparison (``==``, ``!=``, ``in``, ``not in``) between something called
@@ -62,7 +62,7 @@ def name_tests(path: Path, root: Path = SRC.parent) -> list[str]:
 def test_no_module_outside_simulators_tests_a_kind_name() -> None:
     outside = [p for p in sorted(SRC.rglob("*.py")) if "simulators" not in p.parts]
     found = [f for p in outside for f in name_tests(p)]
-    assert not found, "ask the kind (simulators.KINDS) instead:\n" + "\n".join(found)
+    assert not found, "ask the kind (simulators.kinds.KINDS) instead:\n" + "\n".join(found)
 
 
 def test_the_rule_sees_a_name_test(tmp_path: Path) -> None:

@@ -132,7 +132,7 @@ class Episode(Frozen):
     simulator_id: str
     family: str
     kind: str = Field(default_factory=lambda data: legacy_kind(str(data.get("family", ""))))
-    """Which simulator kind played the user: a row of ``simulators.KINDS`` (``persona``,
+    """Which simulator kind played the user: a row of ``simulators.kinds.KINDS`` (``persona``,
     ``llm``, ``replay``, ``human`` ...). Episodes stored before it existed get the kind their
     family names (``legacy_kind``). A default that reads the validated ``family`` rather than a
     ``mode="before"`` model validator: such a validator makes pydantic build the whole episode as

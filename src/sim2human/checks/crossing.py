@@ -82,7 +82,7 @@ def check_family(name: str, scenario: AnyScenario, pool: QuirkPool) -> CheckRepo
 
 
 def check_kinds(scenario: AnyScenario, pool: QuirkPool) -> CheckReport:
-    """Each kind of ``simulators.KINDS`` that can play here without a person: persona members
+    """Each kind of ``simulators.kinds.KINDS`` that can play here without a person: persona members
     with every perturbation at full severity, replay members where the scenario has a corpus,
     llm members on a fake chat model; the others are skipped with their reason."""
     report = CheckReport(f"simulator kinds on {scenario.name}", "kinds")

@@ -26,7 +26,7 @@ def handle_time(
     episodes: Sequence[Episode], real: Callable[[Episode], bool]
 ) -> dict[str, HandleTime]:
     """Agent turns per call by split: ``train`` and ``heldout`` leave real patients (``real``:
-    ``simulators.speaks_real_words``, which this layer cannot import) out, ``real`` is them
+    ``simulators.kinds.speaks_real_words``, which this layer cannot import) out, ``real`` is them
     alone; a split without episodes is absent."""
     groups = {
         "train": [e.n_turns for e in episodes if e.split == "train" and not real(e)],

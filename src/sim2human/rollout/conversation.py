@@ -41,7 +41,8 @@ class Job:
 
 
 def job_profile(job: Job, scenario: AnyScenario) -> Profile:
-    """The hidden profile a job plays, as its kind chooses it (``simulators.member_profile``)."""
+    """The hidden profile a job plays, as its kind chooses it
+    (``simulators.kinds.member_profile``)."""
     return member_profile(job.spec, scenario, job.seed)
 
 

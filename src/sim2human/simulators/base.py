@@ -119,7 +119,7 @@ class SimulatorSpec(FrozenConfig):
     id: str
     family: str
     kind: str = "persona"
-    """A name in ``simulators.KINDS`` (checked where a member is built: this module is below
+    """A name in ``simulators.kinds.KINDS`` (checked where a member is built: this module is below
     the table)."""
     traits: Traits
     seed: int
