@@ -21,7 +21,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 from sim2human.agents.base import AgentTurn
-from sim2human.rollout.conversation import Conversation, Job
+from sim2human.rollout.conversation import AnyConversation, Conversation, Job
 from sim2human.scenarios.core import AnyScenario
 from sim2human.simulators.base import SimulatorSpec
 from sim2human.types import Episode, Termination, Turn
@@ -66,7 +66,7 @@ def play_script(
     spec: SimulatorSpec,
     scenario: AnyScenario,
     max_turns: int,
-    keep: Callable[[Conversation, Turn, str | None], bool] | None = None,
+    keep: Callable[[AnyConversation, Turn, str | None], bool] | None = None,
 ) -> Episode:
     """``script``'s agent turns played open loop against ``spec`` with ``episode``'s seed, as
     far as the call goes; ``keep(conversation, turn, field)`` may leave a turn out as the call

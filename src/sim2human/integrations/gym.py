@@ -29,7 +29,7 @@ from sim2human.errors import UsageError
 from sim2human.integrations._extra import require
 from sim2human.integrations.population import Population, Split, check_split, population
 from sim2human.integrations.runlog import RunLog
-from sim2human.rollout.conversation import Conversation
+from sim2human.rollout.conversation import AnyConversation
 from sim2human.scenarios.capabilities import say_act
 from sim2human.scenarios.core import AnyScenario
 from sim2human.types import Episode
@@ -97,7 +97,7 @@ class ConversationEnv(gymnasium.Env[Any, Any]):
         else:
             size = self.featurise.size
             self.observation_space = spaces.Box(-np.inf, np.inf, (size,), np.float32)
-        self.conv: Conversation | None = None
+        self.conv: AnyConversation | None = None
         self.finished: list[Episode] = []
         """Training episodes finished since the sampler was last fed (``feed_every``)."""
         self.feed_every = 32

@@ -21,7 +21,7 @@ import numpy as np
 
 from sim2human.errors import UsageError
 from sim2human.population.ensemble import Ensemble
-from sim2human.rollout.conversation import MAX_TURNS, Conversation, Job
+from sim2human.rollout.conversation import MAX_TURNS, AnyConversation, Conversation, Job
 from sim2human.rollout.solvability import solvability
 from sim2human.samplers.build import FixedSampler, Sampler, build_sampler
 from sim2human.samplers.feedback import draw_level
@@ -98,7 +98,7 @@ class Population:
 
     def open(
         self, spec: SimulatorSpec, seed: int, *, phase: str = "train", step: int = 0
-    ) -> Conversation:
+    ) -> AnyConversation:
         """A new conversation with ``spec`` on the episode seed ``seed`` (its hidden profile)."""
         if not is_programmatic(spec):
             raise UsageError(

@@ -31,7 +31,7 @@ from sim2human.integrations.chat import system_prompt
 from sim2human.integrations.population import Population, Split
 from sim2human.integrations.rows import TOOL_HINT, draw_rows, eval_rows, iter_rows
 from sim2human.integrations.runlog import RunLog
-from sim2human.rollout.conversation import Conversation
+from sim2human.rollout.conversation import AnyConversation
 from sim2human.types import Episode, Termination
 
 
@@ -50,7 +50,7 @@ class SimulatedUser:
         self._log = log
         self._feed_every = feed_every
         self._phase = phase
-        self._conv: Conversation | None = None
+        self._conv: AnyConversation | None = None
         self._episode: Episode | None = None
         self._finished: list[Episode] = []
 

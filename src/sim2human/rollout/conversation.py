@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import cast
+from typing import Any, Generic, cast
 
 import numpy as np
 
 from sim2human import seeding
 from sim2human.agents.base import AgentTurn, Observation
-from sim2human.scenarios.core import AnyScenario
+from sim2human.scenarios.core import AnyScenario, Scenario, StateT
 from sim2human.scenarios.tools import Desk, has_desk, open_desk, use_tools
 from sim2human.simulators.base import (
     AsyncSimulator,
@@ -60,19 +60,20 @@ def agent_rng(job: Job) -> np.random.Generator:
 
 
 @dataclass
-class Conversation:
+class Conversation(Generic[StateT]):
     """One call, stepped turn by turn. It owns the words (turns, transcript, the turn count and
     limit); the dialogue state is the scenario's (``Scenario.initial_state``, ``hear_user``,
-    ``hear_agent``), and so is how the call ends (``Scenario.ending``)."""
+    ``hear_agent``), typed by it (``Conversation[StateT]`` of a ``Scenario[StateT]``), and so is
+    how the call ends (``Scenario.ending``)."""
 
     job: Job
-    scenario: AnyScenario
+    scenario: Scenario[StateT]
     simulator: Simulator | AsyncSimulator
     """``step`` needs a sync ``Simulator``; ``rollout.play_async`` drives the rest."""
     profile: Profile
     max_turns: int
     turns: list[Turn] = field(default_factory=list)
-    state: object = field(init=False)
+    state: StateT = field(init=False)
     """The scenario's dialogue state (its own type: a slot record, a deal on the table...),
     replaced (never changed) at every turn; the conversation only hands it back to the
     scenario."""
@@ -93,8 +94,12 @@ class Conversation:
 
     @classmethod
     def open(
-        cls, job: Job, scenario: AnyScenario, max_turns: int, simulator: Simulator | None = None
-    ) -> Conversation:
+        cls,
+        job: Job,
+        scenario: Scenario[StateT],
+        max_turns: int,
+        simulator: Simulator | None = None,
+    ) -> Conversation[StateT]:
         """A call with ``job``'s member (``simulator``: an instance to use instead of building
         one from the spec, e.g. a user's own class under ``sim2human check``)."""
         simulator = simulator if simulator is not None else build_simulator(job.spec, scenario)
@@ -220,3 +225,8 @@ class Conversation:
             record_source="submitted" if self.desk is not None else "heard",
             diagnostics=diagnostics or {},
         )
+
+
+AnyConversation = Conversation[Any]
+"""A call on a scenario of any state (as ``core.AnyScenario``): what the house holds when it
+does not read the state itself."""

@@ -20,7 +20,7 @@ from sim2human import seeding
 from sim2human.agents.base import AgentTurn
 from sim2human.errors import EndpointError
 from sim2human.redact import redact
-from sim2human.rollout.conversation import Conversation, Job
+from sim2human.rollout.conversation import AnyConversation, Conversation, Job
 from sim2human.scenarios import capabilities
 from sim2human.scenarios.core import AnyScenario
 from sim2human.simulators.base import UserTurn
@@ -47,7 +47,7 @@ class CallError(ValueError):
 
 @dataclass
 class Live:
-    conv: Conversation
+    conv: AnyConversation
     sim: HumanSimulator
     last_agent: AgentTurn | None
 
@@ -170,7 +170,7 @@ class Calls:
         self._end(s, live.conv)
         return True
 
-    def _end(self, s: Session, conv: Conversation) -> None:
+    def _end(self, s: Session, conv: AnyConversation) -> None:
         termination = conv.termination or Termination.HUNG_UP
         status = "confirm" if s.mode == "self" else "rating"
         self.store.update(
