@@ -18,7 +18,7 @@ from sim2human.corpora import multiwoz
 from sim2human.rollout.evaluate import evaluate
 from sim2human.scenarios.catalog import get_scenario
 from sim2human.scenarios.files.scenario import FileScenario
-from sim2human.scenarios.support import replay as replay_multiwoz
+from sim2human.scenarios.support import replay as support_replay
 from sim2human.simulators.base import QuirkPool
 from sim2human.simulators.families import get_family
 from sim2human.simulators.replay import member_for
@@ -150,13 +150,11 @@ def test_the_heldout_replay_family_holds_test_calls_that_change_their_booking(
 ) -> None:
     monkeypatch.setenv(corpora.ENV, str(MULTIWOZ.parent))
     test = {d.dialogue_id: d for d in multiwoz.load("test")}
-    ids = replay_multiwoz.dialogue_ids(("test",))
-    changed = [
-        i for i in ids if test[i].goals[replay_multiwoz.goal_domain(test[i]) or ""].fail_book
-    ]
+    ids = support_replay.dialogue_ids(("test",))
+    changed = [i for i in ids if test[i].goals[support_replay.goal_domain(test[i]) or ""].fail_book]
     assert len(changed) >= 10
     d = test[changed[0]]
-    values = replay_multiwoz.goal_values(d)
+    values = support_replay.goal_values(d)
     assert values is not None and values["task"] in ("time change", "stay change")
     k = ids.index(changed[0])
     spec = get_family("multiwoz-heldout").sample(k, NO_POOL, temperature=0.0)
