@@ -37,37 +37,12 @@ from sim2human.corpora import multiwoz
 from sim2human.scenarios.files.load import load_scenario_file
 from sim2human.scenarios.files.markers import carries, marks
 from sim2human.scenarios.files.scenario import FileScenario
-from sim2human.scenarios.support.replay import CHANGES, change_fields
+from sim2human.scenarios.support.replay import CHANGES, SLOTS, change_fields
 
 OUT = Path(__file__).resolve().parents[1] / "src/sim2human/scenarios/support"
 AREAS = ("centre", "north", "south", "east", "west")
 PRICES = ("cheap", "moderate", "expensive")
 DOMAINS = ("restaurant", "hotel", "train")
-SLOTS: dict[str, dict[str, str]] = {
-    # the scenario's field -> the goal's slot (``info`` and ``book`` merged), per domain
-    "restaurant": {
-        "area": "area",
-        "pricerange": "pricerange",
-        "food": "food",
-        "day": "day",
-        "people": "people",
-        "time": "time",
-    },
-    "hotel": {
-        "area": "area",
-        "pricerange": "pricerange",
-        "day": "day",
-        "people": "people",
-        "stay": "stay",
-    },
-    "train": {
-        "destination": "destination",
-        "departure": "departure",
-        "day": "day",
-        "time": "leaveAt",
-        "people": "people",
-    },
-}
 ORDER = (
     "domain",
     "task",

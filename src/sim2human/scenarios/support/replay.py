@@ -64,7 +64,8 @@ SLOTS: Final[dict[str, dict[str, str]]] = {
     },
 }
 """Per domain, ``support``'s fields and the goal's slot each one is (``info`` and ``book``
-merged); the ``domain`` field is the domain itself (``scripts/multiwoz_support.py``'s table)."""
+merged); the ``domain`` field is the domain itself. ``scripts/multiwoz_support.py``, which
+writes the file's profile rows from these goals, reads this table too."""
 CHANGES: Final[dict[str, tuple[str, str, str]]] = {
     "time": ("restaurant", "time change", "old_time"),
     "stay": ("hotel", "stay change", "old_stay"),
