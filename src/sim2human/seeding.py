@@ -37,6 +37,7 @@ STREAMS: Final = {
     "varied": "the warm-start reference's phrasing outside a rollout: (0, call id, turn)",
     "warm-start": "the warm start's members and episode seeds: (study seed)",
     "warm-start-order": "the order of the warm start's batches: (study seed)",
+    "copy-drill": "the copying drill's words, runs and fields: (study seed)",
     "grpo": "a GRPO step's callers (members and episode seeds): (sub-run seed, step)",
     "grpo-torch": "torch's seed at a GRPO step: (sub-run seed, step)",
     "agent-turn": "a recorded call's agent draw at one turn: (call seed, turn)",

@@ -92,6 +92,10 @@ class WarmStartConfig(FrozenConfig):
     style_rate: float = Field(0.3, ge=0, le=1)
     """The share of the reference's turns that open with a style or courtesy line, drawn
     uniformly from the scenario's: every phrasing appears, none is privileged before RL."""
+    copy_drill: int = Field(0, ge=0, le=1_000_000, description="copying drill steps first")
+    """Gradient steps of ``train.copy_drill``'s drill (copy a run of the caller's words into a
+    ``record`` call) before the warm start: for a model trained from scratch (``tiny``), which
+    otherwise writes the values it saw most instead of the ones it heard."""
 
 
 class LMAgentConfig(FrozenConfig):

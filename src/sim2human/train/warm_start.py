@@ -103,14 +103,39 @@ class VariedReference:
         return calls
 
     def _words(self, said: str, field: str, value: object, rng: np.random.Generator) -> str | None:
-        """What to record for ``field``: the caller's own last words when the scenario reads
-        ``value`` from them (so the model learns to copy what it heard, as a person taking
-        notes does), else plain words for the value."""
+        """What to record for ``field``: the shortest run of the caller's last words the
+        scenario reads as ``value`` (so the model learns to copy what it heard, as a person
+        taking notes does, and a turn that records two fields still fits the policy's token
+        limit), else plain words for the value."""
         scenario = self.scenario
-        if isinstance(scenario, ReadsFields) and read_value(scenario, field, said) == value:
-            return said
+        if isinstance(scenario, ReadsFields):
+            span = shortest_span(scenario, field, said, value)
+            if span is not None:
+                return span
         say = getattr(scenario, "say", None)
         return value_text(scenario, field, value, say, rng)  # type: ignore[arg-type]
+
+
+SPAN_WORDS = 12
+"""The longest run of a caller's words ``shortest_span`` tries: a value longer than that is
+recorded whole (a caller's whole turn, when it reads as the value)."""
+
+
+def shortest_span(scenario: ReadsFields, field: str, said: str, value: object) -> str | None:
+    """The shortest run of words in ``said`` that the scenario reads as ``value`` for ``field``
+    (the earliest of equal length; punctuation at its ends dropped), ``said`` whole when only
+    all of it does, or None. The words copied are the caller's, typos included: the reader
+    takes them as it took the caller's turn."""
+    words = said.split()
+    for n in range(1, min(SPAN_WORDS, len(words)) + 1):
+        for i in range(len(words) - n + 1):
+            span = " ".join(words[i : i + n]).strip(_EDGE)
+            if span and read_value(scenario, field, span) == value:
+                return span
+    return said if read_value(scenario, field, said) == value else None
+
+
+_EDGE = " ,.;:!?\"'()"
 
 
 def reference_calls(
@@ -184,6 +209,21 @@ def fine_tune(
         losses.append(total / max(1, count))
     policy.model.eval()
     return losses
+
+
+def turn_tokens(policy: LMPolicy, calls: Sequence[Episode]) -> list[int]:
+    """The length in tokens of every agent turn of ``calls`` as ``policy`` writes it (its words,
+    tool blocks and closing token): what its ``max_new_tokens`` must hold for it to say them."""
+    lengths: list[int] = []
+    for e in calls:
+        run = 0
+        for own in [*policy.written_trace(e.turns).mask, 0]:
+            if own:
+                run += 1
+            elif run:
+                lengths.append(run)
+                run = 0
+    return lengths
 
 
 def corpus_texts(calls: Sequence[Episode], system_prompt: str) -> list[str]:

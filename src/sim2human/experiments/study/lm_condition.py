@@ -19,12 +19,14 @@ import copy
 import fcntl
 import hashlib
 import json
+import logging
 import re
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import torch
 
 from sim2human import outputs
@@ -56,11 +58,13 @@ from sim2human.store.layout import (
 )
 from sim2human.store.rundir import EpisodeLog, JsonlWriter, read_json, write_json
 from sim2human.train.config import LMAgentConfig
+from sim2human.train.copy_drill import copy_drill
 from sim2human.train.grpo import StepStats, train_grpo
-from sim2human.train.warm_start import corpus_texts, fine_tune, reference_calls
+from sim2human.train.warm_start import corpus_texts, fine_tune, reference_calls, turn_tokens
 from sim2human.types import Episode
 
 Progress = Callable[[int], None]
+logger = logging.getLogger(__name__)
 GRPO_LOG_EVERY = 5
 """Keep every fifth GRPO step's calls in ``episodes.jsonl`` (every step is summarised in
 ``metrics.jsonl``): a GPU run of thousands of steps would otherwise store gigabytes."""
@@ -88,6 +92,8 @@ def run_lm_condition(
     sampler = Recording(world.sampler(condition, run_seed, episodes=max(1, budget)))
     write_json(out / CONFIG, sub_run_config(cfg, condition, seed, run_seed))
     warm = warm_start(cfg, agent_cfg, world, seed, out.parents[2] / WARM_START)
+    if (cut := turns_cut(read_json(warm / WARM_META), agent_cfg.max_new_tokens)) is not None:
+        logger.warning(cut)
     policy, ref = warm_policy(warm, agent_cfg, world)
     torch.manual_seed(run_seed % 2**31)
     log = EpisodeLog(out / EPISODES)
@@ -166,6 +172,20 @@ def warm_policy(warm: Path, agent_cfg: LMAgentConfig, world: StudyWorld) -> tupl
     return policy, ref
 
 
+def turns_cut(warm_meta: dict[str, Any], max_new_tokens: int) -> str | None:
+    """A line saying the policy's token limit cuts its warm start's turns, or None: a cut turn
+    loses what it was saying, a read-back or a ``record`` call, so the model cannot do what it
+    learned (intake's read-back is ~90 tiny-model tokens; an early limit of 48 cut every call)."""
+    p99 = warm_meta.get("turn_tokens", {}).get("p99", 0)
+    if p99 <= max_new_tokens:
+        return None
+    return (
+        f"agent.max_new_tokens {max_new_tokens} is shorter than the warm start's longest turns "
+        f"(99th percentile {p99:.0f} tokens, longest {warm_meta['turn_tokens']['max']}): the "
+        f"policy cannot write them whole; raise it to at least {int(p99) + 1}"
+    )
+
+
 def novel_share(episodes: Sequence[Episode], corpus: set[str]) -> float:
     """The share of the agent's held-out turns that are not, word for word, a line of its warm
     start's corpus: whether it writes its own words or replays the reference's."""
@@ -215,7 +235,10 @@ def warm_start(
         model.to(agent_cfg.device)
         torch.manual_seed(seed % 2**31)
         policy = LMPolicy(model, tok, prompt, device=agent_cfg.device)
+        fields = getattr(world.scenario, "fields", ())
+        drilled = copy_drill(policy, calls, fields, ws, seed) if ws.copy_drill else []
         losses = fine_tune(policy, calls, ws, seed, micro_batch=agent_cfg.micro_batch)
+        lengths = np.asarray(turn_tokens(policy, calls) or [0])
         staging = target.with_name(target.name + ".partial")
         outputs.remove(staging, inside=folder)
         save(model, tok, staging)
@@ -228,7 +251,13 @@ def warm_start(
                 "calls": len(calls),
                 "reference_gold": sum(e.gold.score for e in calls) / max(1, len(calls)),
                 "epoch_loss": [round(x, 4) for x in losses],
+                "copy_drill_loss": [round(x, 4) for x in drilled],
                 "seconds": round(time.perf_counter() - began, 1),
+                "turn_tokens": {
+                    "median": float(np.median(lengths)),
+                    "p99": float(np.percentile(lengths, 99)),
+                    "max": int(lengths.max()),
+                },
                 "members": sorted({s.id for s in world.ensemble.train}),
                 "agent_lines": lines,
             },

@@ -1,0 +1,64 @@
+"""The copying drill: exchanges whose only lesson is copying what the caller said, and nothing an
+agent says (so no phrasing is privileged before RL)."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+from sim2human.agents.lm_models import tiny
+from sim2human.agents.lm_policy import LMPolicy
+from sim2human.scenarios.tools import RECORD
+from sim2human.train.config import WarmStartConfig
+from sim2human.train.copy_drill import BATCH, EXCHANGES, copy_drill, drill_calls
+from sim2human.types import Turn
+
+CALLS = [
+    SimpleNamespace(
+        turns=[
+            Turn(speaker="user", text="My back hurts since Tuesday."),
+            Turn(speaker="agent", text="How bad is it, out of ten?"),
+            Turn(speaker="user", text="Seven, and I take aspirin."),
+        ]
+    )
+]
+FIELDS = ("severity", "medications")
+
+
+def test_each_record_copies_a_run_of_the_callers_words_and_the_agent_says_nothing() -> None:
+    drills = drill_calls(CALLS, FIELDS, 50, seed=0)  # type: ignore[arg-type]
+    heard = {w for t in CALLS[0].turns if t.speaker == "user" for w in t.text.split()}
+    assert len(drills) == 50
+    for d in drills:
+        assert len(d.turns) == 2 * EXCHANGES
+        for said, agent in zip(d.turns[::2], d.turns[1::2], strict=True):
+            assert said.speaker == "user" and set(said.text.split()) <= heard
+            assert agent.speaker == "agent" and agent.text == ""  # no agent line at all
+            (call,) = agent.tool_calls
+            assert call.name == RECORD and call.arguments["field"] in FIELDS
+            assert f" {call.arguments['value']} " in f" {said.text} "  # a run, whole words
+
+
+def test_drills_are_drawn_from_the_seed() -> None:
+    def values(seed: int) -> list[object]:
+        drills = drill_calls(CALLS, FIELDS, 5, seed=seed)  # type: ignore[arg-type]
+        return [c.arguments["value"] for d in drills for t in d.turns for c in t.tool_calls]
+
+    assert values(0) == values(0) and values(0) != values(1)
+
+
+def test_the_drill_takes_its_steps_without_the_system_prompt_and_gives_it_back() -> None:
+    texts = [t.text for t in CALLS[0].turns] * 20
+    model, tok = tiny(texts, seed=0, sizes={"hidden": 32, "layers": 1, "heads": 2, "vocab": 300})
+    policy = LMPolicy(model, tok, "You are a nurse.")
+    seen: list[int] = []
+    losses = copy_drill(
+        policy,
+        CALLS,  # type: ignore[arg-type]
+        FIELDS,
+        WarmStartConfig(copy_drill=3, lr=0.01),
+        seed=0,
+        progress=seen.append,
+    )
+    assert seen == [BATCH] * 3 and len(losses) == 1
+    assert policy.system_prompt == "You are a nurse."
+    assert copy_drill(policy, CALLS, FIELDS, WarmStartConfig(copy_drill=0), 0) == []  # type: ignore[arg-type]

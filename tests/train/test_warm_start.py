@@ -1,0 +1,105 @@
+"""The warm start's corpus: what the reference records (the shortest run of the caller's words
+that reads as the value, so the model copies what it heard), and whether the policy's token limit
+holds the turns it learns to write."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from sim2human.agents.lm_models import tiny
+from sim2human.agents.lm_policy import LMPolicy
+from sim2human.experiments.study.config import load_study
+from sim2human.experiments.study.lm_condition import turns_cut
+from sim2human.experiments.study.trained_agents import lm_prompt
+from sim2human.experiments.study.world import StudyWorld
+from sim2human.scenarios.catalog import get_scenario
+from sim2human.scenarios.tools import RECORD, read_value, tool_text
+from sim2human.train.config import WarmStartConfig
+from sim2human.train.warm_start import corpus_texts, reference_calls, shortest_span, turn_tokens
+from sim2human.types import ToolCall, Turn
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+@pytest.mark.parametrize(
+    ("field", "said", "span"),
+    [
+        (
+            "medications",
+            "JJust amlodipine and carvedilol, I take those every day.",
+            "amlodipine and carvedilol",
+        ),
+        ("dob", "No, I don't have any conditions. My birthday is 13 June 1942.", "13 June 1942"),
+        ("severity", "Prohably 5 out of 10.", "5"),
+    ],
+)
+def test_the_shortest_run_of_the_callers_words_that_reads_as_the_value(
+    field: str, said: str, span: str
+) -> None:
+    intake = get_scenario("intake")
+    value = read_value(intake, field, said)  # type: ignore[arg-type]
+    assert value is not None
+    assert shortest_span(intake, field, said, value) == span  # type: ignore[arg-type]
+    assert read_value(intake, field, span) == value  # type: ignore[arg-type]
+
+
+def test_words_that_do_not_say_the_value_give_no_span() -> None:
+    intake = get_scenario("intake")
+    assert shortest_span(intake, "medications", "Okay, sure.", ("aspirin",)) is None  # type: ignore[arg-type]
+
+
+def test_the_reference_records_a_few_of_the_callers_own_words() -> None:
+    world = StudyWorld.build(load_study(EXAMPLES / "lm-collapse.yaml", quick=True))
+    calls = reference_calls(
+        world.scenario, world.ensemble.train, WarmStartConfig(episodes=40), 0, 20
+    )
+    copied, words = 0, []
+    for e in calls:
+        heard = ""
+        for t in e.turns:
+            if t.speaker != "agent":
+                heard = t.text
+                continue
+            for call in t.tool_calls:
+                if call.name == RECORD:
+                    value = str(call.arguments["value"])
+                    copied += value in heard
+                    words.append(len(value.split()))
+    assert copied > 0.9 * len(words)  # copied from what the caller just said
+    assert np.median(words) <= 3  # a note, not the caller's whole turn (median 9 words before)
+
+
+def test_turn_tokens_are_what_the_policy_writes_of_each_agent_turn() -> None:
+    record = ToolCall(name=RECORD, arguments={"field": "severity", "value": "7"})
+    turns = [
+        Turn(speaker="user", text="My back hurts."),
+        Turn(speaker="agent", text="How bad is it?"),
+        Turn(speaker="user", text="Seven."),
+        Turn(speaker="agent", text="Thanks, bye.", tool_calls=(record,)),
+    ]
+    sizes = {"hidden": 32, "layers": 1, "heads": 2, "vocab": 400}
+    model, tok = tiny([t.text for t in turns] * 20, seed=0, sizes=sizes)
+    policy = LMPolicy(model, tok, "system prompt")
+    said = ["How bad is it?", f"{tool_text(record)} Thanks, bye."]
+    expected = [len(tok.encode(s, add_special_tokens=False)) + 1 for s in said]  # + its end
+    assert turn_tokens(policy, [SimpleNamespace(turns=turns)]) == expected  # type: ignore[list-item]
+
+
+@pytest.mark.parametrize("example", ["lm-collapse.yaml", "lm-support.yaml"])
+def test_the_examples_token_limit_holds_their_warm_starts_turns(example: str) -> None:
+    cfg = load_study(EXAMPLES / example, quick=True)
+    world = StudyWorld.build(cfg)
+    calls = reference_calls(
+        world.scenario, world.ensemble.train, WarmStartConfig(episodes=100), 0, world.max_turns
+    )
+    prompt = lm_prompt(world.scenario)
+    model, tok = tiny(corpus_texts(calls, prompt), seed=0)
+    lengths = np.asarray(turn_tokens(LMPolicy(model, tok, prompt), calls))
+    meta = {"turn_tokens": {"p99": float(np.percentile(lengths, 99)), "max": int(lengths.max())}}
+    assert turns_cut(meta, cfg.agent.max_new_tokens) is None  # type: ignore[union-attr]
+    cut = turns_cut(meta, 48)  # the examples' limit before: it cut every call's read-back
+    assert cut is not None and "max_new_tokens 48" in cut
