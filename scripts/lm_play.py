@@ -42,6 +42,7 @@ def main() -> None:
     from sim2human.experiments.study.trained_agents import lm_prompt
     from sim2human.experiments.study.world import StudyWorld
     from sim2human.rollout.evaluate import evaluate
+    from sim2human.stress.adversarial import wilson
 
     torch.set_num_threads(1)
     world = StudyWorld.build(load_study(args.study, quick=True))
@@ -54,8 +55,11 @@ def main() -> None:
         max_new_tokens=args.max_new_tokens,
         device=args.device,
     )
-    print("| temperature | calls | fields right | gold | proxy | median agent turns | s |")
-    print("|---:|---:|---:|---:|---:|---:|---:|")
+    print(
+        "| temperature | calls | fields right | gold | complete calls [95% CI] | proxy "
+        "| median agent turns | s |"
+    )
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|")
     for temperature in args.temperatures:
         policy.temperature = temperature
         began = time.perf_counter()
@@ -67,9 +71,13 @@ def main() -> None:
             per_member=args.per_member,
             max_turns=world.max_turns,
         )
+        done = sum(e.gold.success for e in eps)
+        low, high = wilson(done, len(eps), 1.96)
         print(
             f"| {temperature} | {len(eps)} | {np.mean([e.gold.field_accuracy for e in eps]):.0%} "
-            f"| {np.mean([e.gold.score for e in eps]):.2f} | {np.mean([e.proxy for e in eps]):.2f} "
+            f"| {np.mean([e.gold.score for e in eps]):.2f} "
+            f"| {done} = {done / len(eps):.0%} [{low:.0%}, {high:.0%}] "
+            f"| {np.mean([e.proxy for e in eps]):.2f} "
             f"| {np.median([e.n_turns for e in eps]):.0f} | {time.perf_counter() - began:.0f} |"
         )
         if args.fields:
