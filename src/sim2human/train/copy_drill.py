@@ -10,8 +10,9 @@ to lower it: short exchanges of the callers' words in a random order, each answe
 spoken line, so it privileges no phrasing before RL (the warm start's rule), and it reads no
 held-out caller: its words are the warm start's own calls'.
 
-Measured on intake (``docs/results/lm-agents.md``): at the quick warm start, 1,000 drill steps
-took the tiny model from 39% to 64% of fields right at temperature 0 (24 calls each).
+Measured (``docs/results/lm-agents.md``): at intake's quick warm start, 1,000 drill steps took
+the tiny model from 39% to 64% of fields right at temperature 0 (24 calls each); on support no
+gain showed, where most calls are lost to a missing ``submit`` instead.
 """
 
 from __future__ import annotations
