@@ -92,7 +92,8 @@ def run_lm_condition(
     sampler = Recording(world.sampler(condition, run_seed, episodes=max(1, budget)))
     write_json(out / CONFIG, sub_run_config(cfg, condition, seed, run_seed))
     warm = warm_start(cfg, agent_cfg, world, seed, out.parents[2] / WARM_START)
-    if (cut := turns_cut(read_json(warm / WARM_META), agent_cfg.max_new_tokens)) is not None:
+    warm_meta = read_json(warm / WARM_META)
+    if (cut := turns_cut(warm_meta, agent_cfg.max_new_tokens)) is not None:
         logger.warning(cut)
     policy, ref = warm_policy(warm, agent_cfg, world)
     torch.manual_seed(run_seed % 2**31)
@@ -139,7 +140,6 @@ def run_lm_condition(
             lambda e: _log(log, progress, e),
         )
         llm_stats = llm_accounting(llm)
-    warm_meta = read_json(warm / WARM_META)
     write_members(out / MEMBERS, trained_on, world.ensemble.heldout, sampler)
     summary = SubRunSummary(
         **evaluation_fields(evals, sampler.phrasings),
