@@ -35,7 +35,8 @@ def test_each_record_copies_a_run_of_the_callers_words_and_the_agent_says_nothin
             assert agent.speaker == "agent" and agent.text == ""  # no agent line at all
             (call,) = agent.tool_calls
             assert call.name == RECORD and call.arguments["field"] in FIELDS
-            assert f" {call.arguments['value']} " in f" {said.text} "  # a run, whole words
+            value = str(call.arguments["value"])
+            assert value.startswith(" ") and f"{value} " in f" {said.text} "  # a run, whole words
 
 
 def test_drills_are_drawn_from_the_seed() -> None:

@@ -17,9 +17,15 @@ from sim2human.experiments.study.lm_condition import turns_cut
 from sim2human.experiments.study.trained_agents import lm_prompt
 from sim2human.experiments.study.world import StudyWorld
 from sim2human.scenarios.catalog import get_scenario
-from sim2human.scenarios.tools import RECORD, read_value, tool_text
+from sim2human.scenarios.tools import RECORD, open_desk, read_value, tool_text, use_tools
 from sim2human.train.config import WarmStartConfig
-from sim2human.train.warm_start import corpus_texts, reference_calls, shortest_span, turn_tokens
+from sim2human.train.warm_start import (
+    corpus_texts,
+    reference_calls,
+    shortest_span,
+    turn_tokens,
+    written_value,
+)
 from sim2human.types import ToolCall, Turn
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -67,10 +73,31 @@ def test_the_reference_records_a_few_of_the_callers_own_words() -> None:
             for call in t.tool_calls:
                 if call.name == RECORD:
                     value = str(call.arguments["value"])
+                    assert value.startswith(" ")  # written_value's space
+                    value = value.strip()
                     copied += value in heard
                     words.append(len(value.split()))
     assert copied > 0.9 * len(words)  # copied from what the caller just said
     assert np.median(words) <= 3  # a note, not the caller's whole turn (median 9 words before)
+
+
+def _holds(ids: list[int], run: list[int]) -> bool:
+    return any(ids[i : i + len(run)] == run for i in range(len(ids) - len(run) + 1))
+
+
+def test_a_recorded_value_is_written_in_the_tokens_the_caller_said() -> None:
+    """Copying is copying tokens: without the space, the value's first word after the opening
+    quote is another token than the one heard ("am" + "lodipine" for " amlodipine")."""
+    said = "I take amlodipine and carvedilol every day."
+    words = written_value("amlodipine and carvedilol")
+    record = ToolCall(name=RECORD, arguments={"field": "medications", "value": words})
+    _, tok = tiny([said, tool_text(record)] * 20)
+    value = tok.encode(" amlodipine and carvedilol", add_special_tokens=False)
+    assert _holds(tok.encode(said, add_special_tokens=False), value)
+    assert _holds(tok.encode(tool_text(record), add_special_tokens=False), value)
+    intake = get_scenario("intake")
+    desk = use_tools(intake, open_desk(intake), [record])
+    assert desk.working["medications"] == ("amlodipine", "carvedilol")  # the space is not read
 
 
 def test_turn_tokens_are_what_the_policy_writes_of_each_agent_turn() -> None:

@@ -145,8 +145,9 @@ def use_tools(scenario: object, desk: Desk, calls: Sequence[ToolCall]) -> Desk:
 
 
 def read_value(scenario: ReadsFields, field: str, text: str) -> Value | None:
-    """``text`` read as the caller's answer to ``field`` (None when it says nothing of it)."""
-    return scenario.extract(text, scenario.empty_record(), field).get(field)
+    """``text`` read as the caller's answer to ``field`` (None when it says nothing of it), the
+    spaces around it stripped (the warm start writes a value after a space: ``written_value``)."""
+    return scenario.extract(text.strip(), scenario.empty_record(), field).get(field)
 
 
 def value_text(

@@ -26,7 +26,7 @@ from sim2human import seeding
 from sim2human.agents.lm_policy import LMPolicy
 from sim2human.scenarios.tools import RECORD
 from sim2human.train.config import WarmStartConfig
-from sim2human.train.warm_start import Progress, fine_tune
+from sim2human.train.warm_start import Progress, fine_tune, written_value
 from sim2human.types import Episode, ToolCall, Turn
 
 BATCH = 32
@@ -59,7 +59,7 @@ def _exchanges(vocab: list[str], fields: Sequence[str], rng: np.random.Generator
         size = int(rng.integers(*RUN))
         start = int(rng.integers(len(words) - size + 1))
         field = fields[int(rng.integers(len(fields)))]
-        value = " ".join(words[start : start + size])
+        value = written_value(" ".join(words[start : start + size]))
         record = ToolCall(name=RECORD, arguments={"field": field, "value": value})
         turns.append(Turn(speaker="user", text=" ".join(words)))
         turns.append(Turn(speaker="agent", text="", tool_calls=(record,)))

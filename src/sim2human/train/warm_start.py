@@ -98,7 +98,10 @@ class VariedReference:
                 continue
             words = self._words(obs.user_text, field, value, rng)
             if words is not None:
-                calls.append(ToolCall(name=RECORD, arguments={"field": field, "value": words}))
+                value_words = written_value(words)
+                calls.append(
+                    ToolCall(name=RECORD, arguments={"field": field, "value": value_words})
+                )
                 done[field] = value
         return calls
 
@@ -114,6 +117,18 @@ class VariedReference:
                 return span
         say = getattr(scenario, "say", None)
         return value_text(scenario, field, value, say, rng)  # type: ignore[arg-type]
+
+
+def written_value(words: str) -> str:
+    """``words`` as the warm start writes a ``record`` value: after one space.
+
+    Why: a byte-level BPE tokenizer joins a word to the space before it, so a word the caller
+    said mid-sentence (" amlodipine") and the same word right after the value's opening quote
+    ("amlodipine", then "am" + "lodipine" in the tiny tokenizer) are different tokens, and a model
+    that must learn to copy would have to learn every value's first word twice. With the space,
+    the value's first word is the token it heard. The scenario reads a value with the spaces
+    around it stripped (``scenarios.tools.read_value``), so the space changes no record."""
+    return f" {words}"
 
 
 SPAN_WORDS = 12
