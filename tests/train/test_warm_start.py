@@ -100,6 +100,13 @@ def test_a_recorded_value_is_written_in_the_tokens_the_caller_said() -> None:
     assert desk.working["medications"] == ("amlodipine", "carvedilol")  # the space is not read
 
 
+def test_the_tiny_tokenizer_writes_a_number_digit_by_digit() -> None:
+    said = "My birthday is 28/2/1982, and it hurts 7 out of 10."
+    _, tok = tiny([said] * 50)
+    pieces = [tok.decode([i]) for i in tok.encode(" 1982 10", add_special_tokens=False)]
+    assert [p.strip() for p in pieces if p.strip()] == ["1", "9", "8", "2", "1", "0"]
+
+
 def test_turn_tokens_are_what_the_policy_writes_of_each_agent_turn() -> None:
     record = ToolCall(name=RECORD, arguments={"field": "severity", "value": "7"})
     turns = [

@@ -109,10 +109,18 @@ def bpe_tokenizer(
 ) -> Any:
     """A byte-level BPE tokenizer trained on ``texts`` with ``special`` tokens (ChatML's by
     default) and ``pieces`` added whole: the tiny models' (the ``lm`` agent's, here, and the
-    TRL adapter's, ``integrations.lm``)."""
+    TRL adapter's, ``integrations.lm``).
+
+    Digits are tokens of their own (as in Llama's vocabulary): merged, a number is split into
+    pieces that depend on the number ("1967" was "196" + "7"), and a model that must copy a
+    date or a count it heard would have to learn every number's pieces; one digit a token,
+    copying a number is copying its digits."""
     transformers, tokenizers = need("transformers"), need("tokenizers")
     bpe = tokenizers.Tokenizer(tokenizers.models.BPE())
-    bpe.pre_tokenizer = tokenizers.pre_tokenizers.ByteLevel(add_prefix_space=False)
+    pre = tokenizers.pre_tokenizers
+    bpe.pre_tokenizer = pre.Sequence(
+        [pre.Digits(individual_digits=True), pre.ByteLevel(add_prefix_space=False)]
+    )
     bpe.decoder = tokenizers.decoders.ByteLevel()
     trainer = tokenizers.trainers.BpeTrainer(
         vocab_size=vocab,

@@ -65,7 +65,7 @@ def result_text(scenario: object, call: ToolCall, before: Desk, after: Desk) -> 
             return f"not recorded: no field {field!r} (fields: {', '.join(scenario.fields)})"
         read = None if value is None else read_value(scenario, field, str(value))
         if read is None:
-            return f"not recorded: {value!r} is not a value of {field}"
+            return f"not recorded: {str(value).strip()!r} is not a value of {field}"
         return f"recorded {field} = {_json(read)}"
     if after.working == before.working:
         return f"{call.name}: nothing changed"
