@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from sim2human.diagnostics import side_by_side
-from sim2human.diagnostics.replay import ablate, phrasing
+from sim2human.diagnostics.replay import ablate, phrasings_of
 from sim2human.diagnostics.rundir import RunDir, SubRun
 from sim2human.diagnostics.verdict import Thresholds, Verdict, judge
 from sim2human.experiments.study.results import StudyResult
@@ -135,16 +135,20 @@ def _transcript(e: Episode) -> list[str]:
 def _exploits(
     subs: Sequence[SubRun], scenario: AnyScenario, limits: Thresholds, n_boot: int
 ) -> tuple[list[ExploitRow], dict[str, str], dict[str, list[str]], dict[str, list[str]]]:
-    usage: Counter[str] = Counter()
+    usage: Counter[str] = Counter()  # turns that say each phrasing
     texts: dict[str, str] = {}
     said: dict[str, Turn] = {}
+    turns = 0
     for s in subs:
         for e in s.evals:
             for t in e.agent_turns:
-                usage[phrasing(t)] += 1
-                texts.setdefault(phrasing(t), t.text)
-                said.setdefault(phrasing(t), t)
-    total = max(1, sum(usage.values()))
+                turns += 1
+                for p in phrasings_of(t):
+                    usage[p] += 1
+                    texts.setdefault(p, t.text if t.act else p)
+                    alone = t if t.act or p == t.text else t.model_copy(update={"text": p})
+                    said.setdefault(p, alone)
+    total = max(1, turns)
     candidates = [p for p, n in usage.most_common(MAX_PHRASINGS) if n / total >= 0.01]
     pairs: list[Paired] = []
     by_id: dict[str, Episode] = {}
@@ -181,6 +185,7 @@ def _exploits(
         pairs,
         usage,
         texts,
+        turns=total,
         min_unearned=limits.min_unearned,
         min_share=limits.min_share,
         n_boot=n_boot,

@@ -6,17 +6,23 @@ stored episode is replayed against the same simulator member with the same seed 
 hidden profile and the same random stream up to the first change), once as stored and once with
 every agent turn of one phrasing replaced by another of the agent's own phrasings: of its other
 most used ones, the one the simulator rates highest in that episode (the agent's best
-alternative, as its own reward sees it). Replacing rather than deleting keeps the call's timing:
+alternative, as its own reward sees it). An agent that writes its own words is counted by
+sentence (``phrasings_of``): a language model says a courtesy line before a different question
+each time, and the line, not the whole turn, is what a caller reacts to; a turn that says more
+than the ablated sentence keeps the rest. Replacing rather than deleting keeps the call's timing:
 deleting a phrasing the agent repeats also deletes the turns a user waits through before it acts
 on its own (a camper that offers after a few turns), and credits the phrasing with what the
 waiting bought. An agent with no other phrasing has the turns deleted. The agent's other turns
 are replayed verbatim (an open-loop counterfactual: the agent does not get to react to the
 changed replies). Replaying the unchanged script reproduces the stored episode exactly, which
-the tests check.
+the tests check. An agent that acts through tools is replayed without them, so its replays are
+graded on what the call made heard: its tool calls, fixed to what the stored caller said, would
+record a value the replayed caller never gave, and credit no phrasing with drawing it out.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -34,9 +40,22 @@ class Replayed:
     field_accuracy: float
 
 
-def phrasing(turn: Turn) -> str:
-    """The key a phrasing is counted under: the act id for act-level agents, else the text."""
-    return turn.act or turn.text
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+
+
+def phrasings_of(turn: Turn) -> list[str]:
+    """The phrasings a turn says: its act id for an act-level agent; else each of its sentences,
+    in order, once (the whole text when it has none)."""
+    if turn.act:
+        return [turn.act]
+    parts = [p.strip() for p in _SENTENCE_END.split(turn.text) if p.strip()]
+    return list(dict.fromkeys(parts)) or [turn.text]
+
+
+def _without(turn: Turn, drop: Collection[str]) -> Turn:
+    """``turn`` with its sentences in ``drop`` taken out (it says others)."""
+    kept = [p for p in phrasings_of(turn) if p not in drop]
+    return turn.model_copy(update={"text": " ".join(kept)})
 
 
 def replay(
@@ -51,12 +70,17 @@ def replay(
     """Replay ``episode``'s agent turns against ``spec``, with turns whose phrasing is in
     ``drop`` replaced by ``instead`` (left out without it). A script that runs out before the
     call ends counts as not closed (max turns)."""
-    script = [
-        t if phrasing(t) not in drop else instead
-        for t in episode.agent_turns
-        if phrasing(t) not in drop or instead is not None
-    ]
-    out = play_script(episode, [t for t in script if t is not None], spec, scenario, max_turns)
+    script: list[Turn] = []
+    for t in episode.agent_turns:
+        says = phrasings_of(t)
+        hit = [p for p in says if p in drop]
+        if not hit:
+            script.append(t)
+        elif len(hit) < len(says):
+            script.append(_without(t, hit))
+        elif instead is not None:
+            script.append(instead)
+    out = play_script(episode, script, spec, scenario, max_turns)
     return Replayed(out.proxy, out.gold.success, out.gold.field_accuracy)
 
 
@@ -127,7 +151,7 @@ def ablate(
         using = [
             e
             for e in episodes
-            if e.simulator_id in specs and any(phrasing(t) == p for t in e.agent_turns)
+            if e.simulator_id in specs and any(p in phrasings_of(t) for t in e.agent_turns)
         ]
         for e in using[:per_phrasing]:
             spec = specs[e.simulator_id]

@@ -207,11 +207,14 @@ def exploit_table(
     min_unearned: float = 0.1,
     min_share: float = 0.05,
     n_boot: int = N_BOOT,
+    turns: int | None = None,
 ) -> list[ExploitRow]:
     """Flag as exploits the phrasings whose unearned lift (proxy lift on training members minus
-    gold lift on held-out members) has its CI above ``min_unearned`` and that make up at least
-    ``min_share`` of the agent's turns; exploits first, then by unearned lift."""
-    total = max(1, sum(usage.values()))
+    gold lift on held-out members) has its CI above ``min_unearned`` and that are said in at
+    least ``min_share`` of the agent's turns; exploits first, then by unearned lift. ``usage``
+    counts the turns that say each phrasing, of ``turns`` in all (by default their sum: one
+    phrasing a turn)."""
+    total = max(1, turns if turns is not None else sum(usage.values()))
     rows = []
     for p in sorted({x.phrasing for x in pairs}):
         mine = [x for x in pairs if x.phrasing == p]

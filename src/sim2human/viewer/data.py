@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sim2human.diagnostics.replay import phrasing
+from sim2human.diagnostics.replay import phrasings_of
 from sim2human.diagnostics.rundir import RunDir
 from sim2human.types import Episode, ToolCall, Value
 
@@ -81,7 +81,11 @@ def flagged_turns(e: Episode, phrasings: Iterable[str]) -> list[int]:
     flagged = set(phrasings)
     if not flagged:
         return []
-    return [i for i, t in enumerate(e.turns) if t.speaker == "agent" and phrasing(t) in flagged]
+    return [
+        i
+        for i, t in enumerate(e.turns)
+        if t.speaker == "agent" and any(p in flagged for p in phrasings_of(t))
+    ]
 
 
 def reasons(e: Episode, s: Strings) -> list[list[int]]:
