@@ -1,0 +1,45 @@
+"""``scripts/lm_warm_start.py`` makes the warm start a study would (the same folder name, so a
+study reuses it), and ``scripts/lm_play.py`` plays it on the training members."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+
+from sim2human.experiments.study.config import load_study
+from sim2human.experiments.study.lm_condition import warm_start_dir
+from sim2human.experiments.study.world import StudyWorld
+from sim2human.train.config import LMAgentConfig
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def run(script: str, *args: str | Path) -> subprocess.CompletedProcess[str]:
+    cmd = [sys.executable, str(ROOT / "scripts" / script), *map(str, args)]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=300, check=False)
+
+
+def test_a_warm_start_alone_is_the_studys_and_plays(tmp_path: Path) -> None:
+    study = yaml.safe_load((ROOT / "examples" / "lm-collapse.yaml").read_text())
+    study["quick"]["agent"]["warm_start"] = {"episodes": 6, "epochs": 1, "copy_drill": 2}
+    path = tmp_path / "small.yaml"
+    path.write_text(yaml.safe_dump(study))
+    made = run("lm_warm_start.py", path, tmp_path / "out")
+    assert made.returncode == 0, made.stderr
+    cfg = load_study(path, quick=True)
+    assert isinstance(cfg.agent, LMAgentConfig)
+    folder = warm_start_dir(tmp_path / "out", cfg.agent, StudyWorld.build(cfg), 0)
+    assert made.stdout.startswith(str(folder))
+    meta = json.loads((folder / "warm_start.json").read_text())
+    assert meta["calls"] == 6 and len(meta["copy_drill_loss"]) == 1
+    played = run(
+        "lm_play.py", path, folder, "--temperatures", "0", "--per-member", "1", "--fields"
+    )
+    assert played.returncode == 0, played.stderr
+    assert "| 0.0 | 12 |" in played.stdout and "| medications |" in played.stdout
+    refused = run("lm_warm_start.py", ROOT / "examples" / "collapse.yaml", tmp_path / "x")
+    assert refused.returncode != 0 and "not a language model" in refused.stderr
