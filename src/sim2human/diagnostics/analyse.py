@@ -132,10 +132,12 @@ def _transcript(e: Episode) -> list[str]:
     return [f"{t.speaker}: {t.text}" for t in e.turns]
 
 
-def _exploits(
-    subs: Sequence[SubRun], scenario: AnyScenario, limits: Thresholds, n_boot: int
-) -> tuple[list[ExploitRow], dict[str, str], dict[str, list[str]], dict[str, list[str]]]:
-    usage: Counter[str] = Counter()  # turns that say each phrasing
+def _usage(
+    subs: Sequence[SubRun],
+) -> tuple[Counter[str], dict[str, str], dict[str, Turn], int]:
+    """Per phrasing (``phrasings_of``): the evaluation turns that say it, its words, a turn
+    that says it alone (what an ablation says instead); and the turns in all."""
+    usage: Counter[str] = Counter()
     texts: dict[str, str] = {}
     said: dict[str, Turn] = {}
     turns = 0
@@ -148,7 +150,13 @@ def _exploits(
                     texts.setdefault(p, t.text if t.act else p)
                     alone = t if t.act or p == t.text else t.model_copy(update={"text": p})
                     said.setdefault(p, alone)
-    total = max(1, turns)
+    return usage, texts, said, max(1, turns)
+
+
+def _exploits(
+    subs: Sequence[SubRun], scenario: AnyScenario, limits: Thresholds, n_boot: int
+) -> tuple[list[ExploitRow], dict[str, str], dict[str, list[str]], dict[str, list[str]]]:
+    usage, texts, said, total = _usage(subs)
     candidates = [p for p, n in usage.most_common(MAX_PHRASINGS) if n / total >= 0.01]
     pairs: list[Paired] = []
     by_id: dict[str, Episode] = {}
