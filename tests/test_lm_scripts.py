@@ -1,5 +1,6 @@
 """``scripts/lm_warm_start.py`` makes the warm start a study would (the same folder name, so a
-study reuses it), and ``scripts/lm_play.py`` plays it on the training members."""
+study reuses it), ``scripts/lm_play.py`` plays it on the training members, and
+``scripts/line_share.py`` counts the agent turns that say a line."""
 
 from __future__ import annotations
 
@@ -36,10 +37,32 @@ def test_a_warm_start_alone_is_the_studys_and_plays(tmp_path: Path) -> None:
     assert made.stdout.startswith(str(folder))
     meta = json.loads((folder / "warm_start.json").read_text())
     assert meta["calls"] == 6 and len(meta["copy_drill_loss"]) == 1
-    played = run(
-        "lm_play.py", path, folder, "--temperatures", "0", "--per-member", "1", "--fields"
-    )
+    played = run("lm_play.py", path, folder, "--temperatures", "0", "--per-member", "1", "--fields")
     assert played.returncode == 0, played.stderr
     assert "| 0.0 | 12 |" in played.stdout and "| medications |" in played.stdout
     refused = run("lm_warm_start.py", ROOT / "examples" / "collapse.yaml", tmp_path / "x")
     assert refused.returncode != 0 and "not a language model" in refused.stderr
+
+
+def test_the_share_of_agent_turns_that_say_a_line(tmp_path: Path) -> None:
+    def call(phase: str, split: str, step: int | None, *agent: str) -> str:
+        turns = [{"speaker": "user", "text": "TRIGGER from the caller"}]
+        turns += [{"speaker": "agent", "text": t} for t in agent]
+        return json.dumps({"phase": phase, "split": split, "step": step, "turns": turns})
+
+    sub = tmp_path / "conditions" / "frozen" / "seed-0"
+    sub.mkdir(parents=True)
+    rows = [
+        call("train", "train", 0, "Hello.", "Bye."),
+        call("train", "train", 10, "Trigger. How bad is it?", "Bye."),
+        call("eval", "heldout", None, "trigger, then a question", "Bye.", "Bye."),
+        call("eval", "heldout", None, "Hello.", "Bye."),
+    ]
+    (sub / "episodes.jsonl").write_text("\n".join(rows) + "\n")
+    out = run("line_share.py", tmp_path, "Trigger")
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert any("| frozen | seed-0 | training, early steps | 0/2 turns = 0%" in x for x in lines)
+    assert any("training, late steps | 1/2 turns = 50%" in x and "1 of 1 calls" in x for x in lines)
+    assert any("evaluation, heldout | 1/5 turns = 20%" in x and "1 of 2 calls" in x for x in lines)
+    assert run("line_share.py", tmp_path / "none", "x").returncode != 0
