@@ -146,13 +146,10 @@ def ablate(
     out: list[Ablation] = []
     base_cache: dict[int, Replayed] = {}  # by object identity: ids repeat across seeds
     said = dict(turns or {})
+    says = {id(e): {q for t in e.agent_turns for q in phrasings_of(t)} for e in episodes}
     for p in phrasings:
         others = [q for q in phrasings if q != p and q in said][:ALTERNATIVES]
-        using = [
-            e
-            for e in episodes
-            if e.simulator_id in specs and any(p in phrasings_of(t) for t in e.agent_turns)
-        ]
+        using = [e for e in episodes if e.simulator_id in specs and p in says[id(e)]]
         for e in using[:per_phrasing]:
             spec = specs[e.simulator_id]
             if id(e) not in base_cache:
