@@ -28,19 +28,21 @@ def main() -> None:
         "--full", action="store_true", help="the study's full settings, not --quick"
     )
     parser.add_argument("--seed", type=int, default=0, help="the study seed (default 0)")
-    parser.add_argument("--threads", type=int, default=1, help="torch threads (a sub-run's: 1)")
+    parser.add_argument(
+        "--threads", type=int, help="torch threads (default: the study's, every core)"
+    )
     args = parser.parse_args()
-    import torch
-
     from sim2human.experiments.study.config import load_study
     from sim2human.experiments.study.lm_condition import warm_start
     from sim2human.experiments.study.world import StudyWorld
     from sim2human.train.config import LMAgentConfig
 
-    torch.set_num_threads(args.threads)
     cfg = load_study(args.study, quick=not args.full)
     if not isinstance(cfg.agent, LMAgentConfig):
         raise SystemExit(f"{args.study}: its agent is not a language model (agent.kind: lm)")
+    if args.threads is not None:
+        ws = cfg.agent.warm_start.model_copy(update={"threads": args.threads})
+        cfg = cfg.model_copy(update={"agent": cfg.agent.model_copy(update={"warm_start": ws})})
     world = StudyWorld.build(cfg)
     began = time.perf_counter()
     made = warm_start(cfg, cfg.agent, world, args.seed, args.out)

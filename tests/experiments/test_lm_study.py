@@ -10,10 +10,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import torch
 
 from sim2human.agents.lm_models import load
 from sim2human.agents.lm_policy import LMPolicy
 from sim2human.cli.app import main
+from sim2human.experiments.study import lm_condition
 from sim2human.experiments.study.config import parse_study
 from sim2human.experiments.study.results import StudyResult
 from sim2human.experiments.study.runner import run_study
@@ -22,6 +24,7 @@ from sim2human.experiments.study.world import StudyWorld
 from sim2human.rollout.evaluate import evaluate
 from sim2human.store.layout import EPISODES, POLICY, SUMMARY, WARM_START
 from sim2human.store.rundir import read_episodes
+from sim2human.train.config import LMAgentConfig
 from tiny_study import study_numbers
 
 LM: dict[str, Any] = {
@@ -170,3 +173,28 @@ def test_a_saved_policy_travels_as_bytes_to_a_worker(
     assert sorted(p.name for p in moved.iterdir()) == sorted(p.name for p in saved.iterdir())
     agent = load_saved(moved, cfg, StudyWorld.build(cfg).scenario, 0)
     assert isinstance(agent, LMPolicy)
+
+
+def test_the_warm_start_is_made_with_its_threads_and_named_without_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cfg = parse_study(LM)
+    assert isinstance(cfg.agent, LMAgentConfig)
+    world = StudyWorld.build(cfg)
+    seen: list[int] = []
+    real = lm_condition.fine_tune
+
+    def counting(*args: Any, **kw: Any) -> list[float]:
+        seen.append(torch.get_num_threads())
+        return real(*args, **kw)
+
+    monkeypatch.setattr(lm_condition, "fine_tune", counting)
+    three = cfg.agent.warm_start.model_copy(update={"threads": 3})
+    before = torch.get_num_threads()
+    made = lm_condition.warm_start(
+        cfg, cfg.agent.model_copy(update={"warm_start": three}), world, 0, tmp_path
+    )
+    assert seen == [3] and torch.get_num_threads() == before  # set while making, then restored
+    assert made == lm_condition.warm_start_dir(tmp_path, cfg.agent, world, 0)  # not in its name
+    assert lm_condition.warm_start(cfg, cfg.agent, world, 0, tmp_path) == made  # so reused
+    assert seen == [3]

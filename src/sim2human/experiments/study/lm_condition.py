@@ -10,7 +10,8 @@ trained model in Hugging Face format, with its tokenizer and chat template) inst
 ``checkpoint.pt``.
 
 The warm start is shared: one per (scenario, model, study seed), in the run's ``warm-start/``
-folder, built by whichever sub-run needs it first under a file lock, written whole or not at all.
+folder, built by whichever sub-run needs it first under a file lock, written whole or not at all,
+with every core (the other sub-runs wait for it, so one thread would leave the rest idle).
 """
 
 from __future__ import annotations
@@ -20,9 +21,11 @@ import fcntl
 import hashlib
 import json
 import logging
+import os
 import re
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -207,7 +210,7 @@ def warm_start_dir(folder: Path, agent_cfg: LMAgentConfig, world: StudyWorld, se
     made_of = {
         "scenario": world.scenario.name,
         "model": agent_cfg.model,
-        "warm_start": agent_cfg.warm_start.model_dump(mode="json"),
+        "warm_start": agent_cfg.warm_start.model_dump(mode="json", exclude={"threads"}),
         "prompt": lm_prompt(world.scenario),
         "members": sorted(s.id for s in world.ensemble.train),
         "max_turns": world.max_turns,
@@ -220,50 +223,77 @@ def warm_start(
     cfg: StudyConfig, agent_cfg: LMAgentConfig, world: StudyWorld, seed: int, folder: Path
 ) -> Path:
     """The warm-started model for (this study's scenario, ``agent_cfg.model``, ``seed``): made
-    once and shared by every condition, under a lock so parallel sub-runs wait for the first."""
+    once and shared by every condition, under a lock so parallel sub-runs wait for the first.
+    Warm starts (one per seed) are made one at a time, each with ``warm_start.threads`` (every
+    core by default): the sub-runs are waiting for them, not playing beside them."""
     target = warm_start_dir(folder, agent_cfg, world, seed)
     folder.mkdir(parents=True, exist_ok=True)
-    with open(folder / f".{target.name}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+    with _locked(folder / f".{target.name}.lock"):
         if (target / WARM_META).is_file():
             return target
-        began = time.perf_counter()
         ws = agent_cfg.warm_start
-        calls = reference_calls(world.scenario, world.ensemble.train, ws, seed, world.max_turns)
-        prompt = lm_prompt(world.scenario)
-        model, tok = _base_model(agent_cfg.model, corpus_texts(calls, prompt), seed)
-        model.to(agent_cfg.device)
-        torch.manual_seed(seed % 2**31)
-        policy = LMPolicy(model, tok, prompt, device=agent_cfg.device)
-        fields = getattr(world.scenario, "fields", ())
-        drilled = copy_drill(policy, calls, fields, ws, seed) if ws.copy_drill else []
-        losses = fine_tune(policy, calls, ws, seed, micro_batch=agent_cfg.micro_batch)
-        lengths = np.asarray(turn_tokens(policy, calls) or [0])
-        staging = target.with_name(target.name + ".partial")
-        outputs.remove(staging, inside=folder)
-        save(model, tok, staging)
-        lines = sorted({t.text for e in calls for t in e.agent_turns})
-        write_json(
-            staging / WARM_META,
-            {
-                "model": agent_cfg.model,
-                "seed": seed,
-                "calls": len(calls),
-                "reference_gold": sum(e.gold.score for e in calls) / max(1, len(calls)),
-                "epoch_loss": [round(x, 4) for x in losses],
-                "copy_drill_loss": [round(x, 4) for x in drilled],
-                "seconds": round(time.perf_counter() - began, 1),
-                "turn_tokens": {
-                    "median": float(np.median(lengths)),
-                    "p99": float(np.percentile(lengths, 99)),
-                    "max": int(lengths.max()),
-                },
-                "members": sorted({s.id for s in world.ensemble.train}),
-                "agent_lines": lines,
+        with _locked(folder / ".making.lock"), _torch_threads(ws.threads or os.cpu_count() or 1):
+            return _make_warm_start(agent_cfg, world, seed, target)
+
+
+@contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    """An exclusive lock on ``path`` (made if missing) while the block runs, across processes."""
+    with open(path, "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
+@contextmanager
+def _torch_threads(n: int) -> Iterator[None]:
+    """torch's intra-op threads set to ``n`` while the block runs."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
+def _make_warm_start(agent_cfg: LMAgentConfig, world: StudyWorld, seed: int, target: Path) -> Path:
+    """Make the warm start into ``target`` (through a staging folder beside it)."""
+    began = time.perf_counter()
+    ws = agent_cfg.warm_start
+    calls = reference_calls(world.scenario, world.ensemble.train, ws, seed, world.max_turns)
+    prompt = lm_prompt(world.scenario)
+    model, tok = _base_model(agent_cfg.model, corpus_texts(calls, prompt), seed)
+    model.to(agent_cfg.device)
+    torch.manual_seed(seed % 2**31)
+    policy = LMPolicy(model, tok, prompt, device=agent_cfg.device)
+    fields = getattr(world.scenario, "fields", ())
+    drilled = copy_drill(policy, calls, fields, ws, seed) if ws.copy_drill else []
+    losses = fine_tune(policy, calls, ws, seed, micro_batch=agent_cfg.micro_batch)
+    lengths = np.asarray(turn_tokens(policy, calls) or [0])
+    staging = target.with_name(target.name + ".partial")
+    outputs.remove(staging, inside=target.parent)
+    save(model, tok, staging)
+    lines = sorted({t.text for e in calls for t in e.agent_turns})
+    write_json(
+        staging / WARM_META,
+        {
+            "model": agent_cfg.model,
+            "seed": seed,
+            "calls": len(calls),
+            "reference_gold": sum(e.gold.score for e in calls) / max(1, len(calls)),
+            "epoch_loss": [round(x, 4) for x in losses],
+            "copy_drill_loss": [round(x, 4) for x in drilled],
+            "seconds": round(time.perf_counter() - began, 1),
+            "turn_tokens": {
+                "median": float(np.median(lengths)),
+                "p99": float(np.percentile(lengths, 99)),
+                "max": int(lengths.max()),
             },
-        )
-        staging.rename(target)
-        return target
+            "members": sorted({s.id for s in world.ensemble.train}),
+            "agent_lines": lines,
+        },
+    )
+    staging.rename(target)
+    return target
 
 
 def _base_model(model: str, texts: Sequence[str], seed: int) -> tuple[Any, Any]:
