@@ -72,6 +72,9 @@ def test_an_lm_study_is_scored_on_what_the_agent_submitted(
     warm = [p.name for p in (out / WARM_START).iterdir() if p.is_dir()]
     assert len(warm) == 1 and warm[0].startswith("tiny-seed-0-")  # one, shared by conditions
     assert '"novel_turn_share"' in (sub / SUMMARY).read_text()
+    phases = json.loads((sub / SUMMARY).read_text())["phase_seconds"]  # where its time went
+    assert list(phases) == ["start", "warm_start", "grpo", "eval_train", "eval_heldout"]
+    assert all(s >= 0 for s in phases.values())
     assert [r.gold_rule for r in study.reference] == [None]  # the scripted agent: act-level
 
 

@@ -29,6 +29,11 @@ UPDATE = "update"
 """PPO's gradient steps."""
 PROBE = "probe"
 """Logging each update: the held-out probe (``train.telemetry``), metrics and episode logs."""
+WARM_START = "warm_start"
+"""A language-model sub-run: waiting for its warm start, or making it, and loading it."""
+GRPO = "grpo"
+"""A language-model sub-run's GRPO steps, playing and updating (``metrics.jsonl`` splits each
+step's seconds into its play and the rest)."""
 
 
 class Phases:

@@ -63,6 +63,8 @@ from sim2human.store.rundir import EpisodeLog, JsonlWriter, read_json, write_jso
 from sim2human.train.config import LMAgentConfig
 from sim2human.train.copy_drill import copy_drill
 from sim2human.train.grpo import StepStats, train_grpo
+from sim2human.train.phases import GRPO, START, Phases
+from sim2human.train.phases import WARM_START as WARM_START_PHASE
 from sim2human.train.warm_start import corpus_texts, fine_tune, reference_calls, turn_tokens
 from sim2human.types import Episode
 
@@ -94,11 +96,14 @@ def run_lm_condition(
     budget = agent_cfg.steps * agent_cfg.groups * agent_cfg.group_size
     sampler = Recording(world.sampler(condition, run_seed, episodes=max(1, budget)))
     write_json(out / CONFIG, sub_run_config(cfg, condition, seed, run_seed))
-    warm = warm_start(cfg, agent_cfg, world, seed, out.parents[2] / WARM_START)
-    warm_meta = read_json(warm / WARM_META)
+    phases = Phases()
+    phases.add(START, time.perf_counter() - started)
+    with phases.timing(WARM_START_PHASE):
+        warm = warm_start(cfg, agent_cfg, world, seed, out.parents[2] / WARM_START)
+        warm_meta = read_json(warm / WARM_META)
+        policy, ref = warm_policy(warm, agent_cfg, world)
     if (cut := turns_cut(warm_meta, agent_cfg.max_new_tokens)) is not None:
         logger.warning(cut)
-    policy, ref = warm_policy(warm, agent_cfg, world)
     torch.manual_seed(run_seed % 2**31)
     log = EpisodeLog(out / EPISODES)
     with (
@@ -119,17 +124,18 @@ def run_lm_condition(
             if progress is not None:
                 progress(len(episodes))
 
-        train_grpo(
-            policy,
-            ref,
-            sampler,
-            world.scenario,
-            agent_cfg,
-            run_seed,
-            max_turns=world.max_turns,
-            condition=condition.name,
-            on_step=on_step,
-        )
+        with phases.timing(GRPO):
+            train_grpo(
+                policy,
+                ref,
+                sampler,
+                world.scenario,
+                agent_cfg,
+                run_seed,
+                max_turns=world.max_turns,
+                condition=condition.name,
+                on_step=on_step,
+            )
         save(policy.model, policy.tok, out / POLICY)
         policy.temperature = agent_cfg.eval_temperature
         trained_on = world.train_members(condition)
@@ -141,6 +147,7 @@ def run_lm_condition(
             eval_splits(cfg, world, trained_on),
             condition.name,
             lambda e: _log(log, progress, e),
+            phases,
         )
         llm_stats = llm_accounting(llm)
     write_members(out / MEMBERS, trained_on, world.ensemble.heldout, sampler)
@@ -155,6 +162,7 @@ def run_lm_condition(
         novel_turn_share=novel_share(evals, set(warm_meta["agent_lines"])),
         llm=llm_stats or None,
         episodes_logged=len(log.ids),
+        phase_seconds=phases.rounded(),
     )
     return summary.write(out / SUMMARY)
 
