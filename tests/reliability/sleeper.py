@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import time
 from pathlib import Path
 
@@ -11,3 +12,17 @@ def mark_and_sleep(marker: str, seconds: float) -> None:
     """Say this call started, then wait."""
     Path(marker).write_text(str(os.getpid()))
     time.sleep(seconds)
+
+
+def report_then_die_once(marker: str, seconds: float) -> str:
+    """Report progress as fast as it can for ``seconds``, then, the first time, die as the
+    out-of-memory killer kills (mid-report, most likely); the second time, succeed."""
+    from sim2human.experiments.executors.pool import report_progress
+
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        report_progress(1)
+    if not os.path.exists(marker):
+        Path(marker).write_text(str(os.getpid()))
+        os.kill(os.getpid(), signal.SIGKILL)
+    return "ok"

@@ -68,3 +68,30 @@ def test_ctrl_c_stops_workers_and_names_the_running_calls(tmp_path: Path) -> Non
     assert f"STARTED {running} NOT_STARTED {3 - len(running)}" in out
     assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
     assert wait_gone(family, 10) == []
+
+
+KILLED_WHILE_REPORTING = """
+import sys
+sys.path.insert(0, {here!r})
+from sleeper import report_then_die_once
+from sim2human.experiments.executors.pool import in_processes
+seen = []
+print(in_processes(report_then_die_once, [({a!r}, 0.5), ({b!r}, 0.5)], 2, retries=1,
+                   advance=seen.append), sum(seen) > 0, flush=True)
+"""
+
+
+def test_a_worker_killed_while_reporting_progress_stops_neither_the_others_nor_the_exit(
+    tmp_path: Path,
+) -> None:
+    """The CI hang of stop 52: progress went through one ``multiprocessing.Queue`` whose
+    writers share a lock; a worker killed while its feeder thread held it blocked every other
+    worker's progress and then their exit, and the parent waited on them for ever."""
+    script = KILLED_WHILE_REPORTING.format(
+        here=str(HERE), a=str(tmp_path / "a"), b=str(tmp_path / "b")
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["['ok',", "'ok']", "True"], proc.stdout

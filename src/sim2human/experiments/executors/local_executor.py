@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from sim2human.experiments.executors.pool import WorkersDied, in_processes, queue_to
+from sim2human.experiments.executors.pool import WorkersDied, in_processes
 from sim2human.experiments.executors.units import Ledger, Note, Shipment, Unit, Work
 
 
@@ -37,22 +37,21 @@ class LocalExecutor:
     ) -> None:
         calls = [(work, u) for u in units]
         labels = [u.label for u in units]
-        with queue_to(advance) as queue:
-            try:
-                results = in_processes(
-                    _local_unit,
-                    calls,
-                    self.workers,
-                    queue=queue,
-                    labels=labels,
-                    retries=retries,
-                    note=note,
-                )
-            except WorkersDied as died:
-                failed = {f.index for f in died.failures}
-                for i, unit in enumerate(units):
-                    if i not in failed:
-                        ledger.deliver(Shipment(unit.id, died.results[i]))
-                raise
+        try:
+            results = in_processes(
+                _local_unit,
+                calls,
+                self.workers,
+                advance=advance,
+                labels=labels,
+                retries=retries,
+                note=note,
+            )
+        except WorkersDied as died:
+            failed = {f.index for f in died.failures}
+            for i, unit in enumerate(units):
+                if i not in failed:
+                    ledger.deliver(Shipment(unit.id, died.results[i]))
+            raise
         for unit, value in zip(units, results, strict=True):
             ledger.deliver(Shipment(unit.id, value))

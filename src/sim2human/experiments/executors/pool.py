@@ -1,5 +1,5 @@
 """Work in spawned worker processes that die with their parent, survive the death of one of
-them, and advance a progress bar by putting episode counts on a queue.
+them, and advance a progress bar by sending episode counts over their own pipes.
 
 Workers never outlive the process that started them: on Linux the kernel kills each one when its
 parent dies (``PR_SET_PDEATHSIG``, so ``kill -9`` of the main process too), and everywhere a
@@ -14,6 +14,13 @@ every call with ``BrokenProcessPool``, naming none. Here each worker has its own
 parent knows which call a dead worker was running: that call is run again in a fresh worker up
 to ``retries`` times (Ray Tune's ``FailureConfig(max_failures=...)``), then marked failed, while
 the other calls go on undisturbed (``WorkersDied`` names each failed call and why).
+
+Why progress goes over each worker's own pipe, not a ``multiprocessing.Queue``: a queue's
+writers share one lock, taken by a feeder thread in each worker; a worker killed while its feeder
+held it left the lock taken for good, so every other worker's progress stopped and then its exit
+(which flushes the queue) never came, and the parent, joining its children at exit, waited for
+ever: a study that had finished every sub-run never ended (the CI of stop 52). A worker's own
+pipe dies with it, and the parent reads a cut-off message as that worker's death.
 """
 
 from __future__ import annotations
@@ -28,14 +35,11 @@ import threading
 import time
 import traceback
 from collections import deque
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager, suppress
+from collections.abc import Callable, Sequence
+from contextlib import suppress
 from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
-from queue import Empty
 from typing import Any, TypeVar
-
-from rich.progress import Progress, TaskID
 
 from sim2human.errors import Sim2HumanError
 from sim2human.experiments.executors.units import Note
@@ -44,8 +48,12 @@ from sim2human.store import collector
 T = TypeVar("T")
 PR_SET_PDEATHSIG = 1
 _NOT_STARTED, _STARTED, _DONE = 0, 1, 2
-_queue: Any = None
-"""In a worker: the progress queue it was given (None when there is none)."""
+_PROGRESS, _REPLY = "progress", "reply"
+"""The two messages a worker sends: episodes done since the last, and its call's outcome."""
+PROGRESS_EVERY = 0.1
+"""Seconds between a worker's progress messages (counts in between are added up)."""
+_sink: Any = None
+"""In a worker: where ``report_progress`` puts its numbers (None when nowhere)."""
 _state: Any = None
 """In a worker: the shared per-call state array (not started / started / done)."""
 
@@ -107,15 +115,15 @@ def death(exitcode: int | None) -> str:
 def report_progress(n: int) -> None:
     """Advance the parent's progress bar by ``n`` (in a worker of ``in_processes``, or of an
     executor that set a sink with ``set_progress_sink``)."""
-    if _queue is not None:
-        _queue.put(n)
+    if _sink is not None:
+        _sink.put(n)
 
 
 def set_progress_sink(sink: Any) -> None:
     """Where ``report_progress`` puts its numbers in this worker (anything with ``put(n)``):
     how a remote executor's worker feeds the driver's progress bar."""
-    global _queue
-    _queue = sink
+    global _sink
+    _sink = sink
 
 
 def die_with_parent(parent: int) -> None:
@@ -137,12 +145,41 @@ def die_with_parent(parent: int) -> None:
     threading.Thread(target=watch, name="sim2human-parent-watch", daemon=True).start()
 
 
-def _init_worker(parent: int, queue: Any, state: Any) -> None:
-    global _queue, _state
+class _PipeSink:
+    """A worker's end of its pipe: progress (added up, sent at most every ``PROGRESS_EVERY``
+    seconds) and then its call's reply, one thread at a time (a call may report from threads)."""
+
+    def __init__(self, conn: Connection) -> None:
+        self.conn = conn
+        self.lock = threading.Lock()
+        self.pending = 0
+        self.sent = time.monotonic()
+
+    def put(self, n: int) -> None:
+        with self.lock:
+            self.pending += n
+            if time.monotonic() - self.sent >= PROGRESS_EVERY:
+                self._flush()
+
+    def reply(self, ok: bool, value: Any) -> None:
+        """The call's outcome, after the progress it has not sent yet."""
+        with self.lock:
+            self._flush()
+            self.conn.send((_REPLY, ok, value))
+
+    def _flush(self) -> None:
+        if self.pending:
+            self.conn.send((_PROGRESS, self.pending))
+            self.pending = 0
+        self.sent = time.monotonic()
+
+
+def _init_worker(parent: int, sink: _PipeSink, state: Any) -> None:
+    global _sink, _state
     die_with_parent(parent)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C and stops us
     signal.signal(signal.SIGTERM, signal.SIG_IGN)  # and SIGTERM, the same way
-    _queue, _state = queue, state
+    _sink, _state = sink, state
 
 
 def _call(index: int, fn: Callable[..., T], args: tuple[Any, ...]) -> T:
@@ -165,10 +202,12 @@ def _portable(err: BaseException) -> tuple[BaseException, str]:
     return err, text
 
 
-def _serve(conn: Connection, parent: int, queue: Any, state: Any) -> None:
-    """A worker's life: run each ``(index, fn, args)`` it is sent, send back ``(True, result)``
-    or ``(False, (exception, traceback))``, until it is sent None or the pipe closes."""
-    _init_worker(parent, queue, state)
+def _serve(conn: Connection, parent: int, state: Any) -> None:
+    """A worker's life: run each ``(index, fn, args)`` it is sent, send progress while it runs,
+    then ``(_REPLY, True, result)`` or ``(_REPLY, False, (exception, traceback))``, until it is
+    sent None or the pipe closes."""
+    sink = _PipeSink(conn)
+    _init_worker(parent, sink, state)
     while True:
         try:
             task = conn.recv()
@@ -178,13 +217,13 @@ def _serve(conn: Connection, parent: int, queue: Any, state: Any) -> None:
             return
         index, fn, args = task
         try:
-            reply: tuple[bool, Any] = (True, _call(index, fn, args))
+            ok, value = True, _call(index, fn, args)
         except BaseException as err:  # raised again in the parent
-            reply = (False, _portable(err))
+            ok, value = False, _portable(err)
         try:
-            conn.send(reply)
-        except Exception as err:  # an unpicklable result
-            conn.send((False, _portable(RuntimeError(f"the result cannot be sent: {err}"))))
+            sink.reply(ok, value)
+        except Exception as err:  # an unpicklable result (pickled whole before any byte is sent)
+            sink.reply(False, _portable(RuntimeError(f"the result cannot be sent: {err}")))
 
 
 class _Worker:
@@ -243,8 +282,10 @@ class _Plan:
 
 
 class _Pool:
-    def __init__(self, ctx: Any, size: int, initargs: tuple[Any, ...]) -> None:
-        self.ctx, self.size, self.initargs = ctx, size, initargs
+    def __init__(
+        self, ctx: Any, size: int, initargs: tuple[Any, ...], advance: Callable[[int], None]
+    ) -> None:
+        self.ctx, self.size, self.initargs, self.advance = ctx, size, initargs, advance
         self.idle: list[_Worker] = []
         self.busy: dict[Connection, _Worker] = {}
 
@@ -255,7 +296,7 @@ class _Pool:
                 self._start(fn, plan, plan.pending.popleft())
             for conn in wait(list(self.busy)):
                 assert isinstance(conn, Connection)
-                self._collect(self.busy.pop(conn), plan)
+                self._receive(conn, plan)
 
     def _start(self, fn: Callable[..., Any], plan: _Plan, index: int) -> None:
         worker = self.idle.pop() if self.idle else _Worker(self.ctx, self.initargs)
@@ -265,12 +306,20 @@ class _Pool:
             worker.conn.send((index, fn, plan.calls[index]))
         self.busy[worker.conn] = worker
 
-    def _collect(self, worker: _Worker, plan: _Plan) -> None:
+    def _receive(self, conn: Connection, plan: _Plan) -> None:
+        """One message from a busy worker: progress, its call's reply, or its death (a message
+        cut off by it is end of file here)."""
         try:
-            ok, value = worker.conn.recv()
+            message = conn.recv()
         except (EOFError, OSError):
+            worker = self.busy.pop(conn)
             plan.died(worker.index, worker.gone())
             return
+        if message[0] == _PROGRESS:
+            self.advance(message[1])
+            return
+        _, ok, value = message
+        worker = self.busy.pop(conn)
         self.idle.append(worker)
         if ok:
             plan.results[worker.index] = value
@@ -306,14 +355,14 @@ def in_processes(
     calls: Sequence[tuple[Any, ...]],
     workers: int,
     *,
-    queue: Any = None,
+    advance: Callable[[int], None] | None = None,
     labels: Sequence[str] | None = None,
     retries: int = 0,
     note: Note | None = None,
 ) -> list[T]:
     """``fn(*args)`` for each of ``calls`` in up to ``workers`` spawned processes; results in
-    the order of ``calls``. ``queue`` (from ``queue_progress``) is what ``report_progress``
-    puts on in the workers.
+    the order of ``calls``. ``advance`` is given what ``report_progress`` reports in the
+    workers (added up over ``PROGRESS_EVERY`` seconds), in this process.
 
     A call whose worker dies is run again in a new worker up to ``retries`` times (``note``
     says so), then counted failed; the others go on, and ``WorkersDied`` names the failed ones
@@ -324,7 +373,7 @@ def in_processes(
     state = ctx.Array("b", max(1, len(calls)), lock=False)
     names = list(labels) if labels is not None else [str(i) for i in range(len(calls))]
     plan = _Plan(calls, names, retries, note, state)
-    pool = _Pool(ctx, max(1, workers), (os.getpid(), queue, state))
+    pool = _Pool(ctx, max(1, workers), (os.getpid(), state), advance or _ignore)
     try:
         pool.run(fn, plan)
     except KeyboardInterrupt:
@@ -342,32 +391,5 @@ def in_processes(
     return plan.results
 
 
-@contextmanager
-def queue_progress(bar: Progress, task: TaskID) -> Iterator[Any]:
-    """Yield a queue (for ``in_processes(queue=...)``) whose numbers advance ``task``."""
-    with queue_to(lambda n: bar.advance(task, n)) as queue:
-        yield queue
-
-
-@contextmanager
-def queue_to(advance: Callable[[int], None]) -> Iterator[Any]:
-    """Yield a queue (for ``in_processes(queue=...)``) whose numbers are passed to ``advance``."""
-    queue = mp.get_context("spawn").Queue()
-    stop = threading.Event()
-
-    def drain() -> None:
-        while not stop.is_set():
-            try:
-                advance(queue.get(timeout=0.2))
-            except (Empty, EOFError, OSError, ValueError):  # closed, or being closed
-                continue
-
-    reader = threading.Thread(target=drain, daemon=True)
-    reader.start()
-    try:
-        yield queue
-    finally:
-        stop.set()
-        reader.join()
-        queue.close()
-        queue.cancel_join_thread()
+def _ignore(n: int) -> None:
+    """Progress nobody asked for."""
