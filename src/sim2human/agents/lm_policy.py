@@ -27,10 +27,14 @@ import torch
 
 from sim2human import seeding
 from sim2human.agents.base import AgentTurn, Observation
-from sim2human.agents.lm_cache import CallCaches, Reuse
+from sim2human.agents.lm_cache import CallCaches, Reuse, batch_cache
 from sim2human.agents.lm_models import IM_END, IM_START
 from sim2human.scenarios.tools import split_tool_text, tool_text
 from sim2human.types import ToolCall, Turn
+
+DROP_FINISHED = 0.25
+"""A turn's decoding batch sheds the rows that have finished once they are this share of it:
+each shedding copies the rest's keys once, each step after it reads and computes fewer rows."""
 
 TOOL_PROMPT = (
     " Record each thing you are told with the record tool, written as "
@@ -71,6 +75,7 @@ class LMPolicy:
         device: str = "cpu",
         keep_traces: bool = False,
         keep_keys: bool = True,
+        grow_in_place: bool = True,
     ) -> None:
         self.model = model
         self.tok = tokenizer
@@ -82,6 +87,9 @@ class LMPolicy:
         # Reuse each call's keys and values across its turns (``agents.lm_cache``); off, every
         # turn reads its whole context again (the same tokens, up to float rounding).
         self.keep_keys = keep_keys
+        # Write each decoded token's keys into room made per turn (``agents.lm_cache``); off,
+        # transformers' cache copies every row's keys at each token (the same calls, slower).
+        self.grow_in_place = grow_in_place
         self.stop = int(tokenizer.convert_tokens_to_ids(IM_END))
         self.pad = int(tokenizer.pad_token_id if tokenizer.pad_token_id is not None else self.stop)
         self._traces: dict[str, Trace] = {}
@@ -196,18 +204,28 @@ class LMPolicy:
         past, logits = self._past(out), out.logits[:, -1, :]
         written: list[list[int]] = [[] for _ in range(n)]
         done = [False] * n
+        rows = list(range(n))  # the context each row of the decoding batch writes
         last = positions[:, -1:]
         for _ in range(self.max_new_tokens):
-            chosen = self._draw(logits, rngs, done)
-            for i, t in enumerate(chosen):
-                if not done[i]:
-                    written[i].append(t)
-                    done[i] = t == self.stop
-            if all(done):
+            chosen = self._draw(logits, [rngs[r] for r in rows], [done[r] for r in rows])
+            for r, t in zip(rows, chosen, strict=True):
+                if not done[r]:
+                    written[r].append(t)
+                    done[r] = t == self.stop
+            if all(done[r] for r in rows):
                 break
+            going = [i for i, r in enumerate(rows) if not done[r]]
+            if len(rows) - len(going) >= DROP_FINISHED * len(rows):
+                if calls is not None:  # keep the finished rows' keys before they leave
+                    ended = [i for i, r in enumerate(rows) if done[r]]
+                    self._keep(calls, contexts, reuse, width, written, past, rows, ended)
+                at = torch.tensor(going, dtype=torch.long, device=self.device)
+                past.batch_select_indices(at)
+                mask, last, rows = mask[at], last[at], [rows[i] for i in going]
+                chosen = [chosen[i] for i in going]
             step = torch.tensor(chosen, dtype=torch.long, device=self.device).unsqueeze(1)
-            mask = torch.cat([mask, torch.ones((n, 1), dtype=torch.long, device=self.device)], 1)
-            last = last + 1
+            ones = torch.ones((len(rows), 1), dtype=torch.long, device=self.device)
+            mask, last = torch.cat([mask, ones], 1), last + 1
             out = self.model(
                 input_ids=step,
                 attention_mask=mask,
@@ -217,7 +235,7 @@ class LMPolicy:
             )
             past, logits = self._past(out), out.logits[:, -1, :]
         if calls is not None:
-            self._keep(calls, contexts, reuse, width, written, past)
+            self._keep(calls, contexts, reuse, width, written, past, rows, range(len(rows)))
         return [w if w and w[-1] == self.stop else [*w, self.stop] for w in written]
 
     def _prefill(
@@ -229,6 +247,8 @@ class LMPolicy:
         n, kept = len(contexts), reuse.width
         news = [c[p:] for c, p in zip(contexts, reuse.lengths, strict=True)]
         width = max(len(c) for c in news)
+        room = kept + width + self.max_new_tokens if self.grow_in_place else 0
+        cache = batch_cache(self.model, room, reuse)
         ids = torch.full((n, width), self.pad, dtype=torch.long)
         mask = torch.zeros((n, kept + width), dtype=torch.long)
         for i, (new, p) in enumerate(zip(news, reuse.lengths, strict=True)):
@@ -245,7 +265,7 @@ class LMPolicy:
             position_ids=positions,
             use_cache=True,
             logits_to_keep=1,
-            **({self._cache_arg: reuse.cache} if reuse.cache is not None else {}),
+            **{self._cache_arg: cache},
         )
         return out, mask, positions, width
 
@@ -257,12 +277,16 @@ class LMPolicy:
         width: int,
         written: Sequence[list[int]],
         past: Any,
+        rows: Sequence[int],
+        which: Sequence[int],
     ) -> None:
-        """Keep each call's keys and values for its next turn: its context and what it wrote,
-        less the last token written (never fed back); its columns are the reused prefix's, the
-        new tokens' (right-aligned in the prefill) and the first decoding steps'."""
+        """Keep the keys and values of the decoding batch's rows ``which`` (row ``i`` writes
+        context ``rows[i]``) for each one's next turn: its context and what it wrote, less the
+        last token written (never fed back); its columns are the reused prefix's, the new
+        tokens' (right-aligned in the prefill) and the first decoding steps'."""
         kept, ids, columns = reuse.width, [], []
-        for context, p, own in zip(contexts, reuse.lengths, written, strict=True):
+        for r in (rows[i] for i in which):
+            context, p, own = contexts[r], reuse.lengths[r], written[r]
             fresh = len(context) - p
             ids.append([*context, *own[:-1]])
             columns.append(
@@ -272,7 +296,8 @@ class LMPolicy:
                     *range(kept + width, kept + width + len(own) - 1),
                 ]
             )
-        self._caches.keep(self.model, calls, ids, past, columns)
+        named = [calls[rows[i]] for i in which]
+        self._caches.keep(self.model, named, ids, past, columns, which, batch=len(contexts))
 
     @staticmethod
     def _past(out: Any) -> Any:
