@@ -34,7 +34,10 @@ from sim2human.types import ToolCall, Turn
 
 DROP_FINISHED = 0.25
 """A turn's decoding batch sheds the rows that have finished once they are this share of it:
-each shedding copies the rest's keys once, each step after it reads and computes fewer rows."""
+each shedding copies the rest's keys once, each step after it reads and computes fewer rows.
+A batch of fewer rows can round a matrix product otherwise (up to 3e-6 in a logit, measured),
+so now and then a sampled token differs from an unshed batch's: another draw from the same
+distribution, as a batch of other calls would give (docs/results/lm-agents.md)."""
 
 TOOL_PROMPT = (
     " Record each thing you are told with the record tool, written as "
