@@ -14,15 +14,18 @@ def mark_and_sleep(marker: str, seconds: float) -> None:
     time.sleep(seconds)
 
 
-def report_then_die_once(marker: str, seconds: float) -> str:
+def report_then_die_once(marker: str, seconds: float) -> int:
     """Report progress as fast as it can for ``seconds``, then, the first time, die as the
-    out-of-memory killer kills (mid-report, most likely); the second time, succeed."""
+    out-of-memory killer kills (mid-report, most likely); the second time, return how many
+    it reported."""
     from sim2human.experiments.executors.pool import report_progress
 
     end = time.monotonic() + seconds
+    n = 0
     while time.monotonic() < end:
         report_progress(1)
+        n += 1
     if not os.path.exists(marker):
         Path(marker).write_text(str(os.getpid()))
         os.kill(os.getpid(), signal.SIGKILL)
-    return "ok"
+    return n

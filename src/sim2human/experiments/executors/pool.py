@@ -237,6 +237,8 @@ class _Worker:
         self.conn: Connection = here
         self.index = -1
         """The call it is running."""
+        self.reported = 0
+        """The progress that call has reported (taken back if it dies and runs again)."""
 
     def gone(self) -> str:
         """Why it died (it has: its pipe is closed)."""
@@ -266,8 +268,8 @@ class _Plan:
         self.failures: list[Failure] = []
         self.error: tuple[BaseException, str] | None = None
 
-    def died(self, index: int, reason: str) -> None:
-        """Run the call again, or mark it failed once its attempts are spent."""
+    def died(self, index: int, reason: str) -> bool:
+        """Run the call again (True), or mark it failed once its attempts are spent."""
         if self.attempts[index] <= self.retries and self.error is None:
             self.state[index] = _NOT_STARTED
             self.pending.appendleft(index)
@@ -276,9 +278,10 @@ class _Plan:
                     f"{self.names[index]}: {reason}; running it again (attempt "
                     f"{self.attempts[index] + 1} of {self.retries + 1})"
                 )
-            return
+            return True
         self.state[index] = _DONE
         self.failures.append(Failure(index, self.names[index], reason, self.attempts[index]))
+        return False
 
 
 class _Pool:
@@ -300,7 +303,7 @@ class _Pool:
 
     def _start(self, fn: Callable[..., Any], plan: _Plan, index: int) -> None:
         worker = self.idle.pop() if self.idle else _Worker(self.ctx, self.initargs)
-        worker.index = index
+        worker.index, worker.reported = index, 0
         plan.attempts[index] += 1
         with suppress(BrokenPipeError, ConnectionResetError):  # died idle: seen in _collect
             worker.conn.send((index, fn, plan.calls[index]))
@@ -313,9 +316,11 @@ class _Pool:
             message = conn.recv()
         except (EOFError, OSError):
             worker = self.busy.pop(conn)
-            plan.died(worker.index, worker.gone())
+            if plan.died(worker.index, worker.gone()) and worker.reported:
+                self.advance(-worker.reported)  # the attempt that runs again reports it anew
             return
         if message[0] == _PROGRESS:
+            self.busy[conn].reported += message[1]
             self.advance(message[1])
             return
         _, ok, value = message
