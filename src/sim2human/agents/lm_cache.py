@@ -87,7 +87,7 @@ def growing_layer() -> type:
         ) -> tuple[torch.Tensor, torch.Tensor]:
             if not self.is_initialized:
                 self.lazy_initialization(key_states, value_states)
-            filled = self.keys.shape[-2] if self.keys.dim() == 4 else 0
+            filled = self.get_seq_length()
             end = filled + key_states.shape[-2]
             buffers = self.buffers
             if buffers is None or not _holds(buffers, self.keys, filled, end, key_states):
