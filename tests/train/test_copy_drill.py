@@ -8,6 +8,7 @@ from types import SimpleNamespace
 from sim2human.agents.lm_models import tiny
 from sim2human.agents.lm_policy import LMPolicy
 from sim2human.scenarios.tools import RECORD
+from sim2human.train import copy_drill as drill_module
 from sim2human.train.config import WarmStartConfig
 from sim2human.train.copy_drill import BATCH, EXCHANGES, copy_drill, drill_calls
 from sim2human.types import Turn
@@ -37,6 +38,17 @@ def test_each_record_copies_a_run_of_the_callers_words_and_the_agent_says_nothin
             assert call.name == RECORD and call.arguments["field"] in FIELDS
             value = str(call.arguments["value"])
             assert value.startswith(" ") and f"{value} " in f" {said.text} "  # a run, whole words
+
+
+def test_some_exchanges_are_the_callers_own_turns_word_for_word_and_short_ones_fit() -> None:
+    calls = [SimpleNamespace(turns=[*CALLS[0].turns, Turn(speaker="user", text="Yes.")])]
+    turns = {t.text for t in calls[0].turns if t.speaker == "user"}
+    drills = drill_calls(calls, FIELDS, 200, seed=0)  # type: ignore[arg-type]
+    said = [t.text for d in drills for t in d.turns if t.speaker == "user"]
+    verbatim = sum(s in turns for s in said) / len(said)
+    assert abs(verbatim - drill_module.SENTENCES) < 0.1  # a random order is never a turn here
+    values = [c.arguments["value"] for d in drills for t in d.turns for c in t.tool_calls]
+    assert " Yes." in values  # a one-word turn is copied whole, not skipped or overrun
 
 
 def test_drills_are_drawn_from_the_seed() -> None:

@@ -5,14 +5,18 @@ A language-model agent records what the caller said by copying a run of their wo
 a few hundred reference calls, does not learn to: it writes the values it saw most (a caller's
 "neck pain" recorded as "lower back pain"), because every value comes from the scenario's short
 lists and the likeliest one lowers the loss nearly as well. The drill makes copying the only way
-to lower it: short exchanges of the callers' words in a random order, each answered by a
-``record`` call of a random run of those words into a random field. Nothing in it is an agent's
+to lower it: short exchanges of the callers' words (in a random order, or a caller's own turn
+as said: ``SENTENCES``), each answered by a ``record`` call of a random run of those words into
+a random field. Nothing in it is an agent's
 spoken line, so it privileges no phrasing before RL (the warm start's rule), and it reads no
 held-out caller: its words are the warm start's own calls'.
 
 Measured (``docs/results/lm-agents.md``): at intake's quick warm start, 1,000 drill steps took
 the tiny model from 39% to 64% of fields right at temperature 0 (24 calls each); on support no
-gain showed, where most calls are lost to a missing ``submit`` instead.
+gain showed, where most calls are lost to a missing ``submit`` instead. Half the exchanges a
+caller's own turn, against none, added 12 and 5 points of fields right at temperature 0 on two
+warm-start seeds (72 calls each, paired; the second seed's interval reaches 0), 12 and 7 at 0.7,
+at no measured cost in time; a caller's own turn only, 5 and 9.
 """
 
 from __future__ import annotations
@@ -37,26 +41,39 @@ WORDS = (4, 16)
 """How many words a drill caller says (at least, fewer than)."""
 RUN = (1, 5)
 """How many of them the ``record`` call copies (at least, fewer than)."""
+SENTENCES = 0.5
+"""The share of drill exchanges in which the caller says one of the callers' own turns, word for
+word, rather than their words in a random order. Words in a random order teach the mechanics
+(nothing but the caller's turn predicts the next word); a caller's own sentence teaches copying
+where the model's own guess competes: after "4" in "for 4 months now" a model that has read
+"4 weeks" and "4 days" in its warm start guesses the unit, and must copy it instead."""
 
 
 def drill_calls(
     calls: Sequence[Episode], fields: Sequence[str], n: int, seed: int
 ) -> list[SimpleNamespace]:
     """``n`` drill sequences drawn from the words the callers of ``calls`` said."""
-    vocab = sorted(
-        {w for e in calls for t in e.turns if t.speaker != "agent" for w in t.text.split()}
-    )
+    said = [t.text.split() for e in calls for t in e.turns if t.speaker != "agent"]
+    said = [words for words in said if words]
+    vocab = sorted({w for words in said for w in words})
     if not vocab or not fields:
         return []
     rng = seeding.stream(seed, "copy-drill")
-    return [SimpleNamespace(turns=_exchanges(vocab, fields, rng)) for _ in range(n)]
+    return [SimpleNamespace(turns=_exchanges(said, vocab, fields, rng)) for _ in range(n)]
 
 
-def _exchanges(vocab: list[str], fields: Sequence[str], rng: np.random.Generator) -> list[Turn]:
+def _exchanges(
+    said: list[list[str]], vocab: list[str], fields: Sequence[str], rng: np.random.Generator
+) -> list[Turn]:
     turns = []
     for _ in range(EXCHANGES):
-        words = [vocab[int(i)] for i in rng.integers(len(vocab), size=int(rng.integers(*WORDS)))]
-        size = int(rng.integers(*RUN))
+        if rng.random() < SENTENCES:
+            words = said[int(rng.integers(len(said)))]
+        else:
+            words = [
+                vocab[int(i)] for i in rng.integers(len(vocab), size=int(rng.integers(*WORDS)))
+            ]
+        size = min(int(rng.integers(*RUN)), len(words))
         start = int(rng.integers(len(words) - size + 1))
         field = fields[int(rng.integers(len(fields)))]
         value = written_value(" ".join(words[start : start + size]))
