@@ -1,12 +1,15 @@
 #!/usr/bin/env python3
-"""A saved language-model agent (a warm start or a trained ``policy/``) played on a study's
+"""Saved language-model agents (warm starts or trained ``policy/`` folders) played on a study's
 training members at several sampling temperatures: fields right, gold, proxy, agent turns.
 
-    PYTHONPATH=src .venv/bin/python scripts/lm_play.py STUDY_FILE MODEL_DIR [--temperatures 0 0.7 1]
-        [--per-member 2] [--fields] [--device cpu|cuda]
+    PYTHONPATH=src .venv/bin/python scripts/lm_play.py STUDY_FILE MODEL_DIR [MODEL_DIR ...]
+        [--temperatures 0 0.7 1] [--per-member 2] [--fields] [--device cpu|cuda]
 
 ``--fields`` adds, per temperature, each field's count of calls where the record holds the
-caller's value, another value, or none, with a few wrong ones side by side.
+caller's value, another value, or none, with a few wrong ones side by side. With several
+models, every one plays the same calls (the same members, profiles and caller seeds), and a last
+table gives each one's fields right minus the first's, call by call, with a 95% interval by
+cluster bootstrap over members: how two warm starts' settings were compared.
 
 How the warm start of ``docs/results/lm-agents.md`` was read: on *training* members only (a
 held-out family or real caller never steers a setting), each member on the study's evaluation
@@ -27,7 +30,7 @@ import numpy as np
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("study", type=Path)
-    parser.add_argument("model", type=Path)
+    parser.add_argument("models", type=Path, nargs="+")
     parser.add_argument("--temperatures", type=float, nargs="+", default=[0.0, 0.7, 1.0])
     parser.add_argument("--per-member", type=int, default=2)
     parser.add_argument("--fields", action="store_true", help="per-field right/wrong/missing")
@@ -46,42 +49,78 @@ def main() -> None:
 
     torch.set_num_threads(1)
     world = StudyWorld.build(load_study(args.study, quick=True))
-    model, tok = load(args.model)
-    model.to(args.device)
-    policy = LMPolicy(
-        model,
-        tok,
-        lm_prompt(world.scenario),
-        max_new_tokens=args.max_new_tokens,
-        device=args.device,
-    )
     print(
-        "| temperature | calls | fields right | gold | complete calls [95% CI] | proxy "
+        "| model | temperature | calls | fields right | gold | complete calls [95% CI] | proxy "
         "| median agent turns | s |"
     )
-    print("|---:|---:|---:|---:|---:|---:|---:|---:|")
-    for temperature in args.temperatures:
-        policy.temperature = temperature
-        began = time.perf_counter()
-        eps = evaluate(
-            policy,
-            world.ensemble.train,
-            world.scenario,
-            split="train",
-            per_member=args.per_member,
-            max_turns=world.max_turns,
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    played: dict[tuple[int, float], list[Any]] = {}
+    for m, path in enumerate(args.models):
+        model, tok = load(path)
+        model.to(args.device)
+        policy = LMPolicy(
+            model,
+            tok,
+            lm_prompt(world.scenario),
+            max_new_tokens=args.max_new_tokens,
+            device=args.device,
         )
-        done = sum(e.gold.success for e in eps)
-        low, high = wilson(done, len(eps), 1.96)
-        print(
-            f"| {temperature} | {len(eps)} | {np.mean([e.gold.field_accuracy for e in eps]):.0%} "
-            f"| {np.mean([e.gold.score for e in eps]):.2f} "
-            f"| {done} = {done / len(eps):.0%} [{low:.0%}, {high:.0%}] "
-            f"| {np.mean([e.proxy for e in eps]):.2f} "
-            f"| {np.median([e.n_turns for e in eps]):.0f} | {time.perf_counter() - began:.0f} |"
-        )
-        if args.fields:
-            print_fields(eps)
+        for temperature in args.temperatures:
+            policy.temperature = temperature
+            began = time.perf_counter()
+            eps = evaluate(
+                policy,
+                world.ensemble.train,
+                world.scenario,
+                split="train",
+                per_member=args.per_member,
+                max_turns=world.max_turns,
+            )
+            played[m, temperature] = eps
+            done = sum(e.gold.success for e in eps)
+            low, high = wilson(done, len(eps), 1.96)
+            print(
+                f"| {label(path)} | {temperature} | {len(eps)} "
+                f"| {np.mean([e.gold.field_accuracy for e in eps]):.0%} "
+                f"| {np.mean([e.gold.score for e in eps]):.2f} "
+                f"| {done} = {done / len(eps):.0%} [{low:.0%}, {high:.0%}] "
+                f"| {np.mean([e.proxy for e in eps]):.2f} "
+                f"| {np.median([e.n_turns for e in eps]):.0f} | {time.perf_counter() - began:.0f} |"
+            )
+            if args.fields:
+                print_fields(eps)
+    if len(args.models) > 1:
+        print_differences(args.models, args.temperatures, played)
+
+
+def label(path: Path) -> str:
+    """A model folder as its parent and name: warm starts of other settings share a name."""
+    return f"{path.parent.name}/{path.name}"
+
+
+def print_differences(
+    models: list[Path], temperatures: list[float], played: dict[tuple[int, float], list[Any]]
+) -> None:
+    """Each model's fields right minus the first model's, call by call on the same calls."""
+    from sim2human.metrics.outcomes import cluster_bootstrap
+
+    first = label(models[0])
+    print(f"\n| model | temperature | fields right minus {first}'s [95% CI] | calls |")
+    print("|---|---:|---:|---:|")
+    for m, path in enumerate(models[1:], start=1):
+        for temperature in temperatures:
+            base, other = (
+                {(e.simulator_id, e.seed): e for e in played[k, temperature]} for k in (0, m)
+            )
+            if base.keys() != other.keys() or len(base) != len(played[0, temperature]):
+                raise SystemExit("the models did not play the same calls")
+            keys = sorted(base)
+            diff = [other[k].gold.field_accuracy - base[k].gold.field_accuracy for k in keys]
+            est = cluster_bootstrap(diff, [member for member, _ in keys])
+            print(
+                f"| {label(path)} | {temperature} | {est.mean:+.1%} "
+                f"[{est.ci[0]:+.1%}, {est.ci[1]:+.1%}] | {est.n} |"
+            )
 
 
 def print_fields(episodes: list[Any]) -> None:

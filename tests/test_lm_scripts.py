@@ -37,9 +37,11 @@ def test_a_warm_start_alone_is_the_studys_and_plays(tmp_path: Path) -> None:
     assert made.stdout.startswith(str(folder))
     meta = json.loads((folder / "warm_start.json").read_text())
     assert meta["calls"] == 6 and len(meta["copy_drill_loss"]) == 1
-    played = run("lm_play.py", path, folder, "--temperatures", "0", "--per-member", "1", "--fields")
+    args = ("--temperatures", "0", "--per-member", "1", "--fields")
+    played = run("lm_play.py", path, folder, folder, *args)  # twice: the same calls, greedy
     assert played.returncode == 0, played.stderr
-    assert "| 0.0 | 12 |" in played.stdout and "| medications |" in played.stdout
+    assert played.stdout.count("| 0.0 | 12 |") == 2 and "| medications |" in played.stdout
+    assert f"| out/{folder.name} | 0.0 | +0.0% [+0.0%, +0.0%] | 12 |" in played.stdout
     refused = run("lm_warm_start.py", ROOT / "examples" / "collapse.yaml", tmp_path / "x")
     assert refused.returncode != 0 and "not a language model" in refused.stderr
 
