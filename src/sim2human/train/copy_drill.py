@@ -7,9 +7,9 @@ a few hundred reference calls, does not learn to: it writes the values it saw mo
 lists and the likeliest one lowers the loss nearly as well. The drill makes copying the only way
 to lower it: short exchanges of the callers' words (in a random order, or a caller's own turn
 as said: ``SENTENCES``), each answered by a ``record`` call of a random run of those words into
-a random field. Nothing in it is an agent's
-spoken line, so it privileges no phrasing before RL (the warm start's rule), and it reads no
-held-out caller: its words are the warm start's own calls'.
+a random field. Nothing in it is an agent's spoken line, so it privileges no phrasing before RL
+(the warm start's rule), and it reads no held-out caller: its words are the warm start's own
+calls'.
 
 Measured (``docs/results/lm-agents.md``): at intake's quick warm start, 1,000 drill steps took
 the tiny model from 39% to 64% of fields right at temperature 0 (24 calls each); on support no
