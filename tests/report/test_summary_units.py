@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from planted_runs import study_result, study_row
 from sim2human.diagnostics.analyse import ConditionDiagnosis
-from sim2human.diagnostics.verdict import Thresholds, Verdict
+from sim2human.diagnostics.verdict import Thresholds, Verdict, judge
 from sim2human.experiments.study.diversity import DiversityRow
 from sim2human.metrics.collapse import Transfer
 from sim2human.metrics.diversity import DiversitySummary
@@ -53,6 +53,21 @@ def test_a_held_out_only_run_gets_an_inconclusive_verdict_with_its_number() -> N
     assert line.word == "inconclusive"
     assert "held-out only (gold 45 [35, 55])" in line.reason
     assert verdict_line(_diagnosis(None, False), _D()).reason == "no finished evaluation"  # type: ignore[arg-type]
+
+
+def test_an_agent_that_never_succeeds_is_inconclusive_for_that_reason_not_missing_calls() -> None:
+    zero = _e(0.0, n=12)
+    tr = Transfer(
+        train_proxy=_e(0.5), train_gold=zero, heldout_proxy=_e(0.3), heldout_gold=zero,
+        gap=_e(0.5), drop=_e(0.0),
+    )  # fmt: skip
+    v = judge("agent", tr, [], {}, Thresholds(max_gap=0.9))
+    assert v.cannot_judge
+    c = ConditionDiagnosis.model_construct(name="agent", transfer=tr, exploits=[], verdict=v)
+    line = verdict_line(c, _D())  # type: ignore[arg-type]
+    assert line.word == "inconclusive"
+    assert line.reason.startswith("success is 0% on training and 0% on held-out members")
+    assert "no evaluation" not in line.reason
 
 
 def _member(name: str, vendi: float) -> DiversityRow:

@@ -41,6 +41,8 @@ class VerdictLine:
 
 
 def _unjudged(c: ConditionDiagnosis) -> str:
+    if c.verdict.cannot_judge:  # evaluated on both sides, but too little to tell: judge says why
+        return c.verdict.headline.removeprefix(f"cannot judge: `{c.name}`: ")
     tr = c.transfer
     if tr is None:
         return "no finished evaluation"
