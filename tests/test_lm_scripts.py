@@ -68,3 +68,24 @@ def test_the_share_of_agent_turns_that_say_a_line(tmp_path: Path) -> None:
     assert any("training, late steps | 1/2 turns = 50%" in x and "1 of 1 calls" in x for x in lines)
     assert any("evaluation, heldout | 1/5 turns = 20%" in x and "1 of 2 calls" in x for x in lines)
     assert run("line_share.py", tmp_path / "none", "x").returncode != 0
+
+
+def test_the_smollm2_study_files_load_as_studies_in_every_form(tmp_path: Path) -> None:
+    """``benchmarks/lm_gpu_configs.py`` writes the GPU, smoke and two-core forms; each must be
+    a study sim2human accepts, on the device and with the families its form says."""
+    script = str(ROOT / "benchmarks" / "lm_gpu_configs.py")
+    for form, device in (("", "cuda"), ("--smoke", "cpu"), ("--cpu", "cpu")):
+        out = tmp_path / (form or "gpu")
+        made = subprocess.run(
+            [sys.executable, script, str(out), *([form] if form else [])],
+            capture_output=True, text=True, timeout=60, check=False,
+        )  # fmt: skip
+        assert made.returncode == 0, made.stderr
+        for scenario in ("intake", "support"):
+            cfg = load_study(out / f"{scenario}.yaml")
+            assert isinstance(cfg.agent, LMAgentConfig) and cfg.agent.model == "smollm2"
+            assert cfg.agent.device == device
+            assert [c.name for c in cfg.conditions] == ["frozen-small", "ensemble-randomized"]
+            if form == "--cpu":
+                assert not any(f.endswith("-heldout") for f in cfg.ensemble.heldout), scenario
+                assert cfg.agent.micro_batch == 1
