@@ -23,6 +23,12 @@ from sim2human.metrics.collapse import ExploitRow, Transfer
 from sim2human.metrics.outcomes import fmt_estimate, fmt_pct
 from sim2human.types import Frozen
 
+
+def cannot_judge_prefix(name: str) -> str:
+    """How a *cannot judge* headline opens; what follows it is why (read back by the reports)."""
+    return f"cannot judge: `{name}`: "
+
+
 GATE_MIN_N = 10
 """The fewest episodes a side ``sim2human diagnose`` calls clean by default."""
 
@@ -102,7 +108,7 @@ def judge(
     if reasons:
         head = f"collapse: `{name}`: " + "; ".join(reasons) + "."
     elif (few := _too_little(tr, limits, metric)) is not None:  # a finding stands; "clean" not
-        head = f"cannot judge: `{name}`: {few}"
+        head = cannot_judge_prefix(name) + few
         return Verdict(collapse=False, checked=False, cannot_judge=True, reasons=[], headline=head)
     else:
         head = (

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sim2human.diagnostics.analyse import ConditionDiagnosis, Diagnosis
+from sim2human.diagnostics.verdict import cannot_judge_prefix
 from sim2human.report.format import est, pct
 
 COLLAPSED, CLEAN, INCONCLUSIVE = "collapsed", "clean", "inconclusive"
@@ -42,7 +43,7 @@ class VerdictLine:
 
 def _unjudged(c: ConditionDiagnosis) -> str:
     if c.verdict.cannot_judge:  # evaluated on both sides, but too little to tell: judge says why
-        return c.verdict.headline.removeprefix(f"cannot judge: `{c.name}`: ")
+        return c.verdict.headline.removeprefix(cannot_judge_prefix(c.name))
     tr = c.transfer
     if tr is None:
         return "no finished evaluation"
