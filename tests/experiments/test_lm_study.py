@@ -24,6 +24,7 @@ from sim2human.experiments.study.world import StudyWorld
 from sim2human.rollout.evaluate import evaluate
 from sim2human.store.layout import EPISODES, POLICY, SUMMARY, WARM_START
 from sim2human.store.rundir import read_episodes
+from sim2human.train import copy_drill as copy_drill_module
 from sim2human.train.config import LMAgentConfig
 from tiny_study import study_numbers
 
@@ -201,3 +202,15 @@ def test_the_warm_start_is_made_with_its_threads_and_named_without_them(
     assert made == lm_condition.warm_start_dir(tmp_path, cfg.agent, world, 0)  # not in its name
     assert lm_condition.warm_start(cfg, cfg.agent, world, 0, tmp_path) == made  # so reused
     assert seen == [3]
+
+
+def test_a_changed_drill_names_another_warm_start(monkeypatch: pytest.MonkeyPatch) -> None:
+    cfg = parse_study(LM)
+    assert isinstance(cfg.agent, LMAgentConfig)
+    world = StudyWorld.build(cfg)
+    drilled = cfg.agent.model_copy(
+        update={"warm_start": cfg.agent.warm_start.model_copy(update={"copy_drill": 5})}
+    )
+    before = lm_condition.warm_start_dir(Path("ws"), drilled, world, 0)
+    monkeypatch.setattr(copy_drill_module, "RUN", (1, 2))
+    assert lm_condition.warm_start_dir(Path("ws"), drilled, world, 0) != before

@@ -51,6 +51,19 @@ def test_some_exchanges_are_the_callers_own_turns_word_for_word_and_short_ones_f
     assert " Yes." in values  # a one-word turn is copied whole, not skipped or overrun
 
 
+def test_every_run_copies_past_its_first_word_where_the_caller_said_two() -> None:
+    # The words after a run's first are the copying lesson (the first is a choice, the end a
+    # guess): one-word runs teach none of it, and the drill draws none from longer turns.
+    drills = drill_calls(CALLS, FIELDS, 200, seed=0)  # type: ignore[arg-type]
+    runs = [
+        (len(said.text.split()), len(str(agent.tool_calls[0].arguments["value"]).split()))
+        for d in drills
+        for said, agent in zip(d.turns[::2], d.turns[1::2], strict=True)
+    ]
+    assert all(copied >= min(2, heard) for heard, copied in runs)
+    assert max(copied for _, copied in runs) >= 5  # and some runs are long
+
+
 def test_drills_are_drawn_from_the_seed() -> None:
     def values(seed: int) -> list[object]:
         drills = drill_calls(CALLS, FIELDS, 5, seed=seed)  # type: ignore[arg-type]

@@ -61,7 +61,7 @@ from sim2human.store.layout import (
 )
 from sim2human.store.rundir import EpisodeLog, JsonlWriter, read_json, write_json
 from sim2human.train.config import LMAgentConfig
-from sim2human.train.copy_drill import copy_drill
+from sim2human.train.copy_drill import copy_drill, drill_shape
 from sim2human.train.grpo import StepStats, train_grpo
 from sim2human.train.phases import GRPO, START, Phases
 from sim2human.train.phases import WARM_START as WARM_START_PHASE
@@ -223,6 +223,8 @@ def warm_start_dir(folder: Path, agent_cfg: LMAgentConfig, world: StudyWorld, se
         "members": sorted(s.id for s in world.ensemble.train),
         "max_turns": world.max_turns,
     }
+    if agent_cfg.warm_start.copy_drill:
+        made_of["copy_drill"] = drill_shape()
     key = hashlib.sha256(json.dumps(made_of, sort_keys=True).encode()).hexdigest()[:10]
     return folder / f"{slug}-seed-{seed}-{key}"
 
