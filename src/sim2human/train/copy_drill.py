@@ -18,7 +18,10 @@ caller's own turn, against none, added 12 and 5 points of fields right at temper
 warm-start seeds (72 calls each, paired; the second seed's interval reaches 0), 12 and 7 at 0.7,
 at no measured cost in time; a caller's own turn only, 5 and 9. Runs of 2 to 8 words (``RUN``)
 where they were 1 to 4: 69% -> 79% of fields right at temperature 0 and 1 -> 12 of 72 calls
-complete (intake's quick warm start, seed 0, the same calls; +9.5 [+3.6, +16.1] points, paired).
+complete (intake's quick warm start, seed 0, the same calls; +9.5 [+3.6, +16.1] points, paired);
+on seed 1 67% -> 71% (+3.8 [-3.1, +10.2]), 2 -> 4 calls, its copying not formed by the drill's
+end (``scripts/copy_probe.py``): the circuit arrives suddenly, and the drill's annealed learning
+rate leaves to the seed whether it arrives in time.
 """
 
 from __future__ import annotations

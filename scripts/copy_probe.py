@@ -1,0 +1,110 @@
+#!/usr/bin/env python3
+"""Does a language-model agent copy what it heard? Its ``record`` values read teacher forced.
+
+    PYTHONPATH=src .venv/bin/python scripts/copy_probe.py STUDY_FILE MODEL_DIR [MODEL_DIR ...]
+        [--calls 60] [--drills 100] [--seed 999]
+
+For each model (a warm start or a trained ``policy/`` folder), over fresh calls of the study's
+reference with its *training* members (as the warm start makes them, drawn from ``--seed``) and
+fresh exchanges of the copying drill (``train.copy_drill``: callers' own turns, and their words
+in a random order), it reads every ``record`` value the model is shown and says how often the
+model's most likely next token is the one written:
+
+- *first token*: the value's first token (in a call, a choice of which words answer the field;
+  in the drill, a random start: chance);
+- *continued*: every token after the first up to the value's end (the copying itself; a
+  one-token value counts as continued).
+
+Teacher forced, so it measures copying apart from what the model would have said before: how
+``docs/results/lm-agents.md`` ("A drill that copies") found that the old drill had not taught it.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+VALUE_OPENS, VALUE_CLOSES = '", "value": "', '"}}'
+"""A ``record`` value's bounds: one token each in the tiny tokenizer (``lm_models.TOOL_PIECES``)."""
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("study", type=Path)
+    parser.add_argument("models", type=Path, nargs="+")
+    parser.add_argument("--calls", type=int, default=60, help="reference calls (default 60)")
+    parser.add_argument("--drills", type=int, default=100, help="drill sequences of each kind")
+    parser.add_argument("--seed", type=int, default=999, help="draws the calls and drills")
+    args = parser.parse_args()
+    import torch
+
+    from sim2human.agents.lm_models import load
+    from sim2human.agents.lm_policy import LMPolicy
+    from sim2human.experiments.study.config import load_study
+    from sim2human.experiments.study.trained_agents import lm_prompt
+    from sim2human.experiments.study.world import StudyWorld
+    from sim2human.train import copy_drill
+    from sim2human.train.config import LMAgentConfig
+    from sim2human.train.warm_start import reference_calls
+
+    cfg = load_study(args.study, quick=True)
+    if not isinstance(cfg.agent, LMAgentConfig):
+        raise SystemExit(f"{args.study}: its agent is not a language model (agent.kind: lm)")
+    world = StudyWorld.build(cfg)
+    made = cfg.agent.warm_start.model_copy(update={"episodes": args.calls})
+    calls = reference_calls(world.scenario, world.ensemble.train, made, args.seed, world.max_turns)
+    fields = list(getattr(world.scenario, "fields", ()))
+    kinds: dict[str, Sequence[Any]] = {"reference calls": calls}
+    for share, name in ((1.0, "drill, callers' own turns"), (0.0, "drill, words in random order")):
+        before, copy_drill.SENTENCES = copy_drill.SENTENCES, share
+        try:
+            kinds[name] = copy_drill.drill_calls(calls, fields, args.drills, args.seed)
+        finally:
+            copy_drill.SENTENCES = before
+    print("| model | sequences | values | first token right | continued right |")
+    print("|---|---|---:|---:|---:|")
+    for folder in args.models:
+        model, tok = load(folder)
+        if not {VALUE_OPENS, VALUE_CLOSES} <= set(tok.get_vocab()):
+            raise SystemExit(
+                f"{folder}: its tokenizer does not write a value's bounds as one token each "
+                "(the tiny model's does)"
+            )
+        model.eval()
+        policy = LMPolicy(model, tok, lm_prompt(world.scenario))
+        for name, seqs in kinds.items():
+            prompt = policy.system_prompt
+            if name != "reference calls":
+                policy.system_prompt = ""  # the drill is trained without it
+            with torch.no_grad():
+                first, continued, n = read_values(policy, tok, seqs)
+            policy.system_prompt = prompt
+            print(
+                f"| {folder.parent.name}/{folder.name} | {name} | {n} | "
+                f"{first / max(1, n):.0%} | {continued / max(1, n):.0%} |"
+            )
+
+
+def read_values(policy: Any, tok: Any, seqs: Sequence[Any]) -> tuple[int, int, int]:
+    """(values whose first token is predicted, values predicted past it, values) in ``seqs``."""
+    import torch
+
+    opens = tok.convert_tokens_to_ids(VALUE_OPENS)
+    closes = tok.convert_tokens_to_ids(VALUE_CLOSES)
+    first = continued = n = 0
+    for seq in seqs:
+        ids = policy.written_trace(seq.turns).ids
+        guess = policy.model(input_ids=torch.tensor([ids])).logits[0].argmax(-1).tolist()
+        starts = [i for i, t in enumerate(ids) if t == opens]
+        for i in starts:
+            end = ids.index(closes, i)
+            n += 1
+            first += guess[i] == ids[i + 1]
+            continued += all(guess[k - 1] == ids[k] for k in range(i + 2, end))
+    return first, continued, n
+
+
+if __name__ == "__main__":
+    main()
