@@ -47,10 +47,10 @@ WORDS = (6, 16)
 RUN = (2, 9)
 """How many of them the ``record`` call copies (at least, fewer than). Only the words after a
 run's first are copying (the first is a choice, the end a guess), so short runs teach little of
-it: with runs of 1 to 4 words of 4 to 15, 1,000 steps left the tiny model copying 69% of those
-tokens right from a random order of words (teacher forced, per token); with runs of 2 to 8 of 6
-to 15, it copied 93% after 800 steps, where the short runs had 64-68% at 600-800
-(``docs/results/lm-agents.md``, "A drill that copies")."""
+it: at a constant learning rate, with runs of 1 to 4 words of 4 to 15, 1,000 steps left the
+tiny model copying 69% of those tokens right from a random order of words (teacher forced, per
+token); with runs of 2 to 8 of 6 to 15, it copied 93% after 800 steps, where the short runs had
+64-68% at 600-800 (``docs/results/lm-agents.md``, "A drill that copies")."""
 SENTENCES = 0.5
 """The share of drill exchanges in which the caller says one of the callers' own turns, word for
 word, rather than their words in a random order. Words in a random order teach the mechanics
