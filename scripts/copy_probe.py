@@ -45,8 +45,8 @@ def main() -> None:
     from sim2human.experiments.study.config import load_study
     from sim2human.experiments.study.trained_agents import lm_prompt
     from sim2human.experiments.study.world import StudyWorld
-    from sim2human.train import copy_drill
     from sim2human.train.config import LMAgentConfig
+    from sim2human.train.copy_drill import drill_calls
     from sim2human.train.warm_start import reference_calls
 
     cfg = load_study(args.study, quick=True)
@@ -58,11 +58,7 @@ def main() -> None:
     fields = list(getattr(world.scenario, "fields", ()))
     kinds: dict[str, Sequence[Any]] = {"reference calls": calls}
     for share, name in ((1.0, "drill, callers' own turns"), (0.0, "drill, words in random order")):
-        before, copy_drill.SENTENCES = copy_drill.SENTENCES, share
-        try:
-            kinds[name] = copy_drill.drill_calls(calls, fields, args.drills, args.seed)
-        finally:
-            copy_drill.SENTENCES = before
+        kinds[name] = drill_calls(calls, fields, args.drills, args.seed, sentences=share)
     print("| model | sequences | values | first token right | continued right |")
     print("|---|---|---:|---:|---:|")
     for folder in args.models:

@@ -72,24 +72,35 @@ def drill_shape() -> dict[str, object]:
 
 
 def drill_calls(
-    calls: Sequence[Episode], fields: Sequence[str], n: int, seed: int
+    calls: Sequence[Episode],
+    fields: Sequence[str],
+    n: int,
+    seed: int,
+    sentences: float = SENTENCES,
 ) -> list[SimpleNamespace]:
-    """``n`` drill sequences drawn from the words the callers of ``calls`` said."""
+    """``n`` drill sequences drawn from the words the callers of ``calls`` said, ``sentences``
+    of their exchanges a caller's own turn."""
     said = [t.text.split() for e in calls for t in e.turns if t.speaker != "agent"]
     said = [words for words in said if words]
     vocab = sorted({w for words in said for w in words})
     if not vocab or not fields:
         return []
     rng = seeding.stream(seed, "copy-drill")
-    return [SimpleNamespace(turns=_exchanges(said, vocab, fields, rng)) for _ in range(n)]
+    return [
+        SimpleNamespace(turns=_exchanges(said, vocab, fields, rng, sentences)) for _ in range(n)
+    ]
 
 
 def _exchanges(
-    said: list[list[str]], vocab: list[str], fields: Sequence[str], rng: np.random.Generator
+    said: list[list[str]],
+    vocab: list[str],
+    fields: Sequence[str],
+    rng: np.random.Generator,
+    sentences: float,
 ) -> list[Turn]:
     turns = []
     for _ in range(EXCHANGES):
-        if rng.random() < SENTENCES:
+        if rng.random() < sentences:
             words = said[int(rng.integers(len(said)))]
         else:
             words = [
