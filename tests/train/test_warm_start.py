@@ -21,6 +21,7 @@ from sim2human.scenarios.tools import RECORD, open_desk, read_value, tool_text, 
 from sim2human.train.config import WarmStartConfig
 from sim2human.train.warm_start import (
     corpus_texts,
+    fine_tune,
     reference_calls,
     shortest_span,
     turn_tokens,
@@ -121,6 +122,18 @@ def test_turn_tokens_are_what_the_policy_writes_of_each_agent_turn() -> None:
     said = ["How bad is it?", f"{tool_text(record)} Thanks, bye."]
     expected = [len(tok.encode(s, add_special_tokens=False)) + 1 for s in said]  # + its end
     assert turn_tokens(policy, [SimpleNamespace(turns=turns)]) == expected  # type: ignore[list-item]
+
+
+@pytest.mark.parametrize("steps", [1, 9, 10, 11])
+def test_fine_tuning_takes_any_number_of_steps(steps: int) -> None:
+    # torch's one-cycle schedule, with its rise a tenth of the steps, divides by zero at ten
+    turns = [Turn(speaker="user", text="My back hurts."), Turn(speaker="agent", text="How bad?")]
+    sizes = {"hidden": 16, "layers": 1, "heads": 2, "vocab": 300}
+    model, tok = tiny([t.text for t in turns] * 20, seed=0, sizes=sizes)
+    calls = [SimpleNamespace(turns=turns)] * steps
+    cfg = WarmStartConfig(episodes=steps, epochs=1, lr=0.01, batch=1)
+    losses = fine_tune(LMPolicy(model, tok, ""), calls, cfg, seed=0)  # type: ignore[arg-type]
+    assert len(losses) == 1 and np.isfinite(losses[0])
 
 
 @pytest.mark.parametrize("example", ["lm-collapse.yaml", "lm-support.yaml"])

@@ -25,7 +25,7 @@ import torch
 
 from sim2human import seeding
 from sim2human.agents.base import Agent, AgentTurn, Observation
-from sim2human.agents.lm_policy import LMPolicy
+from sim2human.agents.lm_policy import LMPolicy, Trace
 from sim2human.agents.scripted import reference_agent
 from sim2human.rollout.conversation import Job
 from sim2human.rollout.play import play
@@ -194,11 +194,9 @@ def fine_tune(
     optim = torch.optim.AdamW(params, lr=cfg.lr, weight_decay=0.0)
     steps = cfg.epochs * -(-len(traces) // cfg.batch)
     sched = torch.optim.lr_scheduler.OneCycleLR(
-        optim, max_lr=cfg.lr, total_steps=max(1, steps), pct_start=0.1
+        optim, max_lr=cfg.lr, total_steps=max(1, steps), pct_start=_warm_up_share(steps)
     )
     rng = seeding.stream(seed, "warm-start-order")
-    device = next(policy.model.parameters()).device
-    per_pass = micro_batch or cfg.batch
     losses: list[float] = []
     policy.model.train()
     for _ in range(cfg.epochs):
@@ -206,24 +204,42 @@ def fine_tune(
         total, count = 0.0, 0
         for i in range(0, len(order), cfg.batch):
             part = [traces[int(k)] for k in order[i : i + cfg.batch]]
-            tokens = max(1, sum(sum(t.mask[1:]) for t in part))
-            optim.zero_grad(set_to_none=True)
-            loss_sum = 0.0
-            for j in range(0, len(part), per_pass):
-                ids, attn, own = (x.to(device) for x in padded(part[j : j + per_pass], policy.pad))
-                mask = own[:, 1:]
-                loss = -(token_logprobs(policy.model, ids, attn, mask) * mask).sum() / tokens
-                loss.backward()  # type: ignore[no-untyped-call]
-                loss_sum += float(loss.detach())
-            torch.nn.utils.clip_grad_norm_(params, 1.0)
-            optim.step()
+            total += supervised_step(policy, part, optim, micro_batch or cfg.batch)
             sched.step()
-            total, count = total + loss_sum, count + 1
+            count += 1
             if progress is not None:
                 progress(len(part))
         losses.append(total / max(1, count))
     policy.model.eval()
     return losses
+
+
+def _warm_up_share(steps: int) -> float:
+    """The share of ``steps`` the learning rate rises over: a tenth, except at exactly ten
+    steps, where torch's one-cycle schedule would end its rise at step 0 and divide by zero."""
+    return 0.1 if steps != 10 else 0.15
+
+
+def supervised_step(
+    policy: LMPolicy, part: Sequence[Trace], optim: torch.optim.Optimizer, per_pass: int
+) -> float:
+    """One gradient step on ``part``'s agent tokens (``per_pass`` traces per forward and
+    backward pass, each pass's loss divided by the whole part's agent tokens, so the step's
+    gradient is the whole part's; the gradient's norm clipped to 1); the step's mean loss."""
+    params = [p for group in optim.param_groups for p in group["params"]]
+    device = next(policy.model.parameters()).device
+    tokens = max(1, sum(sum(t.mask[1:]) for t in part))
+    optim.zero_grad(set_to_none=True)
+    loss_sum = 0.0
+    for j in range(0, len(part), per_pass):
+        ids, attn, own = (x.to(device) for x in padded(part[j : j + per_pass], policy.pad))
+        mask = own[:, 1:]
+        loss = -(token_logprobs(policy.model, ids, attn, mask) * mask).sum() / tokens
+        loss.backward()  # type: ignore[no-untyped-call]
+        loss_sum += float(loss.detach())
+    torch.nn.utils.clip_grad_norm_(params, 1.0)
+    optim.step()
+    return loss_sum
 
 
 def turn_tokens(policy: LMPolicy, calls: Sequence[Episode]) -> list[int]:
