@@ -13,7 +13,9 @@ model's most likely next token is the one written:
 - *first token*: the value's first token (in a call, a choice of which words answer the field;
   in the drill, a random start: chance);
 - *continued*: every token after the first up to the value's end (the copying itself; a
-  one-token value counts as continued).
+  one-token value counts as continued);
+- *copied tokens*: the share of tokens after a value's first the model predicts (what the drill
+  reads to know when to stop: ``train.copy_drill.COPIES``).
 
 Teacher forced, so it measures copying apart from what the model would have said before: how
 ``docs/results/lm-agents.md`` ("A drill that copies") found that the old drill had not taught it.
@@ -26,9 +28,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-VALUE_OPENS, VALUE_CLOSES = '", "value": "', '"}}'
-"""A ``record`` value's bounds: one token each in the tiny tokenizer (``lm_models.TOOL_PIECES``)."""
-
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
@@ -38,15 +37,13 @@ def main() -> None:
     parser.add_argument("--drills", type=int, default=100, help="drill sequences of each kind")
     parser.add_argument("--seed", type=int, default=999, help="draws the calls and drills")
     args = parser.parse_args()
-    import torch
-
     from sim2human.agents.lm_models import load
     from sim2human.agents.lm_policy import LMPolicy
     from sim2human.experiments.study.config import load_study
     from sim2human.experiments.study.trained_agents import lm_prompt
     from sim2human.experiments.study.world import StudyWorld
     from sim2human.train.config import LMAgentConfig
-    from sim2human.train.copy_drill import drill_calls
+    from sim2human.train.copy_drill import drill_calls, read_copies, value_bounds
     from sim2human.train.warm_start import reference_calls
 
     cfg = load_study(args.study, quick=True)
@@ -59,47 +56,28 @@ def main() -> None:
     kinds: dict[str, Sequence[Any]] = {"reference calls": calls}
     for share, name in ((1.0, "drill, callers' own turns"), (0.0, "drill, words in random order")):
         kinds[name] = drill_calls(calls, fields, args.drills, args.seed, sentences=share)
-    print("| model | sequences | values | first token right | continued right |")
-    print("|---|---|---:|---:|---:|")
+    print("| model | sequences | values | first token right | continued right | copied tokens |")
+    print("|---|---|---:|---:|---:|---:|")
     for folder in args.models:
         model, tok = load(folder)
-        if not {VALUE_OPENS, VALUE_CLOSES} <= set(tok.get_vocab()):
+        bounds = value_bounds(tok)
+        if bounds is None:
             raise SystemExit(
                 f"{folder}: its tokenizer does not write a value's bounds as one token each "
                 "(the tiny model's does)"
             )
-        model.eval()
         policy = LMPolicy(model, tok, lm_prompt(world.scenario))
         for name, seqs in kinds.items():
             prompt = policy.system_prompt
             if name != "reference calls":
                 policy.system_prompt = ""  # the drill is trained without it
-            with torch.no_grad():
-                first, continued, n = read_values(policy, tok, seqs)
+            read = read_copies(policy, seqs, bounds)
             policy.system_prompt = prompt
             print(
-                f"| {folder.parent.name}/{folder.name} | {name} | {n} | "
-                f"{first / max(1, n):.0%} | {continued / max(1, n):.0%} |"
+                f"| {folder.parent.name}/{folder.name} | {name} | {read.values} | "
+                f"{read.first / max(1, read.values):.0%} | "
+                f"{read.continued / max(1, read.values):.0%} | {read.later_share:.0%} |"
             )
-
-
-def read_values(policy: Any, tok: Any, seqs: Sequence[Any]) -> tuple[int, int, int]:
-    """(values whose first token is predicted, values predicted past it, values) in ``seqs``."""
-    import torch
-
-    opens = tok.convert_tokens_to_ids(VALUE_OPENS)
-    closes = tok.convert_tokens_to_ids(VALUE_CLOSES)
-    first = continued = n = 0
-    for seq in seqs:
-        ids = policy.written_trace(seq.turns).ids
-        guess = policy.model(input_ids=torch.tensor([ids])).logits[0].argmax(-1).tolist()
-        starts = [i for i, t in enumerate(ids) if t == opens]
-        for i in starts:
-            end = ids.index(closes, i)
-            n += 1
-            first += guess[i] == ids[i + 1]
-            continued += all(guess[k - 1] == ids[k] for k in range(i + 2, end))
-    return first, continued, n
 
 
 if __name__ == "__main__":

@@ -4,25 +4,17 @@ study reuses it), ``scripts/lm_play.py`` plays it on the training members, and
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 import sys
 from pathlib import Path
-from types import SimpleNamespace
-from typing import Any
 
-import torch
 import yaml
 
-from sim2human.agents.lm_models import tiny
-from sim2human.agents.lm_policy import LMPolicy
 from sim2human.experiments.study.config import load_study
 from sim2human.experiments.study.lm_condition import warm_start_dir
 from sim2human.experiments.study.world import StudyWorld
-from sim2human.scenarios.tools import RECORD
 from sim2human.train.config import LMAgentConfig
-from sim2human.types import ToolCall, Turn
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -44,7 +36,7 @@ def test_a_warm_start_alone_is_the_studys_and_plays(tmp_path: Path) -> None:
     folder = warm_start_dir(tmp_path / "out", cfg.agent, StudyWorld.build(cfg), 0)
     assert made.stdout.startswith(str(folder))
     meta = json.loads((folder / "warm_start.json").read_text())
-    assert meta["calls"] == 6 and len(meta["copy_drill_loss"]) == 1
+    assert meta["calls"] == 6 and meta["copy_drill"]["steps"] == 2
     args = ("--temperatures", "0", "--per-member", "1", "--fields")
     played = run("lm_play.py", path, folder, folder, *args)  # twice: the same calls, greedy
     assert played.returncode == 0, played.stderr
@@ -61,57 +53,6 @@ def test_a_warm_start_alone_is_the_studys_and_plays(tmp_path: Path) -> None:
     assert rows[1].split(" | ")[2] == "16"  # 4 sequences of 4 exchanges, one value each
     refused = run("lm_warm_start.py", ROOT / "examples" / "collapse.yaml", tmp_path / "x")
     assert refused.returncode != 0 and "not a language model" in refused.stderr
-
-
-def _copy_probe() -> Any:
-    spec = importlib.util.spec_from_file_location("copy_probe", ROOT / "scripts" / "copy_probe.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-class _Guessing:
-    """A stand-in model whose most likely next token is ``guess(position, ids)``."""
-
-    def __init__(self, guess: Any, vocab: int) -> None:
-        self.guess, self.vocab = guess, vocab
-
-    def __call__(self, input_ids: torch.Tensor) -> Any:
-        ids = input_ids[0].tolist()
-        logits = torch.zeros(1, len(ids), self.vocab)
-        for i in range(len(ids)):
-            logits[0, i, self.guess(i, ids)] = 1.0
-        return SimpleNamespace(logits=logits)
-
-
-def test_the_copy_probe_counts_values_read_right_past_their_first_token() -> None:
-    probe = _copy_probe()
-    texts = ["My back hurts since Tuesday.", "Seven, and I take aspirin."] * 10
-    model, tok = tiny(texts, seed=0, sizes={"hidden": 16, "layers": 1, "heads": 2, "vocab": 300})
-    policy = LMPolicy(model, tok, "")
-    record = ToolCall(name=RECORD, arguments={"field": "severity", "value": " take aspirin"})
-    seqs = [
-        SimpleNamespace(
-            turns=[
-                Turn(speaker="user", text="Seven, and I take aspirin."),
-                Turn(speaker="agent", text="", tool_calls=(record,)),
-            ]
-        )
-    ]
-    vocab = len(tok)
-
-    def knowing(i: int, ids: list[int]) -> int:
-        return ids[i + 1] if i + 1 < len(ids) else 0
-
-    def first_only(i: int, ids: list[int]) -> int:
-        opens = ids.index(tok.convert_tokens_to_ids(probe.VALUE_OPENS))
-        return ids[i + 1] if i == opens else 0
-
-    policy.model = _Guessing(knowing, vocab)
-    assert probe.read_values(policy, tok, seqs) == (1, 1, 1)
-    policy.model = _Guessing(first_only, vocab)
-    assert probe.read_values(policy, tok, seqs) == (1, 0, 1)  # " take" right, " aspirin" not
 
 
 def test_the_share_of_agent_turns_that_say_a_line(tmp_path: Path) -> None:

@@ -4,14 +4,25 @@ agent says (so no phrasing is privileged before RL)."""
 from __future__ import annotations
 
 from types import SimpleNamespace
+from typing import Any
+
+import pytest
+import torch
 
 from sim2human.agents.lm_models import tiny
 from sim2human.agents.lm_policy import LMPolicy
 from sim2human.scenarios.tools import RECORD
 from sim2human.train import copy_drill as drill_module
 from sim2human.train.config import WarmStartConfig
-from sim2human.train.copy_drill import BATCH, EXCHANGES, copy_drill, drill_calls
-from sim2human.types import Turn
+from sim2human.train.copy_drill import (
+    BATCH,
+    EXCHANGES,
+    copy_drill,
+    drill_calls,
+    read_copies,
+    value_bounds,
+)
+from sim2human.types import ToolCall, Turn
 
 CALLS = [
     SimpleNamespace(
@@ -72,12 +83,16 @@ def test_drills_are_drawn_from_the_seed() -> None:
     assert values(0) == values(0) and values(0) != values(1)
 
 
-def test_the_drill_takes_its_steps_without_the_system_prompt_and_gives_it_back() -> None:
+def _policy(prompt: str = "You are a nurse.") -> LMPolicy:
     texts = [t.text for t in CALLS[0].turns] * 20
     model, tok = tiny(texts, seed=0, sizes={"hidden": 32, "layers": 1, "heads": 2, "vocab": 300})
-    policy = LMPolicy(model, tok, "You are a nurse.")
+    return LMPolicy(model, tok, prompt)
+
+
+def test_the_drill_takes_its_steps_without_the_system_prompt_and_gives_it_back() -> None:
+    policy = _policy()
     seen: list[int] = []
-    losses = copy_drill(
+    log = copy_drill(
         policy,
         CALLS,  # type: ignore[arg-type]
         FIELDS,
@@ -85,6 +100,83 @@ def test_the_drill_takes_its_steps_without_the_system_prompt_and_gives_it_back()
         seed=0,
         progress=seen.append,
     )
-    assert seen == [BATCH] * 3 and len(losses) == 1
+    assert seen == [BATCH] * 3 and log.steps == 3 and len(log.loss) == len(log.copied) == 1
     assert policy.system_prompt == "You are a nurse."
-    assert copy_drill(policy, CALLS, FIELDS, WarmStartConfig(copy_drill=0), 0) == []  # type: ignore[arg-type]
+    assert copy_drill(policy, CALLS, FIELDS, WarmStartConfig(copy_drill=0), 0).steps == 0  # type: ignore[arg-type]
+
+
+def test_the_drill_stops_at_the_first_reading_that_copies_and_runs_on_until_one_does(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(drill_module, "CHECK", 2)
+    monkeypatch.setattr(drill_module, "CHECK_SEQUENCES", 4)
+    cfg = WarmStartConfig(copy_drill=7, lr=0.01)
+    monkeypatch.setattr(drill_module, "COPIES", 0.0)  # copies at once: one reading, then stop
+    log = copy_drill(_policy(), CALLS, FIELDS, cfg, seed=0)  # type: ignore[arg-type]
+    assert log.steps == 2 and len(log.copied) == 1
+    monkeypatch.setattr(drill_module, "COPIES", 1.01)  # never copies: every step, read each 2
+    log = copy_drill(_policy(), CALLS, FIELDS, cfg, seed=0)  # type: ignore[arg-type]
+    assert log.steps == 7 and len(log.loss) == len(log.copied) == 4
+    assert all(0.0 <= c <= 1.0 for c in log.copied)
+
+
+def test_a_tokenizer_without_one_token_value_bounds_is_drilled_unread() -> None:
+    class Plain:
+        def get_vocab(self) -> dict[str, int]:
+            return {'", "value": "': 5}  # the opening bound only
+
+    assert value_bounds(Plain()) is None
+    assert value_bounds(_policy().tok) is not None
+
+
+class _Guessing:
+    """A stand-in model whose most likely next token is ``guess(position, ids)``."""
+
+    def __init__(self, guess: Any, vocab: int) -> None:
+        self.guess, self.vocab = guess, vocab
+        self.device = torch.device("cpu")
+
+    def parameters(self) -> Any:
+        return iter([torch.zeros(1)])
+
+    def eval(self) -> None:
+        pass
+
+    def __call__(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> Any:
+        logits = torch.zeros(*input_ids.shape, self.vocab)
+        for b, row in enumerate(input_ids.tolist()):
+            for i in range(len(row)):
+                logits[b, i, self.guess(i, row)] = 1.0
+        return SimpleNamespace(logits=logits)
+
+
+def test_read_copies_counts_values_read_right_past_their_first_token() -> None:
+    policy = _policy("")
+    bounds = value_bounds(policy.tok)
+    assert bounds is not None
+    record = ToolCall(name=RECORD, arguments={"field": "severity", "value": " take aspirin"})
+    seqs = [
+        SimpleNamespace(
+            turns=[
+                Turn(speaker="user", text="Seven, and I take aspirin."),
+                Turn(speaker="agent", text="", tool_calls=(record,)),
+            ]
+        )
+    ] * 2
+    vocab = len(policy.tok)
+    later = len(policy.tok.encode(" take aspirin", add_special_tokens=False)) - 1
+    assert later >= 1
+
+    def knowing(i: int, ids: list[int]) -> int:
+        return ids[i + 1] if i + 1 < len(ids) else 0
+
+    def first_only(i: int, ids: list[int]) -> int:
+        return ids[i + 1] if i < len(ids) - 1 and ids[i] == bounds[0] else 0
+
+    policy.model = _Guessing(knowing, vocab)
+    read = read_copies(policy, seqs, bounds)
+    assert (read.values, read.first, read.continued, read.later_share) == (2, 2, 2, 1.0)
+    policy.model = _Guessing(first_only, vocab)
+    read = read_copies(policy, seqs, bounds)  # " take" right, what follows it not
+    assert (read.values, read.first, read.continued, read.later_right) == (2, 2, 0, 0)
+    assert read.later == 2 * later

@@ -92,10 +92,11 @@ class WarmStartConfig(FrozenConfig):
     style_rate: float = Field(0.3, ge=0, le=1)
     """The share of the reference's turns that open with a style or courtesy line, drawn
     uniformly from the scenario's: every phrasing appears, none is privileged before RL."""
-    copy_drill: int = Field(0, ge=0, le=1_000_000, description="copying drill steps first")
-    """Gradient steps of ``train.copy_drill``'s drill (copy a run of the caller's words into a
-    ``record`` call) before the warm start: for a model trained from scratch (``tiny``), which
-    otherwise writes the values it saw most instead of the ones it heard."""
+    copy_drill: int = Field(0, ge=0, le=1_000_000, description="most copying drill steps first")
+    """The most gradient steps of ``train.copy_drill``'s drill (copy a run of the caller's words
+    into a ``record`` call) before the warm start; it stops sooner once the model copies. For a
+    model trained from scratch (``tiny``), which otherwise writes the values it saw most instead
+    of the ones it heard."""
     threads: int | None = Field(None, ge=1, le=1_024, description="torch threads making it")
     """Default: every core of the machine. Warm starts are made one at a time, and the sub-runs
     that need one wait for it meanwhile, so its cores would otherwise sit idle (on two cores the

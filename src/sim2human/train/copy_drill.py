@@ -27,15 +27,19 @@ rate leaves to the seed whether it arrives in time.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from types import SimpleNamespace
+from typing import Any
 
 import numpy as np
+import torch
 
 from sim2human import seeding
 from sim2human.agents.lm_policy import LMPolicy
 from sim2human.scenarios.tools import RECORD
 from sim2human.train.config import WarmStartConfig
-from sim2human.train.warm_start import Progress, fine_tune, written_value
+from sim2human.train.grpo import padded
+from sim2human.train.warm_start import Progress, supervised_step, written_value
 from sim2human.types import Episode, ToolCall, Turn
 
 BATCH = 32
@@ -59,15 +63,34 @@ where the model's own guess competes: after "4" in "for 4 months now" a model th
 "4 weeks" and "4 days" in its warm start guesses the unit, and must copy it instead."""
 
 
+WARMUP = 100
+"""Drill steps over which the learning rate rises to the warm start's; it stays there after."""
+CHECK = 100
+"""Drill steps between two readings of whether the model copies."""
+CHECK_SEQUENCES = 64
+"""Fresh drill sequences (words in a random order) each reading is taken on."""
+COPIES = 0.9
+"""The share of copied tokens (those after a value's first) the model must find most likely, on
+words in a random order, for the drill to stop before its last step. The circuit arrives
+suddenly and at a step that depends on the seed: at a constant learning rate one seed's share
+went 68%, 85%, 91%, 93% at steps 500 to 800, while another's, under the old annealed rate, had
+not arrived by step 1,000 (``docs/results/lm-agents.md``, "A drill that copies")."""
+VALUE_BOUNDS = ('", "value": "', '"}}')
+"""A ``record`` value's bounds: one token each in the tiny tokenizer (``lm_models.TOOL_PIECES``).
+A tokenizer without them (a pretrained model's) is drilled its whole ``copy_drill`` steps,
+unread."""
+
+
 def drill_shape() -> dict[str, object]:
-    """What makes the drill's exchanges, for a warm start's cache key: a changed drill must not
-    reuse a warm start made with another."""
+    """What makes the drill's exchanges and when it stops, for a warm start's cache key: a
+    changed drill must not reuse a warm start made with another."""
     return {
         "batch": BATCH,
         "exchanges": EXCHANGES,
         "words": WORDS,
         "run": RUN,
         "sentences": SENTENCES,
+        "until": {"warmup": WARMUP, "check": CHECK, "sequences": CHECK_SEQUENCES, "copies": COPIES},
     }
 
 
@@ -77,15 +100,16 @@ def drill_calls(
     n: int,
     seed: int,
     sentences: float = SENTENCES,
+    draw: tuple[int | str, ...] = (),
 ) -> list[SimpleNamespace]:
     """``n`` drill sequences drawn from the words the callers of ``calls`` said, ``sentences``
-    of their exchanges a caller's own turn."""
+    of their exchanges a caller's own turn; ``draw`` names which of the seed's draws."""
     said = [t.text.split() for e in calls for t in e.turns if t.speaker != "agent"]
     said = [words for words in said if words]
     vocab = sorted({w for words in said for w in words})
     if not vocab or not fields:
         return []
-    rng = seeding.stream(seed, "copy-drill")
+    rng = seeding.stream(seed, "copy-drill", *draw)
     return [
         SimpleNamespace(turns=_exchanges(said, vocab, fields, rng, sentences)) for _ in range(n)
     ]
@@ -116,6 +140,77 @@ def _exchanges(
     return turns
 
 
+@dataclass(frozen=True)
+class Copies:
+    """How a model reads the ``record`` values it is shown, teacher forced: for each value,
+    whether the token it finds most likely is the one written."""
+
+    values: int = 0
+    first: int = 0
+    """Values whose first token it predicts (in a call, a choice of which words answer the
+    field; in the drill, a random start: chance)."""
+    continued: int = 0
+    """Values whose every token after the first it predicts (the copying itself; a one-token
+    value counts)."""
+    later: int = 0
+    """Tokens after a value's first."""
+    later_right: int = 0
+
+    @property
+    def later_share(self) -> float:
+        """The share of tokens after a value's first that the model predicts."""
+        return self.later_right / max(1, self.later)
+
+
+def value_bounds(tok: Any) -> tuple[int, int] | None:
+    """The ids of a ``record`` value's bounds, where ``tok`` writes each as one token."""
+    vocab = tok.get_vocab()
+    opens, closes = VALUE_BOUNDS
+    return (vocab[opens], vocab[closes]) if opens in vocab and closes in vocab else None
+
+
+def read_copies(policy: LMPolicy, seqs: Sequence[Any], bounds: tuple[int, int]) -> Copies:
+    """How ``policy`` reads the values of ``seqs`` (calls or drill sequences, each with its
+    ``turns``), teacher forced, 16 at a time; the model is left in eval mode."""
+    opens, closes = bounds
+    traces = [policy.written_trace(s.turns) for s in seqs]
+    device = next(policy.model.parameters()).device
+    counts = [0, 0, 0, 0, 0]
+    policy.model.eval()
+    for i in range(0, len(traces), 16):
+        part = traces[i : i + 16]
+        ids, attn, _ = (x.to(device) for x in padded(part, policy.pad))
+        with torch.no_grad():
+            guesses = policy.model(input_ids=ids, attention_mask=attn).logits.argmax(-1).tolist()
+        for trace, guess in zip(part, guesses, strict=True):
+            _count(trace.ids, guess, opens, closes, counts)
+    return Copies(*counts)
+
+
+def _count(ids: list[int], guess: list[int], opens: int, closes: int, counts: list[int]) -> None:
+    """Add one trace's values to ``counts`` (values, first, continued, later, later right)."""
+    for i, token in enumerate(ids):
+        if token != opens or closes not in ids[i + 1 :]:
+            continue
+        end = ids.index(closes, i + 1)
+        right = [guess[k - 1] == ids[k] for k in range(i + 2, end)]
+        counts[0] += 1
+        counts[1] += i + 1 < end and guess[i] == ids[i + 1]
+        counts[2] += all(right)
+        counts[3] += len(right)
+        counts[4] += sum(right)
+
+
+@dataclass
+class DrillLog:
+    """What the drill did: its steps, its mean loss and (where read) the share of copied
+    tokens the model predicted, after every ``CHECK`` steps."""
+
+    steps: int = 0
+    loss: list[float] = field(default_factory=list)
+    copied: list[float] = field(default_factory=list)
+
+
 def copy_drill(
     policy: LMPolicy,
     calls: Sequence[Episode],
@@ -123,16 +218,41 @@ def copy_drill(
     cfg: WarmStartConfig,
     seed: int,
     progress: Progress | None = None,
-) -> list[float]:
-    """``cfg.copy_drill`` gradient steps of the drill on ``policy`` (its agent tokens only, at
-    the warm start's learning rate), without the system prompt, which the drill does not need
-    and which would be most of each sequence; the loss of the one pass."""
-    drills = drill_calls(calls, fields, cfg.copy_drill * BATCH, seed)
-    if not drills:
-        return []
+) -> DrillLog:
+    """The drill on ``policy`` (its agent tokens only, without the system prompt, which the drill
+    does not need and which would be most of each sequence) until it copies: at most
+    ``cfg.copy_drill`` gradient steps, the learning rate warmed up over ``WARMUP`` and then held
+    at the warm start's (annealing it left to the seed whether copying arrived in time), stopping
+    after the first ``CHECK`` steps at whose end the model predicts ``COPIES`` of the copied tokens
+    of fresh drill sequences. The readings are taken on drill sequences only, never a call."""
+    log = DrillLog()
+    if not cfg.copy_drill or not drill_calls(calls, fields, 1, seed):
+        return log
+    bounds = value_bounds(policy.tok)
+    held = drill_calls(calls, fields, CHECK_SEQUENCES, seed, sentences=0.0, draw=("check",))
+    params = [p for p in policy.model.parameters() if p.requires_grad]
+    optim = torch.optim.AdamW(params, lr=cfg.lr, weight_decay=0.0)
+    sched = torch.optim.lr_scheduler.LambdaLR(optim, lambda step: min(1.0, (step + 1) / WARMUP))
     prompt, policy.system_prompt = policy.system_prompt, ""
     try:
-        once = WarmStartConfig(episodes=len(drills), epochs=1, lr=cfg.lr, batch=BATCH)
-        return fine_tune(policy, drills, once, seed, progress)  # type: ignore[arg-type]
+        while log.steps < cfg.copy_drill:
+            n = min(CHECK, cfg.copy_drill - log.steps)
+            drills = drill_calls(calls, fields, n * BATCH, seed, draw=(log.steps // CHECK,))
+            traces = [policy.written_trace(d.turns) for d in drills]
+            policy.model.train()
+            loss = 0.0
+            for i in range(0, len(traces), BATCH):
+                loss += supervised_step(policy, traces[i : i + BATCH], optim, BATCH)
+                sched.step()
+                if progress is not None:
+                    progress(BATCH)
+            log.steps += n
+            log.loss.append(loss / n)
+            if bounds is not None:
+                log.copied.append(read_copies(policy, held, bounds).later_share)
+                if log.copied[-1] >= COPIES:
+                    break
     finally:
         policy.system_prompt = prompt
+        policy.model.eval()
+    return log

@@ -276,7 +276,7 @@ def _make_warm_start(agent_cfg: LMAgentConfig, world: StudyWorld, seed: int, tar
     torch.manual_seed(seed % 2**31)
     policy = LMPolicy(model, tok, prompt, device=agent_cfg.device)
     fields = getattr(world.scenario, "fields", ())
-    drilled = copy_drill(policy, calls, fields, ws, seed) if ws.copy_drill else []
+    drilled = copy_drill(policy, calls, fields, ws, seed)
     losses = fine_tune(policy, calls, ws, seed, micro_batch=agent_cfg.micro_batch)
     lengths = np.asarray(turn_tokens(policy, calls) or [0])
     staging = target.with_name(target.name + ".partial")
@@ -291,7 +291,11 @@ def _make_warm_start(agent_cfg: LMAgentConfig, world: StudyWorld, seed: int, tar
             "calls": len(calls),
             "reference_gold": sum(e.gold.score for e in calls) / max(1, len(calls)),
             "epoch_loss": [round(x, 4) for x in losses],
-            "copy_drill_loss": [round(x, 4) for x in drilled],
+            "copy_drill": {
+                "steps": drilled.steps,
+                "loss": [round(x, 4) for x in drilled.loss],
+                "copied": [round(x, 4) for x in drilled.copied],
+            },
             "seconds": round(time.perf_counter() - began, 1),
             "turn_tokens": {
                 "median": float(np.median(lengths)),
