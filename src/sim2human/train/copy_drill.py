@@ -230,7 +230,7 @@ def copy_drill(
     after the first ``CHECK`` steps at whose end the model predicts ``COPIES`` of the copied tokens
     of fresh drill sequences. The readings are taken on drill sequences only, never a call."""
     log = DrillLog()
-    if not cfg.copy_drill or not drill_calls(calls, fields, 1, seed):
+    if not cfg.copy_drill:
         return log
     bounds = value_bounds(policy.tok)
     held = drill_calls(calls, fields, CHECK_SEQUENCES, seed, sentences=0.0, draw=("check",))
@@ -242,6 +242,8 @@ def copy_drill(
         while log.steps < cfg.copy_drill:
             n = min(CHECK, cfg.copy_drill - log.steps)
             drills = drill_calls(calls, fields, n * BATCH, seed, draw=(log.steps // CHECK,))
+            if not drills:  # no caller words or no fields: nothing to copy
+                break
             traces = [policy.written_trace(d.turns) for d in drills]
             policy.model.train()
             loss = 0.0
