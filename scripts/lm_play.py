@@ -4,12 +4,16 @@ training members at several sampling temperatures: fields right, gold, proxy, ag
 
     PYTHONPATH=src .venv/bin/python scripts/lm_play.py STUDY_FILE MODEL_DIR [MODEL_DIR ...]
         [--temperatures 0 0.7 1] [--per-member 2] [--fields] [--device cpu|cuda]
+        [--save CALLS.jsonl] [--against CALLS.jsonl]
 
 ``--fields`` adds, per temperature, each field's count of calls where the record holds the
 caller's value, another value, or none, with a few wrong ones side by side. With several
 models, every one plays the same calls (the same members, profiles and caller seeds), and a last
 table gives each one's fields right minus the first's, call by call, with a 95% interval by
-cluster bootstrap over members: how two warm starts' settings were compared.
+cluster bootstrap over members: how two warm starts' settings were compared. ``--save`` writes
+each call's outcome (model, temperature, member, seed, fields right, complete) as JSON lines, and
+``--against`` compares every model with such a file's first model on the same calls: how a warm
+start played by one commit's code is compared with one played by another's.
 
 How the warm start of ``docs/results/lm-agents.md`` was read: on *training* members only (a
 held-out family or real caller never steers a setting), each member on the study's evaluation
@@ -19,6 +23,7 @@ seeds, as a study would evaluate it.
 from __future__ import annotations
 
 import argparse
+import json
 import time
 from collections import Counter, defaultdict
 from pathlib import Path
@@ -36,13 +41,14 @@ def main() -> None:
     parser.add_argument("--fields", action="store_true", help="per-field right/wrong/missing")
     parser.add_argument("--device", default="cpu", help="where the model plays (cpu, cuda)")
     parser.add_argument("--max-new-tokens", type=int, default=48, help="tokens per turn at most")
+    parser.add_argument("--save", type=Path, help="write each call's outcome here (JSON lines)")
+    parser.add_argument("--against", type=Path, help="compare with a --save file's first model")
     args = parser.parse_args()
     import torch
 
     from sim2human.agents.lm_models import load
     from sim2human.agents.lm_policy import LMPolicy
     from sim2human.experiments.study.config import load_study
-    from sim2human.experiments.study.trained_agents import lm_prompt
     from sim2human.experiments.study.world import StudyWorld
     from sim2human.rollout.evaluate import evaluate
     from sim2human.stress.adversarial import wilson
@@ -61,7 +67,7 @@ def main() -> None:
         policy = LMPolicy(
             model,
             tok,
-            lm_prompt(world.scenario),
+            world.scenario,
             max_new_tokens=args.max_new_tokens,
             device=args.device,
         )
@@ -89,8 +95,24 @@ def main() -> None:
             )
             if args.fields:
                 print_fields(eps)
+    outcomes = [
+        {
+            "model": label(args.models[m]),
+            "temperature": temperature,
+            "member": e.simulator_id,
+            "seed": e.seed,
+            "fields_right": e.gold.field_accuracy,
+            "complete": bool(e.gold.success),
+        }
+        for (m, temperature), eps in played.items()
+        for e in eps
+    ]
+    if args.save is not None:
+        args.save.write_text("".join(json.dumps(o) + "\n" for o in outcomes), encoding="utf-8")
     if len(args.models) > 1:
         print_differences(args.models, args.temperatures, played)
+    if args.against is not None:
+        print_against(args.against, outcomes)
 
 
 def label(path: Path) -> str:
@@ -121,6 +143,33 @@ def print_differences(
                 f"| {label(path)} | {temperature} | {est.mean:+.1%} "
                 f"[{est.ci[0]:+.1%}, {est.ci[1]:+.1%}] | {est.n} |"
             )
+
+
+def print_against(path: Path, outcomes: list[dict[str, Any]]) -> None:
+    """Each model's fields right and complete calls minus ``path``'s first model's, call by call
+    on the same calls (95% intervals by cluster bootstrap over members)."""
+    from sim2human.metrics.outcomes import cluster_bootstrap
+
+    saved = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    first = saved[0]["model"]
+    base = {(o["temperature"], o["member"], o["seed"]): o for o in saved if o["model"] == first}
+    print(f"\n| model | temperature | minus {first} ({path.name}): fields right | complete calls |")
+    print("|---|---:|---:|---:|")
+    for model in dict.fromkeys(o["model"] for o in outcomes):
+        for temperature in dict.fromkeys(o["temperature"] for o in outcomes):
+            mine = [o for o in outcomes if o["model"] == model and o["temperature"] == temperature]
+            keys = [(temperature, o["member"], o["seed"]) for o in mine]
+            if not mine or any(k not in base for k in keys):
+                raise SystemExit(f"{path}: it did not play the same calls at {temperature}")
+            members = [o["member"] for o in mine]
+            cells = []
+            for what in ("fields_right", "complete"):
+                diff = [
+                    float(o[what]) - float(base[k][what]) for o, k in zip(mine, keys, strict=True)
+                ]
+                est = cluster_bootstrap(diff, members)
+                cells.append(f"{est.mean:+.1%} [{est.ci[0]:+.1%}, {est.ci[1]:+.1%}]")
+            print(f"| {model} | {temperature} | {cells[0]} | {cells[1]} | ")
 
 
 def print_fields(episodes: list[Any]) -> None:
