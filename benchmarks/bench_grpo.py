@@ -64,7 +64,6 @@ def main() -> None:
 
     from sim2human.agents.lm_policy import LMPolicy
     from sim2human.experiments.study.config import load_study
-    from sim2human.experiments.study.trained_agents import lm_prompt
     from sim2human.experiments.study.world import StudyWorld
     from sim2human.train.config import LMAgentConfig
     from sim2human.train.grpo import train_grpo
@@ -76,15 +75,14 @@ def main() -> None:
     assert isinstance(agent, LMAgentConfig), f"{args.config}: not an lm study"
     world = StudyWorld.build(cfg)
     condition = next(c for c in cfg.conditions if c.sampler != "fixed")
-    prompt = lm_prompt(world.scenario)
     ws = agent.warm_start.model_copy(update={"episodes": args.calls, "epochs": 1})
     calls = reference_calls(world.scenario, world.ensemble.train, ws, 0, world.max_turns)
     rows = []
     for name in args.models:
-        model, tok = build(name, corpus_texts(calls, prompt))
+        model, tok = build(name, corpus_texts(calls, world.scenario))
         model.to(args.device)
         policy = LMPolicy(
-            model, tok, prompt, max_new_tokens=agent.max_new_tokens, device=args.device
+            model, tok, world.scenario, max_new_tokens=agent.max_new_tokens, device=args.device
         )
         began = time.perf_counter()
         fine_tune(policy, calls, ws, 0, micro_batch=args.micro_batch)

@@ -74,7 +74,6 @@ def main() -> None:
     from sim2human.agents.lm_policy import LMPolicy
     from sim2human.experiments.study.agent_record import is_real
     from sim2human.experiments.study.config import load_study
-    from sim2human.experiments.study.trained_agents import lm_prompt
     from sim2human.experiments.study.world import StudyWorld
     from sim2human.rollout.evaluate import evaluate
     from sim2human.train.config import LMAgentConfig
@@ -85,10 +84,10 @@ def main() -> None:
     cfg = load_study(args.config, quick=True)
     assert isinstance(cfg.agent, LMAgentConfig), f"{args.config}: not an lm study"
     world = StudyWorld.build(cfg)
-    prompt = lm_prompt(world.scenario)
     ws = cfg.agent.warm_start.model_copy(update={"episodes": 64})
     texts = corpus_texts(
-        reference_calls(world.scenario, world.ensemble.train, ws, 0, world.max_turns), prompt
+        reference_calls(world.scenario, world.ensemble.train, ws, 0, world.max_turns),
+        world.scenario,
     )
     pool = {
         "train": world.ensemble.train,
@@ -121,7 +120,7 @@ def main() -> None:
                 policy = LMPolicy(
                     model,
                     tok,
-                    prompt,
+                    world.scenario,
                     temperature=0,
                     max_new_tokens=args.max_new_tokens,
                     device=args.device,

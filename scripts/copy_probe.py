@@ -40,10 +40,9 @@ def main() -> None:
     from sim2human.agents.lm_models import load
     from sim2human.agents.lm_policy import LMPolicy
     from sim2human.experiments.study.config import load_study
-    from sim2human.experiments.study.trained_agents import lm_prompt
     from sim2human.experiments.study.world import StudyWorld
     from sim2human.train.config import LMAgentConfig
-    from sim2human.train.copy_drill import drill_calls, read_copies, value_bounds
+    from sim2human.train.copy_drill import drill_calls, drill_traces, read_copies, value_bounds
     from sim2human.train.warm_start import reference_calls
 
     cfg = load_study(args.study, quick=True)
@@ -66,13 +65,13 @@ def main() -> None:
                 f"{folder}: its tokenizer does not write a value's bounds as one token each "
                 "(the tiny model's does)"
             )
-        policy = LMPolicy(model, tok, lm_prompt(world.scenario))
+        policy = LMPolicy(model, tok, world.scenario)
         for name, seqs in kinds.items():
-            prompt = policy.system_prompt
-            if name != "reference calls":
-                policy.system_prompt = ""  # the drill is trained without it
-            read = read_copies(policy, seqs, bounds)
-            policy.system_prompt = prompt
+            if name == "reference calls":
+                traces = [policy.written_trace(e.turns) for e in seqs]
+            else:
+                traces = drill_traces(policy, seqs)  # as the drill trains on them
+            read = read_copies(policy, traces, bounds)
             print(
                 f"| {folder.parent.name}/{folder.name} | {name} | {read.values} | "
                 f"{read.first / max(1, read.values):.0%} | "

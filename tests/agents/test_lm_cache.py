@@ -12,12 +12,11 @@ import numpy as np
 import pytest
 import torch
 
-from sim2human.agents import lm_policy
+from sim2human.agents import lm_cache, lm_policy
 from sim2human.agents.lm_cache import CallCaches, growing_layer
 from sim2human.agents.lm_models import IM_END, tiny
 from sim2human.agents.lm_policy import LMPolicy
 from sim2human.experiments.study.config import load_study
-from sim2human.experiments.study.trained_agents import lm_prompt
 from sim2human.experiments.study.world import StudyWorld
 from sim2human.rollout.evaluate import evaluate
 
@@ -43,7 +42,7 @@ def play(world: StudyWorld, model: Any, tok: Any, **settings: Any) -> tuple[list
         lambda _m, inputs, _o: read.append(int(inputs[0].numel()))
     )
     try:
-        policy = LMPolicy(model, tok, lm_prompt(world.scenario), max_new_tokens=16, **settings)
+        policy = LMPolicy(model, tok, world.scenario, max_new_tokens=16, **settings)
         episodes = evaluate(
             policy,
             world.ensemble.train[:2],
@@ -72,9 +71,11 @@ def test_kept_keys_write_the_calls_a_whole_reading_writes_from_a_fraction_of_the
     assert read_kept < read_whole / 3
 
 
-def test_an_update_makes_every_kept_key_stale(model_and_tok: tuple[Any, Any]) -> None:
+def test_an_update_makes_every_kept_key_stale(
+    world: StudyWorld, model_and_tok: tuple[Any, Any]
+) -> None:
     model, tok = model_and_tok
-    policy = LMPolicy(model, tok, "system prompt", temperature=0, max_new_tokens=4)
+    policy = LMPolicy(model, tok, world.scenario, temperature=0, max_new_tokens=4)
     context = [*policy.written_trace([]).ids, 5, 6, 7]
     policy.sample([context], [np.random.default_rng(0)], ["call-1"])
     assert policy._caches.reuse(model, ["call-1"], [[*context, 9]], "cpu").lengths[0] > 0
@@ -188,3 +189,22 @@ def test_a_batch_kept_in_parts_keeps_every_call_past_the_capacity(
         ids, columns = [[4, 5]] * len(calls), [[0, 1]] * len(calls)
         caches.keep(model, calls, ids, out.past_key_values, columns, rows, batch=4)
     assert len(caches) == 4
+
+
+def test_a_later_round_keeps_the_keys_of_every_call_of_its_turn(
+    world: StudyWorld, model_and_tok: tuple[Any, Any]
+) -> None:
+    """A turn's second round plays only the calls that called tools; the others' keys, kept by
+    its first round, must stay for their next turn (they were evicted down to 16: a call then
+    read its whole context again, 2.4x the tokens of a played call)."""
+    model, tok = model_and_tok
+    policy = LMPolicy(model, tok, world.scenario, temperature=0, max_new_tokens=2)
+    n = lm_cache.KEPT_CALLS + 4
+    contexts = [[*policy.written_trace([]).ids, 5 + i] for i in range(n)]
+    names = [f"call-{i}" for i in range(n)]
+    rngs = [np.random.default_rng(0)] * n
+    policy.sample(contexts, rngs, names, in_flight=n)
+    policy.sample(contexts[:2], rngs[:2], names[:2], in_flight=n)
+    assert len(policy._caches) == n
+    policy.sample(contexts[:2], rngs[:2], names[:2])  # a turn of two calls: the rest may go
+    assert len(policy._caches) == lm_cache.KEPT_CALLS

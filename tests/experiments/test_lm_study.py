@@ -19,7 +19,6 @@ from sim2human.experiments.study import lm_condition
 from sim2human.experiments.study.config import parse_study
 from sim2human.experiments.study.results import StudyResult
 from sim2human.experiments.study.runner import run_study
-from sim2human.experiments.study.trained_agents import lm_prompt
 from sim2human.experiments.study.world import StudyWorld
 from sim2human.rollout.evaluate import evaluate
 from sim2human.store.layout import EPISODES, POLICY, SUMMARY, WARM_START
@@ -83,7 +82,7 @@ def test_the_saved_policy_plays_again_in_process(straight: tuple[StudyResult, Pa
     _, out = straight
     model, tok = load(out / "conditions" / "ensemble" / "seed-0" / POLICY)
     world = StudyWorld.build(parse_study(LM))
-    policy = LMPolicy(model, tok, lm_prompt(world.scenario), max_new_tokens=16)
+    policy = LMPolicy(model, tok, world.scenario, max_new_tokens=16)
     played = evaluate(
         policy, world.ensemble.heldout, world.scenario, split="heldout", per_member=1, max_turns=4
     )

@@ -11,6 +11,7 @@ import torch
 
 from sim2human.agents.lm_models import tiny
 from sim2human.agents.lm_policy import LMPolicy
+from sim2human.scenarios.catalog import get_scenario
 from sim2human.scenarios.tools import RECORD
 from sim2human.train import copy_drill as drill_module
 from sim2human.train.config import WarmStartConfig
@@ -19,6 +20,7 @@ from sim2human.train.copy_drill import (
     EXCHANGES,
     copy_drill,
     drill_calls,
+    drill_traces,
     read_copies,
     value_bounds,
 )
@@ -83,13 +85,13 @@ def test_drills_are_drawn_from_the_seed() -> None:
     assert values(0) == values(0) and values(0) != values(1)
 
 
-def _policy(prompt: str = "You are a nurse.") -> LMPolicy:
+def _policy() -> LMPolicy:
     texts = [t.text for t in CALLS[0].turns] * 20
     model, tok = tiny(texts, seed=0, sizes={"hidden": 32, "layers": 1, "heads": 2, "vocab": 300})
-    return LMPolicy(model, tok, prompt)
+    return LMPolicy(model, tok, get_scenario("intake"))
 
 
-def test_the_drill_takes_its_steps_without_the_system_prompt_and_gives_it_back() -> None:
+def test_the_drill_takes_its_steps_on_the_exchanges_alone() -> None:
     policy = _policy()
     seen: list[int] = []
     log = copy_drill(
@@ -101,7 +103,10 @@ def test_the_drill_takes_its_steps_without_the_system_prompt_and_gives_it_back()
         progress=seen.append,
     )
     assert seen == [BATCH] * 3 and log.steps == 3 and len(log.loss) == len(log.copied) == 1
-    assert policy.system_prompt == "You are a nurse."
+    drills = drill_calls(CALLS, FIELDS, 1, seed=0)  # type: ignore[arg-type]
+    text = policy.tok.decode(drill_traces(policy, drills)[0].ids)
+    assert text.count("<tool_call>") == drill_module.EXCHANGES  # the callers' words, the calls
+    assert "system" not in text and "tool_response" not in text  # no prompt, no results
     assert copy_drill(policy, CALLS, FIELDS, WarmStartConfig(copy_drill=0), 0).steps == 0  # type: ignore[arg-type]
 
 
@@ -151,7 +156,7 @@ class _Guessing:
 
 
 def test_read_copies_counts_values_read_right_past_their_first_token() -> None:
-    policy = _policy("")
+    policy = _policy()
     bounds = value_bounds(policy.tok)
     assert bounds is not None
     record = ToolCall(name=RECORD, arguments={"field": "severity", "value": " take aspirin"})
@@ -174,9 +179,10 @@ def test_read_copies_counts_values_read_right_past_their_first_token() -> None:
         return ids[i + 1] if i < len(ids) - 1 and ids[i] == bounds[0] else 0
 
     policy.model = _Guessing(knowing, vocab)
-    read = read_copies(policy, seqs, bounds)
+    read = read_copies(policy, drill_traces(policy, seqs), bounds)
     assert (read.values, read.first, read.continued, read.later_share) == (2, 2, 2, 1.0)
     policy.model = _Guessing(first_only, vocab)
-    read = read_copies(policy, seqs, bounds)  # " take" right, what follows it not
+    # " take" right, what follows it not
+    read = read_copies(policy, drill_traces(policy, seqs), bounds)
     assert (read.values, read.first, read.continued, read.later_right) == (2, 2, 0, 0)
     assert read.later == 2 * later

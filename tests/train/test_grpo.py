@@ -19,6 +19,8 @@ from sim2human.train.grpo import group_advantages, grpo_loss, kl_k3, padded, tok
 from sim2human.train.warm_start import fine_tune
 from sim2human.types import ToolCall, Turn
 
+INTAKE = get_scenario("intake")
+
 
 def test_advantages_compare_each_call_with_its_own_group_only() -> None:
     adv = group_advantages([1.0, 0.0, 0.5, 0.5, 0.2, 0.4], size=2)
@@ -44,7 +46,7 @@ def call_turns() -> list[Turn]:
 def policy() -> LMPolicy:
     texts = [t.text for t in call_turns()] * 20 + ["system prompt"]
     model, tok = tiny(texts, seed=0, sizes={"hidden": 32, "layers": 1, "heads": 2, "vocab": 400})
-    return LMPolicy(model, tok, "system prompt")
+    return LMPolicy(model, tok, INTAKE)
 
 
 def test_only_the_agents_own_tokens_are_marked(policy: LMPolicy) -> None:
@@ -53,7 +55,9 @@ def test_only_the_agents_own_tokens_are_marked(policy: LMPolicy) -> None:
     text = policy.tok.decode(own, skip_special_tokens=False)
     assert "How bad is it" in text and "Thanks, bye." in text and '"submit"' in text
     assert "seven" not in text and "back hurts" not in text and "system" not in text
-    assert text.count("<|im_end|>") == 2  # it learns to end its turn, not the caller's
+    assert "recorded" not in text and "tool_response" not in text  # the desk's, not its own
+    # it learns to end its messages (words; calls), not the caller's or the desk's
+    assert text.count("<|im_end|>") == 3
 
 
 class LogitsModel:
@@ -180,7 +184,7 @@ def test_sampling_keeps_the_last_logits_only_and_writes_what_a_full_pass_would(
     """The prefill computes one position's logits (every position's held calls x width x
     vocabulary floats: SmolLM2 ran a GPU out of memory), and the cached, left-padded, batched
     decoding writes what a plain greedy pass over each context alone writes."""
-    greedy = LMPolicy(policy.model, policy.tok, "system prompt", temperature=0, max_new_tokens=6)
+    greedy = LMPolicy(policy.model, policy.tok, INTAKE, temperature=0, max_new_tokens=6)
     contexts = [
         greedy.written_trace(call_turns()).ids,
         greedy.written_trace(call_turns()[:3]).ids,
@@ -215,7 +219,7 @@ def test_the_warm_start_in_micro_batches_takes_the_whole_batchs_step(policy: LMP
     weights = []
     for micro_batch in (None, 1):
         model = copy.deepcopy(policy.model)
-        tuned = LMPolicy(model, policy.tok, "system prompt")
+        tuned = LMPolicy(model, policy.tok, INTAKE)
         losses = fine_tune(tuned, calls, cfg, 0, micro_batch=micro_batch)  # type: ignore[arg-type]
         weights.append(torch.cat([p.detach().flatten() for p in model.parameters()]))
         assert len(losses) == 2

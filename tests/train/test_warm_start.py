@@ -10,14 +10,14 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
+from sim2human.agents.lm_chat import calls_text
 from sim2human.agents.lm_models import tiny
 from sim2human.agents.lm_policy import LMPolicy
 from sim2human.experiments.study.config import load_study
 from sim2human.experiments.study.lm_condition import turns_cut
-from sim2human.experiments.study.trained_agents import lm_prompt
 from sim2human.experiments.study.world import StudyWorld
 from sim2human.scenarios.catalog import get_scenario
-from sim2human.scenarios.tools import RECORD, open_desk, read_value, tool_text, use_tools
+from sim2human.scenarios.tools import RECORD, open_desk, read_value, use_tools
 from sim2human.train.config import WarmStartConfig
 from sim2human.train.warm_start import (
     corpus_texts,
@@ -92,10 +92,10 @@ def test_a_recorded_value_is_written_in_the_tokens_the_caller_said() -> None:
     said = "I take amlodipine and carvedilol every day."
     words = written_value("amlodipine and carvedilol")
     record = ToolCall(name=RECORD, arguments={"field": "medications", "value": words})
-    _, tok = tiny([said, tool_text(record)] * 20)
+    _, tok = tiny([said, calls_text([record])] * 20)
     value = tok.encode(" amlodipine and carvedilol", add_special_tokens=False)
     assert _holds(tok.encode(said, add_special_tokens=False), value)
-    assert _holds(tok.encode(tool_text(record), add_special_tokens=False), value)
+    assert _holds(tok.encode(calls_text([record]), add_special_tokens=False), value)
     intake = get_scenario("intake")
     desk = use_tools(intake, open_desk(intake), [record])
     assert desk.working["medications"] == ("amlodipine", "carvedilol")  # the space is not read
@@ -108,7 +108,7 @@ def test_the_tiny_tokenizer_writes_a_number_digit_by_digit() -> None:
     assert [p.strip() for p in pieces if p.strip()] == ["1", "9", "8", "2", "1", "0"]
 
 
-def test_turn_tokens_are_what_the_policy_writes_of_each_agent_turn() -> None:
+def test_turn_tokens_are_what_the_policy_writes_in_each_round() -> None:
     record = ToolCall(name=RECORD, arguments={"field": "severity", "value": "7"})
     turns = [
         Turn(speaker="user", text="My back hurts."),
@@ -118,8 +118,8 @@ def test_turn_tokens_are_what_the_policy_writes_of_each_agent_turn() -> None:
     ]
     sizes = {"hidden": 32, "layers": 1, "heads": 2, "vocab": 400}
     model, tok = tiny([t.text for t in turns] * 20, seed=0, sizes=sizes)
-    policy = LMPolicy(model, tok, "system prompt")
-    said = ["How bad is it?", f"{tool_text(record)} Thanks, bye."]
+    policy = LMPolicy(model, tok, get_scenario("intake"))
+    said = ["How bad is it?", calls_text([record]), "Thanks, bye."]  # the calls, then the words
     expected = [len(tok.encode(s, add_special_tokens=False)) + 1 for s in said]  # + its end
     assert turn_tokens(policy, [SimpleNamespace(turns=turns)]) == expected  # type: ignore[list-item]
 
@@ -132,7 +132,7 @@ def test_fine_tuning_takes_any_number_of_steps(steps: int) -> None:
     model, tok = tiny([t.text for t in turns] * 20, seed=0, sizes=sizes)
     calls = [SimpleNamespace(turns=turns)] * steps
     cfg = WarmStartConfig(episodes=steps, epochs=1, lr=0.01, batch=1)
-    losses = fine_tune(LMPolicy(model, tok, ""), calls, cfg, seed=0)  # type: ignore[arg-type]
+    losses = fine_tune(LMPolicy(model, tok, get_scenario("intake")), calls, cfg, seed=0)  # type: ignore[arg-type]
     assert len(losses) == 1 and np.isfinite(losses[0])
 
 
@@ -143,9 +143,8 @@ def test_the_examples_token_limit_holds_their_warm_starts_turns(example: str) ->
     calls = reference_calls(
         world.scenario, world.ensemble.train, WarmStartConfig(episodes=100), 0, world.max_turns
     )
-    prompt = lm_prompt(world.scenario)
-    model, tok = tiny(corpus_texts(calls, prompt), seed=0)
-    lengths = np.asarray(turn_tokens(LMPolicy(model, tok, prompt), calls))
+    model, tok = tiny(corpus_texts(calls, world.scenario), seed=0)
+    lengths = np.asarray(turn_tokens(LMPolicy(model, tok, world.scenario), calls))
     meta = {"turn_tokens": {"p99": float(np.percentile(lengths, 99)), "max": int(lengths.max())}}
     assert turns_cut(meta, cfg.agent.max_new_tokens) is None  # type: ignore[union-attr]
     cut = turns_cut(meta, 48)  # the examples' limit before: it cut every call's read-back

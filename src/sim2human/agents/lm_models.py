@@ -9,10 +9,10 @@ Three kinds, named in a study's ``agent.model``:
   model sim2human serves with llama.cpp), loaded by transformers and dequantised to float32.
 - a path: any local Hugging Face causal LM directory (the GPU form).
 
-All speak ChatML (``<|im_start|>role ... <|im_end|>``), the format SmolLM2 was tuned on and the
-one ``agents.lm_policy`` renders, and are saved in Hugging Face format with a chat template that
-renders tool calls (Qwen2.5's, shipped with TRL, when present), so ``llama.cpp``, vLLM or a
-user's own stack can serve what was trained.
+All speak ChatML (``<|im_start|>role ... <|im_end|>``), the format SmolLM2 was tuned on, with
+tools as Qwen2.5's template writes them (``agents.lm_chat``): the policy trains and plays on that
+text, and is saved in Hugging Face format with that template, so ``llama.cpp``, vLLM or a user's
+own stack serve it exactly what it was trained on.
 """
 
 from __future__ import annotations
@@ -24,9 +24,10 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from sim2human.agents.lm_chat import IM_END, IM_START, chat_template
 from sim2human.errors import ModelUnavailableError, UsageError
 
-IM_START, IM_END, PAD = "<|im_start|>", "<|im_end|>", "<|endoftext|>"
+PAD = "<|endoftext|>"
 SPECIAL = [PAD, IM_START, IM_END]
 TINY_SIZES: dict[str, int] = {"hidden": 128, "layers": 3, "heads": 4, "vocab": 2048}
 """The tiny model: ~0.9M parameters. A width-96, two-layer model fine-tuned on 300 calls x 6
@@ -36,6 +37,8 @@ takes capacity and steps."""
 TOOL_PIECES = [
     "<tool_call>",
     "</tool_call>",
+    "<tool_response>",
+    "</tool_response>",
     '{"name": "record", "arguments": {"field": "',
     '", "value": "',
     '"}}',
@@ -183,23 +186,13 @@ def save(model: Any, tok: Any, path: Path) -> None:
 
 
 def chat_ready(tok: Any) -> Any:
-    """``tok`` with ChatML's tokens, a pad token, and a chat template that renders tool calls."""
+    """``tok`` with ChatML's tokens, a pad token, and the chat template the policy plays in
+    (``agents.lm_chat``), whatever template it came with."""
     missing = [t for t in (IM_START, IM_END) if t not in tok.get_vocab()]
     if missing:
         tok.add_special_tokens({"additional_special_tokens": missing})
     if tok.pad_token is None:
         tok.pad_token = tok.eos_token
-    template = _tool_template()
-    if template is not None:
-        tok.chat_template = template
+    tok.chat_template = chat_template()
     tok.padding_side = "left"
     return tok
-
-
-def _tool_template() -> str | None:
-    """Qwen2.5's ChatML template (ships with TRL), which renders and parses tool calls."""
-    spec = importlib.util.find_spec("trl")
-    if spec is None or spec.origin is None:
-        return None
-    path = Path(spec.origin).parent / "chat_templates" / "qwen2_5.jinja"
-    return path.read_text(encoding="utf-8") if path.is_file() else None

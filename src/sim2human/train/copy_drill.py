@@ -39,7 +39,7 @@ import numpy as np
 import torch
 
 from sim2human import seeding
-from sim2human.agents.lm_policy import LMPolicy
+from sim2human.agents.lm_policy import LMPolicy, Trace
 from sim2human.scenarios.tools import RECORD
 from sim2human.train.config import WarmStartConfig
 from sim2human.train.grpo import padded
@@ -173,11 +173,17 @@ def value_bounds(tok: Any) -> tuple[int, int] | None:
     return (vocab[opens], vocab[closes]) if opens in vocab and closes in vocab else None
 
 
-def read_copies(policy: LMPolicy, seqs: Sequence[Any], bounds: tuple[int, int]) -> Copies:
-    """How ``policy`` reads the values of ``seqs`` (calls or drill sequences, each with its
-    ``turns``), teacher forced, 16 at a time; the model is left in eval mode."""
+def drill_traces(policy: LMPolicy, drills: Sequence[Any]) -> list[Trace]:
+    """Drill sequences as ``policy`` trains on them: the exchanges alone, without the system
+    message (which the drill does not need and which would be most of each sequence) and
+    without tool results (whose words would be all that differed between drill values)."""
+    return [policy.written_trace(d.turns, system=False, results=False) for d in drills]
+
+
+def read_copies(policy: LMPolicy, traces: Sequence[Trace], bounds: tuple[int, int]) -> Copies:
+    """How ``policy`` reads the values of ``traces`` (calls or drill sequences, as it holds
+    them), teacher forced, 16 at a time; the model is left in eval mode."""
     opens, closes = bounds
-    traces = [policy.written_trace(s.turns) for s in seqs]
     device = next(policy.model.parameters()).device
     counts = [0, 0, 0, 0, 0]
     policy.model.eval()
@@ -223,8 +229,7 @@ def copy_drill(
     seed: int,
     progress: Progress | None = None,
 ) -> DrillLog:
-    """The drill on ``policy`` (its agent tokens only, without the system prompt, which the drill
-    does not need and which would be most of each sequence) until it copies: at most
+    """The drill on ``policy`` (its agent tokens only, in ``drill_traces``) until it copies: at most
     ``cfg.copy_drill`` gradient steps, the learning rate warmed up over ``WARMUP`` and then held
     at the warm start's (annealing it left to the seed whether copying arrived in time), stopping
     after the first ``CHECK`` steps at whose end the model predicts ``COPIES`` of the copied tokens
@@ -233,32 +238,30 @@ def copy_drill(
     if not cfg.copy_drill:
         return log
     bounds = value_bounds(policy.tok)
-    held = drill_calls(calls, fields, CHECK_SEQUENCES, seed, sentences=0.0, draw=("check",))
+    held = drill_traces(
+        policy, drill_calls(calls, fields, CHECK_SEQUENCES, seed, sentences=0.0, draw=("check",))
+    )
     params = [p for p in policy.model.parameters() if p.requires_grad]
     optim = torch.optim.AdamW(params, lr=cfg.lr, weight_decay=0.0)
     sched = torch.optim.lr_scheduler.LambdaLR(optim, lambda step: min(1.0, (step + 1) / WARMUP))
-    prompt, policy.system_prompt = policy.system_prompt, ""
-    try:
-        while log.steps < cfg.copy_drill:
-            n = min(CHECK, cfg.copy_drill - log.steps)
-            drills = drill_calls(calls, fields, n * BATCH, seed, draw=(log.steps // CHECK,))
-            if not drills:  # no caller words or no fields: nothing to copy
+    while log.steps < cfg.copy_drill:
+        n = min(CHECK, cfg.copy_drill - log.steps)
+        drills = drill_calls(calls, fields, n * BATCH, seed, draw=(log.steps // CHECK,))
+        if not drills:  # no caller words or no fields: nothing to copy
+            break
+        traces = drill_traces(policy, drills)
+        policy.model.train()
+        loss = 0.0
+        for i in range(0, len(traces), BATCH):
+            loss += supervised_step(policy, traces[i : i + BATCH], optim, BATCH)
+            sched.step()
+            if progress is not None:
+                progress(BATCH)
+        log.steps += n
+        log.loss.append(loss / n)
+        if bounds is not None:
+            log.copied.append(read_copies(policy, held, bounds).later_share)
+            if log.copied[-1] >= COPIES:
                 break
-            traces = [policy.written_trace(d.turns) for d in drills]
-            policy.model.train()
-            loss = 0.0
-            for i in range(0, len(traces), BATCH):
-                loss += supervised_step(policy, traces[i : i + BATCH], optim, BATCH)
-                sched.step()
-                if progress is not None:
-                    progress(BATCH)
-            log.steps += n
-            log.loss.append(loss / n)
-            if bounds is not None:
-                log.copied.append(read_copies(policy, held, bounds).later_share)
-                if log.copied[-1] >= COPIES:
-                    break
-    finally:
-        policy.system_prompt = prompt
-        policy.model.eval()
+    policy.model.eval()
     return log

@@ -18,6 +18,7 @@ the caller said since its last turn (in words the scenario reads back exactly,
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -25,8 +26,11 @@ import torch
 
 from sim2human import seeding
 from sim2human.agents.base import Agent, AgentTurn, Observation
+from sim2human.agents.llm import agent_setup
+from sim2human.agents.lm_chat import IM_END, IM_START, calls_text, results_text, system_text
 from sim2human.agents.lm_policy import LMPolicy, Trace
 from sim2human.agents.scripted import reference_agent
+from sim2human.agents.tool_messages import run_calls
 from sim2human.rollout.conversation import Job
 from sim2human.rollout.play import play
 from sim2human.scenarios.capabilities import say_act
@@ -35,8 +39,9 @@ from sim2human.scenarios.tools import (
     RECORD,
     SUBMIT,
     ReadsFields,
+    has_desk,
+    open_desk,
     read_value,
-    tool_text,
     value_text,
 )
 from sim2human.simulators.base import SimulatorSpec
@@ -45,6 +50,7 @@ from sim2human.train.grpo import padded, token_logprobs
 from sim2human.types import Episode, ToolCall
 
 Progress = Callable[[int], None]
+_CHATML = re.compile("|".join(re.escape(t) for t in (IM_START, IM_END)))
 
 
 class VariedReference:
@@ -257,10 +263,17 @@ def turn_tokens(policy: LMPolicy, calls: Sequence[Episode]) -> list[int]:
     return lengths
 
 
-def corpus_texts(calls: Sequence[Episode], system_prompt: str) -> list[str]:
-    """The words a tiny model's tokenizer is trained on: the prompt and every turn as played."""
-    texts = [system_prompt]
+def corpus_texts(calls: Sequence[Episode], scenario: AnyScenario) -> list[str]:
+    """The words a tiny model's tokenizer is trained on: the system message and every message
+    of ``calls`` as the policy reads them (``agents.lm_chat``: tool calls, their results and
+    words), ChatML's own tokens apart."""
+    setup = agent_setup(scenario, None, "tools")
+    texts = [system_text(setup.system_prompt, setup.tools)]
     for e in calls:
+        desk = open_desk(scenario) if has_desk(scenario) else None
         for t in e.turns:
-            texts.append(" ".join([*(tool_text(c) for c in t.tool_calls), t.text]))
-    return texts
+            if t.tool_calls and desk is not None:
+                desk, said = run_calls(scenario, desk, t.tool_calls)
+                texts += [calls_text(t.tool_calls), results_text(said)]
+            texts.append(t.text)
+    return [piece for text in texts for piece in _CHATML.split(text) if piece.strip()]

@@ -33,6 +33,7 @@ import numpy as np
 import torch
 
 from sim2human import outputs
+from sim2human.agents.lm_chat import chat_template
 from sim2human.agents.lm_models import load, save, smollm2, tiny
 from sim2human.agents.lm_policy import LMPolicy
 from sim2human.errors import UsageError
@@ -175,7 +176,7 @@ def warm_policy(warm: Path, agent_cfg: LMAgentConfig, world: StudyWorld) -> tupl
     policy = LMPolicy(
         model,
         tok,
-        lm_prompt(world.scenario),
+        world.scenario,
         temperature=agent_cfg.temperature,
         max_new_tokens=agent_cfg.max_new_tokens,
         device=agent_cfg.device,
@@ -212,14 +213,16 @@ def _log(log: EpisodeLog, progress: Progress | None, episode: Episode) -> None:
 
 def warm_start_dir(folder: Path, agent_cfg: LMAgentConfig, world: StudyWorld, seed: int) -> Path:
     """Where the warm start for study seed ``seed`` lives in ``folder``: named by the model and
-    a hash of everything that makes it (scenario, model, warm-start settings, prompt, training
-    members, turn limit), so a changed setting never reuses a stale warm start."""
+    a hash of everything that makes it (scenario, model, warm-start settings, prompt, chat
+    template, training members, turn limit), so a changed setting never reuses a stale warm
+    start."""
     slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", agent_cfg.model).strip("_.")[-60:] or "model"
     made_of = {
         "scenario": world.scenario.name,
         "model": agent_cfg.model,
         "warm_start": agent_cfg.warm_start.model_dump(mode="json", exclude={"threads"}),
         "prompt": lm_prompt(world.scenario),
+        "chat": hashlib.sha256(chat_template().encode()).hexdigest()[:12],
         "members": sorted(s.id for s in world.ensemble.train),
         "max_turns": world.max_turns,
     }
@@ -270,11 +273,10 @@ def _make_warm_start(agent_cfg: LMAgentConfig, world: StudyWorld, seed: int, tar
     began = time.perf_counter()
     ws = agent_cfg.warm_start
     calls = reference_calls(world.scenario, world.ensemble.train, ws, seed, world.max_turns)
-    prompt = lm_prompt(world.scenario)
-    model, tok = _base_model(agent_cfg.model, corpus_texts(calls, prompt), seed)
+    model, tok = _base_model(agent_cfg.model, corpus_texts(calls, world.scenario), seed)
     model.to(agent_cfg.device)
     torch.manual_seed(seed % 2**31)
-    policy = LMPolicy(model, tok, prompt, device=agent_cfg.device)
+    policy = LMPolicy(model, tok, world.scenario, device=agent_cfg.device)
     fields = getattr(world.scenario, "fields", ())
     drilled = copy_drill(policy, calls, fields, ws, seed)
     losses = fine_tune(policy, calls, ws, seed, micro_batch=agent_cfg.micro_batch)

@@ -14,8 +14,8 @@ import tarfile
 from pathlib import Path
 
 from sim2human.agents.base import Agent
-from sim2human.agents.llm import agent_voice
-from sim2human.agents.lm_policy import TOOL_PROMPT, LMPolicy
+from sim2human.agents.llm import agent_setup
+from sim2human.agents.lm_policy import LMPolicy
 from sim2human.agents.policy import PolicyAgent
 from sim2human.errors import RunDirError, UsageError
 from sim2human.experiments.study.config import StudyConfig
@@ -33,8 +33,9 @@ def saved_name(cfg: StudyConfig) -> str:
 
 
 def lm_prompt(scenario: AnyScenario) -> str:
-    """The language-model agent's system prompt: the scenario's agent prompt and its tools."""
-    return agent_voice(scenario).system_prompt + TOOL_PROMPT
+    """The language-model agent's system prompt: an endpoint agent's (the scenario's agent
+    prompt and how to record; the tools follow it in the system message, ``agents.lm_chat``)."""
+    return agent_setup(scenario, None, "tools").system_prompt
 
 
 def saved_agent(sub: Path, cfg: StudyConfig) -> Path:
@@ -72,7 +73,7 @@ def load_saved(path: Path, cfg: StudyConfig, scenario: AnyScenario, seed: int) -
             return LMPolicy(
                 model,
                 tok,
-                lm_prompt(scenario),
+                scenario,
                 temperature=agent_cfg.eval_temperature,
                 max_new_tokens=agent_cfg.max_new_tokens,
             )
