@@ -44,6 +44,8 @@ def main() -> None:
     parser.add_argument("--save", type=Path, help="write each call's outcome here (JSON lines)")
     parser.add_argument("--against", type=Path, help="compare with a --save file's first model")
     args = parser.parse_args()
+    if args.against is not None and not args.against.is_file():
+        parser.error(f"{args.against}: no such file (write it with --save)")
     import torch
 
     from sim2human.agents.lm_models import load

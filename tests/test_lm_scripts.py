@@ -1,6 +1,7 @@
 """``scripts/lm_warm_start.py`` makes the warm start a study would (the same folder name, so a
-study reuses it), ``scripts/lm_play.py`` plays it on the training members, and
-``scripts/line_share.py`` counts the agent turns that say a line."""
+study reuses it), ``scripts/lm_play.py`` plays it on the training members (and saves and
+compares its calls, with ``scripts/saved_calls.py`` over seeds), and ``scripts/line_share.py``
+counts the agent turns that say a line."""
 
 from __future__ import annotations
 
@@ -38,10 +39,30 @@ def test_a_warm_start_alone_is_the_studys_and_plays(tmp_path: Path) -> None:
     meta = json.loads((folder / "warm_start.json").read_text())
     assert meta["calls"] == 6 and meta["copy_drill"]["steps"] == 2
     args = ("--temperatures", "0", "--per-member", "1", "--fields")
-    played = run("lm_play.py", path, folder, folder, *args)  # twice: the same calls, greedy
+    saved = tmp_path / "calls.jsonl"
+    played = run("lm_play.py", path, folder, *args, "--against", saved)
+    assert played.returncode == 2 and "calls.jsonl: no such file" in played.stderr  # not yet
+    played = run("lm_play.py", path, folder, folder, *args, "--save", saved)  # twice: greedy
     assert played.returncode == 0, played.stderr
     assert played.stdout.count("| 0.0 | 12 |") == 2 and "| medications |" in played.stdout
     assert f"| out/{folder.name} | 0.0 | +0.0% [+0.0%, +0.0%] | 12 |" in played.stdout
+    calls = [json.loads(line) for line in saved.read_text().splitlines()]
+    assert len(calls) == 24 and {c["member"] for c in calls} == {c["member"] for c in calls[:12]}
+    again = run("lm_play.py", path, folder, *args, "--against", saved)  # the same calls again
+    assert "| 0.0 | +0.0% [+0.0%, +0.0%] | +0.0% [+0.0%, +0.0%] |" in again.stdout, again.stderr
+    worse = tmp_path / "worse.jsonl"  # every call of the other side one field worse, never done
+    worse.write_text(
+        "".join(
+            json.dumps({**c, "fields_right": c["fields_right"] - 0.125, "complete": False}) + "\n"
+            for c in calls[:12]
+        )
+    )
+    pooled = run("saved_calls.py", f"{worse},{worse}", f"{saved},{saved}")
+    assert pooled.returncode == 0, pooled.stderr
+    assert (
+        "old at 0.0: 24 calls" in pooled.stdout
+        and "| new | 0.0 | +12.5% [+12.5%, +12.5%] |" in (pooled.stdout)
+    )
     probed = run("copy_probe.py", path, folder, "--calls", "3", "--drills", "4")
     assert probed.returncode == 0, probed.stderr
     rows = [r for r in probed.stdout.splitlines() if r.startswith(f"| out/{folder.name} |")]
