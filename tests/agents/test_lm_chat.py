@@ -5,6 +5,7 @@ agent's rounds."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Sequence
 from pathlib import Path
@@ -21,6 +22,10 @@ from sim2human.agents.lm_models import load, save, tiny
 from sim2human.agents.lm_policy import LMPolicy
 from sim2human.experiments.study.config import parse_study
 from sim2human.experiments.study.world import StudyWorld
+from sim2human.llm.client import EndpointConfig
+from sim2human.llm.runtime import LLMRuntime, LLMSettings
+from sim2human.rollout.evaluate import evaluate
+from sim2human.testing import FakeOpenAI, Reply, completion
 from sim2human.train.config import WarmStartConfig
 from sim2human.train.warm_start import corpus_texts, reference_calls
 from sim2human.types import Episode, ToolCall
@@ -163,3 +168,69 @@ def test_a_saved_policy_carries_the_template_it_was_trained_in(tmp_path: Path) -
     assert loaded.chat_template == chat_template()
     obs = _observation(calls[0], len(calls[0].turns) - 1)
     assert _served(scenario, obs, loaded) == _served(scenario, obs, tok)
+
+
+def test_behind_an_endpoint_the_policy_plays_the_calls_it_plays_in_process() -> None:
+    """The end-to-end check: a stand-in model whose reply is a function of the whole text it
+    reads plays the same members in process (``LMPolicy``) and behind an HTTP endpoint
+    (``LLMAgent``, as ``eval-agent`` plays it; the fake server renders each request with the
+    saved template, tool arguments parsed as llama.cpp and vLLM do). Any difference in what the
+    two read at any round of any turn gives another reply, and other calls."""
+    scenario, calls = _calls("intake", 4)
+    model, tok = tiny(corpus_texts(calls, scenario), seed=0, sizes=SMALL)
+    replies = [
+        calls_text([ToolCall(name="record", arguments={"field": "severity", "value": "7"})]),
+        "How bad is it, out of 10?",
+        calls_text([ToolCall(name="submit")]) + " Thank you, goodbye.",
+        "When did it start?",
+        calls_text([ToolCall(name="record", arguments={"field": "dob", "value": "x"})]),
+    ]
+
+    def respond(text: str) -> str:
+        return replies[int(hashlib.sha256(text.encode()).hexdigest(), 16) % len(replies)]
+
+    policy = LMPolicy(model, tok, scenario, temperature=0)
+
+    def sample(contexts: Any, rngs: Any, calls: Any = None, **_: Any) -> list[list[int]]:
+        return [[*policy._encode(respond(tok.decode(c))), policy.stop] for c in contexts]
+
+    policy.sample = sample  # type: ignore[method-assign]
+
+    def serve(n: int, body: dict[str, Any]) -> Reply:
+        for message in body["messages"]:
+            for call in message.get("tool_calls") or []:
+                call["function"]["arguments"] = json.loads(call["function"]["arguments"])
+        text = tok.apply_chat_template(
+            body["messages"], tools=body.get("tools"), tokenize=False, add_generation_prompt=True
+        )
+        return Reply(body=completion(respond(str(text))))
+
+    world_members = _members()
+    in_process = evaluate(policy, world_members, scenario, split="train", per_member=1, max_turns=8)
+    with FakeOpenAI(serve) as fake:
+        config = EndpointConfig(base_url=fake.base_url, model="fake", timeout_s=5.0)
+        settings = LLMSettings(endpoints={"fake": config}, cache=None)
+        with LLMRuntime.open(settings, {"fake"}, check=False) as rt:
+            agent = LLMAgent(scenario, rt.clients["fake"])
+            served = evaluate(
+                agent, world_members, scenario, split="train", per_member=1, llm=rt, max_turns=8
+            )
+
+    def said(episodes: list[Episode]) -> list[Any]:
+        ordered = sorted(episodes, key=lambda e: e.id)  # served calls end in any order
+        return [[(t.speaker, t.text, t.tool_calls) for t in e.turns] for e in ordered]
+
+    assert said(served) == said(in_process)
+    assert sorted(str(e.record) for e in served) == sorted(str(e.record) for e in in_process)
+    rounds = [t for e in in_process for t in e.agent_turns if t.tool_calls and t.text != "..."]
+    assert rounds and len(fake.seen) > sum(len(e.agent_turns) for e in served)  # rounds played
+
+
+def _members() -> list[Any]:
+    cfg = {
+        "name": "chat",
+        "seeds": [0],
+        "agent": {"kind": "lm", "model": "tiny"},
+        "conditions": [{"name": "e", "sampler": "uniform"}],
+    }
+    return list(StudyWorld.build(parse_study(cfg)).ensemble.train[:3])
