@@ -10,6 +10,7 @@ import torch
 from torch import nn
 
 from sim2human import outputs
+from sim2human.agents.ask_once import HELD_BACK, AskOnce
 from sim2human.agents.base import AgentTurn, Observation
 from sim2human.agents.features import Featuriser
 from sim2human.scenarios.capabilities import act_wording
@@ -19,8 +20,11 @@ from sim2human.scenarios.core import AnyScenario
 class PolicyNet(nn.Module):
     """Actor and critic over the featurised observation; separate trunks keep PPO simple."""
 
-    def __init__(self, n_in: int, n_acts: int, hidden: int = 128) -> None:
+    def __init__(
+        self, n_in: int, n_acts: int, hidden: int = 128, ask_once: AskOnce | None = None
+    ) -> None:
         super().__init__()
+        self.ask_once = ask_once
 
         def trunk(n_out: int, gain: float) -> nn.Sequential:
             layers = nn.Sequential(
@@ -43,8 +47,12 @@ class PolicyNet(nn.Module):
         self.critic = trunk(1, 1.0)
 
     def logits(self, x: torch.Tensor) -> torch.Tensor:
-        """The actor's act logits for feature rows ``x``."""
+        """The actor's act logits for feature rows ``x``, the acts ``ask_once`` holds back (if
+        set) at ``HELD_BACK``: every user of the policy, PPO's minibatches included, sees the
+        same choices."""
         out: torch.Tensor = self.actor(x)
+        if self.ask_once is not None:
+            out = out.masked_fill(self.ask_once(x), HELD_BACK)
         return out
 
     def value(self, x: torch.Tensor) -> torch.Tensor:
@@ -82,7 +90,16 @@ class PolicyAgent:
 
     name = "policy"
 
-    def __init__(self, scenario: AnyScenario, net: PolicyNet | None = None, seed: int = 0) -> None:
+    def __init__(
+        self,
+        scenario: AnyScenario,
+        net: PolicyNet | None = None,
+        seed: int = 0,
+        *,
+        ask_once: bool = False,
+    ) -> None:
+        """``net``: shared weights (the rule is the net's own); else a fresh seeded net, with the
+        ask-once rule (``agents.ask_once``) where ``ask_once``."""
         self.scenario = scenario
         self.featurise = Featuriser(scenario)
         self.acts = scenario.acts
@@ -90,7 +107,8 @@ class PolicyAgent:
         if net is None:
             with torch.random.fork_rng(devices=[]):  # seeded weights, global RNG untouched
                 torch.manual_seed(seed)
-                net = PolicyNet(self.featurise.size, len(self.acts))
+                rule = AskOnce(self.featurise, self.acts) if ask_once else None
+                net = PolicyNet(self.featurise.size, len(self.acts), ask_once=rule)
         self.net = net
         self.rng = np.random.default_rng(seed)
 
@@ -136,15 +154,20 @@ class PolicyAgent:
     def save(self, path: Path, *, inside: Path | None = None) -> None:
         """Write the checkpoint atomically (``outputs.write_with``): a full disk is one line
         naming it, not torch's ``unexpected pos``, and an interrupted save leaves no torn file."""
-        blob = {"state": self.net.state_dict(), "acts": [a.id for a in self.acts]}
+        blob: dict[str, object] = {
+            "state": self.net.state_dict(),
+            "acts": [a.id for a in self.acts],
+        }
+        if self.net.ask_once is not None:  # only then: a checkpoint without the rule is unchanged
+            blob["ask_once"] = True
         outputs.write_with(path, lambda f: torch.save(blob, f), inside=inside)
 
     @classmethod
     def load(cls, path: Path, scenario: AnyScenario, seed: int = 0) -> PolicyAgent:
         """A policy agent from a checkpoint ``save`` wrote; a checkpoint of another act inventory is
-        refused."""
+        refused; one saved with the ask-once rule keeps it."""
         blob = torch.load(path, weights_only=True)
-        agent = cls(scenario, seed=seed)
+        agent = cls(scenario, seed=seed, ask_once=bool(blob.get("ask_once", False)))
         if blob["acts"] != [a.id for a in agent.acts]:
             raise ValueError(f"{path}: checkpoint was trained on a different act inventory")
         agent.net.load_state_dict(blob["state"])

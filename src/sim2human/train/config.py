@@ -4,9 +4,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Discriminator, Field, Tag, model_validator
 
 from sim2human.rollout.conversation import MAX_TURNS
 from sim2human.types import FrozenConfig
@@ -135,10 +135,23 @@ class PolicyAgentConfig(FrozenConfig):
     """The default agent: the small policy network over the scenario's acts, trained by PPO."""
 
     kind: Literal["ppo"] = "ppo"
+    ask_once: bool = False
+    """Never ask again for a field the agent's record holds (``agents.ask_once``): the asks
+    for filled fields leave the policy's choices; it reads back instead. Slot scenarios only."""
 
 
-AgentConfig = Annotated[PolicyAgentConfig | LMAgentConfig, Field(discriminator="kind")]
-"""What a study trains: ``kind: ppo`` (the default) or ``kind: lm``."""
+def _agent_kind(value: Any) -> str:
+    """An agent block's kind; ``ppo`` where it names none (``agent: {ask_once: true}``)."""
+    kind = value.get("kind", "ppo") if isinstance(value, dict) else getattr(value, "kind", "ppo")
+    return str(kind)
+
+
+AgentConfig = Annotated[
+    Annotated[PolicyAgentConfig, Tag("ppo")] | Annotated[LMAgentConfig, Tag("lm")],
+    Discriminator(_agent_kind),
+]
+"""What a study trains: ``kind: ppo`` (the default, also where no kind is named) or ``kind:
+lm``."""
 
 
 def training_words(agent: PolicyAgentConfig | LMAgentConfig, train: PPOConfig) -> str:

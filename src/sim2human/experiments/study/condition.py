@@ -48,7 +48,7 @@ from sim2human.store.layout import (
     SUMMARY,
 )
 from sim2human.store.rundir import EpisodeLog, JsonlWriter, write_json
-from sim2human.train.config import LMAgentConfig, PPOConfig, UpdateStats
+from sim2human.train.config import LMAgentConfig, PolicyAgentConfig, PPOConfig, UpdateStats
 from sim2human.train.curves import CurveLog, open_curves
 from sim2human.train.phases import START, Phases
 from sim2human.train.ppo import train
@@ -143,7 +143,8 @@ def run_condition(
     judge = _judge(world, condition, run_seed)
     write_json(out / CONFIG, sub_run_config(cfg, condition, seed, run_seed))
     torch.manual_seed(run_seed)  # the initial weights: workers run several sub-runs each
-    agent = PolicyAgent(world.scenario, seed=run_seed)
+    ask_once = isinstance(cfg.agent, PolicyAgentConfig) and cfg.agent.ask_once
+    agent = PolicyAgent(world.scenario, seed=run_seed, ask_once=ask_once)
     probe = _probe(cfg, world, agent, ppo, condition.name, run_seed, out)
     selection = _selection(world, condition, agent, run_seed)
     episodes_log = EpisodeLog(out / EPISODES)

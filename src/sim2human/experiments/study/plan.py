@@ -15,10 +15,13 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
+from sim2human.errors import UsageError
 from sim2human.experiments.study.config import StudyConfig
 from sim2human.experiments.study.playable import without_missing_corpus
 from sim2human.experiments.study.world import StudyWorld
 from sim2human.llm.runtime import Embedded
+from sim2human.scenarios.capabilities import slot_kit
+from sim2human.train.config import PolicyAgentConfig
 
 
 @dataclass(frozen=True)
@@ -38,8 +41,18 @@ class StudyPlan:
         """``cfg`` resolved: its corpora decided, its world built (this process keeps it), its
         endpoints listed. A UsageError when what is left cannot run."""
         played, left_out = without_missing_corpus(cfg)
-        endpoints = StudyWorld.build(played).endpoints(played.conditions)
-        return cls(played, left_out, frozenset(endpoints))
+        world = StudyWorld.build(played)
+        agent = played.agent
+        if (
+            isinstance(agent, PolicyAgentConfig)
+            and agent.ask_once
+            and slot_kit(world.scenario) is None
+        ):
+            raise UsageError(
+                f"agent.ask_once: scenario {world.scenario.name!r} has no fields to ask for "
+                "(its view is its own); leave ask_once out"
+            )
+        return cls(played, left_out, frozenset(world.endpoints(played.conditions)))
 
     def model_takes_every_core(self) -> bool:
         """Whether an embedded model the study serves was given every core of this machine
