@@ -148,21 +148,29 @@ def print_differences(
 
 
 def print_against(path: Path, outcomes: list[dict[str, Any]]) -> None:
-    """Each model's fields right and complete calls minus ``path``'s first model's, call by call
-    on the same calls (95% intervals by cluster bootstrap over members)."""
+    """``print_difference`` from the calls a ``--save`` file holds."""
+    saved = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    print_difference(saved, outcomes, path.name)
+
+
+def print_difference(
+    saved: list[dict[str, Any]], outcomes: list[dict[str, Any]], name: str
+) -> None:
+    """Each model's fields right and complete calls minus ``saved``'s first model's, call by call
+    on the same calls (95% intervals by cluster bootstrap over members); ``name`` says where
+    ``saved`` came from."""
     from sim2human.metrics.outcomes import cluster_bootstrap
 
-    saved = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
     first = saved[0]["model"]
     base = {(o["temperature"], o["member"], o["seed"]): o for o in saved if o["model"] == first}
-    print(f"\n| model | temperature | minus {first} ({path.name}): fields right | complete calls |")
+    print(f"\n| model | temperature | minus {first} ({name}): fields right | complete calls |")
     print("|---|---:|---:|---:|")
     for model in dict.fromkeys(o["model"] for o in outcomes):
         for temperature in dict.fromkeys(o["temperature"] for o in outcomes):
             mine = [o for o in outcomes if o["model"] == model and o["temperature"] == temperature]
             keys = [(temperature, o["member"], o["seed"]) for o in mine]
             if not mine or any(k not in base for k in keys):
-                raise SystemExit(f"{path}: it did not play the same calls at {temperature}")
+                raise SystemExit(f"{name}: it did not play the same calls at {temperature}")
             members = [o["member"] for o in mine]
             cells = []
             for what in ("fields_right", "complete"):

@@ -16,7 +16,6 @@ import argparse
 import importlib.util
 import json
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -52,10 +51,7 @@ def main() -> None:
             print(
                 f"{name} at {temperature}: {len(at)} calls, {right:.1%} fields right, {done} done"
             )
-    with tempfile.TemporaryDirectory() as tmp:
-        saved = Path(tmp) / "old.jsonl"
-        saved.write_text("".join(json.dumps(c) + "\n" for c in old), encoding="utf-8")
-        lm_play.print_against(saved, new)
+    lm_play.print_difference(old, new, args.old)
 
 
 if __name__ == "__main__":
