@@ -30,6 +30,12 @@ from sim2human.store.rundir import read_json
 from sim2human.testing import FakeOpenAI, Reply, completion
 from sim2human.types import Episode, ToolCall
 
+SEVERITY_RECORDED = (
+    "recorded severity = 7; still empty: complaint, onset, medications, allergies, history,"
+    " red_flag, dob"
+)
+"""What intake's desk says of a first record call: the value as read and the boxes still empty."""
+
 INTAKE = get_scenario("intake")
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "collapse.yaml"
 REFUSAL = "I'm unable to assist with that."
@@ -149,7 +155,7 @@ def test_the_request_offers_the_tools_and_reads_their_results_back(
         "value": "7",
     }
     assert [r["tool_call_id"] for r in results] == ["call_0_0", "call_0_1", "call_0_2"]
-    assert results[0]["content"] == "recorded severity = 7"
+    assert results[0]["content"] == SEVERITY_RECORDED
     assert results[1]["content"].startswith("not recorded")
     assert (
         results[2]["content"].startswith("submitted: {")
@@ -184,7 +190,7 @@ def test_history_renders_each_turns_tool_calls_and_results_before_its_words(
         ("assistant", "How bad?"),
         ("user", "Seven."),
         ("assistant", None),
-        ("tool", "recorded severity = 7"),
+        ("tool", SEVERITY_RECORDED),
         ("assistant", "Thanks."),
     ]
 

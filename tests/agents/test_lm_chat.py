@@ -127,7 +127,8 @@ def test_a_turn_that_calls_tools_reads_their_results_and_then_speaks() -> None:
     assert turn.text == "Thank you. Anything else?" and turn.tool_calls == (record,)
     second = tok.decode(script.contexts[1][0])
     assert second.endswith(
-        "<|im_start|>user\n<tool_response>\nrecorded severity = 7\n</tool_response>"
+        "<|im_start|>user\n<tool_response>\nrecorded severity = 7; still empty: complaint, onset,"
+        " medications, allergies, history, red_flag, dob\n</tool_response>"
         "<|im_end|>\n<|im_start|>assistant\n"
     )
     # its next turn reads, token for token, what its server would send after that turn

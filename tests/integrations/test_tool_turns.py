@@ -17,6 +17,12 @@ from sim2human.simulators.families import get_family
 from sim2human.types import Episode, ToolCall
 from sim2human.viewer.data import Strings, turns
 
+SEVERITY_RECORDED = (
+    "recorded severity = 7; still empty: complaint, onset, medications, allergies, history,"
+    " red_flag, dob"
+)
+"""What intake's desk says of a first record call: the value as read and the boxes still empty."""
+
 INTAKE = get_scenario("intake")
 SEVERITY = ToolCall(name="record", arguments={"field": "severity", "value": "7"})
 
@@ -52,7 +58,7 @@ def test_export_carries_tool_calls_and_their_results_in_the_openai_format() -> N
     assert [c["function"]["name"] for c in calls] == ["record", "submit"]
     assert calls[0]["function"]["arguments"] == '{"field": "severity", "value": "7"}'
     assert [m["tool_call_id"] for m in messages[3:5]] == [c["id"] for c in calls]
-    assert messages[3]["content"] == "recorded severity = 7"
+    assert messages[3]["content"] == SEVERITY_RECORDED
     assert messages[4]["content"].startswith("submitted: ")
     assert "tool_calls" not in messages[5] and messages[5]["content"]
 

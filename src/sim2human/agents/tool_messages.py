@@ -4,7 +4,9 @@ and what ``export`` writes, one rendering for both, so a transcript trains on wh
 An agent turn that called tools reads as the exchange it was: an assistant message carrying the
 ``tool_calls`` (ids ``call_<agent turn>_<index>``: stable, so that cache keys are), one ``tool``
 message per call saying what the desk made of it ("recorded severity = 7", "submitted: {...}",
-"not recorded: ..."), then an assistant message with the words the caller heard. The results are
+"not recorded: ..."; a recorded value says which fields are still empty, as a paper form shows
+its empty boxes, so a model need not work out from the whole call what it has yet to ask), then
+an assistant message with the words the caller heard. The results are
 worked out again from the calls (``scenarios.tools.use_tools`` over a fresh desk), not stored:
 they are a function of the calls. A turn without tool calls is one assistant message, so the
 chat of an agent that never calls tools is exactly the chat it was before tools existed.
@@ -16,6 +18,7 @@ import json
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from sim2human.scenarios.slots import applicable_fields
 from sim2human.scenarios.tools import (
     RECORD,
     SUBMIT,
@@ -66,10 +69,16 @@ def result_text(scenario: object, call: ToolCall, before: Desk, after: Desk) -> 
         read = None if value is None else read_value(scenario, field, str(value))
         if read is None:
             return f"not recorded: {str(value).strip()!r} is not a value of {field}"
-        return f"recorded {field} = {_json(read)}"
+        return f"recorded {field} = {_json(read)}; {still_empty(scenario, after)}"
     if after.working == before.working:
         return f"{call.name}: nothing changed"
     return f"{call.name}: done; record now {_json(after.working)}"
+
+
+def still_empty(scenario: ReadsFields, desk: Desk) -> str:
+    """The fields of ``desk``'s record that apply (given what it holds) and hold nothing yet."""
+    empty = [f for f in applicable_fields(scenario, desk.working) if desk.working.get(f) is None]
+    return "still empty: " + ", ".join(empty) if empty else "every field recorded"
 
 
 def _json(value: object) -> str:
