@@ -31,6 +31,11 @@ from sim2human.scenarios.tools import (
 )
 from sim2human.types import ToolCall
 
+RESULTS_WORDING = "2: a recorded value names the fields still empty"
+"""Which words the desk answers tool calls with. A model trains on them (they are its context),
+so a warm start's name hashes this: change it whenever ``result_text`` says something new, and
+no run reuses a warm start trained on the old words."""
+
 Message = dict[str, Any]
 Spoken = tuple[str, str, Sequence[ToolCall]]
 """One turn: speaker (``agent`` or ``user``), its text, and the tools an agent turn called."""

@@ -36,6 +36,7 @@ from sim2human import outputs
 from sim2human.agents.lm_chat import chat_template
 from sim2human.agents.lm_models import load, save, smollm2, tiny
 from sim2human.agents.lm_policy import LMPolicy
+from sim2human.agents.tool_messages import RESULTS_WORDING
 from sim2human.errors import UsageError
 from sim2human.experiments.study.condition import (
     Recording,
@@ -214,8 +215,8 @@ def _log(log: EpisodeLog, progress: Progress | None, episode: Episode) -> None:
 def warm_start_dir(folder: Path, agent_cfg: LMAgentConfig, world: StudyWorld, seed: int) -> Path:
     """Where the warm start for study seed ``seed`` lives in ``folder``: named by the model and
     a hash of everything that makes it (scenario, model, warm-start settings, prompt, chat
-    template, training members, turn limit), so a changed setting never reuses a stale warm
-    start."""
+    template, the desk's wording of tool results, training members, turn limit), so a changed
+    setting never reuses a stale warm start."""
     slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", agent_cfg.model).strip("_.")[-60:] or "model"
     made_of = {
         "scenario": world.scenario.name,
@@ -223,6 +224,7 @@ def warm_start_dir(folder: Path, agent_cfg: LMAgentConfig, world: StudyWorld, se
         "warm_start": agent_cfg.warm_start.model_dump(mode="json", exclude={"threads"}),
         "prompt": lm_prompt(world.scenario),
         "chat": hashlib.sha256(chat_template().encode()).hexdigest()[:12],
+        "tool_results": RESULTS_WORDING,
         "members": sorted(s.id for s in world.ensemble.train),
         "max_turns": world.max_turns,
     }
