@@ -29,21 +29,12 @@ from sim2human.simulators.families import get_family
 from sim2human.store.rundir import read_json
 from sim2human.testing import FakeOpenAI, Reply, completion
 from sim2human.types import Episode, ToolCall
-
-SEVERITY_RECORDED = (
-    "recorded severity = 7; still empty: complaint, onset, medications, allergies, history,"
-    " red_flag, dob"
-)
-"""What intake's desk says of a first record call: the value as read and the boxes still empty."""
+from tool_calls import SEVERITY_RECORDED, record
 
 INTAKE = get_scenario("intake")
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "collapse.yaml"
 REFUSAL = "I'm unable to assist with that."
 Script = Callable[[int, dict[str, Any]], Reply]
-
-
-def record(field: str, value: str) -> ToolCall:
-    return ToolCall(name="record", arguments={"field": field, "value": value})
 
 
 @pytest.fixture

@@ -29,6 +29,7 @@ from sim2human.testing import FakeOpenAI, Reply, completion
 from sim2human.train.config import WarmStartConfig
 from sim2human.train.warm_start import corpus_texts, reference_calls
 from sim2human.types import Episode, ToolCall
+from tool_calls import SEVERITY_RECORDED
 
 SMALL = {"hidden": 16, "layers": 1, "heads": 2, "vocab": 600}
 
@@ -127,8 +128,7 @@ def test_a_turn_that_calls_tools_reads_their_results_and_then_speaks() -> None:
     assert turn.text == "Thank you. Anything else?" and turn.tool_calls == (record,)
     second = tok.decode(script.contexts[1][0])
     assert second.endswith(
-        "<|im_start|>user\n<tool_response>\nrecorded severity = 7; still empty: complaint, onset,"
-        " medications, allergies, history, red_flag, dob\n</tool_response>"
+        f"<|im_start|>user\n<tool_response>\n{SEVERITY_RECORDED}\n</tool_response>"
         "<|im_end|>\n<|im_start|>assistant\n"
     )
     # its next turn reads, token for token, what its server would send after that turn

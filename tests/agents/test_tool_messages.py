@@ -8,11 +8,7 @@ import numpy as np
 from sim2human.agents.tool_messages import run_calls
 from sim2human.scenarios.catalog import get_scenario
 from sim2human.scenarios.tools import open_desk, value_text
-from sim2human.types import ToolCall
-
-
-def record(field: str, value: str) -> ToolCall:
-    return ToolCall(name="record", arguments={"field": field, "value": value})
+from tool_calls import record
 
 
 def test_each_recorded_value_names_the_fields_still_empty_until_none_is() -> None:

@@ -16,12 +16,7 @@ from sim2human.simulators.base import QuirkPool
 from sim2human.simulators.families import get_family
 from sim2human.types import Episode, ToolCall
 from sim2human.viewer.data import Strings, turns
-
-SEVERITY_RECORDED = (
-    "recorded severity = 7; still empty: complaint, onset, medications, allergies, history,"
-    " red_flag, dob"
-)
-"""What intake's desk says of a first record call: the value as read and the boxes still empty."""
+from tool_calls import SEVERITY_RECORDED
 
 INTAKE = get_scenario("intake")
 SEVERITY = ToolCall(name="record", arguments={"field": "severity", "value": "7"})

@@ -26,13 +26,10 @@ from sim2human.scenarios.tools import (
     value_text,
 )
 from sim2human.types import ToolCall
+from tool_calls import record
 
 INTAKE = get_scenario("intake")
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "collapse.yaml"
-
-
-def record(field: str, value: str) -> ToolCall:
-    return ToolCall(name="record", arguments={"field": field, "value": value})
 
 
 def test_a_value_is_read_as_the_callers_answer_and_only_a_submit_counts() -> None:
