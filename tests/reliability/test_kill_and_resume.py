@@ -13,6 +13,7 @@ import signal
 import subprocess
 import sys
 import time
+from contextlib import suppress
 from pathlib import Path
 from typing import Any
 
@@ -80,6 +81,24 @@ def _workers(pid: int) -> list[int]:
     return found
 
 
+def _busy_worker(proc: subprocess.Popen[str], out: Path) -> int:
+    """A worker in the middle of a sub-run: one holding a sub-run's episode log open (the log is
+    open from the sub-run's start to its end). Killing just any worker raced: one that had
+    finished its sub-run and found no work left died idle, unnoticed (the CI of stop 63)."""
+    logs = out.resolve() / "conditions"
+    deadline = time.monotonic() + 300
+    while True:
+        for pid in _workers(proc.pid):
+            with suppress(OSError):
+                for fd in Path(f"/proc/{pid}/fd").iterdir():
+                    target = Path(os.readlink(fd))
+                    if target.name == EPISODES and target.parent.parent.parent == logs:
+                        return pid
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline, "no worker ever held a sub-run's episode log"
+        time.sleep(0.05)
+
+
 def test_kill_9_then_resume_reproduces_a_straight_run(
     straight: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -120,20 +139,18 @@ def test_a_dead_worker_fails_its_sub_run_alone_and_resume_finishes_it(
     out = tmp_path / "k"
     proc = _start(config, out, "--retries", "0")
     _wait_training(proc, out, 2)
-    victim = _workers(proc.pid)[0]
-    os.kill(victim, signal.SIGKILL)
+    os.kill(_busy_worker(proc, out), signal.SIGKILL)
     _, err = proc.communicate(timeout=600)
     assert proc.returncode == 1, err
     assert "Traceback" not in err and "BrokenProcessPool" not in err, err
     text = " ".join(err.split())
-    # The victim is whichever unit its worker held when killed: a sub-run of the condition, or
-    # (when its worker had already finished one and moved on) a side job such as the reference.
     found = re.findall(r"failed: ([\w -]+?): worker died \(signal 9", text)
     assert len(found) == 1, text
     assert f"--resume --out {out}" in text
     study = json.loads((out / "study.json").read_text())
     [failure] = study["failed"]
     assert failure["job"] == found[0]
+    assert failure["path"].startswith("conditions/"), failure  # the sub-run its worker held
     units = [p.parent for p in done.glob("**/" + SUMMARY) if p.parent != done]
     assert len(units) >= 3  # two sub-runs and the reference at least
     for unit in units:
@@ -149,13 +166,13 @@ def test_a_dead_worker_fails_its_sub_run_alone_and_resume_finishes_it(
 def test_a_dead_worker_s_sub_run_runs_again_in_a_new_one(
     straight: tuple[Path, Path], tmp_path: Path
 ) -> None:
-    """With a retry left (the default), the unit the victim held (a sub-run, or a side job when
-    its worker had already finished one) starts over in a fresh worker."""
+    """With a retry left (the default), the sub-run the victim held starts over in a fresh
+    worker."""
     config, done = straight
     out = tmp_path / "r"
     proc = _start(config, out)
     _wait_training(proc, out, 2)
-    os.kill(_workers(proc.pid)[0], signal.SIGKILL)
+    os.kill(_busy_worker(proc, out), signal.SIGKILL)
     _, err = proc.communicate(timeout=600)
     assert proc.returncode == 0, err
     text = " ".join(err.split())
