@@ -111,7 +111,12 @@ def test_diagnose_and_export_read_an_lm_run(
     copy = tmp_path / "run"
     shutil.copytree(out, copy)
     assert main(["diagnose", str(copy)]) == 0
-    assert "own words:" in capsys.readouterr().out
+    shown = capsys.readouterr().out
+    assert "own words:" in shown
+    assert "points of proxy" in shown or "no GRPO group's calls differed" in shown  # task pay
+    assert main(["diagnose", str(copy), "--json"]) == 0
+    pays = [c["task_pay"] for c in json.loads(capsys.readouterr().out)["conditions"]]
+    assert pays and all(p is not None and p["calls"] > 0 for p in pays)  # GRPO logged groups
     assert main(["export", str(copy), "--out", str(tmp_path / "e.jsonl")]) == 0
     assert (tmp_path / "e.jsonl").stat().st_size > 0
 

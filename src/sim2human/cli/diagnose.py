@@ -23,6 +23,7 @@ from sim2human.cli.options import ScenarioPathOpt, finite
 from sim2human.cli.output import JsonOpt, Output, QuietOpt
 from sim2human.diagnostics.verdict import GATE_MIN_N, Thresholds
 from sim2human.errors import RunDirError
+from sim2human.metrics.task_pay import TaskPay
 
 DEFAULTS = Thresholds()
 RunDirArg = Annotated[Path, typer.Argument(help="A study directory or one sub-run directory.")]
@@ -141,6 +142,22 @@ def _print_verdict(out: Console, c: Any, gate: bool) -> None:
             "warm start's corpus",
             highlight=False,
         )
+    if c.task_pay is not None:
+        out.print(f"  task pay: {task_pay_words(c.task_pay)}", highlight=False)
+
+
+def task_pay_words(pay: TaskPay) -> str:
+    """What the training reward paid for the task within GRPO's groups, in one sentence."""
+    seen = (
+        f"{pay.groups} of {pay.groups + pay.flat} groups differed in gold; {pay.calls} logged calls"
+    )
+    if not pay.groups:
+        return f"nothing to read: no GRPO group's calls differed in gold ({seen})"
+    lo, hi = pay.lift.ci
+    return (
+        f"{100 * pay.lift.mean:+.1f} points of proxy [{100 * lo:+.1f}, {100 * hi:+.1f}] to the "
+        f"calls of a GRPO group that did the task better than the rest ({seen})"
+    )
 
 
 def _gate(collapsed: list[str], thin: list[str]) -> None:
@@ -170,6 +187,7 @@ def _document(run_dir: Path, problems: list[str], conditions: list[Any]) -> dict
                 "collapse": c.verdict.collapse,
                 "headline": c.verdict.headline,
                 "reasons": list(c.verdict.reasons),
+                "task_pay": None if c.task_pay is None else c.task_pay.model_dump(mode="json"),
             }
             for c in conditions
         ],

@@ -31,6 +31,7 @@ from sim2human.metrics.collapse import (
 )
 from sim2human.metrics.outcomes import GOLDS
 from sim2human.metrics.overoptimisation import EvalPoint, OverFit, fit_overoptimisation
+from sim2human.metrics.task_pay import TaskPay, task_pay
 from sim2human.scenarios.core import AnyScenario, headline_metric
 from sim2human.simulators.base import SimulatorSpec
 from sim2human.simulators.kinds import is_programmatic
@@ -80,6 +81,9 @@ class ConditionDiagnosis(Frozen):
     own_words: float | None = None
     """A language-model agent's share of held-out turns that are no line of its warm start
     (mean over runs): whether it writes its own words; None for an act-level agent."""
+    task_pay: TaskPay | None = None
+    """What its training reward paid, within GRPO's groups, for doing the task better; None
+    for a run without groups (PPO)."""
 
 
 def _curve(sub: SubRun) -> list[CurvePoint]:
@@ -253,6 +257,7 @@ def diagnose_condition(
         robustness=robustness(held) if held else None,
         verdict=judge(name, tr, exploits, quirks, limits, metric),
         own_words=_own_words(subs),
+        task_pay=task_pay({s.run: s.episodes for s in subs}, value, n_boot=n_boot),
     )
 
 
