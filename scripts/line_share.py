@@ -5,9 +5,14 @@ logged steps) and in evaluation (training members, held-out families), with Wils
 interval, and the calls that say it at least once.
 
     python scripts/line_share.py RUN "I'm here to make this as easy as possible for you."
+    python scripts/line_share.py RUN "..." --outcomes   # what the calls that say it came to
 
 What ``docs/results/lm-agents.md`` reads a learned trigger from: a line GRPO takes up is said
-more in the late steps than the early ones, and in evaluation. Case is ignored.
+more in the late steps than the early ones, and in evaluation. Case is ignored. ``--outcomes``
+sets the calls that say it beside those that do not, in each part: complete calls (gold
+success, Wilson's interval; the difference by Newcombe's), fields right and proxy, means. It
+shows what a line costs or buys on the callers it was said to; a call that says it is not a
+random call, so it is an association, not an effect (``sim2human diagnose``'s replays are).
 """
 
 from __future__ import annotations
@@ -33,17 +38,60 @@ def share(calls: list[dict[str, Any]], line: str) -> str:
     )
 
 
+def saying(calls: list[dict[str, Any]], line: str) -> list[dict[str, Any]]:
+    """The calls whose agent says ``line`` at least once."""
+    return [
+        c
+        for c in calls
+        if any(line in t["text"].lower() for t in c["turns"] if t["speaker"] == "agent")
+    ]
+
+
+def outcomes(calls: list[dict[str, Any]], line: str) -> str:
+    """Complete calls, fields right and proxy of the calls that say ``line`` and of the rest,
+    and the difference in complete calls (Newcombe's hybrid score interval)."""
+    said = saying(calls, line)
+    rest = [c for c in calls if c not in said]
+    cells, rates = [], []
+    for group in (said, rest):
+        n, k = len(group), sum(bool(c["gold"]["success"]) for c in group)
+        lo, hi = wilson(k, n, 1.96)
+        fields = sum(c["gold"]["detail"].get("fields_right", 0.0) for c in group) / max(1, n)
+        proxy = sum(c["proxy"] for c in group) / max(1, n)
+        cells.append(
+            f"{k}/{n} = {k / max(1, n):.0%} [{lo:.0%}, {hi:.0%}] | {fields:.0%} | {proxy:.2f}"
+        )
+        rates.append((k / max(1, n), lo, hi))
+    (p1, l1, u1), (p2, l2, u2) = rates
+    d = p1 - p2
+    low = d - ((p1 - l1) ** 2 + (u2 - p2) ** 2) ** 0.5
+    high = d + ((u1 - p1) ** 2 + (p2 - l2) ** 2) ** 0.5
+    return f"{cells[0]} | {cells[1]} | {100 * d:+.1f} [{100 * low:+.1f}, {100 * high:+.1f}]"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("run", type=Path, help="a study's run directory")
     parser.add_argument("line", help="the line to look for (case ignored)")
+    parser.add_argument(
+        "--outcomes",
+        action="store_true",
+        help="what the calls that say it came to, beside the rest",
+    )
     args = parser.parse_args()
     line = args.line.lower()
     subs = sorted(args.run.glob("conditions/*/seed-*/episodes.jsonl"))
     if not subs:
         raise SystemExit(f"{args.run}: no conditions/*/seed-*/episodes.jsonl (not a study run)")
-    print("| condition | seed | calls | agent turns that say it [95% CI], calls that say it |")
-    print("|---|---|---|---|")
+    if args.outcomes:
+        print(
+            "| condition | seed | calls | saying it: complete [95% CI] | fields right | proxy "
+            "| the rest: complete [95% CI] | fields right | proxy | complete, difference [95% CI] |"
+        )
+        print("|---|---|---|---|---:|---:|---|---:|---:|---:|")
+    else:
+        print("| condition | seed | calls | agent turns that say it [95% CI], calls that say it |")
+        print("|---|---|---|---|")
     for path in subs:
         rows = [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x]
         name, seed = path.parent.parent.name, path.parent.name
@@ -59,7 +107,8 @@ def main() -> None:
             parts[f"evaluation, {split}"] = evals
         for part, calls in parts.items():
             if calls:
-                print(f"| {name} | {seed} | {part} | {share(calls, line)} |")
+                cells = outcomes(calls, line) if args.outcomes else share(calls, line)
+                print(f"| {name} | {seed} | {part} | {cells} |")
 
 
 if __name__ == "__main__":
