@@ -20,6 +20,7 @@ from sim2human.experiments.study.config import parse_study
 from sim2human.experiments.study.results import StudyResult
 from sim2human.experiments.study.runner import run_study
 from sim2human.experiments.study.world import StudyWorld
+from sim2human.metrics.task_pay import group_lift, training_groups
 from sim2human.rollout.evaluate import evaluate
 from sim2human.store.layout import EPISODES, POLICY, SUMMARY, WARM_START
 from sim2human.store.rundir import read_episodes
@@ -119,6 +120,22 @@ def test_diagnose_and_export_read_an_lm_run(
     assert pays and all(p is not None and p["calls"] > 0 for p in pays)  # GRPO logged groups
     assert main(["export", str(copy), "--out", str(tmp_path / "e.jsonl")]) == 0
     assert (tmp_path / "e.jsonl").stat().st_size > 0
+
+
+def test_each_grpo_step_logs_the_task_pay_its_logged_calls_give(
+    straight: tuple[StudyResult, Path],
+) -> None:
+    """``metrics.jsonl``'s per-step ``task_pay`` is the one ``diagnose`` reads from the calls
+    of that step (every call of step 0 is logged): the trainer and the reader group alike."""
+    _, out = straight
+    for sub in (out / "conditions").glob("*/seed-0"):
+        rows = [json.loads(x) for x in (sub / "metrics.jsonl").read_text().splitlines()]
+        step0 = [e for e in read_episodes(sub / EPISODES) if e.phase == "train" and e.step == 0]
+        groups = training_groups(step0)
+        assert len(groups) == LM["agent"]["groups"]
+        lifts = [x for g in groups if (x := group_lift(g)) is not None]
+        expected = sum(lifts) / len(lifts) if lifts else None
+        assert rows[0]["update"] == 0 and rows[0]["task_pay"] == pytest.approx(expected)
 
 
 def test_stress_and_the_call_page_play_the_trained_language_model(

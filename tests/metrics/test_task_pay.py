@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import pytest
 
-from sim2human.metrics.outcomes import gold, score
 from sim2human.metrics.task_pay import task_pay
 from sim2human.types import Episode, Outcome
 
@@ -40,7 +39,7 @@ def test_the_lift_is_the_better_calls_proxy_minus_the_worse_ones_mean_over_group
         call(0.6, True, seed=2),
         call(0.5, False, seed=2),
     ]
-    pay = task_pay({"seed-0": calls}, gold, n_boot=200)
+    pay = task_pay({"seed-0": calls}, n_boot=200)
     assert pay is not None
     assert pay.lift.mean == pytest.approx((0.5 + 0.1) / 2)
     assert (pay.groups, pay.flat, pay.calls) == (2, 0, 5)
@@ -48,10 +47,10 @@ def test_the_lift_is_the_better_calls_proxy_minus_the_worse_ones_mean_over_group
 
 def test_a_reward_blind_to_the_task_pays_nothing_and_one_that_punishes_it_pays_less() -> None:
     blind = [call(0.9, s, seed=k) for k in range(6) for s in (True, False)]
-    pay = task_pay({"r": blind}, gold, n_boot=200)
+    pay = task_pay({"r": blind}, n_boot=200)
     assert pay is not None and pay.lift.mean == pytest.approx(0.0)
     punishing = [call(0.2 if s else 0.8, s, seed=k) for k in range(6) for s in (True, False)]
-    pay = task_pay({"r": punishing}, gold, n_boot=200)
+    pay = task_pay({"r": punishing}, n_boot=200)
     assert pay is not None and pay.lift.mean == pytest.approx(-0.6)
     assert pay.lift.ci[1] < 0
 
@@ -64,7 +63,7 @@ def test_groups_are_one_member_one_profile_one_step_in_one_run() -> None:
         call(0.1, False, member="b"),
         call(0.9, True, step=5),
     ]
-    assert task_pay({"r": apart, "s": [call(0.1, False)]}, gold) is None
+    assert task_pay({"r": apart, "s": [call(0.1, False)]}) is None
 
 
 def test_evaluations_and_flat_groups_are_left_out() -> None:
@@ -76,25 +75,26 @@ def test_evaluations_and_flat_groups_are_left_out() -> None:
         call(0.8, True, seed=4),
         call(0.6, False, seed=4),
     ]
-    pay = task_pay({"r": calls}, gold, n_boot=200)
+    pay = task_pay({"r": calls}, n_boot=200)
     assert pay is not None
     assert (pay.groups, pay.flat, pay.calls) == (1, 1, 4)
     assert pay.lift.mean == pytest.approx(0.2)
 
 
-def test_a_scored_gold_splits_each_group_at_its_mean() -> None:
-    """Negotiation's gold is points: above the group's mean against below it."""
+def test_a_gold_score_splits_each_group_at_its_mean() -> None:
+    """A score with partial credit (a negotiation's points): above the group's mean against
+    below it."""
     calls = [
         call(0.9, False, points=0.8),
         call(0.7, False, points=0.6),  # the mean is 0.5: these two are better
         call(0.2, False, points=0.1),
         call(0.4, False, points=0.5),  # exactly at the mean: on neither side
     ]
-    pay = task_pay({"r": calls}, score, n_boot=200)
+    pay = task_pay({"r": calls}, n_boot=200)
     assert pay is not None
     assert pay.lift.mean == pytest.approx((0.9 + 0.7) / 2 - 0.2)
 
 
 def test_ppo_calls_each_their_own_profile_give_no_estimate() -> None:
-    assert task_pay({"r": [call(0.5, k % 2 == 0, seed=k) for k in range(20)]}, gold) is None
-    assert task_pay({}, gold) is None
+    assert task_pay({"r": [call(0.5, k % 2 == 0, seed=k) for k in range(20)]}) is None
+    assert task_pay({}) is None

@@ -257,7 +257,7 @@ def diagnose_condition(
         robustness=robustness(held) if held else None,
         verdict=judge(name, tr, exploits, quirks, limits, metric),
         own_words=_own_words(subs),
-        task_pay=task_pay({s.run: s.episodes for s in subs}, value, n_boot=n_boot),
+        task_pay=task_pay({s.run: s.episodes for s in subs}, n_boot=n_boot),
     )
 
 

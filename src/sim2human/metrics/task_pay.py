@@ -3,11 +3,12 @@
 GRPO scores each call of a group (one simulated user, one profile, one step) by its proxy minus
 its group's mean, so all it can learn is what separates calls inside a group; a proxy's level
 says nothing of it. This measures, over the groups whose calls differ in gold, how much more
-proxy the calls that did the task better (gold above their group's mean) earned than those that
-did it worse. Near zero, GRPO has no reason to keep doing the task, however pleased the caller:
-a frozen caller who is pleased by a greeting pays an empty call and a complete one alike, and
-the agent's gold drifts down on that caller itself (docs/results/lm-agents.md). Large, and the
-reward carries the task.
+proxy the calls that did the task better earned than those that did it worse (better: a gold
+score above the group's mean; a slot-filling call's score is its success, a negotiation's its
+normalised points; what GRPO logs as ``train_gold``). Near zero, GRPO has no reason to keep
+doing the task, however pleased the caller: a frozen caller who is pleased by a greeting pays an
+empty call and a complete one alike, and the agent's gold drifts down on that caller itself
+(docs/results/lm-agents.md). Large, and the reward carries the task.
 
 Training calls are grouped by (training run, member, profile seed, step): GRPO's groups, read
 from the calls a sub-run logged. A PPO run's calls are each their own profile, so it has no
@@ -17,7 +18,7 @@ groups and no estimate.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -42,28 +43,18 @@ class TaskPay(Frozen):
 
 
 def task_pay(
-    by_run: Mapping[str, Sequence[Episode]],
-    value: Callable[[Episode], float],
-    *,
-    n_boot: int = 1000,
-    seed: int = 0,
+    by_run: Mapping[str, Sequence[Episode]], *, n_boot: int = 1000, seed: int = 0
 ) -> TaskPay | None:
-    """``by_run``: each training run's logged calls (any phase; training calls are picked);
-    ``value``: an episode's gold (the scenario's headline). None when no group of two or more
-    calls was logged (a PPO run, or a run that logged no training calls)."""
+    """``by_run``: each training run's logged calls (any phase; training calls are picked).
+    None when no group of two or more calls was logged (a PPO run, or a run that logged no
+    training calls)."""
     lifts: list[float] = []
     runs: list[str] = []
     flat = calls = 0
     for run, episodes in by_run.items():
-        groups: dict[tuple[str, int, int], list[Episode]] = defaultdict(list)
-        for e in episodes:
-            if e.phase == TRAINING:
-                groups[(e.simulator_id, e.seed, e.step)].append(e)
-        for group in groups.values():
-            if len(group) < 2:
-                continue
+        for group in training_groups(episodes):
             calls += len(group)
-            lift = _lift(group, value)
+            lift = group_lift(group)
             if lift is None:
                 flat += 1
                 continue
@@ -75,10 +66,19 @@ def task_pay(
     return TaskPay(lift=est, groups=len(lifts), flat=flat, calls=calls)
 
 
-def _lift(group: Sequence[Episode], value: Callable[[Episode], float]) -> float | None:
-    """Mean proxy of the calls with gold above the group's mean minus that of the calls below
-    it; None when every call had the same gold."""
-    gold = np.asarray([value(e) for e in group])
+def training_groups(episodes: Iterable[Episode]) -> list[list[Episode]]:
+    """One training run's calls in groups of two or more: one member, profile seed and step."""
+    groups: dict[tuple[str, int, int], list[Episode]] = defaultdict(list)
+    for e in episodes:
+        if e.phase == TRAINING:
+            groups[(e.simulator_id, e.seed, e.step)].append(e)
+    return [g for g in groups.values() if len(g) >= 2]
+
+
+def group_lift(group: Sequence[Episode]) -> float | None:
+    """Mean proxy of the calls with a gold score above the group's mean minus that of the calls
+    below it; None when every call had the same gold."""
+    gold = np.asarray([e.gold.score for e in group])
     proxy = np.asarray([e.proxy for e in group])
     middle = gold.mean()
     better, worse = gold > middle + 1e-9, gold < middle - 1e-9

@@ -36,6 +36,8 @@ SCALARS = {
     "kl_init": "kl/from_init",
     "d": "kl/d",
     "reward_std": "train/reward_std",
+    "group_reward_std": "train/group_reward_std",
+    "task_pay": "reward/task_pay",
     "grad_norm": "train/grad_norm",
 }
 """``metrics.jsonl`` field -> the scalar's tag (grouped the way TensorBoard shows tags)."""

@@ -32,6 +32,7 @@ import torch
 
 from sim2human import seeding
 from sim2human.agents.lm_policy import LMPolicy, Trace
+from sim2human.metrics.task_pay import group_lift, training_groups
 from sim2human.rollout.conversation import Job
 from sim2human.rollout.play import play
 from sim2human.samplers.build import Sampler
@@ -61,6 +62,9 @@ class StepStats:
     play_seconds: float
     """Of ``seconds``, playing the step's calls (the rest is the update)."""
     per_member: dict[str, tuple[float, float, int]]
+    task_pay: float | None = None
+    """Mean over the step's groups whose calls differed in gold of the proxy the better calls
+    earned over the worse (``metrics.task_pay``); None when no group's calls differed."""
 
 
 def group_advantages(rewards: Sequence[float], size: int, *, scale: bool = True) -> np.ndarray:
@@ -269,6 +273,7 @@ def _stats(
     seconds: tuple[float, float],
 ) -> StepStats:
     proxy = np.array([e.proxy for e in episodes])
+    lifts = [x for g in training_groups(episodes) if (x := group_lift(g)) is not None]
     members: dict[str, list[Episode]] = {}
     for e in episodes:
         members.setdefault(e.simulator_id, []).append(e)
@@ -293,4 +298,5 @@ def _stats(
             )
             for m, es in members.items()
         },
+        task_pay=float(np.mean(lifts)) if lifts else None,
     )
