@@ -235,3 +235,26 @@ def test_a_changed_drill_names_another_warm_start(monkeypatch: pytest.MonkeyPatc
     before = lm_condition.warm_start_dir(Path("ws"), drilled, world, 0)
     monkeypatch.setattr(copy_drill_module, "RUN", (1, 2))
     assert lm_condition.warm_start_dir(Path("ws"), drilled, world, 0) != before
+
+
+def test_log_to_tensorboard_draws_an_lm_sub_runs_grpo_curves(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--log-to`` reaches a language-model sub-run: each GRPO step's row, by episodes seen."""
+    accumulator = pytest.importorskip("tensorboard.backend.event_processing.event_accumulator")
+    monkeypatch.delenv("SIM2HUMAN_LOG_TO", raising=False)
+    config = tmp_path / "lm.yaml"
+    config.write_text(json.dumps({**LM, "conditions": LM["conditions"][:1]}), encoding="utf-8")
+    out = tmp_path / "run"
+    argv = ["study", str(config), "--out", str(out), "--workers", "1", "--log-to", "tensorboard"]
+    assert main(argv) == 0
+    sub = out / "conditions" / "frozen" / "seed-0"
+    rows = [json.loads(x) for x in (sub / "metrics.jsonl").read_text().splitlines()]
+    acc = accumulator.EventAccumulator(str(sub / "tensorboard"))
+    acc.Reload()
+    for tag, key in (
+        ("proxy/train", "train_proxy"),
+        ("train/group_reward_std", "group_reward_std"),
+    ):
+        got = [(e.step, e.value) for e in acc.Scalars(tag)]
+        assert got == [(r["episodes_seen"], pytest.approx(r[key], abs=1e-6)) for r in rows]

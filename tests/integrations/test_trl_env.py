@@ -15,6 +15,7 @@ pytest.importorskip("datasets")
 from sim2human.diagnostics.rundir import load_run_dir
 from sim2human.integrations.population import population
 from sim2human.integrations.trl import SimulatedUser, env_factory, grpo_dataset, log_gold
+from sim2human.metrics.task_pay import training_groups
 from sim2human.store.layout import EPISODES
 from sim2human.store.rundir import read_episodes
 
@@ -91,6 +92,7 @@ def test_grpo_runs_on_cpu_and_logs_run_dirs(tmp_path: Path) -> None:
     assert len(trained) == 4 and all(e.phase == "train" for e in trained)
     groups = [trained[i : i + 2] for i in range(0, 4, 2)]  # a group: one member, one profile
     assert all(g[0].simulator_id == g[1].simulator_id and g[0].seed == g[1].seed for g in groups)
+    assert sorted(map(len, training_groups(trained))) == [2, 2]  # diagnose's task pay reads them
     logged = [r for r in result["log"] if "gold" in r]
     assert logged and all("rewards/SimulatedUser/mean" in r for r in logged)
     run = load_run_dir(tmp_path / "eval")

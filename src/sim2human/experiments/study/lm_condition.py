@@ -64,6 +64,7 @@ from sim2human.store.layout import (
 from sim2human.store.rundir import EpisodeLog, JsonlWriter, read_json, write_json
 from sim2human.train.config import LMAgentConfig
 from sim2human.train.copy_drill import copy_drill, drill_shape
+from sim2human.train.curves import open_curves
 from sim2human.train.grpo import StepStats, train_grpo
 from sim2human.train.phases import GRPO, START, Phases
 from sim2human.train.phases import WARM_START as WARM_START_PHASE
@@ -113,10 +114,12 @@ def run_lm_condition(
         JsonlWriter(out / METRICS) as metrics,
         JsonlWriter(out / SAMPLER_LOG) as sampler_log,
         llm_runtime(cfg, world.endpoints([condition])) as llm,
+        open_curves(out, f"{condition.name}/seed-{seed}", _curve_params(cfg, seed)) as curves,
     ):
 
         def on_step(stats: StepStats, episodes: Sequence[Episode]) -> None:
             metrics.write(stats.__dict__)
+            curves.log(stats.__dict__)
             sampler_log.write(
                 {"update": stats.update, "episodes_seen": stats.episodes_seen, "events": []}
             )
@@ -197,6 +200,12 @@ def turns_cut(warm_meta: dict[str, Any], max_new_tokens: int) -> str | None:
         f"(99th percentile {p99:.0f} tokens, longest {warm_meta['turn_tokens']['max']}): the "
         f"policy cannot write them whole; raise it to at least {int(p99) + 1}"
     )
+
+
+def _curve_params(cfg: StudyConfig, seed: int) -> dict[str, Any]:
+    """What a curve sink (W&B, MLflow) records of an LM sub-run: its study, seed and agent."""
+    agent = cfg.agent.model_dump(mode="json")
+    return {"study": cfg.name, "seed": seed, "turns": cfg.train.max_turns, **agent}
 
 
 def novel_share(episodes: Sequence[Episode], corpus: set[str]) -> float:
