@@ -4,7 +4,7 @@ training members at several sampling temperatures: fields right, gold, proxy, ag
 
     PYTHONPATH=src .venv/bin/python scripts/lm_play.py STUDY_FILE MODEL_DIR [MODEL_DIR ...]
         [--temperatures 0 0.7 1] [--per-member 2] [--fields] [--device cpu|cuda]
-        [--save CALLS.jsonl] [--against CALLS.jsonl]
+        [--save CALLS.jsonl] [--against CALLS.jsonl] [--condition NAME] [--line TEXT]
 
 ``--fields`` adds, per temperature, each field's count of calls where the record holds the
 caller's value, another value, or none, with a few wrong ones side by side. With several
@@ -13,7 +13,9 @@ table gives each one's fields right minus the first's, call by call, with a 95% 
 cluster bootstrap over members: how two warm starts' settings were compared. ``--save`` writes
 each call's outcome (model, temperature, member, seed, fields right, complete) as JSON lines, and
 ``--against`` compares every model with such a file's first model on the same calls: how a warm
-start played by one commit's code is compared with one played by another's.
+start played by one commit's code is compared with one played by another's. ``--condition
+NAME`` plays that condition's training members instead of the ensemble's (a frozen condition's:
+its one caller); ``--line TEXT`` splits each row's calls by whether the agent said that line.
 
 How the warm start of ``docs/results/lm-agents.md`` was read: on *training* members only (a
 held-out family or real caller never steers a setting), each member on the study's evaluation
@@ -43,6 +45,14 @@ def main() -> None:
     parser.add_argument("--max-new-tokens", type=int, default=48, help="tokens per turn at most")
     parser.add_argument("--save", type=Path, help="write each call's outcome here (JSON lines)")
     parser.add_argument("--against", type=Path, help="compare with a --save file's first model")
+    parser.add_argument(
+        "--line", help="split each row's calls by whether the agent said this line (case ignored)"
+    )
+    parser.add_argument(
+        "--condition",
+        help="play this condition's training members (a frozen condition: its one caller) "
+        "instead of the ensemble's",
+    )
     args = parser.parse_args()
     if args.against is not None and not args.against.is_file():
         parser.error(f"{args.against}: no such file (write it with --save)")
@@ -56,7 +66,15 @@ def main() -> None:
     from sim2human.stress.adversarial import wilson
 
     torch.set_num_threads(1)
-    world = StudyWorld.build(load_study(args.study, quick=True))
+    cfg = load_study(args.study, quick=True)
+    world = StudyWorld.build(cfg)
+    members = world.ensemble.train
+    if args.condition is not None:
+        named = [c for c in cfg.conditions if c.name == args.condition]
+        if not named:
+            known = ", ".join(c.name for c in cfg.conditions)
+            parser.error(f"--condition {args.condition}: not a condition of the study ({known})")
+        members = world.train_members(named[0])
     print(
         "| model | temperature | calls | fields right | gold | complete calls [95% CI] | proxy "
         "| median agent turns | s |"
@@ -78,7 +96,7 @@ def main() -> None:
             began = time.perf_counter()
             eps = evaluate(
                 policy,
-                world.ensemble.train,
+                members,
                 world.scenario,
                 split="train",
                 per_member=args.per_member,
@@ -95,6 +113,8 @@ def main() -> None:
                 f"| {np.mean([e.proxy for e in eps]):.2f} "
                 f"| {np.median([e.n_turns for e in eps]):.0f} | {time.perf_counter() - began:.0f} |"
             )
+            if args.line:
+                print_split(eps, args.line)
             if args.fields:
                 print_fields(eps)
     outcomes = [
@@ -180,6 +200,24 @@ def print_difference(
                 est = cluster_bootstrap(diff, members)
                 cells.append(f"{est.mean:+.1%} [{est.ci[0]:+.1%}, {est.ci[1]:+.1%}]")
             print(f"| {model} | {temperature} | {cells[0]} | {cells[1]} | ")
+
+
+def print_split(episodes: list[Any], line: str) -> None:
+    """The calls whose agent said ``line`` beside the rest: complete calls (Wilson's interval)
+    and fields right."""
+    from sim2human.stress.adversarial import wilson
+
+    said = [e for e in episodes if any(line.lower() in t.text.lower() for t in e.agent_turns)]
+    parts = {"said the line": said, "did not": [e for e in episodes if e not in said]}
+    cells = []
+    for name, eps in parts.items():
+        done = sum(e.gold.success for e in eps)
+        low, high = wilson(done, len(eps), 1.96)
+        fields = np.mean([e.gold.field_accuracy for e in eps]) if eps else float("nan")
+        cells.append(
+            f"{name}: {done} of {len(eps)} complete [{low:.0%}, {high:.0%}], {fields:.0%} of fields"
+        )
+    print(f"|   | {'; '.join(cells)} | | | | | | | |")
 
 
 def print_fields(episodes: list[Any]) -> None:
