@@ -186,3 +186,73 @@ def test_read_copies_counts_values_read_right_past_their_first_token() -> None:
     read = read_copies(policy, drill_traces(policy, seqs), bounds)
     assert (read.values, read.first, read.continued, read.later_right) == (2, 2, 0, 0)
     assert read.later == 2 * later
+
+
+def _record(field: str, value: str) -> ToolCall:
+    return ToolCall(name=RECORD, arguments={"field": field, "value": value})
+
+
+RECORDED = [
+    SimpleNamespace(
+        turns=[
+            Turn(speaker="user", text="My back hurts since Tuesday."),
+            Turn(speaker="agent", text="How bad?", tool_calls=(_record("complaint", " back"),)),
+            Turn(speaker="user", text="Seven, and I take aspirin."),
+            Turn(
+                speaker="agent",
+                text="Noted.",
+                tool_calls=(_record("severity", " Seven"), _record("medications", " aspirin")),
+            ),
+            Turn(speaker="user", text="Thanks."),
+            Turn(speaker="agent", text="Anything else?"),  # no record: not an answer
+            Turn(speaker="user", text="No allergies."),
+            Turn(speaker="agent", text="", tool_calls=(_record("allergies", " none"),)),
+        ]
+    )
+]
+
+
+def test_recorded_answers_pair_each_caller_turn_with_the_records_that_followed_it() -> None:
+    answers = drill_module.recorded_answers(RECORDED[0])  # type: ignore[arg-type]
+    assert [text for text, _ in answers] == [
+        "My back hurts since Tuesday.",
+        "Seven, and I take aspirin.",
+        "No allergies.",
+    ]
+    assert [len(records) for _, records in answers] == [1, 2, 1]
+
+
+def test_joined_exchanges_say_a_run_of_recorded_turns_at_once_with_the_references_records() -> None:
+    """A caller who says several answers in one turn, recorded as the reference recorded each."""
+    answers = drill_module.recorded_answers(RECORDED[0])  # type: ignore[arg-type]
+    runs = {
+        " ".join(t for t, _ in answers[i : j + 1]): tuple(
+            c for _, r in answers[i : j + 1] for c in r
+        )
+        for i in range(len(answers))
+        for j in range(i + 1, len(answers))
+    }
+    drills = drill_calls(RECORDED, FIELDS, 300, seed=0)  # type: ignore[arg-type]
+    exchanges = [
+        (said, agent)
+        for d in drills
+        for said, agent in zip(d.turns[::2], d.turns[1::2], strict=True)
+    ]
+    joined = [(said, agent) for said, agent in exchanges if said.text in runs]
+    assert abs(len(joined) / len(exchanges) - drill_module.JOINED) < 0.05
+    for said, agent in joined:
+        assert agent.text == "" and agent.tool_calls == runs[said.text]  # in order, no line
+    assert {said.text for said, _ in joined} == set(runs)  # every run of 2 or 3 turns is drawn
+
+
+def test_joined_share_zero_draws_the_drill_of_calls_without_records() -> None:
+    """The check sequences (random words only) and warm starts of calls without records are
+    drawn as before joined exchanges existed."""
+    bare = [SimpleNamespace(turns=[t for t in RECORDED[0].turns if t.speaker == "user"])]
+
+    def turns(calls: Any, joined: float) -> list[tuple[str, tuple[ToolCall, ...]]]:
+        drills = drill_calls(calls, FIELDS, 20, seed=3, joined=joined)
+        return [(t.text, t.tool_calls) for d in drills for t in d.turns]
+
+    assert turns(RECORDED, 0.0) == turns(bare, drill_module.JOINED)
+    assert turns(RECORDED, drill_module.JOINED) != turns(bare, drill_module.JOINED)

@@ -7,7 +7,8 @@ a few hundred reference calls, does not learn to: it writes the values it saw mo
 lists and the likeliest one lowers the loss nearly as well. The drill makes copying the only way
 to lower it: short exchanges of the callers' words (in a random order, or a caller's own turn
 as said: ``SENTENCES``), each answered by a ``record`` call of a random run of those words into
-a random field. Nothing in it is an agent's spoken line, so it privileges no phrasing before RL
+a random field, and a caller saying several answers at once, recorded as the reference recorded
+them (``JOINED``). Nothing in it is an agent's spoken line, so it privileges no phrasing before RL
 (the warm start's rule), and it reads no held-out caller: its words are the warm start's own
 calls'.
 
@@ -66,6 +67,19 @@ word, rather than their words in a random order. Words in a random order teach t
 where the model's own guess competes: after "4" in "for 4 months now" a model that has read
 "4 weeks" and "4 days" in its warm start guesses the unit, and must copy it instead."""
 
+JOINED = 0.25
+"""The share of drill exchanges in which the caller says several answers at once: 2 to 7
+consecutive caller turns of one reference call that the reference recorded (``JOINED_TURNS``),
+joined into one turn and answered by the reference's own ``record`` calls for them, in order.
+A caller who says everything in one turn (a frozen caller on hearing its trigger: "Here's
+everything: ...", or a person) leaves the model to find which words answer which field among
+many; the words-in-a-random-order and own-sentence exchanges record one random run into a
+random field, so they teach copying but not that choice, and 22 of the 400 reference calls of
+the booking desk's quick warm start hold a turn of four records or more. Its words and records
+are the warm start's own calls'."""
+JOINED_TURNS = (2, 8)
+"""How many recorded caller turns a joined exchange joins (at least, fewer than)."""
+
 
 WARMUP = 100
 """Drill steps over which the learning rate rises to the warm start's; it stays there after."""
@@ -94,6 +108,7 @@ def drill_shape() -> dict[str, object]:
         "words": WORDS,
         "run": RUN,
         "sentences": SENTENCES,
+        "joined": {"share": JOINED, "turns": JOINED_TURNS},
         "until": {"warmup": WARMUP, "check": CHECK, "sequences": CHECK_SEQUENCES, "copies": COPIES},
     }
 
@@ -105,43 +120,77 @@ def drill_calls(
     seed: int,
     sentences: float = SENTENCES,
     draw: tuple[int | str, ...] = (),
+    joined: float = JOINED,
 ) -> list[SimpleNamespace]:
     """``n`` drill sequences drawn from the words the callers of ``calls`` said, ``sentences``
-    of their exchanges a caller's own turn; ``draw`` names which of the seed's draws."""
+    of their exchanges a caller's own turn and ``joined`` several of a call's recorded answers
+    at once; ``draw`` names which of the seed's draws."""
     said = [t.text.split() for e in calls for t in e.turns if t.speaker != "agent"]
     said = [words for words in said if words]
     vocab = sorted({w for words in said for w in words})
     if not vocab or not fields:
         return []
+    answers = [a for e in calls if len(a := recorded_answers(e)) >= JOINED_TURNS[0]]
+    source = _Source(said, vocab, fields, answers, sentences, joined if answers else 0.0)
     rng = seeding.stream(seed, "copy-drill", *draw)
-    return [
-        SimpleNamespace(turns=_exchanges(said, vocab, fields, rng, sentences)) for _ in range(n)
-    ]
+    return [SimpleNamespace(turns=_exchanges(source, rng)) for _ in range(n)]
 
 
-def _exchanges(
-    said: list[list[str]],
-    vocab: list[str],
-    fields: Sequence[str],
-    rng: np.random.Generator,
-    sentences: float,
-) -> list[Turn]:
+def recorded_answers(call: Episode) -> list[tuple[str, tuple[ToolCall, ...]]]:
+    """Each caller turn of ``call`` the agent's next turn recorded, with those ``record``
+    calls."""
+    out = []
+    for heard, answer in zip(call.turns, call.turns[1:], strict=False):
+        records = tuple(c for c in answer.tool_calls if c.name == RECORD)
+        if heard.speaker != "agent" and answer.speaker == "agent" and records and heard.text:
+            out.append((heard.text, records))
+    return out
+
+
+@dataclass(frozen=True)
+class _Source:
+    """What drill exchanges are drawn from."""
+
+    said: list[list[str]]
+    vocab: list[str]
+    fields: Sequence[str]
+    answers: list[list[tuple[str, tuple[ToolCall, ...]]]]
+    sentences: float
+    joined: float
+
+
+def _exchanges(source: _Source, rng: np.random.Generator) -> list[Turn]:
     turns = []
     for _ in range(EXCHANGES):
-        if rng.random() < sentences:
-            words = said[int(rng.integers(len(said)))]
+        if source.joined and rng.random() < source.joined:  # no draw without: old drills hold
+            text, records = _joined(source.answers, rng)
+            turns.append(Turn(speaker="user", text=text))
+            turns.append(Turn(speaker="agent", text="", tool_calls=records))
+            continue
+        if rng.random() < source.sentences:
+            words = source.said[int(rng.integers(len(source.said)))]
         else:
-            words = [
-                vocab[int(i)] for i in rng.integers(len(vocab), size=int(rng.integers(*WORDS)))
-            ]
+            picks = rng.integers(len(source.vocab), size=int(rng.integers(*WORDS)))
+            words = [source.vocab[int(i)] for i in picks]
         size = min(int(rng.integers(*RUN)), len(words))
         start = int(rng.integers(len(words) - size + 1))
-        field = fields[int(rng.integers(len(fields)))]
+        field = source.fields[int(rng.integers(len(source.fields)))]
         value = written_value(" ".join(words[start : start + size]))
         record = ToolCall(name=RECORD, arguments={"field": field, "value": value})
         turns.append(Turn(speaker="user", text=" ".join(words)))
         turns.append(Turn(speaker="agent", text="", tool_calls=(record,)))
     return turns
+
+
+def _joined(
+    answers: list[list[tuple[str, tuple[ToolCall, ...]]]], rng: np.random.Generator
+) -> tuple[str, tuple[ToolCall, ...]]:
+    """A run of one call's recorded caller turns said as one, and its records in order."""
+    call = answers[int(rng.integers(len(answers)))]
+    size = min(int(rng.integers(*JOINED_TURNS)), len(call))
+    start = int(rng.integers(len(call) - size + 1))
+    run = call[start : start + size]
+    return " ".join(text for text, _ in run), tuple(c for _, records in run for c in records)
 
 
 @dataclass(frozen=True)
@@ -239,7 +288,8 @@ def copy_drill(
         return log
     bounds = value_bounds(policy.tok)
     held = drill_traces(
-        policy, drill_calls(calls, fields, CHECK_SEQUENCES, seed, sentences=0.0, draw=("check",))
+        policy,
+        drill_calls(calls, fields, CHECK_SEQUENCES, seed, sentences=0.0, draw=("check",), joined=0),
     )
     params = [p for p in policy.model.parameters() if p.requires_grad]
     optim = torch.optim.AdamW(params, lr=cfg.lr, weight_decay=0.0)
