@@ -26,7 +26,10 @@ rate left to the seed whether it arrived in time. Run until it copies (``COPIES`
 learning rate), the drill took 700, 1,700 and 1,400 steps on seeds 0 to 2, every warm start then
 continued 92-93% of its values past their first token, and over the three seeds' 216 calls
 complete calls rose from 8% to 16% at temperature 0 (+7.9 points [+1.8, +14.0]); seed 1 lost
-13 points of fields right at 0.7, to fields never asked rather than to copying.
+13 points of fields right at 0.7, to fields never asked rather than to copying. Joined answers
+(``JOINED``) took the booking desk's seed 0 quick warm start from 62% to 88% of 72 training
+calls complete at temperature 0 (+25.0 [+8.3, +41.7], paired), fields right 78% to 94%, at 1.85
+times its time (2,030 s to 3,765 s on one thread; the drill 1,100 to 1,400 steps).
 """
 
 from __future__ import annotations
