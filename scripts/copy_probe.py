@@ -6,9 +6,10 @@
 
 For each model (a warm start or a trained ``policy/`` folder), over fresh calls of the study's
 reference with its *training* members (as the warm start makes them, drawn from ``--seed``) and
-fresh exchanges of the copying drill (``train.copy_drill``: callers' own turns, and their words
-in a random order), it reads every ``record`` value the model is shown and says how often the
-model's most likely next token is the one written:
+fresh exchanges of the copying drill (``train.copy_drill``: callers' own turns, their words
+in a random order, and several recorded answers joined into one turn), it reads every
+``record`` value the model is shown and says how often the model's most likely next token is
+the one written:
 
 - *first token*: the value's first token (in a call, a choice of which words answer the field;
   in the drill, a random start: chance);
@@ -53,8 +54,14 @@ def main() -> None:
     calls = reference_calls(world.scenario, world.ensemble.train, made, args.seed, world.max_turns)
     fields = list(getattr(world.scenario, "fields", ()))
     kinds: dict[str, Sequence[Any]] = {"reference calls": calls}
-    for share, name in ((1.0, "drill, callers' own turns"), (0.0, "drill, words in random order")):
-        kinds[name] = drill_calls(calls, fields, args.drills, args.seed, sentences=share)
+    for name, share, joined in (
+        ("drill, callers' own turns", 1.0, 0.0),
+        ("drill, words in random order", 0.0, 0.0),
+        ("drill, joined answers", 0.0, 1.0),
+    ):
+        kinds[name] = drill_calls(
+            calls, fields, args.drills, args.seed, sentences=share, joined=joined
+        )
     print("| model | sequences | values | first token right | continued right | copied tokens |")
     print("|---|---|---:|---:|---:|---:|")
     for folder in args.models:

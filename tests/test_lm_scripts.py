@@ -70,8 +70,10 @@ def test_a_warm_start_alone_is_the_studys_and_plays(tmp_path: Path) -> None:
         "reference calls",
         "drill, callers' own turns",
         "drill, words in random order",
+        "drill, joined answers",
     ]
     assert rows[1].split(" | ")[2] == "16"  # 4 sequences of 4 exchanges, one value each
+    assert int(rows[3].split(" | ")[2]) >= 32  # joined: two recorded answers or more each
     refused = run("lm_warm_start.py", ROOT / "examples" / "collapse.yaml", tmp_path / "x")
     assert refused.returncode != 0 and "not a language model" in refused.stderr
 
