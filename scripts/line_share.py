@@ -38,20 +38,16 @@ def share(calls: list[dict[str, Any]], line: str) -> str:
     )
 
 
-def saying(calls: list[dict[str, Any]], line: str) -> list[dict[str, Any]]:
-    """The calls whose agent says ``line`` at least once."""
-    return [
-        c
-        for c in calls
-        if any(line in t["text"].lower() for t in c["turns"] if t["speaker"] == "agent")
-    ]
+def says(call: dict[str, Any], line: str) -> bool:
+    """Whether the call's agent says ``line`` at least once."""
+    return any(line in t["text"].lower() for t in call["turns"] if t["speaker"] == "agent")
 
 
 def outcomes(calls: list[dict[str, Any]], line: str) -> str:
     """Complete calls, fields right and proxy of the calls that say ``line`` and of the rest,
     and the difference in complete calls (Newcombe's hybrid score interval)."""
-    said = saying(calls, line)
-    rest = [c for c in calls if c not in said]
+    said = [c for c in calls if says(c, line)]
+    rest = [c for c in calls if not says(c, line)]
     cells, rates = [], []
     for group in (said, rest):
         n, k = len(group), sum(bool(c["gold"]["success"]) for c in group)

@@ -207,8 +207,11 @@ def print_split(episodes: list[Any], line: str) -> None:
     and fields right."""
     from sim2human.stress.adversarial import wilson
 
-    said = [e for e in episodes if any(line.lower() in t.text.lower() for t in e.agent_turns)]
-    parts = {"said the line": said, "did not": [e for e in episodes if e not in said]}
+    saying = {e.id: any(line.lower() in t.text.lower() for t in e.agent_turns) for e in episodes}
+    parts = {
+        "said the line": [e for e in episodes if saying[e.id]],
+        "did not": [e for e in episodes if not saying[e.id]],
+    }
     cells = []
     for name, eps in parts.items():
         done = sum(e.gold.success for e in eps)

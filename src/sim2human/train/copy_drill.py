@@ -82,6 +82,8 @@ the booking desk's quick warm start hold a turn of four records or more. Its wor
 are the warm start's own calls'."""
 JOINED_TURNS = (2, 8)
 """How many recorded caller turns a joined exchange joins (at least, fewer than)."""
+Answers = list[tuple[str, tuple[ToolCall, ...]]]
+"""A call's caller turns that the agent's next turn recorded, each with those ``record`` calls."""
 
 
 WARMUP = 100
@@ -139,7 +141,7 @@ def drill_calls(
     return [SimpleNamespace(turns=_exchanges(source, rng)) for _ in range(n)]
 
 
-def recorded_answers(call: Episode) -> list[tuple[str, tuple[ToolCall, ...]]]:
+def recorded_answers(call: Episode) -> Answers:
     """Each caller turn of ``call`` the agent's next turn recorded, with those ``record``
     calls."""
     out = []
@@ -157,7 +159,7 @@ class _Source:
     said: list[list[str]]
     vocab: list[str]
     fields: Sequence[str]
-    answers: list[list[tuple[str, tuple[ToolCall, ...]]]]
+    answers: list[Answers]
     sentences: float
     joined: float
 
@@ -185,9 +187,7 @@ def _exchanges(source: _Source, rng: np.random.Generator) -> list[Turn]:
     return turns
 
 
-def _joined(
-    answers: list[list[tuple[str, tuple[ToolCall, ...]]]], rng: np.random.Generator
-) -> tuple[str, tuple[ToolCall, ...]]:
+def _joined(answers: list[Answers], rng: np.random.Generator) -> tuple[str, tuple[ToolCall, ...]]:
     """A run of one call's recorded caller turns said as one, and its records in order."""
     call = answers[int(rng.integers(len(answers)))]
     size = min(int(rng.integers(*JOINED_TURNS)), len(call))
