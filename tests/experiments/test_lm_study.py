@@ -258,3 +258,24 @@ def test_log_to_tensorboard_draws_an_lm_sub_runs_grpo_curves(
     ):
         got = [(e.step, e.value) for e in acc.Scalars(tag)]
         assert got == [(r["episodes_seen"], pytest.approx(r[key], abs=1e-6)) for r in rows]
+
+
+def test_the_60_step_design_shares_the_booking_desk_s_warm_start() -> None:
+    """``examples/design/lm-support-60-steps.yaml`` says a warm start made by the booking desk's
+    quick study can be copied into its run: the same folder name, and nothing else changed but
+    the GRPO steps and the perturbation condition it leaves out."""
+    from sim2human.experiments.study.config import load_study
+
+    examples = Path(__file__).resolve().parents[2] / "examples"
+    base = load_study(examples / "lm-support.yaml", quick=True)
+    longer = load_study(examples / "design" / "lm-support-60-steps.yaml", quick=True)
+    assert isinstance(base.agent, LMAgentConfig) and isinstance(longer.agent, LMAgentConfig)
+    assert (base.agent.steps, longer.agent.steps) == (20, 60)
+    assert base.agent.model_copy(update={"steps": 60}) == longer.agent
+    assert [c.name for c in longer.conditions] == [c.name for c in base.conditions][:2]
+    assert longer.conditions == base.conditions[:2] and longer.eval == base.eval
+    folders = {
+        lm_condition.warm_start_dir(Path("ws"), cfg.agent, StudyWorld.build(cfg), 0)  # type: ignore[arg-type]
+        for cfg in (base, longer)
+    }
+    assert len(folders) == 1
