@@ -9,8 +9,9 @@ training members at several sampling temperatures: fields right, gold, proxy, ag
 ``--fields`` adds, per temperature, each field's count of calls where the record holds the
 caller's value, another value, or none, with a few wrong ones side by side. With several
 models, every one plays the same calls (the same members, profiles and caller seeds), and a last
-table gives each one's fields right minus the first's, call by call, with a 95% interval by
-cluster bootstrap over members: how two warm starts' settings were compared. ``--save`` writes
+table gives each one's fields right and complete calls minus the first's, call by call, with 95%
+intervals by cluster bootstrap over members: how two warm starts' settings were compared, and
+two studies' trained policies on one study's callers. ``--save`` writes
 each call's outcome (model, temperature, member, seed, fields right, complete) as JSON lines, and
 ``--against`` compares every model with such a file's first model on the same calls: how a warm
 start played by one commit's code is compared with one played by another's. ``--condition
@@ -81,6 +82,7 @@ def main() -> None:
     )
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     played: dict[tuple[int, float], list[Any]] = {}
+    names = labels(args.models)
     for m, path in enumerate(args.models):
         model, tok = load(path)
         model.to(args.device)
@@ -106,7 +108,7 @@ def main() -> None:
             done = sum(e.gold.success for e in eps)
             low, high = wilson(done, len(eps), 1.96)
             print(
-                f"| {label(path)} | {temperature} | {len(eps)} "
+                f"| {names[m]} | {temperature} | {len(eps)} "
                 f"| {np.mean([e.gold.field_accuracy for e in eps]):.0%} "
                 f"| {np.mean([e.gold.score for e in eps]):.2f} "
                 f"| {done} = {done / len(eps):.0%} [{low:.0%}, {high:.0%}] "
@@ -119,7 +121,7 @@ def main() -> None:
                 print_fields(eps)
     outcomes = [
         {
-            "model": label(args.models[m]),
+            "model": names[m],
             "temperature": temperature,
             "member": e.simulator_id,
             "seed": e.seed,
@@ -131,40 +133,42 @@ def main() -> None:
     ]
     if args.save is not None:
         args.save.write_text("".join(json.dumps(o) + "\n" for o in outcomes), encoding="utf-8")
-    if len(args.models) > 1:
-        print_differences(args.models, args.temperatures, played)
+    if len(names) > 1:
+        print_differences(outcomes)
     if args.against is not None:
         print_against(args.against, outcomes)
 
 
-def label(path: Path) -> str:
-    """A model folder as its parent and name: warm starts of other settings share a name."""
-    return f"{path.parent.name}/{path.name}"
+def labels(paths: list[Path]) -> list[str]:
+    """Each model folder by as few of its last path parts (two at least: warm starts of other
+    settings share a name) as tell the folders apart (two studies' conditions each save a
+    ``seed-0/policy``); a folder given again is numbered ("out/ws (2)")."""
+    distinct = list(dict.fromkeys(paths))
+    parts = {p: [x for x in p.parts if x != p.anchor] for p in distinct}
+    longest = max(len(x) for x in parts.values())
+    k = 2
+    while k < longest and len({tuple(parts[p][-k:]) for p in distinct}) < len(distinct):
+        k += 1
+    short = {p: "/".join(parts[p][-k:]) for p in distinct}
+    if len(set(short.values())) < len(distinct):  # /a/ws beside a/ws
+        short = {p: str(p) for p in distinct}
+    seen: Counter[Path] = Counter()
+    names = []
+    for p in paths:
+        seen[p] += 1
+        names.append(short[p] + (f" ({seen[p]})" if seen[p] > 1 else ""))
+    return names
 
 
-def print_differences(
-    models: list[Path], temperatures: list[float], played: dict[tuple[int, float], list[Any]]
-) -> None:
-    """Each model's fields right minus the first model's, call by call on the same calls."""
-    from sim2human.metrics.outcomes import cluster_bootstrap
-
-    first = label(models[0])
-    print(f"\n| model | temperature | fields right minus {first}'s [95% CI] | calls |")
-    print("|---|---:|---:|---:|")
-    for m, path in enumerate(models[1:], start=1):
-        for temperature in temperatures:
-            base, other = (
-                {(e.simulator_id, e.seed): e for e in played[k, temperature]} for k in (0, m)
-            )
-            if base.keys() != other.keys() or len(base) != len(played[0, temperature]):
-                raise SystemExit("the models did not play the same calls")
-            keys = sorted(base)
-            diff = [other[k].gold.field_accuracy - base[k].gold.field_accuracy for k in keys]
-            est = cluster_bootstrap(diff, [member for member, _ in keys])
-            print(
-                f"| {label(path)} | {temperature} | {est.mean:+.1%} "
-                f"[{est.ci[0]:+.1%}, {est.ci[1]:+.1%}] | {est.n} |"
-            )
+def print_differences(outcomes: list[dict[str, Any]]) -> None:
+    """Each model's fields right and complete calls minus the first model's, call by call on
+    the same calls."""
+    first = outcomes[0]["model"]
+    print_difference(
+        [o for o in outcomes if o["model"] == first],
+        [o for o in outcomes if o["model"] != first],
+        "this run",
+    )
 
 
 def print_against(path: Path, outcomes: list[dict[str, Any]]) -> None:

@@ -45,7 +45,8 @@ def test_a_warm_start_alone_is_the_studys_and_plays(tmp_path: Path) -> None:
     played = run("lm_play.py", path, folder, folder, *args, "--save", saved)  # twice: greedy
     assert played.returncode == 0, played.stderr
     assert played.stdout.count("| 0.0 | 12 |") == 2 and "| medications |" in played.stdout
-    assert f"| out/{folder.name} | 0.0 | +0.0% [+0.0%, +0.0%] | 12 |" in played.stdout
+    same = "| 0.0 | +0.0% [+0.0%, +0.0%] | +0.0% [+0.0%, +0.0%] |"
+    assert f"| out/{folder.name} (2) {same}" in played.stdout, played.stdout
     calls = [json.loads(line) for line in saved.read_text().splitlines()]
     assert len(calls) == 24 and {c["member"] for c in calls} == {c["member"] for c in calls[:12]}
     again = run("lm_play.py", path, folder, *args, "--against", saved)  # the same calls again
