@@ -122,3 +122,46 @@ def test_the_smollm2_study_files_load_as_studies_in_every_form(tmp_path: Path) -
             if form == "--cpu":
                 assert not any(f.endswith("-heldout") for f in cfg.ensemble.heldout), scenario
                 assert cfg.agent.micro_batch == 1
+
+
+def test_grpo_s_calls_by_block_and_what_the_agent_does_after_a_caller_s_words(
+    tmp_path: Path,
+) -> None:
+    sub = tmp_path / "conditions" / "frozen" / "seed-0"
+    sub.mkdir(parents=True)
+    steps = [  # 4 calls a step; the first two steps 3 of 4 complete, the last two 1 of 4
+        {"update": u, "episodes_seen": 4 * (u + 1), "train_proxy": 0.5 + 0.1 * u,
+         "train_gold": 0.75 if u < 2 else 0.25, "agent_turns": 8.0, "kl_init": 0.01 * u}
+        for u in range(4)
+    ]  # fmt: skip
+    (sub / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in steps))
+
+    def call(phase: str, step: int | None, closes: bool, done: bool, split: str = "train") -> str:
+        turns = [
+            {"speaker": "user", "text": "Oh! HERE'S EVERYTHING: a hotel."},
+            {"speaker": "agent", "text": "Bye.", "tool_calls": [{"name": "submit"}] * closes},
+        ]
+        row = {"phase": phase, "split": split, "step": step, "turns": turns}
+        return json.dumps({**row, "gold": {"success": done}})
+
+    calls = [call("train", 0, False, True), call("train", 2, True, False)]
+    calls += [call("train", 3, True, True), call("eval", None, True, True)]
+    calls += [call("eval", None, True, False, "heldout")]  # held out: not read
+    (sub / "episodes.jsonl").write_text("\n".join(calls) + "\n")
+    out = run("grpo_blocks.py", tmp_path, "--block", "2", "--after", "here's everything")
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[0] == "frozen/seed-0"
+    assert lines[1].startswith("  steps 0-1: proxy 0.550, gold 6/8 = 75% [")
+    assert lines[2].startswith("  steps 2-3: proxy 0.750, gold 2/8 = 25% [")
+    assert lines[2].endswith("agent turns 8.0, KL 0.0300")
+    assert lines[3].startswith("  last block minus first: -50.0% [")
+    assert lines[4:] == [
+        "  GRPO steps 0-1: 1 calls, the caller said it in 1; the agent submitted on its next "
+        "turn in 0 of them (0 complete)",
+        "  GRPO steps 2-3: 2 calls, the caller said it in 2; the agent submitted on its next "
+        "turn in 2 of them (1 complete)",
+        "  evaluation, training members: 1 calls, the caller said it in 1; the agent submitted "
+        "on its next turn in 1 of them (1 complete)",
+    ]
+    assert run("grpo_blocks.py", tmp_path / "none").returncode == 2
