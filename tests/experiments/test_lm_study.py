@@ -116,8 +116,13 @@ def test_diagnose_and_export_read_an_lm_run(
     assert "own words:" in shown
     assert "points of proxy" in shown or "no GRPO group's calls differed" in shown  # task pay
     assert main(["diagnose", str(copy), "--json"]) == 0
-    pays = [c["task_pay"] for c in json.loads(capsys.readouterr().out)["conditions"]]
+    judged = json.loads(capsys.readouterr().out)["conditions"]
+    pays = [c["task_pay"] for c in judged]
     assert pays and all(p is not None and p["calls"] > 0 for p in pays)  # GRPO logged groups
+    for c in judged:  # a tool agent's record beside what its calls made heard
+        assert set(c["heard_unrecorded"]) <= {"train", "heldout"}
+        assert all(u["unrecorded"] <= u["heard"] for u in c["heard_unrecorded"].values())
+    assert ("heard, not recorded:" in shown) == any(c["heard_unrecorded"] for c in judged)
     assert main(["export", str(copy), "--out", str(tmp_path / "e.jsonl")]) == 0
     assert (tmp_path / "e.jsonl").stat().st_size > 0
 

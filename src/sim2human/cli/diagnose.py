@@ -13,6 +13,7 @@ judge" (too few episodes, or gold too low everywhere) with ``--fail-on-collapse`
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -23,6 +24,7 @@ from sim2human.cli.options import ScenarioPathOpt, finite
 from sim2human.cli.output import JsonOpt, Output, QuietOpt
 from sim2human.diagnostics.verdict import GATE_MIN_N, Thresholds
 from sim2human.errors import RunDirError
+from sim2human.metrics.heard_unrecorded import Unrecorded
 from sim2human.metrics.task_pay import TaskPay
 
 DEFAULTS = Thresholds()
@@ -144,6 +146,8 @@ def _print_verdict(out: Console, c: Any, gate: bool) -> None:
         )
     if c.task_pay is not None:
         out.print(f"  task pay: {task_pay_words(c.task_pay)}", highlight=False)
+    if c.unrecorded:
+        out.print(f"  heard, not recorded: {unrecorded_words(c.unrecorded)}", highlight=False)
 
 
 def task_pay_words(pay: TaskPay) -> str:
@@ -157,6 +161,22 @@ def task_pay_words(pay: TaskPay) -> str:
     return (
         f"{100 * pay.lift.mean:+.1f} points of proxy [{100 * lo:+.1f}, {100 * hi:+.1f}] to the "
         f"calls of a GRPO group that did the task better than the rest ({seen})"
+    )
+
+
+def unrecorded_words(found: Mapping[str, Unrecorded]) -> str:
+    """What a tool agent's calls made heard and its submitted record lacks, in one sentence:
+    on its training members (its own callers), then held out."""
+    cells = {
+        split: f"{u.share.mean:.0%} [{u.share.ci[0]:.0%}, {u.share.ci[1]:.0%}] ({u.unrecorded} "
+        f"of {u.heard} in {u.calls} calls)"
+        for split, u in found.items()
+    }
+    train = cells.get("train", "none read")
+    held = f"; held out {cells['heldout']}" if "heldout" in cells else ""
+    return (
+        f"{train} of the fields its training members got across were missing from the record "
+        f"it submitted{held}"
     )
 
 
@@ -188,6 +208,9 @@ def _document(run_dir: Path, problems: list[str], conditions: list[Any]) -> dict
                 "headline": c.verdict.headline,
                 "reasons": list(c.verdict.reasons),
                 "task_pay": None if c.task_pay is None else c.task_pay.model_dump(mode="json"),
+                "heard_unrecorded": {
+                    split: u.model_dump(mode="json") for split, u in c.unrecorded.items()
+                },
             }
             for c in conditions
         ],

@@ -10,6 +10,8 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from pydantic import Field
+
 from sim2human.diagnostics import side_by_side
 from sim2human.diagnostics.replay import ablate, phrasings_of
 from sim2human.diagnostics.rundir import RunDir, SubRun
@@ -29,6 +31,7 @@ from sim2human.metrics.collapse import (
     robustness,
     transfer,
 )
+from sim2human.metrics.heard_unrecorded import Unrecorded, unrecorded
 from sim2human.metrics.outcomes import GOLDS
 from sim2human.metrics.overoptimisation import EvalPoint, OverFit, fit_overoptimisation
 from sim2human.metrics.task_pay import TaskPay, task_pay
@@ -84,6 +87,10 @@ class ConditionDiagnosis(Frozen):
     task_pay: TaskPay | None = None
     """What its training reward paid, within GRPO's groups, for doing the task better; None
     for a run without groups (PPO)."""
+    unrecorded: dict[str, Unrecorded] = Field(default_factory=dict)
+    """Split (``train``, ``heldout``) -> the share of the fields its calls made heard that the
+    record it submitted lacks; only for an agent that acts through tools (``Episode.record_source``
+    ``submitted``), whose callers cannot see its record."""
 
 
 def _curve(sub: SubRun) -> list[CurvePoint]:
@@ -258,6 +265,11 @@ def diagnose_condition(
         verdict=judge(name, tr, exploits, quirks, limits, metric),
         own_words=_own_words(subs),
         task_pay=task_pay({s.run: s.episodes for s in subs}, n_boot=n_boot),
+        unrecorded={
+            split: found
+            for split in ("train", "heldout")
+            if (found := unrecorded(by_run, scenario, split, n_boot=n_boot)) is not None
+        },
     )
 
 
