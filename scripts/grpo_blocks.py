@@ -23,20 +23,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from sim2human.stress.adversarial import wilson
-
-
-def newcombe(k1: int, n1: int, k2: int, n2: int) -> tuple[float, float, float]:
-    """The second proportion minus the first, with Newcombe's hybrid score interval."""
-    p1, p2 = k1 / n1, k2 / n2
-    (l1, u1), (l2, u2) = wilson(k1, n1, 1.96), wilson(k2, n2, 1.96)
-    d = p2 - p1
-    return d, d - math.hypot(p2 - l2, u1 - p1), d + math.hypot(u2 - p2, p1 - l1)
+from sim2human.stress.adversarial import newcombe, wilson
 
 
 def blocks(rows: list[dict[str, Any]], size: int) -> list[str]:

@@ -22,7 +22,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from sim2human.stress.adversarial import wilson
+from sim2human.stress.adversarial import newcombe, wilson
 
 
 def share(calls: list[dict[str, Any]], line: str) -> str:
@@ -46,9 +46,10 @@ def says(call: dict[str, Any], line: str) -> bool:
 def outcomes(calls: list[dict[str, Any]], line: str) -> str:
     """Complete calls, fields right and proxy of the calls that say ``line`` and of the rest,
     and the difference in complete calls (Newcombe's hybrid score interval)."""
-    said = [c for c in calls if says(c, line)]
-    rest = [c for c in calls if not says(c, line)]
-    cells, rates = [], []
+    saying = [says(c, line) for c in calls]
+    said = [c for c, yes in zip(calls, saying, strict=True) if yes]
+    rest = [c for c, yes in zip(calls, saying, strict=True) if not yes]
+    cells, counts = [], []
     for group in (said, rest):
         n, k = len(group), sum(bool(c["gold"]["success"]) for c in group)
         lo, hi = wilson(k, n, 1.96)
@@ -57,11 +58,8 @@ def outcomes(calls: list[dict[str, Any]], line: str) -> str:
         cells.append(
             f"{k}/{n} = {k / max(1, n):.0%} [{lo:.0%}, {hi:.0%}] | {fields:.0%} | {proxy:.2f}"
         )
-        rates.append((k / max(1, n), lo, hi))
-    (p1, l1, u1), (p2, l2, u2) = rates
-    d = p1 - p2
-    low = d - ((p1 - l1) ** 2 + (u2 - p2) ** 2) ** 0.5
-    high = d + ((u1 - p1) ** 2 + (p2 - l2) ** 2) ** 0.5
+        counts.append((k, n))
+    d, low, high = newcombe(*counts[1], *counts[0])  # saying it minus the rest
     return f"{cells[0]} | {cells[1]} | {100 * d:+.1f} [{100 * low:+.1f}, {100 * high:+.1f}]"
 
 

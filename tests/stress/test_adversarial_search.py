@@ -14,7 +14,14 @@ from sim2human.population.ensemble import Ensemble
 from sim2human.rollout.conversation import MAX_TURNS
 from sim2human.scenarios.intake.scenario import IntakeScenario
 from sim2human.simulators.base import QuirkPool
-from sim2human.stress.adversarial import SearchConfig, fill, result_json, search, wilson
+from sim2human.stress.adversarial import (
+    SearchConfig,
+    fill,
+    newcombe,
+    result_json,
+    search,
+    wilson,
+)
 
 SCENARIO = IntakeScenario()
 POOL = QuirkPool.from_acts(SCENARIO.acts)
@@ -29,6 +36,15 @@ def test_fill_reaches_the_total_and_caps_at_one() -> None:
     assert m[1] / m[2] == pytest.approx(2.0)  # the rest keeps its proportions
     assert fill(d, 5.0).tolist() == [1.0, 1.0, 1.0]
     assert fill(d, 0.0).tolist() == [0.0, 0.0, 0.0]
+
+
+def test_newcombe_gives_his_papers_worked_example() -> None:
+    # Newcombe (1998), Statistics in Medicine 17:873, example (a): 56/70 against 48/80,
+    # method 10 (hybrid score): 0.0524 to 0.3339 around a difference of 0.2
+    d, lo, hi = newcombe(48, 80, 56, 70)
+    assert (round(d, 4), round(lo, 4), round(hi, 4)) == (0.2, 0.0524, 0.3339)
+    d, lo, hi = newcombe(56, 70, 48, 80)  # the other way round: the same interval, mirrored
+    assert (round(d, 4), round(lo, 4), round(hi, 4)) == (-0.2, -0.3339, -0.0524)
 
 
 def test_wilson_bounds() -> None:

@@ -42,7 +42,8 @@ class Unrecorded(Frozen):
 @dataclass(frozen=True)
 class _Move:
     """An agent turn as the scenario hears it (``scenarios.core.AgentMove``), from a stored
-    turn: its text, and its act where an act-level agent said one."""
+    turn: its text, and its act where an act-level agent said one. Not ``agents.base.AgentTurn``:
+    the agents sit a layer above the metrics."""
 
     text: str
     act: str | None

@@ -113,6 +113,15 @@ def wilson(successes: int, n: int, z: float) -> tuple[float, float]:
     return max(0.0, float(centre - half)), min(1.0, float(centre + half))
 
 
+def newcombe(k1: int, n1: int, k2: int, n2: int, z: float = 1.96) -> tuple[float, float, float]:
+    """The second proportion minus the first, ``k2/n2 - k1/n1``, with Newcombe's hybrid score
+    interval (his method 10: each proportion's Wilson interval, combined; sound at 0 and n)."""
+    p1, p2 = k1 / max(1, n1), k2 / max(1, n2)
+    (l1, u1), (l2, u2) = wilson(k1, n1, z), wilson(k2, n2, z)
+    d = p2 - p1
+    return d, d - float(np.hypot(p2 - l2, u1 - p1)), d + float(np.hypot(u2 - p2, p1 - l1))
+
+
 @dataclass(frozen=True)
 class Probe:
     """One evaluated mix: its success over the episodes played, and the break test's verdict
