@@ -265,15 +265,24 @@ def test_log_to_tensorboard_draws_an_lm_sub_runs_grpo_curves(
         assert got == [(r["episodes_seen"], pytest.approx(r[key], abs=1e-6)) for r in rows]
 
 
-def test_the_60_step_design_shares_the_booking_desk_s_warm_start() -> None:
-    """``examples/design/lm-support-60-steps.yaml`` says a warm start made by the booking desk's
-    quick study can be copied into its run: the same folder name, and nothing else changed but
-    the GRPO steps and the perturbation condition it leaves out."""
+@pytest.mark.parametrize(
+    ("quick_study", "design"),
+    [
+        ("lm-support.yaml", "lm-support-60-steps.yaml"),
+        ("lm-collapse.yaml", "lm-intake-60-steps.yaml"),
+    ],
+)
+def test_a_60_step_design_shares_its_quick_study_s_warm_start(
+    quick_study: str, design: str
+) -> None:
+    """``examples/design/lm-*-60-steps.yaml`` say a warm start made by their scenario's quick
+    study can be copied into their run: the same folder name, and nothing else changed but the
+    GRPO steps and the perturbation condition they leave out."""
     from sim2human.experiments.study.config import load_study
 
     examples = Path(__file__).resolve().parents[2] / "examples"
-    base = load_study(examples / "lm-support.yaml", quick=True)
-    longer = load_study(examples / "design" / "lm-support-60-steps.yaml", quick=True)
+    base = load_study(examples / quick_study, quick=True)
+    longer = load_study(examples / "design" / design, quick=True)
     assert isinstance(base.agent, LMAgentConfig) and isinstance(longer.agent, LMAgentConfig)
     assert (base.agent.steps, longer.agent.steps) == (20, 60)
     assert base.agent.model_copy(update={"steps": 60}) == longer.agent

@@ -115,7 +115,7 @@ def judge(
             f"clean: `{name}` shows no exploited phrasing; held-out {metric} "
             f"{fmt_estimate(tr.heldout_gold)} vs training {fmt_estimate(tr.train_gold)}"
             f" (drop {fmt_estimate(tr.drop)}, {_within(tr.drop.mean, limits.max_drop)}"
-            f" {pts(limits.max_drop)} allowed)."
+            f" {pts(limits.max_drop)} allowed){_unclear_gap(tr, limits, metric)}."
         )
     return Verdict(collapse=bool(reasons), checked=True, reasons=reasons, headline=head)
 
@@ -124,6 +124,19 @@ def _within(drop: float, limit: float) -> str:
     """A drop whose mean is over the limit but whose CI reaches below it is not judged a
     collapse; saying "within" would misread it."""
     return "within the" if drop <= limit else "not clearly more than the"
+
+
+def _unclear_gap(tr: Transfer, limits: Thresholds, metric: str) -> str:
+    """A clean verdict's mention of a training gap whose mean is over the limit but whose CI
+    reaches below it: not a finding, but a reader of "clean" alone would not guess that the
+    caller paid for most calls that failed (a language-model agent that learned to close once
+    its caller said everything: 68 [49.9, 83.3] points on one run)."""
+    if tr.gap.mean <= limits.max_gap:
+        return ""
+    return (
+        f"; on its training members satisfaction exceeds {metric} by {pts(tr.gap.mean)} "
+        f"points {_ci(*tr.gap.ci)}, not clearly more than the {pts(limits.max_gap)} allowed"
+    )
 
 
 def _too_little(tr: Transfer, limits: Thresholds, metric: str) -> str | None:
