@@ -266,3 +266,56 @@ def test_eval_agent_json_is_the_summary_on_stdout(
     assert captured.err == ""
     assert doc["rows"] == read_json(out / "summary.json")["rows"]
     assert doc["out"] == str(out)
+
+
+def test_a_language_model_agent_trains_by_grpo_against_a_frozen_llm_caller_that_judges(
+    tmp_path: Path,
+) -> None:
+    """Issue 35's item 6, wired: an ``agent: {kind: lm}`` study whose frozen simulator is an
+    LLM that also judges each exchange. GRPO's proxy is that judge's 0-10 rating, its calls are
+    the LLM member's, and the agent is still scored on what it submitted."""
+    from sim2human.experiments.study.runner import run_study
+
+    with FakeOpenAI(caller) as fake:
+        raw = tiny(fake.base_url)
+        raw["train"] = {"max_turns": 4}
+        raw["agent"] = {
+            "kind": "lm",
+            "model": "tiny",
+            "steps": 2,
+            "groups": 2,
+            "group_size": 2,
+            "max_new_tokens": 16,
+            "warm_start": {"episodes": 8, "epochs": 1},
+        }
+        raw["conditions"][0].pop("episodes")
+        raw["conditions"] = raw["conditions"][:1]
+        study = run_study(parse_study(raw), tmp_path, workers=1)
+    (row,) = study.conditions
+    assert row.gold_rule == "submitted" and row.episodes_trained == 8
+    assert row.llm_errors == 0 and (row.llm_replies or 0) > 0
+    eps = read_episodes(tmp_path / "conditions" / "frozen-llm" / "seed-0" / "episodes.jsonl")
+    trained = [e for e in eps if e.phase == "train"]
+    assert trained and all(e.family == "llm:standard" for e in trained)
+    assert {e.record_source for e in eps} == {"submitted"}
+    assert all(abs(e.proxy * 10 - round(e.proxy * 10)) < 1e-9 for e in trained)
+    judged = [s for s in fake.seen if "How satisfied" in json.dumps(s.body)]
+    assert judged, "the frozen LLM never judged a call"
+
+
+def test_the_lm_llm_collapse_design_shares_intake_s_quick_warm_start() -> None:
+    """``examples/design/lm-llm-collapse.yaml`` says a quick intake LM study's warm start can be
+    copied into its run, and that its frozen caller is the LLM that judges every exchange."""
+    from sim2human.experiments.study import lm_condition
+
+    examples = EXAMPLE.parent
+    design = load_study(examples / "design" / "lm-llm-collapse.yaml", quick=True)
+    base = load_study(examples / "lm-collapse.yaml", quick=True)
+    folders = {
+        lm_condition.warm_start_dir(Path("ws"), cfg.agent, StudyWorld.build(cfg), 0)  # type: ignore[arg-type]
+        for cfg in (design, base)
+    }
+    assert len(folders) == 1
+    frozen = StudyWorld.build(design).fixed_spec(design.conditions[0])
+    assert frozen is not None and frozen.kind == "llm" and frozen.traits.temperature == 0
+    assert design.conditions[1] == base.conditions[1] and design.eval == base.eval

@@ -25,7 +25,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
@@ -40,6 +40,9 @@ from sim2human.samplers.feedback import draw_level
 from sim2human.scenarios.core import AnyScenario
 from sim2human.train.config import LMAgentConfig
 from sim2human.types import Episode
+
+if TYPE_CHECKING:
+    from sim2human.llm.runtime import LLMRuntime
 
 
 @dataclass(frozen=True)
@@ -183,8 +186,10 @@ def train_grpo(
     condition: str = "",
     on_step: Callable[[StepStats, Sequence[Episode]], None] | None = None,
     start: int = 0,
+    llm: LLMRuntime | None = None,
 ) -> list[StepStats]:
-    """``cfg.steps`` GRPO steps on ``sampler``'s members (from step ``start``: a resumed run)."""
+    """``cfg.steps`` GRPO steps on ``sampler``'s members (from step ``start``: a resumed run);
+    ``llm`` serves members that are language models (a frozen LLM caller that also judges)."""
     optim = torch.optim.AdamW(
         [p for p in policy.model.parameters() if p.requires_grad], lr=cfg.lr, weight_decay=0.0
     )
@@ -202,7 +207,7 @@ def train_grpo(
             for k in range(cfg.group_size)
         ]
         policy.model.eval()
-        episodes = play(policy, jobs, scenario, max_turns=max_turns, batch_size=len(jobs))
+        episodes = play(policy, jobs, scenario, max_turns=max_turns, batch_size=len(jobs), llm=llm)
         played = time.perf_counter() - began
         by_id = {e.id: e for e in episodes}
         ordered = [by_id[_id(j)] for j in jobs]

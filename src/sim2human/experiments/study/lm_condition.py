@@ -140,6 +140,7 @@ def run_lm_condition(
                 max_turns=world.max_turns,
                 condition=condition.name,
                 on_step=on_step,
+                llm=llm,
             )
         save(policy.model, policy.tok, out / POLICY)
         policy.temperature = agent_cfg.eval_temperature
