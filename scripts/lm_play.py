@@ -4,7 +4,7 @@ training members at several sampling temperatures: fields right, gold, proxy, ag
 
     PYTHONPATH=src .venv/bin/python scripts/lm_play.py STUDY_FILE MODEL_DIR [MODEL_DIR ...]
         [--temperatures 0 0.7 1] [--per-member 2] [--fields] [--device cpu|cuda]
-        [--save CALLS.jsonl] [--against CALLS.jsonl] [--condition NAME] [--line TEXT]
+        [--save CALLS.jsonl] [--against CALLS.jsonl] [--condition NAME] [--line TEXT] [--heldout]
 
 ``--fields`` adds, per temperature, each field's count of calls where the record holds the
 caller's value, another value, or none, with a few wrong ones side by side. With several
@@ -17,6 +17,8 @@ each call's outcome (model, temperature, member, seed, fields right, complete) a
 start played by one commit's code is compared with one played by another's. ``--condition
 NAME`` plays that condition's training members instead of the ensemble's (a frozen condition's:
 its one caller); ``--line TEXT`` splits each row's calls by whether the agent said that line.
+``--heldout`` plays the study's held-out programmatic members instead (not its replayed people):
+for reading what a trained agent kept or lost against its warm start, never to choose a setting.
 
 How the warm start of ``docs/results/lm-agents.md`` was read: on *training* members only (a
 held-out family or real caller never steers a setting), each member on the study's evaluation
@@ -54,7 +56,14 @@ def main() -> None:
         help="play this condition's training members (a frozen condition: its one caller) "
         "instead of the ensemble's",
     )
+    parser.add_argument(
+        "--heldout",
+        action="store_true",
+        help="play the study's held-out programmatic members (reading results, never tuning)",
+    )
     args = parser.parse_args()
+    if args.heldout and args.condition is not None:
+        parser.error("--heldout and --condition name different members: give one")
     if args.against is not None and not args.against.is_file():
         parser.error(f"{args.against}: no such file (write it with --save)")
     import torch
@@ -76,6 +85,8 @@ def main() -> None:
             known = ", ".join(c.name for c in cfg.conditions)
             parser.error(f"--condition {args.condition}: not a condition of the study ({known})")
         members = world.train_members(named[0])
+    if args.heldout:
+        members = [s for s in world.ensemble.heldout if s.kind == "persona"]
     print(
         "| model | temperature | calls | fields right | gold | complete calls [95% CI] | proxy "
         "| median agent turns | s |"
@@ -100,7 +111,7 @@ def main() -> None:
                 policy,
                 members,
                 world.scenario,
-                split="train",
+                split="heldout" if args.heldout else "train",
                 per_member=args.per_member,
                 max_turns=world.max_turns,
             )

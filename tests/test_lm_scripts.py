@@ -51,6 +51,15 @@ def test_a_warm_start_alone_is_the_studys_and_plays(tmp_path: Path) -> None:
     assert len(calls) == 24 and {c["member"] for c in calls} == {c["member"] for c in calls[:12]}
     again = run("lm_play.py", path, folder, *args, "--against", saved)  # the same calls again
     assert "| 0.0 | +0.0% [+0.0%, +0.0%] | +0.0% [+0.0%, +0.0%] |" in again.stdout, again.stderr
+    held = tmp_path / "held.jsonl"  # the held-out programmatic members, no replayed patient
+    read = run("lm_play.py", path, folder, *args[:4], "--heldout", "--save", held)
+    assert read.returncode == 0 and "| 0.0 | 12 |" in read.stdout, read.stderr
+    cfg_world = StudyWorld.build(cfg)
+    programmatic = {m.id for m in cfg_world.ensemble.heldout if m.kind == "persona"}
+    held_members = {json.loads(line)["member"] for line in held.read_text().splitlines()}
+    assert held_members == programmatic and held_members.isdisjoint(c["member"] for c in calls)
+    both = run("lm_play.py", path, folder, "--heldout", "--condition", "frozen-small")
+    assert both.returncode == 2 and "give one" in both.stderr
     worse = tmp_path / "worse.jsonl"  # every call of the other side one field worse, never done
     worse.write_text(
         "".join(
