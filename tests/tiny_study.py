@@ -23,6 +23,17 @@ TINY: dict[str, Any] = {
     ],
 }
 
+TINY_LM_AGENT: dict[str, Any] = {
+    "kind": "lm",
+    "model": "tiny",
+    "steps": 2,
+    "groups": 2,
+    "group_size": 2,
+    "max_new_tokens": 16,
+    "warm_start": {"episodes": 8, "epochs": 1},
+}
+"""The smallest language-model agent a study trains: two GRPO steps of 2 groups of 2 calls."""
+
 
 def study_numbers(study: StudyResult) -> str:
     """A study's numbers as one string: everything but the wall time."""

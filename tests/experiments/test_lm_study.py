@@ -26,21 +26,13 @@ from sim2human.store.layout import EPISODES, POLICY, SUMMARY, WARM_START
 from sim2human.store.rundir import read_episodes
 from sim2human.train import copy_drill as copy_drill_module
 from sim2human.train.config import LMAgentConfig
-from tiny_study import study_numbers
+from tiny_study import TINY_LM_AGENT, study_numbers
 
 LM: dict[str, Any] = {
     "name": "tiny-lm",
     "seeds": [0],
     "train": {"max_turns": 8},
-    "agent": {
-        "kind": "lm",
-        "model": "tiny",
-        "steps": 2,
-        "groups": 2,
-        "group_size": 2,
-        "max_new_tokens": 16,
-        "warm_start": {"episodes": 8, "epochs": 1},
-    },
+    "agent": TINY_LM_AGENT,
     "ensemble": {"train": ["cooperative"], "heldout": ["terse-guarded"], "members_per_family": 1},
     "eval": {"episodes_per_member": 2, "bootstrap": 100},
     "conditions": [

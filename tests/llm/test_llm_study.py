@@ -26,6 +26,7 @@ from sim2human.simulators.base import QuirkPool
 from sim2human.simulators.families import get_family
 from sim2human.store.rundir import read_episodes, read_json
 from sim2human.testing import FakeOpenAI, Reply, completion
+from tiny_study import TINY_LM_AGENT
 
 EXAMPLE = Path(__file__).parents[2] / "examples" / "llm-collapse.yaml"
 
@@ -279,15 +280,7 @@ def test_a_language_model_agent_trains_by_grpo_against_a_frozen_llm_caller_that_
     with FakeOpenAI(caller) as fake:
         raw = tiny(fake.base_url)
         raw["train"] = {"max_turns": 4}
-        raw["agent"] = {
-            "kind": "lm",
-            "model": "tiny",
-            "steps": 2,
-            "groups": 2,
-            "group_size": 2,
-            "max_new_tokens": 16,
-            "warm_start": {"episodes": 8, "epochs": 1},
-        }
+        raw["agent"] = TINY_LM_AGENT
         raw["conditions"][0].pop("episodes")
         raw["conditions"] = raw["conditions"][:1]
         study = run_study(parse_study(raw), tmp_path, workers=1)
