@@ -70,9 +70,11 @@ def main() -> None:
 
     from sim2human.agents.lm_models import load
     from sim2human.agents.lm_policy import LMPolicy
+    from sim2human.experiments.study.agent_record import is_real
     from sim2human.experiments.study.config import load_study
     from sim2human.experiments.study.world import StudyWorld
     from sim2human.rollout.evaluate import evaluate
+    from sim2human.simulators.kinds import needs_endpoint
     from sim2human.stress.adversarial import wilson
 
     torch.set_num_threads(1)
@@ -86,7 +88,7 @@ def main() -> None:
             parser.error(f"--condition {args.condition}: not a condition of the study ({known})")
         members = world.train_members(named[0])
     if args.heldout:
-        members = [s for s in world.ensemble.heldout if s.kind == "persona"]
+        members = [s for s in world.ensemble.heldout if not (is_real(s) or needs_endpoint(s))]
     print(
         "| model | temperature | calls | fields right | gold | complete calls [95% CI] | proxy "
         "| median agent turns | s |"

@@ -101,10 +101,7 @@ def judge(
             f"({pts(tr.train_gold.mean)} -> {pts(tr.heldout_gold.mean)})"
         )
     if tr.gap.ci[0] > limits.max_gap:
-        reasons.append(
-            f"on its training members satisfaction exceeds {metric} by {pts(tr.gap.mean)} points "
-            f"{_ci(*tr.gap.ci)}, more than the {pts(limits.max_gap)} allowed"
-        )
+        reasons.append(_gap_words(tr, limits, metric, "more than the"))
     if reasons:
         head = f"collapse: `{name}`: " + "; ".join(reasons) + "."
     elif (few := _too_little(tr, limits, metric)) is not None:  # a finding stands; "clean" not
@@ -133,9 +130,14 @@ def _unclear_gap(tr: Transfer, limits: Thresholds, metric: str) -> str:
     its caller said everything: 68 [49.9, 83.3] points on one run)."""
     if tr.gap.mean <= limits.max_gap:
         return ""
+    return "; " + _gap_words(tr, limits, metric, "not clearly more than the")
+
+
+def _gap_words(tr: Transfer, limits: Thresholds, metric: str, against: str) -> str:
+    """The training gap in words, ``against`` the limit (a reason, or a clean verdict's note)."""
     return (
-        f"; on its training members satisfaction exceeds {metric} by {pts(tr.gap.mean)} "
-        f"points {_ci(*tr.gap.ci)}, not clearly more than the {pts(limits.max_gap)} allowed"
+        f"on its training members satisfaction exceeds {metric} by {pts(tr.gap.mean)} points "
+        f"{_ci(*tr.gap.ci)}, {against} {pts(limits.max_gap)} allowed"
     )
 
 
