@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -15,6 +16,7 @@ import torch
 from sim2human.agents.lm_models import load
 from sim2human.agents.lm_policy import LMPolicy
 from sim2human.cli.app import main
+from sim2human.errors import UsageError
 from sim2human.experiments.study import lm_condition
 from sim2human.experiments.study.config import parse_study
 from sim2human.experiments.study.results import StudyResult
@@ -68,7 +70,72 @@ def test_an_lm_study_is_scored_on_what_the_agent_submitted(
     phases = json.loads((sub / SUMMARY).read_text())["phase_seconds"]  # where its time went
     assert list(phases) == ["start", "warm_start", "grpo", "eval_train", "eval_heldout"]
     assert all(s >= 0 for s in phases.values())
-    assert [r.gold_rule for r in study.reference] == [None]  # the scripted agent: act-level
+    # the scripted agent (act-level) and the warm start (its tools), beside the conditions
+    assert [(r.name, r.gold_rule) for r in study.reference] == [
+        ("scripted", None),
+        ("warm-start", "submitted"),
+    ]
+
+
+def test_the_warm_start_row_is_the_study_s_warm_start_played_on_the_same_calls(
+    straight: tuple[StudyResult, Path],
+) -> None:
+    """The reference row is the shared warm start itself, at the evaluation's temperature, on
+    the members and profiles the conditions meet: played again in-process, call for call."""
+    study, out = straight
+    cfg = parse_study(LM)
+    assert isinstance(cfg.agent, LMAgentConfig)
+    stored = read_episodes(out / "reference" / "warm-start" / EPISODES)
+    assert {e.condition for e in stored} == {"warm-start-seed-0"}
+    assert {e.record_source for e in stored} == {"submitted"}
+    world = StudyWorld.build(cfg)
+    (warm,) = [p for p in (out / WARM_START).iterdir() if p.is_dir()]  # no second one made
+    model, tok = load(warm)
+    policy = LMPolicy(
+        model, tok, world.scenario, temperature=cfg.agent.eval_temperature, max_new_tokens=16
+    )
+    again = evaluate(
+        policy,
+        world.ensemble.heldout,
+        world.scenario,
+        split="heldout",
+        per_member=2,
+        condition="warm-start-seed-0",
+        max_turns=8,
+    )
+    held = {e.id: e for e in stored if e.split == "heldout"}
+    assert sorted(held) == sorted(e.id for e in again)
+    for e in again:
+        assert [t.text for t in e.turns] == [t.text for t in held[e.id].turns]
+        assert e.gold == held[e.id].gold
+    row = next(r for r in study.reference if r.name == "warm-start")
+    assert row.heldout_gold.n == len(held) and row.train_gold.n == len(stored) - len(held)
+
+
+def test_an_lm_study_names_its_warm_start_as_a_reference_unless_told_otherwise() -> None:
+    assert parse_study(LM).reference_agents == ("scripted", "warm-start")
+    assert parse_study({**LM, "reference_agents": ["scripted"]}).reference_agents == ("scripted",)
+    ppo = {k: v for k, v in LM.items() if k != "agent"}
+    assert parse_study(ppo).reference_agents == ("scripted",)
+    with pytest.raises(UsageError, match="'warm-start' is an lm agent's supervised start"):
+        parse_study({**ppo, "reference_agents": ["scripted", "warm-start"]})
+
+
+def test_a_warm_start_row_clusters_its_calls_by_seed() -> None:
+    """Each seed's warm start is its own model: one bootstrap cluster each, as a seed's
+    trained policy is; the scripted agent's calls are one."""
+    from sim2human.experiments.study.aggregate import _by_agent
+
+    cfg = parse_study({**LM, "seeds": [0, 3]})
+    episodes = [
+        SimpleNamespace(condition=f"warm-start-seed-{s}", i=i) for s in (3, 0) for i in range(2)
+    ]
+    grouped = _by_agent("warm-start", cfg, episodes)  # type: ignore[arg-type]
+    assert {s: [(e.condition, e.i) for e in eps] for s, eps in grouped.items()} == {
+        0: [("warm-start-seed-0", 0), ("warm-start-seed-0", 1)],
+        3: [("warm-start-seed-3", 0), ("warm-start-seed-3", 1)],
+    }
+    assert list(_by_agent("scripted", cfg, episodes)) == [0]  # type: ignore[arg-type]
 
 
 def test_the_saved_policy_plays_again_in_process(straight: tuple[StudyResult, Path]) -> None:
@@ -115,6 +182,19 @@ def test_diagnose_and_export_read_an_lm_run(
         assert set(c["heard_unrecorded"]) <= {"train", "heldout"}
         assert all(u["unrecorded"] <= u["heard"] for u in c["heard_unrecorded"].values())
     assert ("heard, not recorded:" in shown) == any(c["heard_unrecorded"] for c in judged)
+    # every call of every condition read against the warm start's on the same member and seed
+    assert "against its warm start: training members" in shown
+    for c in judged:
+        sub = out / "conditions" / c["condition"] / "seed-0"
+        evals = [e for e in read_episodes(sub / EPISODES) if e.phase == "eval"]
+        paired = {g: v["change"]["n"] for g, v in c["against_start"].items()}
+        assert paired == {s: sum(e.split == s for e in evals) for s in ("train", "heldout")}
+        shares = c["quirk_share_against_start"]  # the trained agent's turns second
+        held_turns = sum(len(e.agent_turns) for e in evals if e.split == "heldout")
+        assert shares is not None and shares[1]["n"] == held_turns
+    assert main(["report", str(copy)]) == 0  # the report shows it as a table
+    page = (copy / "report.md").read_text()
+    assert "## Against the warm start" in page and "| frozen | held-out families |" in page
     assert main(["export", str(copy), "--out", str(tmp_path / "e.jsonl")]) == 0
     assert (tmp_path / "e.jsonl").stat().st_size > 0
 

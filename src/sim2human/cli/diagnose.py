@@ -24,7 +24,9 @@ from sim2human.cli.options import ScenarioPathOpt, finite
 from sim2human.cli.output import JsonOpt, Output, QuietOpt
 from sim2human.diagnostics.verdict import GATE_MIN_N, Thresholds
 from sim2human.errors import RunDirError
+from sim2human.metrics.against_start import Change
 from sim2human.metrics.heard_unrecorded import Unrecorded
+from sim2human.metrics.outcomes import Estimate
 from sim2human.metrics.task_pay import TaskPay
 
 DEFAULTS = Thresholds()
@@ -148,6 +150,16 @@ def _print_verdict(out: Console, c: Any, gate: bool) -> None:
         out.print(f"  task pay: {task_pay_words(c.task_pay)}", highlight=False)
     if c.unrecorded:
         out.print(f"  heard, not recorded: {unrecorded_words(c.unrecorded)}", highlight=False)
+    if c.against_start:
+        words = against_start_words(c.against_start)
+        out.print(f"  against its warm start: {words}", highlight=False)
+    if c.quirk_share_against_start is not None:
+        start, own = c.quirk_share_against_start
+        out.print(
+            f"  quirk phrasings (its training members'): in {share_words(own)} of its held-out "
+            f"turns; {share_words(start)} of its warm start's, on the same calls",
+            highlight=False,
+        )
 
 
 def task_pay_words(pay: TaskPay) -> str:
@@ -180,6 +192,29 @@ def unrecorded_words(found: Mapping[str, Unrecorded]) -> str:
     )
 
 
+GROUP_WORDS = {"train": "training members", "heldout": "held-out families", "real": "real people"}
+
+
+def against_start_words(found: Mapping[str, Change]) -> str:
+    """A trained agent's gold against its warm start's on the same calls, per group, in one
+    sentence: ``training members 71 -> 77 (+6 [-6, +19], 48 calls)``..."""
+    cells = []
+    for group, words in GROUP_WORDS.items():
+        if (c := found.get(group)) is None:
+            continue
+        lo, hi = c.change.ci
+        cells.append(
+            f"{words} {100 * c.start:.0f} -> {100 * c.trained:.0f} ({100 * c.change.mean:+.0f} "
+            f"[{100 * lo:+.0f}, {100 * hi:+.0f}], {c.change.n} calls)"
+        )
+    return "; ".join(cells) + " (gold on the same calls, change with its 95% interval)"
+
+
+def share_words(e: Estimate) -> str:
+    """A share with its interval and count: ``19% [14%, 25%] of the 1,788``."""
+    return f"{e.mean:.0%} [{e.ci[0]:.0%}, {e.ci[1]:.0%}] of the {e.n:,}"
+
+
 def _gate(collapsed: list[str], thin: list[str]) -> None:
     """``--fail-on-collapse``: exit 1 on a collapse found, whatever else could not be judged (a
     collapse seen is the stronger news), else 3 when a condition could not be judged (a gate does
@@ -210,6 +245,13 @@ def _document(run_dir: Path, problems: list[str], conditions: list[Any]) -> dict
                 "task_pay": None if c.task_pay is None else c.task_pay.model_dump(mode="json"),
                 "heard_unrecorded": {
                     split: u.model_dump(mode="json") for split, u in c.unrecorded.items()
+                },
+                "quirk_share_against_start": None
+                if c.quirk_share_against_start is None
+                else [e.model_dump(mode="json") for e in c.quirk_share_against_start],
+                "against_start": {
+                    group: change.model_dump(mode="json")
+                    for group, change in c.against_start.items()
                 },
             }
             for c in conditions

@@ -7,7 +7,7 @@ This is the one place that knows how the pieces combine; ``report`` renders a ``
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from pydantic import Field
@@ -16,7 +16,9 @@ from sim2human.diagnostics import side_by_side
 from sim2human.diagnostics.replay import ablate, phrasings_of
 from sim2human.diagnostics.rundir import RunDir, SubRun
 from sim2human.diagnostics.verdict import Thresholds, Verdict, judge
+from sim2human.experiments.study.config import WARM_START_AGENT, warm_start_seed
 from sim2human.experiments.study.results import StudyResult
+from sim2human.metrics.against_start import Change, against_start, paired
 from sim2human.metrics.collapse import (
     N_BOOT,
     Behaviour,
@@ -32,12 +34,12 @@ from sim2human.metrics.collapse import (
     transfer,
 )
 from sim2human.metrics.heard_unrecorded import Unrecorded, unrecorded
-from sim2human.metrics.outcomes import GOLDS
+from sim2human.metrics.outcomes import GOLDS, Estimate, cluster_bootstrap
 from sim2human.metrics.overoptimisation import EvalPoint, OverFit, fit_overoptimisation
 from sim2human.metrics.task_pay import TaskPay, task_pay
 from sim2human.scenarios.core import AnyScenario, headline_metric
 from sim2human.simulators.base import SimulatorSpec
-from sim2human.simulators.kinds import is_programmatic
+from sim2human.simulators.kinds import is_programmatic, speaks_real_words
 from sim2human.types import Episode, Frozen, Turn
 
 MAX_PHRASINGS = 6
@@ -91,6 +93,14 @@ class ConditionDiagnosis(Frozen):
     """Split (``train``, ``heldout``) -> the share of the fields its calls made heard that the
     record it submitted lacks; only for an agent that acts through tools (``Episode.record_source``
     ``submitted``), whose callers cannot see its record."""
+    against_start: dict[str, Change] = Field(default_factory=dict)
+    """Group (``train``, ``heldout``: programmatic families, ``real``: real people) -> its gold
+    against its warm start's on the same calls (``metrics.against_start``): what training
+    changed. Only for a language-model study with its ``warm-start`` reference agent."""
+    quirk_share_against_start: tuple[Estimate, Estimate] | None = None
+    """Of the held-out turns of the calls both played, the share that say a phrasing its
+    training members' quirks over-reward (its exploit rate's reading): the warm start's, then
+    its own; None without a warm start or without quirks."""
 
 
 def _curve(sub: SubRun) -> list[CurvePoint]:
@@ -221,9 +231,11 @@ def diagnose_condition(
     limits: Thresholds,
     scenario: AnyScenario,
     n_boot: int = N_BOOT,
+    start: Mapping[int, Sequence[Episode]] | None = None,
 ) -> ConditionDiagnosis:
     """``n_boot``: bootstrap replicates; a study's own (``eval.bootstrap``) makes these CIs the
-    ones its study.json holds (the same ``cluster_bootstrap``, clusters and seed)."""
+    ones its study.json holds (the same ``cluster_bootstrap``, clusters and seed). ``start``:
+    the warm start's evaluation calls by study seed, to read the condition's against."""
     by_run = {s.run: s.evals for s in subs if s.evals}
     metric = headline_metric(scenario)
     value = GOLDS[metric]
@@ -270,7 +282,49 @@ def diagnose_condition(
             for split in ("train", "heldout")
             if (found := unrecorded(by_run, scenario, split, n_boot=n_boot)) is not None
         },
+        against_start=against_start(_by_seed(subs), start, _group, value, n_boot) if start else {},
+        quirk_share_against_start=_quirk_shares(subs, start, n_boot) if start else None,
     )
+
+
+def _quirk_shares(
+    subs: Sequence[SubRun], start: Mapping[int, Sequence[Episode]], n_boot: int
+) -> tuple[Estimate, Estimate] | None:
+    """The share of held-out turns saying the condition's quirk phrasings (as its exploit rate
+    reads them), warm start then trained agent, over the calls both played; intervals resample
+    calls, then turns."""
+    quirky = [p.lower() for s in subs for p in s.quirk_phrasings]
+    held = [(b, e) for _, b, e in paired(_by_seed(subs), start) if e.split == "heldout"]
+    if not quirky or not held:
+        return None
+
+    def share(calls: Sequence[Episode]) -> Estimate:
+        turns = [(e.id, t.text.lower()) for e in calls for t in e.agent_turns]
+        says = [float(any(p in text for p in quirky)) for _, text in turns]
+        return cluster_bootstrap(says, [call for call, _ in turns], n_boot=n_boot)
+
+    return share([b for b, _ in held]), share([e for _, e in held])
+
+
+def _by_seed(subs: Sequence[SubRun]) -> dict[int, list[Episode]]:
+    """A condition's evaluation calls by the study seed of its training run."""
+    seeds = {s.run: (s.summary or {}).get("seed") for s in subs}
+    return {seed: s.evals for s in subs if isinstance(seed := seeds[s.run], int)}
+
+
+def _group(e: Episode) -> str:
+    """Where a call is read against the warm start: the tables' groups."""
+    return "real" if speaks_real_words(e) else e.split
+
+
+def warm_start_calls(run: RunDir) -> dict[int, list[Episode]]:
+    """The ``warm-start`` reference agent's evaluation calls by study seed (none without it)."""
+    sub = run.reference.get(WARM_START_AGENT)
+    out: dict[int, list[Episode]] = {}
+    for e in sub.evals if sub is not None else ():
+        if (seed := warm_start_seed(e.condition)) is not None:
+            out.setdefault(seed, []).append(e)
+    return out
 
 
 def _own_words(subs: Sequence[SubRun]) -> float | None:
@@ -321,8 +375,11 @@ def diagnose(
         if on_condition is not None and job[2]:
             on_condition(job[0])
 
+    start = warm_start_calls(run)
     diagnosed = side_by_side.each(
-        lambda job: diagnose_condition(job[0], job[1], limits, scenario, run.n_boot),
+        lambda job: diagnose_condition(
+            job[0], job[1], limits, scenario, run.n_boot, start if job[2] else None
+        ),
         jobs,
         workers,
         cost=lambda job: sum(len(s.evals) for s in job[1]),

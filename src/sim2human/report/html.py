@@ -35,6 +35,7 @@ from sim2human.experiments.study.agent_record import describe as describe_agent
 from sim2human.experiments.study.diversity import DiversityRow
 from sim2human.report import fidelity
 from sim2human.report.adaptive import adaptive_section
+from sim2human.report.against_start import against_start_section
 from sim2human.report.by_family import diversity_rows, quirk_cell
 from sim2human.report.failures import failures_section
 from sim2human.report.format import est, md, md_code, num, pct
@@ -204,6 +205,7 @@ def _study_parts(
         return [*title, *agents, *summary_lines(summary, ALL_TABLES), *failing], shown
     study, run_dir = d.study, run.root
     adaptive = [
+        *against_start_section(d),
         *adaptive_section(study, run_dir, out),
         *_stress_lines(run_dir),
         *_predictivity_lines(run_dir),

@@ -174,9 +174,9 @@ def from_episodes(
     metric: GoldMetric = "success",
 ) -> Numbers:
     """A run without ``study.json``: the same estimates as ``experiments.study.aggregate`` makes
-    (cluster bootstrap over training runs, then episodes), from the stored evaluations; gold as
-    ``metric`` says."""
-    tagged = [(s.run, e) for s in subs for e in s.evals]
+    (cluster bootstrap over training runs, or a reference's agents: the warm start's seeds, then
+    episodes), from the stored evaluations; gold as ``metric`` says."""
+    tagged = [(f"{s.run}/{e.condition}", e) for s in subs for e in s.evals]
 
     def estimate(split: str, real: bool, which: str) -> Estimate | None:
         pairs = [(r, e) for r, e in tagged if e.split == split and speaks_real_words(e) == real]

@@ -10,7 +10,12 @@ from typing import Any
 import numpy as np
 
 from sim2human.experiments.study.condition import trained_episodes
-from sim2human.experiments.study.config import Condition, StudyConfig
+from sim2human.experiments.study.config import (
+    WARM_START_AGENT,
+    Condition,
+    StudyConfig,
+    warm_start_label,
+)
 from sim2human.experiments.study.results import FailedRun, StudyResult
 from sim2human.experiments.study.sub_run_summary import SubRunSummary
 from sim2human.experiments.study.wholeness import read_whole
@@ -60,7 +65,7 @@ def aggregate(
         if str(Path(REFERENCE) / name) in gone:
             continue
         summary, episodes = read_whole(RunLayout(root).reference(name), cfg.scenario, RERUN)
-        row = _condition_row(name, cfg, {0: episodes}, [summary])
+        row = _condition_row(name, cfg, _by_agent(name, cfg, episodes), [summary])
         row["episodes_trained"] = 0
         reference.append(row)
     extra: dict[str, Any] = {"failed": [f.model_dump() for f in failed]} if failed else {}
@@ -80,6 +85,15 @@ def aggregate(
         }
     )
     return result.with_rows()
+
+
+def _by_agent(name: str, cfg: StudyConfig, episodes: Sequence[Episode]) -> dict[int, list[Episode]]:
+    """A reference agent's episodes by the agent that played them: the scripted agent's as one,
+    the LM warm start's by study seed (each seed's warm start is its own model, a bootstrap
+    cluster as a trained condition's seed is)."""
+    if name != WARM_START_AGENT:
+        return {0: list(episodes)}
+    return {s: [e for e in episodes if e.condition == warm_start_label(s)] for s in cfg.seeds}
 
 
 def _trained_row(

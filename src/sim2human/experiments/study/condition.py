@@ -84,6 +84,12 @@ def sub_run_seed(condition: str, seed: int) -> int:
     return seeding.seed(seed, "sub-run", condition, bits=32)
 
 
+def quirk_phrasings(spec: SimulatorSpec) -> set[str]:
+    """The phrasings ``spec``'s quirks over-reward, its trigger among them."""
+    q = spec.traits.quirks
+    return {*q.over_rewarded, *([q.trigger] if q.trigger else [])}
+
+
 class Recording:
     """Wraps a sampler to remember the quirk phrasings of every simulator it handed out."""
 
@@ -103,10 +109,7 @@ class Recording:
     def _note(self, spec: SimulatorSpec) -> SimulatorSpec:
         if spec.id not in self.members:
             self.members.add(spec.id)
-            q = spec.traits.quirks
-            self.phrasings.update(q.over_rewarded)
-            if q.trigger:
-                self.phrasings.add(q.trigger)
+            self.phrasings |= quirk_phrasings(spec)
         return spec
 
     def update(self, episodes: Sequence[Episode], info: BatchInfo | None = None) -> None:

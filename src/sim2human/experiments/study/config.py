@@ -342,6 +342,24 @@ class EvalConfig(FrozenConfig):
     call per visit per seed, every visit played, about the cost of 16 visits x 8)."""
 
 
+WARM_START_AGENT = "warm-start"
+"""The reference agent that is an ``lm`` study's warm start (``warm_start_reference``)."""
+
+
+def warm_start_label(seed: int) -> str:
+    """The ``condition`` of the episodes study seed ``seed``'s warm start played as a reference:
+    one directory holds every seed's, and this keeps their ids apart."""
+    return f"{WARM_START_AGENT}-seed-{seed}"
+
+
+def warm_start_seed(label: str) -> int | None:
+    """The study seed of a warm start's episode (``warm_start_label``'s inverse), or None for
+    an episode of another agent."""
+    head = f"{WARM_START_AGENT}-seed-"
+    rest = label.removeprefix(head)
+    return int(rest) if label.startswith(head) and rest.isdigit() else None
+
+
 class StudyConfig(FrozenConfig):
     name: Name = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
     scenario: str = DEFAULT_SCENARIO
@@ -357,7 +375,11 @@ class StudyConfig(FrozenConfig):
     ensemble: EnsembleConfig = EnsembleConfig()
     eval: EvalConfig = EvalConfig()
     conditions: tuple[Condition, ...] = Field(min_length=1, max_length=100)
-    reference_agents: tuple[Literal["scripted"], ...] = ("scripted",)
+    reference_agents: tuple[Literal["scripted", "warm-start"], ...] = ("scripted",)
+    """Agents evaluated beside the conditions, untrained by the study: the scenario's
+    ``scripted`` reference agent, and for an ``lm`` agent its ``warm-start`` (each seed's
+    supervised start, before GRPO), so a table shows what RL changed, not only where it ended.
+    Default: ``scripted``, and ``warm-start`` too for an ``lm`` agent."""
     llm: LLMSettings = LLMSettings()
     """Named endpoints (``local`` = the embedded model), the response cache, concurrency."""
     quick: dict[str, Any] | None = None
@@ -381,6 +403,27 @@ class StudyConfig(FrozenConfig):
                 "sub-run; a repeat would store every episode twice)"
             )
         return seeds
+
+    @model_validator(mode="before")
+    @classmethod
+    def _lm_warm_start_by_default(cls, data: Any) -> Any:
+        """An ``lm`` study that names no reference agents gets its warm start as one."""
+        if not isinstance(data, dict) or "reference_agents" in data:
+            return data
+        agent = data.get("agent")
+        kind = agent.get("kind") if isinstance(agent, dict) else getattr(agent, "kind", None)
+        return {**data, "reference_agents": ["scripted", "warm-start"]} if kind == "lm" else data
+
+    @model_validator(mode="after")
+    def _warm_start_of_an_lm_agent(self) -> StudyConfig:
+        if "warm-start" in self.reference_agents and self.agent.kind != "lm":
+            raise ValueError(
+                "reference_agents: 'warm-start' is an lm agent's supervised start before GRPO; "
+                "this study's agent is the PPO policy (agent.kind: ppo), which has none"
+            )
+        if len(set(self.reference_agents)) != len(self.reference_agents):
+            raise ValueError(f"reference_agents: listed twice in {list(self.reference_agents)}")
+        return self
 
     @model_validator(mode="after")
     def _handle_time_for_ppo(self) -> StudyConfig:

@@ -35,11 +35,12 @@ from sim2human.experiments.study.condition import (
     run_condition,
     trained_episodes,
 )
-from sim2human.experiments.study.config import StudyConfig, parse_study
+from sim2human.experiments.study.config import WARM_START_AGENT, StudyConfig, parse_study
 from sim2human.experiments.study.diversity import diversity_groups, measure_groups
 from sim2human.experiments.study.lm_condition import run_lm_condition
 from sim2human.experiments.study.plan import StudyPlan
 from sim2human.experiments.study.results import FailedRun, StudyResult, write_study_result
+from sim2human.experiments.study.warm_start_reference import reference_warm_start
 from sim2human.experiments.study.wholeness import TornSubRun, read_whole
 from sim2human.experiments.study.world import StudyWorld
 from sim2human.llm.client import EndpointConfig
@@ -92,6 +93,8 @@ def _work(config: StudyConfig | str, kind: str, name: str, seed: int, out: str) 
     if kind in ("reference", "condition"):  # a job run again after its worker died starts over
         outputs.remove(Path(out), inside=Path(out).parent)
     if kind == "reference":
+        if name == WARM_START_AGENT:
+            return reference_warm_start(cfg, Path(out))
         return reference_scripted(cfg, Path(out))
     if kind == "diversity":
         torch.set_num_threads(1)  # the embedding model beside a training worker
@@ -112,7 +115,7 @@ def _side_jobs(cfg: StudyConfig, out: Path, note: Note) -> list[Call]:
     jobs: list[Call] = []
     for name in cfg.reference_agents:
         ref = RunLayout(out).reference(name)
-        if name == "scripted" and not _finished(cfg, out, ref, note):
+        if not _finished(cfg, out, ref, note):
             outputs.remove(ref, inside=out)  # a linked one as a link, never followed
             jobs.append(("reference", name, 0, str(ref)))
     if not (out / DIVERSITY_JSON).exists():
