@@ -24,7 +24,7 @@ from sim2human.cli.options import ScenarioPathOpt, finite
 from sim2human.cli.output import JsonOpt, Output, QuietOpt
 from sim2human.diagnostics.verdict import GATE_MIN_N, Thresholds
 from sim2human.errors import RunDirError
-from sim2human.metrics.against_start import Change
+from sim2human.metrics.against_start import GROUPS, Change
 from sim2human.metrics.heard_unrecorded import Unrecorded
 from sim2human.metrics.outcomes import Estimate
 from sim2human.metrics.task_pay import TaskPay
@@ -192,14 +192,11 @@ def unrecorded_words(found: Mapping[str, Unrecorded]) -> str:
     )
 
 
-GROUP_WORDS = {"train": "training members", "heldout": "held-out families", "real": "real people"}
-
-
 def against_start_words(found: Mapping[str, Change]) -> str:
     """A trained agent's gold against its warm start's on the same calls, per group, in one
     sentence: ``training members 71 -> 77 (+6 [-6, +19], 48 calls)``..."""
     cells = []
-    for group, words in GROUP_WORDS.items():
+    for group, words in GROUPS.items():
         if (c := found.get(group)) is None:
             continue
         lo, hi = c.change.ci

@@ -313,7 +313,8 @@ def _by_seed(subs: Sequence[SubRun]) -> dict[int, list[Episode]]:
 
 
 def _group(e: Episode) -> str:
-    """Where a call is read against the warm start: the tables' groups."""
+    """Where a call is read against the warm start: the tables' groups
+    (``metrics.against_start.GROUPS``)."""
     return "real" if speaks_real_words(e) else e.split
 
 

@@ -18,6 +18,9 @@ from collections.abc import Callable, Mapping, Sequence
 from sim2human.metrics.outcomes import Estimate, cluster_bootstrap
 from sim2human.types import Episode, Frozen
 
+GROUPS = {"train": "training members", "heldout": "held-out families", "real": "real people"}
+"""The groups a study's calls are read in (the tables' columns), in words, in order: what
+``diagnose`` passes as ``group``."""
 Key = tuple[str, str, int]
 """A call's place in an evaluation: split, member, episode seed."""
 

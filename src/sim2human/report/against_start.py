@@ -5,10 +5,10 @@ shows is read as what GRPO did or as what the supervised start had already."""
 from __future__ import annotations
 
 from sim2human.diagnostics.analyse import Diagnosis
+from sim2human.metrics.against_start import GROUPS
 from sim2human.metrics.outcomes import Estimate
 from sim2human.report.format import md
 
-GROUPS = {"train": "training members", "heldout": "held-out families", "real": "real people"}
 INTRO = (
     "Each condition's gold beside its warm start's (the `warm-start` reference agent) on the "
     "same calls: the same members, profiles and study seed. The change is the mean over calls "
