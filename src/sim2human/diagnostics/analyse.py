@@ -258,6 +258,7 @@ def diagnose_condition(
     exploits, _, quirks, examples = _exploits(subs, scenario, limits, n_boot)
     evals = [e for eps in by_run.values() for e in eps]
     held = [e for e in evals if e.split == "heldout"]
+    trained = _by_seed(subs)  # its calls by study seed, read against the warm start's
     return ConditionDiagnosis(
         name=name,
         runs=[s.run for s in subs],
@@ -282,19 +283,22 @@ def diagnose_condition(
             for split in ("train", "heldout")
             if (found := unrecorded(by_run, scenario, split, n_boot=n_boot)) is not None
         },
-        against_start=against_start(_by_seed(subs), start, _group, value, n_boot) if start else {},
-        quirk_share_against_start=_quirk_shares(subs, start, n_boot) if start else None,
+        against_start=against_start(trained, start, _group, value, n_boot) if start else {},
+        quirk_share_against_start=_quirk_shares(subs, trained, start, n_boot) if start else None,
     )
 
 
 def _quirk_shares(
-    subs: Sequence[SubRun], start: Mapping[int, Sequence[Episode]], n_boot: int
+    subs: Sequence[SubRun],
+    trained: Mapping[int, Sequence[Episode]],
+    start: Mapping[int, Sequence[Episode]],
+    n_boot: int,
 ) -> tuple[Estimate, Estimate] | None:
     """The share of held-out turns saying the condition's quirk phrasings (as its exploit rate
     reads them), warm start then trained agent, over the calls both played; intervals resample
     calls, then turns."""
     quirky = [p.lower() for s in subs for p in s.quirk_phrasings]
-    held = [(b, e) for _, b, e in paired(_by_seed(subs), start) if e.split == "heldout"]
+    held = [(b, e) for _, b, e in paired(trained, start) if e.split == "heldout"]
     if not quirky or not held:
         return None
 
