@@ -256,8 +256,7 @@ def diagnose_condition(
             if isinstance(row.get("checkpoint"), str):
                 checkpoints[s.run] = str((s.path / row["checkpoint"]).as_posix())
     exploits, _, quirks, examples = _exploits(subs, scenario, limits, n_boot)
-    evals = [e for eps in by_run.values() for e in eps]
-    held = [e for e in evals if e.split == "heldout"]
+    held = [e for eps in by_run.values() for e in eps if e.split == "heldout"]
     trained = _by_seed(subs)  # its calls by study seed, read against the warm start's
     return ConditionDiagnosis(
         name=name,
@@ -294,9 +293,7 @@ def _quirk_shares(
     start: Mapping[int, Sequence[Episode]],
     n_boot: int,
 ) -> tuple[Estimate, Estimate] | None:
-    """The share of held-out turns saying the condition's quirk phrasings (as its exploit rate
-    reads them), warm start then trained agent, over the calls both played; intervals resample
-    calls, then turns."""
+    """``quirk_share_against_start``: intervals resample calls, then turns."""
     quirky = [p.lower() for s in subs for p in s.quirk_phrasings]
     held = [(b, e) for _, b, e in paired(trained, start) if e.split == "heldout"]
     if not quirky or not held:
