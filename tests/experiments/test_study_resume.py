@@ -114,6 +114,38 @@ def test_resume_refuses_a_sub_run_of_another_scenario(
     assert (copy / "study.json").read_bytes() == study_json
 
 
+def test_resume_may_add_a_reference_agent_and_nothing_else(
+    straight_run: tuple[StudyResult, Path], tmp_path: Path
+) -> None:
+    """A run started without the scripted reference resumes with it: the conditions' sub-runs
+    kept, the row evaluated beside them, the numbers the straight run's. Any other change is
+    refused before anything is written."""
+    straight, a = straight_run
+    copy = tmp_path / "e"
+    shutil.copytree(a, copy)
+    stored = copy / "config.yaml"
+    old = yaml.safe_load(stored.read_text())
+    old["reference_agents"] = []
+    stored.write_text(yaml.safe_dump(old, sort_keys=False))
+    shutil.rmtree(copy / "reference")
+    (copy / "study.json").unlink()
+    kept = copy / "conditions" / "ensemble-plr" / "seed-0" / SUMMARY
+    before = kept.stat().st_mtime_ns
+
+    other = parse_study({**TINY, "eval": {**TINY["eval"], "bootstrap": 200}})
+    with pytest.raises(UsageError, match="only reference agents may be added"):
+        run_study(other, copy, workers=1, resume=True)
+    assert yaml.safe_load(stored.read_text())["reference_agents"] == []  # nothing written
+
+    notes = io.StringIO()
+    console = Console(file=notes, width=400)
+    resumed = run_study(parse_study(TINY), copy, workers=1, resume=True, console=console)
+    assert f"{copy}: resuming with scripted added to its reference agents" in notes.getvalue()
+    assert study_numbers(resumed) == study_numbers(straight)
+    assert [r.name for r in resumed.reference] == ["scripted"] and kept.stat().st_mtime_ns == before
+    assert yaml.safe_load(stored.read_text())["reference_agents"] == ["scripted"]
+
+
 def test_resume_guards(tmp_path: Path) -> None:
     cfg = parse_study(TINY)
     with pytest.raises(UsageError, match="nothing to resume"):

@@ -30,8 +30,8 @@ from sim2human import outputs
 from sim2human.agents.policy import PolicyAgent
 from sim2human.diagnostics.stored import diagnose_run
 from sim2human.experiments.research.human_eval import export_run
-from sim2human.experiments.study import runner
 from sim2human.experiments.study.config import parse_study
+from sim2human.experiments.study.resume import prepare
 from sim2human.integrations.export import export
 from sim2human.metrics import embeddings
 from sim2human.outputs import OutputError
@@ -225,13 +225,13 @@ def test_resume_removes_a_linked_unfinished_sub_run_as_a_link(tmp_path: Path) ->
     cfg = parse_study(TINY, "tiny")
     out = tmp_path / "run"
     out.mkdir()
-    runner._prepare(cfg, out, resume=False, note=print)  # writes config.yaml
+    prepare(cfg, out, resume=False, note=print)  # writes config.yaml
     outside = tmp_path / "outside"
     (outside / "seed-0").mkdir(parents=True)
     (outside / "seed-0" / "metrics.jsonl").write_text('{"update": 0}\n')
     (out / "conditions" / "ensemble-uniform").mkdir(parents=True)
     (out / "conditions" / "ensemble-uniform" / "seed-0").symlink_to(outside / "seed-0")
-    todo = runner._prepare(cfg, out, resume=True, note=print)
+    todo = prepare(cfg, out, resume=True, note=print)
     assert ("ensemble-uniform", 0) in todo
     assert not (out / "conditions" / "ensemble-uniform" / "seed-0").exists()
     assert (outside / "seed-0" / "metrics.jsonl").read_text() == '{"update": 0}\n'
@@ -241,14 +241,14 @@ def test_resume_refuses_a_condition_folder_that_leads_outside(tmp_path: Path) ->
     cfg = parse_study(TINY, "tiny")
     out = tmp_path / "run"
     out.mkdir()
-    runner._prepare(cfg, out, resume=False, note=print)
+    prepare(cfg, out, resume=False, note=print)
     outside = tmp_path / "outside"
     (outside / "seed-0").mkdir(parents=True)
     (outside / "seed-0" / "episodes.jsonl").write_text("someone else's\n")
     (out / "conditions").mkdir()
     (out / "conditions" / "ensemble-uniform").symlink_to(outside, target_is_directory=True)
     with pytest.raises(OutputError, match="leads outside"):
-        runner._prepare(cfg, out, resume=True, note=print)  # the old code deleted outside/seed-0
+        prepare(cfg, out, resume=True, note=print)  # the old code deleted outside/seed-0
     assert (outside / "seed-0" / "episodes.jsonl").read_text() == "someone else's\n"
 
 
@@ -258,7 +258,7 @@ def test_the_study_config_replaces_a_link(tmp_path: Path) -> None:
     out = tmp_path / "run"
     out.mkdir()
     (out / "config.yaml").symlink_to(victim)
-    runner._prepare(parse_study(TINY, "tiny"), out, resume=False, note=print)
+    prepare(parse_study(TINY, "tiny"), out, resume=False, note=print)
     assert victim.read_text() == "precious"
     assert "tiny-rel" in (out / "config.yaml").read_text()
 

@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 import torch
-import yaml
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -35,17 +34,17 @@ from sim2human.experiments.study.condition import (
     run_condition,
     trained_episodes,
 )
-from sim2human.experiments.study.config import WARM_START_AGENT, StudyConfig, parse_study
+from sim2human.experiments.study.config import WARM_START_AGENT, StudyConfig
 from sim2human.experiments.study.diversity import diversity_groups, measure_groups
 from sim2human.experiments.study.lm_condition import run_lm_condition
 from sim2human.experiments.study.plan import StudyPlan
 from sim2human.experiments.study.results import FailedRun, StudyResult, write_study_result
+from sim2human.experiments.study.resume import finished, prepare
 from sim2human.experiments.study.warm_start_reference import reference_warm_start
-from sim2human.experiments.study.wholeness import TornSubRun, read_whole
 from sim2human.experiments.study.world import StudyWorld
 from sim2human.llm.client import EndpointConfig
-from sim2human.store.layout import CONFIG_YAML, DIVERSITY_JSON, SUMMARY, RunLayout
-from sim2human.store.loading import output_dir, read_text, read_yaml
+from sim2human.store.layout import DIVERSITY_JSON, RunLayout
+from sim2human.store.loading import output_dir
 from sim2human.store.lock import run_lock
 from sim2human.store.rundir import write_json
 from sim2human.train.config import LMAgentConfig
@@ -111,76 +110,16 @@ def _work(config: StudyConfig | str, kind: str, name: str, seed: int, out: str) 
 
 def _side_jobs(cfg: StudyConfig, out: Path, note: Note) -> list[Call]:
     """The reference agents' evaluations and the diversity measurement not yet stored (or torn:
-    ``_finished``)."""
+    ``resume.finished``)."""
     jobs: list[Call] = []
     for name in cfg.reference_agents:
         ref = RunLayout(out).reference(name)
-        if not _finished(cfg, out, ref, note):
+        if not finished(cfg, out, ref, note):
             outputs.remove(ref, inside=out)  # a linked one as a link, never followed
             jobs.append(("reference", name, 0, str(ref)))
     if not (out / DIVERSITY_JSON).exists():
         jobs.append(("diversity", "", 0, str(out / DIVERSITY_JSON)))
     return jobs
-
-
-def _stored_config(path: Path) -> StudyConfig | None:
-    """The stored config as this version reads it (one written before a field existed, such as
-    a condition's ``role``, gets its default), or None if it no longer parses."""
-    try:
-        return parse_study(read_yaml(path, "stored study config"), str(path))
-    except UsageError:
-        return None
-
-
-def _prepare(cfg: StudyConfig, out: Path, resume: bool, note: Note) -> list[tuple[str, int]]:
-    """The sub-runs still to do. Resuming keeps every finished sub-run that is whole
-    (``_finished``) and clears the others: each is deterministic by its seed, so rerunning it
-    whole gives the numbers a straight-through run would have given."""
-    config_text = yaml.safe_dump(cfg.model_dump(mode="json"), sort_keys=False)
-    stored = out / CONFIG_YAML
-    if resume:
-        if not stored.exists():
-            raise UsageError(f"{out}: nothing to resume (no config.yaml)")
-        if read_text(stored, "stored study config") != config_text and (
-            _stored_config(stored) != cfg
-        ):
-            raise UsageError(
-                f"{out}: the study config differs from the one it was started with; "
-                "resume with the same file and --quick setting"
-            )
-    elif RunLayout(out).conditions.exists():
-        raise UsageError(
-            f"{out}: already holds sub-runs; pass --resume to continue it, or choose another --out"
-        )
-    outputs.write_text(stored, config_text, inside=out)
-    return _unfinished(cfg, out, note)
-
-
-def _unfinished(cfg: StudyConfig, out: Path, note: Note) -> list[tuple[str, int]]:
-    """The sub-runs to run, each cleared first: those never finished, and torn ones."""
-    todo = []
-    for c in cfg.conditions:
-        for seed in cfg.seeds:
-            sub = RunLayout(out).sub_run(c.name, seed)
-            if _finished(cfg, out, sub, note):
-                continue
-            outputs.remove(sub, inside=out)  # a linked one as a link, never followed
-            todo.append((c.name, seed))
-    return todo
-
-
-def _finished(cfg: StudyConfig, out: Path, sub: Path, note: Note) -> bool:
-    """Whether ``sub`` finished (its ``summary.json`` is written last) and its log holds what
-    the summary records; a torn one is named (``note``) and run again. Episodes of another
-    scenario are refused: that directory holds another study's sub-run."""
-    if not (sub / SUMMARY).exists():
-        return False
-    try:
-        read_whole(sub, cfg.scenario, "running it again")
-    except TornSubRun as err:
-        note(f"{sub.relative_to(out)}: {err.why}; running it again")
-        return False
-    return True
 
 
 def run_study(
@@ -226,7 +165,7 @@ def run_study(
     with run_lock(
         output_dir(out, "run directory"), "study --resume" if resume else "study", note=note
     ):
-        jobs = _prepare(cfg, out, resume, note)  # against the config as written, not endpoints
+        jobs = prepare(cfg, out, resume, note)  # against the config as written, not endpoints
         needed = set(plan.endpoints)
         if workers is None and plan.model_takes_every_core():
             workers = 1
