@@ -1,7 +1,7 @@
 """The diagnostics read a damaged run as far as it holds and say where it does not: a torn
 finished sub-run is named with its counts and its evaluation left out; a line that is not UTF-8
 is named by file and line; another scenario's episodes are refused; a stored diagnosis whose
-run changed since is taken again."""
+run changed since, or taken by a version that judged differently, is taken again."""
 
 from __future__ import annotations
 
@@ -16,7 +16,13 @@ from planted_runs import write_sub_run
 from sim2human.cli.app import main
 from sim2human.diagnostics import stored
 from sim2human.diagnostics.rundir import load_run_dir
-from sim2human.diagnostics.stored import INPUTS, diagnose_run, load_diagnosis
+from sim2human.diagnostics.stored import (
+    DIAGNOSIS_FORMAT,
+    FORMAT,
+    INPUTS,
+    diagnose_run,
+    load_diagnosis,
+)
 from sim2human.experiments.study.wholeness import LOGGED, counts
 from sim2human.metrics import embeddings
 from sim2human.store.layout import DIAGNOSIS_JSON, EPISODES, SUMMARY
@@ -135,6 +141,27 @@ def test_a_stored_diagnosis_is_taken_again_once_its_run_changed(
     with monkeypatch.context() as m:
         _no_diagnosing(m)
         assert load_diagnosis(run) == again  # stored: taken once, not on every read
+
+
+def test_a_diagnosis_stored_by_a_version_that_judged_differently_is_taken_again(
+    run: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A run unchanged since it was diagnosed, by a version before ``format`` was recorded (or
+    of another one), is diagnosed again once: its verdicts are an old rule's."""
+    monkeypatch.setattr(embeddings, "_load_minilm", lambda: "not needed here")
+    first = diagnose_run(run)
+    path = run / DIAGNOSIS_JSON
+    raw = json.loads(path.read_text())
+    assert raw[FORMAT] == DIAGNOSIS_FORMAT
+    del raw[FORMAT]
+    raw["conditions"][0]["verdict"]["headline"] = "an old rule's words"
+    path.write_text(json.dumps(raw))
+    again = load_diagnosis(run)
+    assert "taken by another version, which judged runs differently" in capsys.readouterr().err
+    assert again == first and json.loads(path.read_text())[FORMAT] == DIAGNOSIS_FORMAT
+    with monkeypatch.context() as m:
+        _no_diagnosing(m)
+        assert load_diagnosis(run) == first  # stored again: taken once
 
 
 def test_a_report_of_a_changed_run_reads_its_logs_once(

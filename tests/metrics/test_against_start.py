@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from sim2human.metrics.against_start import against_start
+from sim2human.metrics.against_start import against_start, widening
 from sim2human.types import Episode, Outcome
 
 OUTCOME = Outcome(success=False, fields={}, completed=False, dropped=False)
@@ -54,3 +54,20 @@ def test_groups_are_the_caller_s_and_a_group_with_no_pair_is_absent() -> None:
     )
     assert set(found) == {"heldout", "real"}
     assert found["real"].change.mean == 1.0 and found["heldout"].change.mean == 0.0
+
+
+def test_widening_is_the_trained_drop_minus_the_start_s_on_the_same_calls() -> None:
+    """The start completes both training calls and one of two held out (drop 0.5); the trained
+    agent completes both training calls and none held out (drop 1.0): widened by 0.5. A call
+    with no partner is left out; a seed without both splits paired adds nothing."""
+    train = [call(True, "t", 1, "train"), call(True, "t", 2, "train")]
+    start = {0: [*train, call(True, "a", 1), call(False, "a", 2)], 1: [train[0]]}
+    trained = {
+        0: [*train, call(False, "a", 1), call(False, "a", 2), call(True, "a", 9)],
+        1: [call(False, "t", 1, "train")],
+    }
+    wider = widening(trained, start, gold, n_boot=200)
+    assert wider.mean == pytest.approx(0.5) and wider.n == 4
+    assert wider.ci[0] <= 0.5 <= wider.ci[1]
+    same = widening(start, start, gold, n_boot=200)
+    assert same.mean == 0.0 and same.ci == (0.0, 0.0)

@@ -354,7 +354,7 @@ def command_lines(draw: st.DrawFn, paths: dict[str, str]) -> list[str]:
             "--perturbations",
         ],
         "report": ["--condition"],
-        "diagnose": ["--condition", "--max-gap", "--max-drop"],
+        "diagnose": ["--condition", "--max-gap", "--max-drop", "--max-loss"],
         "eval-agent": ["--split", "--episodes", "--system-prompt", "--out", "--base-url"],
         "serve": ["--port", "--parallel", "--threads"],
         "demo": ["--workers"],

@@ -228,6 +228,7 @@ FLAGS = [
     ("eval-agent", "--temperature"),
     ("diagnose", "--max-gap"),
     ("diagnose", "--max-drop"),
+    ("diagnose", "--max-loss"),
     ("export", "--min-gold"),
 ]
 

@@ -63,7 +63,16 @@ DropOpt = Annotated[
         help="Largest allowed drop in success from training to held-out members, 0-1.",
     ),
 ]
-
+LossOpt = Annotated[
+    float,
+    typer.Option(
+        "--max-loss",
+        parser=finite(0.0, 1.0),
+        metavar="FLOAT",
+        help="A trained language-model agent: largest allowed fall below its warm start's "
+        "success on the same held-out calls (and widening of its drop), 0-1.",
+    ),
+]
 MinNOpt = Annotated[int, typer.Option("--min-n", min=1, help="Fewest episodes per side to judge.")]
 MinGoldOpt = Annotated[
     float,
@@ -82,6 +91,7 @@ def diagnose(
     fail_on_collapse: FailOpt = False,
     max_gap: GapOpt = DEFAULTS.max_gap,
     max_drop: DropOpt = DEFAULTS.max_drop,
+    max_loss: LossOpt = DEFAULTS.max_loss,
     min_n: MinNOpt = GATE_MIN_N,
     min_gold: MinGoldOpt = DEFAULTS.min_gold,
     out_dir: OutOpt = None,
@@ -106,7 +116,9 @@ def diagnose(
 
     output = Output(as_json, quiet)
     out, err = output.table_console(Console()), output.progress_console()
-    limits = Thresholds(max_gap=max_gap, max_drop=max_drop, min_n=min_n, min_gold=min_gold)
+    limits = Thresholds(
+        max_gap=max_gap, max_drop=max_drop, max_loss=max_loss, min_n=min_n, min_gold=min_gold
+    )
     with reading(run_dir, out_dir, "diagnose", noter(err, run_dir)) as r:
         if r.store is None:
             err.print(f"note: {r.unstored('the diagnosis')}", highlight=False, soft_wrap=True)

@@ -16,9 +16,9 @@ from sim2human.diagnostics import side_by_side
 from sim2human.diagnostics.replay import ablate, phrasings_of
 from sim2human.diagnostics.rundir import RunDir, SubRun
 from sim2human.diagnostics.verdict import Thresholds, Verdict, judge
-from sim2human.experiments.study.config import WARM_START_AGENT, warm_start_seed
+from sim2human.diagnostics.warm_start import by_seed, quirk_shares, start_reading, warm_start_calls
 from sim2human.experiments.study.results import StudyResult
-from sim2human.metrics.against_start import Change, against_start, paired
+from sim2human.metrics.against_start import Change
 from sim2human.metrics.collapse import (
     N_BOOT,
     Behaviour,
@@ -34,12 +34,12 @@ from sim2human.metrics.collapse import (
     transfer,
 )
 from sim2human.metrics.heard_unrecorded import Unrecorded, unrecorded
-from sim2human.metrics.outcomes import GOLDS, Estimate, cluster_bootstrap
+from sim2human.metrics.outcomes import GOLDS, Estimate
 from sim2human.metrics.overoptimisation import EvalPoint, OverFit, fit_overoptimisation
 from sim2human.metrics.task_pay import TaskPay, task_pay
 from sim2human.scenarios.core import AnyScenario, headline_metric
 from sim2human.simulators.base import SimulatorSpec
-from sim2human.simulators.kinds import is_programmatic, speaks_real_words
+from sim2human.simulators.kinds import is_programmatic
 from sim2human.types import Episode, Frozen, Turn
 
 MAX_PHRASINGS = 6
@@ -249,15 +249,10 @@ def diagnose_condition(
         if p.heldout_field_accuracy is not None and p.d is not None
     ]
     fit = fit_overoptimisation(points)
-    checkpoints: dict[str, str] = {}
-    for s in subs:
-        if fit is not None and s.run in fit.stop:
-            row = next((r for r in s.metrics if r.get("update") == fit.stop[s.run]), {})
-            if isinstance(row.get("checkpoint"), str):
-                checkpoints[s.run] = str((s.path / row["checkpoint"]).as_posix())
     exploits, _, quirks, examples = _exploits(subs, scenario, limits, n_boot)
     held = [e for eps in by_run.values() for e in eps if e.split == "heldout"]
-    trained = _by_seed(subs)  # its calls by study seed, read against the warm start's
+    trained = by_seed(subs)  # its calls by study seed, read against the warm start's
+    reading = start_reading(trained, start, value, n_boot) if start else None
     return ConditionDiagnosis(
         name=name,
         runs=[s.run for s in subs],
@@ -268,13 +263,13 @@ def diagnose_condition(
         curve=curve,
         eval_points=points,
         overfit=fit,
-        checkpoints=checkpoints,
+        checkpoints=_checkpoints(subs, fit),
         exploits=exploits,
         quirks=quirks,
         examples=examples,
         behaviour=behaviour(held) if held else None,
         robustness=robustness(held) if held else None,
-        verdict=judge(name, tr, exploits, quirks, limits, metric),
+        verdict=judge(name, tr, exploits, quirks, limits, metric, reading),
         own_words=_own_words(subs),
         task_pay=task_pay({s.run: s.episodes for s in subs}, n_boot=n_boot),
         unrecorded={
@@ -282,50 +277,19 @@ def diagnose_condition(
             for split in ("train", "heldout")
             if (found := unrecorded(by_run, scenario, split, n_boot=n_boot)) is not None
         },
-        against_start=against_start(trained, start, _group, value, n_boot) if start else {},
-        quirk_share_against_start=_quirk_shares(subs, trained, start, n_boot) if start else None,
+        against_start=reading.changes if reading else {},
+        quirk_share_against_start=quirk_shares(subs, trained, start, n_boot) if start else None,
     )
 
 
-def _quirk_shares(
-    subs: Sequence[SubRun],
-    trained: Mapping[int, Sequence[Episode]],
-    start: Mapping[int, Sequence[Episode]],
-    n_boot: int,
-) -> tuple[Estimate, Estimate] | None:
-    """``quirk_share_against_start``: intervals resample calls, then turns."""
-    quirky = [p.lower() for s in subs for p in s.quirk_phrasings]
-    held = [(b, e) for _, b, e in paired(trained, start) if e.split == "heldout"]
-    if not quirky or not held:
-        return None
-
-    def share(calls: Sequence[Episode]) -> Estimate:
-        turns = [(e.id, t.text.lower()) for e in calls for t in e.agent_turns]
-        says = [float(any(p in text for p in quirky)) for _, text in turns]
-        return cluster_bootstrap(says, [call for call, _ in turns], n_boot=n_boot)
-
-    return share([b for b, _ in held]), share([e for _, e in held])
-
-
-def _by_seed(subs: Sequence[SubRun]) -> dict[int, list[Episode]]:
-    """A condition's evaluation calls by the study seed of its training run."""
-    seeds = {s.run: (s.summary or {}).get("seed") for s in subs}
-    return {seed: s.evals for s in subs if isinstance(seed := seeds[s.run], int)}
-
-
-def _group(e: Episode) -> str:
-    """Where a call is read against the warm start: the tables' groups
-    (``metrics.against_start.GROUPS``)."""
-    return "real" if speaks_real_words(e) else e.split
-
-
-def warm_start_calls(run: RunDir) -> dict[int, list[Episode]]:
-    """The ``warm-start`` reference agent's evaluation calls by study seed (none without it)."""
-    sub = run.reference.get(WARM_START_AGENT)
-    out: dict[int, list[Episode]] = {}
-    for e in sub.evals if sub is not None else ():
-        if (seed := warm_start_seed(e.condition)) is not None:
-            out.setdefault(seed, []).append(e)
+def _checkpoints(subs: Sequence[SubRun], fit: OverFit | None) -> dict[str, str]:
+    """Training run -> the checkpoint the overoptimisation fit says to stop at, where saved."""
+    out: dict[str, str] = {}
+    for s in subs:
+        if fit is not None and s.run in fit.stop:
+            row = next((r for r in s.metrics if r.get("update") == fit.stop[s.run]), {})
+            if isinstance(row.get("checkpoint"), str):
+                out[s.run] = str((s.path / row["checkpoint"]).as_posix())
     return out
 
 

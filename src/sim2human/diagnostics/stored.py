@@ -15,8 +15,10 @@ SHA-256 of every file ``load_run_dir`` reads); one whose run has changed since (
 added, edited) is taken again when it is loaded, with the thresholds it was taken with, instead of
 being rendered as if it still held. A file with a new time and the same bytes (a run copied,
 unpacked or synced without its times) is not a change: hashing it costs a fraction of a second,
-taking the diagnosis again most of what a report costs. ``inputs`` is kept out of the
-``Diagnosis`` itself, so reports do not show it.
+taking the diagnosis again most of what a report costs. It records the ``format`` that took it
+too: one taken by a version that judges differently (``DIAGNOSIS_FORMAT``) is taken again, so a
+report never shows an old rule's verdict as today's. ``inputs`` and ``format`` are kept out of
+the ``Diagnosis`` itself, so reports do not show them.
 """
 
 from __future__ import annotations
@@ -56,6 +58,12 @@ from sim2human.store.rundir import write_json
 
 INPUTS = "inputs"
 """The key of ``diagnosis.json`` that records what the diagnosis was taken from."""
+FORMAT = "format"
+"""The key of ``diagnosis.json`` that records which ``DIAGNOSIS_FORMAT`` took it."""
+DIAGNOSIS_FORMAT = 2
+"""Raised whenever this version would diagnose an unchanged run differently (a new rule, field
+or wording): a stored diagnosis of another format is taken again when loaded, like one whose run
+changed. 2: language-model conditions judged against their warm start."""
 _READ = {EPISODES, METRICS, SUMMARY, MEMBERS, CONFIG}
 """The files of a sub-run that ``load_run_dir`` reads."""
 
@@ -107,7 +115,7 @@ def diagnose_run(
         if store:
             write_json(
                 diagnosis_path(folder, condition),
-                {**d.model_dump(), INPUTS: taken_from},
+                {**d.model_dump(), INPUTS: taken_from, FORMAT: DIAGNOSIS_FORMAT},
                 inside=inside,
             )
     return d
@@ -183,12 +191,17 @@ def changed_since(run_dir: Path, stored: Any) -> bool:
 
 
 def _again(
-    run_dir: Path, condition: str | None, stale: Diagnosis, folder: Path, run: RunDir | None
+    run_dir: Path,
+    condition: str | None,
+    stale: Diagnosis,
+    folder: Path,
+    run: RunDir | None,
+    why: str,
 ) -> Diagnosis:
     """``stale`` (stored in ``folder``: the run, or a reader's ``--out``) taken again from the
     run as it is now (``run``, when the caller has read it already), stored back in ``folder``
-    when it can be written."""
-    say = f"note: {diagnosis_path(folder, condition)}: the run changed since it was taken"
+    when it can be written; ``why`` it is stale, in words."""
+    say = f"note: {diagnosis_path(folder, condition)}: {why}"
     print(f"{say}; diagnosing it again", file=sys.stderr)
     out_dir = None if folder == run_dir else folder
     try:
@@ -255,6 +268,7 @@ def load_diagnosis(
     try:
         raw = read_json_object(path, "diagnosis")
         taken_from = raw.pop(INPUTS, None)
+        made_by = raw.pop(FORMAT, 1)
         d = Diagnosis.model_validate(raw)
     except UsageError as err:
         raise RunDirError(str(err)) from None
@@ -265,7 +279,12 @@ def load_diagnosis(
             f"{path}: not a diagnosis ({loc}: {first['msg']}); rewrite it with "
             f"`sim2human diagnose {run_dir}`"
         ) from None
-    return _again(run_dir, condition, d, folder, run) if changed_since(run_dir, taken_from) else d
+    if made_by != DIAGNOSIS_FORMAT:
+        why = "it was taken by another version, which judged runs differently"
+        return _again(run_dir, condition, d, folder, run, why)
+    if changed_since(run_dir, taken_from):
+        return _again(run_dir, condition, d, folder, run, "the run changed since it was taken")
+    return d
 
 
 def load_diversity(run_dir: Path) -> StoredDiversity:

@@ -15,6 +15,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 
+import numpy as np
+
+from sim2human.metrics.collapse import split_difference
 from sim2human.metrics.outcomes import Estimate, cluster_bootstrap
 from sim2human.types import Episode, Frozen
 
@@ -61,6 +64,25 @@ def against_start(
             change=cluster_bootstrap(diffs, [c for _, _, c in rows], n_boot=n_boot),
         )
     return out
+
+
+def widening(
+    trained: Mapping[int, Sequence[Episode]],
+    start: Mapping[int, Sequence[Episode]],
+    value: Callable[[Episode], float],
+    n_boot: int = 1000,
+) -> Estimate:
+    """How much training widened the drop from training members to held out: the trained
+    agent's drop minus its start's, over the calls both played. Per call the change (trained
+    minus start), then the drop of those changes with the drop's own interval
+    (``metrics.collapse.split_difference``: study seeds, then calls per split)."""
+    by_seed: dict[int, tuple[list[float], list[float]]] = {}
+    for seed, b, e in paired(trained, start):
+        train, held = by_seed.setdefault(seed, ([], []))
+        if e.split in ("train", "heldout"):
+            (train if e.split == "train" else held).append(value(e) - value(b))
+    runs = [(np.asarray(t), np.asarray(h)) for t, h in by_seed.values() if t and h]
+    return split_difference(runs, n_boot)
 
 
 def paired(

@@ -70,6 +70,15 @@ def _drop(
         ho = np.asarray([value(e) for e in eps if e.split == "heldout"], dtype=float)
         if tr.size and ho.size:
             runs.append((tr, ho))
+    return split_difference(runs, n_boot, seed)
+
+
+def split_difference(
+    runs: Sequence[tuple[np.ndarray, np.ndarray]], n_boot: int, seed: int = 0
+) -> Estimate:
+    """The mean of every run's first values minus the mean of their second (training members,
+    held out), resampling runs, then each run's values per side: the drop's interval, for
+    whatever values a caller drops (gold, or a change from a warm start)."""
     if not runs:
         return _nan()
     mean = float(

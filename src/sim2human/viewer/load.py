@@ -16,7 +16,7 @@ from pydantic import ValidationError
 
 from sim2human.diagnostics.analyse import Diagnosis
 from sim2human.diagnostics.rundir import RunDir, load_run_dir
-from sim2human.diagnostics.stored import INPUTS, changed_since, diagnosis_path
+from sim2human.diagnostics.stored import FORMAT, INPUTS, changed_since, diagnosis_path
 from sim2human.errors import RunDirError, UsageError
 from sim2human.metrics.collapse import Transfer
 from sim2human.store.loading import read_json_object
@@ -29,6 +29,7 @@ def _diagnosis(path: Path, note: Note) -> tuple[Diagnosis | None, object]:
     try:
         raw = read_json_object(path, "diagnosis")
         taken_from = raw.pop(INPUTS, None)
+        raw.pop(FORMAT, None)  # the viewer shows no verdict: another version's flags still hold
         return Diagnosis.model_validate(raw), taken_from
     except UsageError as err:
         note(f"{err}; no turns are highlighted")
