@@ -66,7 +66,7 @@ def _resumable(stored: StudyConfig | None, cfg: StudyConfig, out: Path, note: No
             f"{out}: the study config differs from the one it was started with; "
             "resume with the same file and --quick setting (only reference agents may be added)"
         )
-    note(f"{out}: resuming with {', '.join(added)} added to its reference agents")
+    note(f"resuming with {', '.join(added)} added to its reference agents")
 
 
 def _unfinished(cfg: StudyConfig, out: Path, note: Note) -> list[tuple[str, int]]:
