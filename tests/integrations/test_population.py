@@ -68,3 +68,27 @@ def test_a_chat_agent_is_evaluated_like_the_built_in_one(tmp_path: Path) -> None
     assert seen[0][0]["role"] == "system" and seen[0][1]["role"] == "user"
     assert all(m["role"] in ("user", "assistant") for m in seen[-1][1:])
     assert (tmp_path / "summary.json").exists() and (tmp_path / "members.json").exists()
+
+
+def test_prioritized_level_replay_learns_from_a_trainer_s_groups(pool: QuirkPool) -> None:
+    """A user's GRPO trainer feeds its groups whole: PLR scores each level (member, seed) by its
+    calls' reward spread, as the study's GRPO does, where it used to refuse the batch for want
+    of the trainer's advantages."""
+    from sim2human.types import Episode, Outcome
+
+    ens = Ensemble.from_families(["chatty"], ["noisy-line"], 2, pool)
+    pop = population(ens, sampler="plr", sampler_args={"min_levels": 1})
+    rng = np.random.default_rng(0)
+    levels = [pop.draw(rng) for _ in range(2)]
+    lost = Outcome(success=False, fields={}, completed=False, dropped=False)
+    calls = [
+        Episode.model_construct(simulator_id=spec.id, seed=seed, proxy=proxy, gold=lost)
+        for (spec, seed), proxies in zip(levels, [(0.2, 0.6, 1.0), (0.5, 0.5, 0.5)], strict=True)
+        for proxy in proxies
+    ]
+    pop.update(calls)
+    scores = dict(zip(pop.sampler.levels, pop.sampler.scores, strict=True))  # type: ignore[attr-defined]
+    (spec_a, seed_a), (spec_b, seed_b) = levels
+    assert scores[(spec_a.id, seed_a)] == pytest.approx((0.4 + 0.0 + 0.4) / 3)  # about 0.6
+    assert scores[(spec_b.id, seed_b)] == 0.0
+    assert (pop.updates, pop.seen) == (1, 6)

@@ -13,11 +13,20 @@ import torch
 
 from sim2human.agents.lm_models import tiny
 from sim2human.agents.lm_policy import LMPolicy, Trace
+from sim2human.samplers.plr import PLRArgs, PLRSampler
 from sim2human.scenarios.catalog import get_scenario
-from sim2human.train.config import WarmStartConfig
-from sim2human.train.grpo import group_advantages, grpo_loss, kl_k3, padded, token_logprobs
+from sim2human.simulators.base import SimulatorSpec, Traits
+from sim2human.train.config import LMAgentConfig, WarmStartConfig
+from sim2human.train.grpo import (
+    group_advantages,
+    grpo_loss,
+    kl_k3,
+    padded,
+    token_logprobs,
+    train_grpo,
+)
 from sim2human.train.warm_start import fine_tune
-from sim2human.types import ToolCall, Turn
+from sim2human.types import Episode, ToolCall, Turn
 
 INTAKE = get_scenario("intake")
 
@@ -226,3 +235,35 @@ def test_the_warm_start_in_micro_batches_takes_the_whole_batchs_step(policy: LMP
     moved = weights[0] - torch.cat([p.detach().flatten() for p in policy.model.parameters()])
     assert moved.abs().max() > 1e-3
     assert torch.allclose(weights[0], weights[1], atol=1e-5)
+
+
+def test_an_adaptive_sampler_scores_each_level_by_its_group_s_reward_spread(
+    policy: LMPolicy,
+) -> None:
+    """PLR (score ``gae``) reads the trainer's advantages: GRPO gives every call of a group the
+    group's mean |reward - its mean| (before scaling), so a level whose calls all earn the same
+    (no gradient) scores 0 and one whose calls differ scores their spread."""
+    members = [
+        SimulatorSpec(id=f"m{i}", family="standard", traits=Traits(), seed=i) for i in range(2)
+    ]
+    sampler = PLRSampler(members, PLRArgs(min_levels=1))
+    cfg = LMAgentConfig(steps=2, groups=2, group_size=3, max_new_tokens=8, beta=0)
+    steps: list[list[Episode]] = []
+    train_grpo(
+        copy.deepcopy(policy),
+        None,
+        sampler,
+        INTAKE,
+        cfg,
+        seed=0,
+        max_turns=4,
+        on_step=lambda _, calls: steps.append(list(calls)),
+    )
+    scores = dict(zip(sampler.levels, sampler.scores, strict=True))
+    assert len(steps) == 2 and max(scores.values()) > 0  # some group's calls differed
+    for k in range(cfg.groups):
+        group = steps[-1][k * cfg.group_size : (k + 1) * cfg.group_size]
+        assert len({(e.simulator_id, e.seed) for e in group}) == 1  # a group is one level
+        proxies = np.asarray([e.proxy for e in group])
+        spread = float(np.abs(proxies - proxies.mean()).mean())
+        assert scores[(group[0].simulator_id, group[0].seed)] == pytest.approx(spread)

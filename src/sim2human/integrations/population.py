@@ -24,7 +24,7 @@ from sim2human.population.ensemble import Ensemble
 from sim2human.rollout.conversation import MAX_TURNS, AnyConversation, Conversation, Job
 from sim2human.rollout.solvability import solvability
 from sim2human.samplers.build import FixedSampler, Sampler, build_sampler
-from sim2human.samplers.feedback import draw_level
+from sim2human.samplers.feedback import draw_level, spread_by_level
 from sim2human.scenarios.catalog import DEFAULT_SCENARIO, get_scenario
 from sim2human.scenarios.core import AnyScenario
 from sim2human.simulators.base import QuirkPool, SimulatorSpec
@@ -53,6 +53,10 @@ class Population:
     trained_on: dict[str, SimulatorSpec] = field(default_factory=dict)
     """Every training member handed out so far (``fixed`` / adaptive samplers may hand out
     members outside ``ensemble.train``), for the run directory's ``members.json``."""
+    updates: int = 0
+    """Batches fed to ``update`` so far."""
+    seen: int = 0
+    """Episodes fed to ``update`` so far."""
     left_out: tuple[str, ...] = ()
     """The study's families not played here: replayed real callers, whose corpus a study reads
     (``collapse_callback.real_callers(study, n)`` draws a sample of them for a trainer)."""
@@ -109,9 +113,14 @@ class Population:
         return Conversation.open(job, self.scenario, self.max_turns)
 
     def update(self, episodes: Sequence[Episode]) -> None:
-        """Feed finished training episodes to the sampler (adaptive samplers learn from them)."""
+        """Feed finished training episodes to the sampler (adaptive samplers learn from them).
+        The trainer's advantages are not known here: PLR scores each level by its calls' reward
+        spread in the batch, as the study's GRPO does (``feedback.spread_by_level``), so feed a
+        GRPO trainer's groups whole."""
         if episodes:
-            self.sampler.update(episodes)
+            self.updates += 1
+            self.seen += len(episodes)
+            self.sampler.update(episodes, spread_by_level(episodes, self.updates, self.seen))
 
 
 def check_split(split: str) -> None:

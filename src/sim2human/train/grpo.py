@@ -36,7 +36,7 @@ from sim2human.metrics.task_pay import group_lift, training_groups
 from sim2human.rollout.conversation import Job
 from sim2human.rollout.play import play
 from sim2human.samplers.build import Sampler
-from sim2human.samplers.feedback import draw_level
+from sim2human.samplers.feedback import draw_level, spread_by_level
 from sim2human.scenarios.core import AnyScenario
 from sim2human.train.config import LMAgentConfig
 from sim2human.types import Episode
@@ -217,7 +217,7 @@ def train_grpo(
             [e.proxy for e in ordered], cfg.group_size, scale=cfg.scale_rewards
         )
         loss, kl, norm, tokens = _update(policy, ref, optim, traces, advantages, cfg)
-        sampler.update(ordered)
+        sampler.update(ordered, spread_by_level(ordered, step + 1, (step + 1) * len(ordered)))
         seconds = (time.perf_counter() - began, played)
         stats = _stats(step, cfg, ordered, loss, kl, norm, tokens, seconds)
         history.append(stats)
