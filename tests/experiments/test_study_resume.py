@@ -114,33 +114,41 @@ def test_resume_refuses_a_sub_run_of_another_scenario(
     assert (copy / "study.json").read_bytes() == study_json
 
 
-def test_resume_may_add_a_reference_agent_and_nothing_else(
+def test_resume_may_add_conditions_and_reference_agents_and_nothing_else(
     straight_run: tuple[StudyResult, Path], tmp_path: Path
 ) -> None:
-    """A run started without the scripted reference resumes with it: the conditions' sub-runs
-    kept, the row evaluated beside them, the numbers the straight run's. Any other change is
-    refused before anything is written."""
+    """A run started without the PLR condition and the scripted reference resumes with both:
+    the other condition's sub-run kept, the new ones run beside it, the numbers the straight
+    run's. Any other change is refused before anything is written."""
     straight, a = straight_run
     copy = tmp_path / "e"
     shutil.copytree(a, copy)
     stored = copy / "config.yaml"
     old = yaml.safe_load(stored.read_text())
     old["reference_agents"] = []
+    old["conditions"] = [c for c in old["conditions"] if c["name"] != "ensemble-plr"]
     stored.write_text(yaml.safe_dump(old, sort_keys=False))
-    shutil.rmtree(copy / "reference")
+    for gone in ("reference", "conditions/ensemble-plr", "adaptive"):
+        shutil.rmtree(copy / gone)
     (copy / "study.json").unlink()
-    kept = copy / "conditions" / "ensemble-plr" / "seed-0" / SUMMARY
+    kept = copy / "conditions" / "ensemble-uniform" / "seed-0" / SUMMARY
     before = kept.stat().st_mtime_ns
 
     other = parse_study({**TINY, "eval": {**TINY["eval"], "bootstrap": 200}})
-    with pytest.raises(UsageError, match="only reference agents may be added"):
+    with pytest.raises(UsageError, match="conditions and reference agents may be added"):
         run_study(other, copy, workers=1, resume=True)
+    changed = [{**TINY["conditions"][0], "sampler": "randomized"}, TINY["conditions"][1]]
+    with pytest.raises(UsageError, match="differs from the one it was started with"):
+        run_study(parse_study({**TINY, "conditions": changed}), copy, workers=1, resume=True)
     assert yaml.safe_load(stored.read_text())["reference_agents"] == []  # nothing written
+    assert (copy / "diversity.json").exists()
 
     notes = io.StringIO()
     console = Console(file=notes, width=400)
     resumed = run_study(parse_study(TINY), copy, workers=1, resume=True, console=console)
-    assert f"{copy}: resuming with scripted added to its reference agents" in notes.getvalue()
+    said = notes.getvalue()
+    assert f"{copy}: resuming with condition ensemble-plr, reference agent scripted added" in said
+    assert "diversity.json: made again (it reads every condition)" in said
     assert study_numbers(resumed) == study_numbers(straight)
     assert [r.name for r in resumed.reference] == ["scripted"] and kept.stat().st_mtime_ns == before
     assert yaml.safe_load(stored.read_text())["reference_agents"] == ["scripted"]

@@ -2,7 +2,7 @@
 
 A resume keeps every finished, whole sub-run and runs the rest again from scratch: each is
 deterministic by its seed, so the numbers are a straight-through run's. It refuses a config
-other than the stored one, except for added reference agents.
+other than the stored one, except for added conditions and reference agents.
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ import yaml
 from sim2human import outputs
 from sim2human.errors import UsageError
 from sim2human.experiments.executors.units import Note
-from sim2human.experiments.study.config import StudyConfig, parse_study
+from sim2human.experiments.study.config import WARM_START_AGENT, StudyConfig, parse_study
 from sim2human.experiments.study.wholeness import TornSubRun, read_whole
-from sim2human.store.layout import CONFIG_YAML, SUMMARY, RunLayout
+from sim2human.store.layout import CONFIG_YAML, DIVERSITY_JSON, SUMMARY, RunLayout
 from sim2human.store.loading import read_text, read_yaml
 
 
@@ -49,24 +49,37 @@ def prepare(cfg: StudyConfig, out: Path, resume: bool, note: Note) -> list[tuple
 
 
 def _resumable(stored: StudyConfig | None, cfg: StudyConfig, out: Path, note: Note) -> None:
-    """Refuse to resume under another config, except one that only adds reference agents (a
-    language-model run made before its warm start was a row gains it on ``--resume``: the
-    conditions' sub-runs are kept, the new rows are evaluated beside them)."""
+    """Refuse to resume under another config, except one that only adds conditions or
+    reference agents: the finished sub-runs are kept (each depends on its condition and seed
+    alone) and the new ones run beside them. A language-model run made before its warm start
+    was a row gains it; a study gains a condition without rerunning the others. What reads
+    every condition is made again: the warm start's row (it plays each condition's training
+    members) and the simulators' diversity."""
     if stored == cfg:
         return
-    before = stored.reference_agents if stored is not None else ()
-    added = [a for a in cfg.reference_agents if a not in before]
+    had = {c.name: c for c in stored.conditions} if stored is not None else {}
+    new = [c.name for c in cfg.conditions if c.name not in had]
+    agents = [a for a in cfg.reference_agents if stored is None or a not in stored.reference_agents]
+    changes = {"reference_agents": cfg.reference_agents, "conditions": cfg.conditions}
     if (
         stored is None
-        or not added
-        or not set(before) <= set(cfg.reference_agents)
-        or stored.model_copy(update={"reference_agents": cfg.reference_agents}) != cfg
+        or not (new or agents)
+        or any(c != had.get(c.name, c) for c in cfg.conditions)
+        or not set(had) <= {c.name for c in cfg.conditions}
+        or not set(stored.reference_agents) <= set(cfg.reference_agents)
+        or stored.model_copy(update=changes) != cfg
     ):
         raise UsageError(
-            f"{out}: the study config differs from the one it was started with; "
-            "resume with the same file and --quick setting (only reference agents may be added)"
+            f"{out}: the study config differs from the one it was started with; resume with the "
+            "same file and --quick setting (conditions and reference agents may be added)"
         )
-    note(f"resuming with {', '.join(added)} added to its reference agents")
+    added = [*(f"condition {n}" for n in new), *(f"reference agent {a}" for a in agents)]
+    note(f"resuming with {', '.join(added)} added")
+    if new:
+        for stale in (RunLayout(out).reference(WARM_START_AGENT), out / DIVERSITY_JSON):
+            if stale.exists() or stale.is_symlink():
+                note(f"{stale.relative_to(out)}: made again (it reads every condition)")
+                outputs.remove(stale, inside=out)
 
 
 def _unfinished(cfg: StudyConfig, out: Path, note: Note) -> list[tuple[str, int]]:
