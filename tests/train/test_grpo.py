@@ -242,11 +242,13 @@ def test_an_adaptive_sampler_scores_each_level_by_its_group_s_reward_spread(
 ) -> None:
     """PLR (score ``gae``) reads the trainer's advantages: GRPO gives every call of a group the
     group's mean |reward - its mean| (before scaling), so a level whose calls all earn the same
-    (no gradient) scores 0 and one whose calls differ scores their spread."""
+    (no gradient) scores 0 and one whose calls differ scores their spread. The second step
+    replays the first's levels, and every call keeps an id of its own (the run's log stores
+    each once)."""
     members = [
         SimulatorSpec(id=f"m{i}", family="standard", traits=Traits(), seed=i) for i in range(2)
     ]
-    sampler = PLRSampler(members, PLRArgs(min_levels=1))
+    sampler = PLRSampler(members, PLRArgs(min_levels=1, replay_prob=1.0))
     cfg = LMAgentConfig(steps=2, groups=2, group_size=3, max_new_tokens=8, beta=0)
     steps: list[list[Episode]] = []
     train_grpo(
@@ -261,6 +263,10 @@ def test_an_adaptive_sampler_scores_each_level_by_its_group_s_reward_spread(
     )
     scores = dict(zip(sampler.levels, sampler.scores, strict=True))
     assert len(steps) == 2 and max(scores.values()) > 0  # some group's calls differed
+    replayed = {(e.simulator_id, e.seed) for e in steps[1]}
+    assert replayed <= {(e.simulator_id, e.seed) for e in steps[0]}
+    ids = [e.id for calls in steps for e in calls]
+    assert len(set(ids)) == len(ids) == 2 * cfg.groups * cfg.group_size
     for k in range(cfg.groups):
         group = steps[-1][k * cfg.group_size : (k + 1) * cfg.group_size]
         assert len({(e.simulator_id, e.seed) for e in group}) == 1  # a group is one level

@@ -30,6 +30,13 @@ from sim2human.metrics.outcomes import Estimate
 from sim2human.metrics.task_pay import TaskPay
 
 DEFAULTS = Thresholds()
+
+
+def _share(flag: str, help_text: str) -> Any:
+    """A threshold option: a finite share from 0 to 1."""
+    return typer.Option(flag, parser=finite(0.0, 1.0), metavar="FLOAT", help=help_text)
+
+
 RunDirArg = Annotated[Path, typer.Argument(help="A study directory or one sub-run directory.")]
 ConditionOpt = Annotated[
     str | None,
@@ -40,12 +47,7 @@ FailOpt = Annotated[
 ]
 GapOpt = Annotated[
     float,
-    typer.Option(
-        "--max-gap",
-        parser=finite(0.0, 1.0),
-        metavar="FLOAT",
-        help="Largest allowed (satisfaction - success) on training members, 0-1.",
-    ),
+    _share("--max-gap", "Largest allowed (satisfaction - success) on training members, 0-1."),
 ]
 OutOpt = Annotated[
     Path | None,
@@ -56,32 +58,20 @@ OutOpt = Annotated[
 ]
 DropOpt = Annotated[
     float,
-    typer.Option(
-        "--max-drop",
-        parser=finite(0.0, 1.0),
-        metavar="FLOAT",
-        help="Largest allowed drop in success from training to held-out members, 0-1.",
-    ),
+    _share("--max-drop", "Largest allowed drop in success from training to held-out members, 0-1."),
 ]
 LossOpt = Annotated[
     float,
-    typer.Option(
+    _share(
         "--max-loss",
-        parser=finite(0.0, 1.0),
-        metavar="FLOAT",
-        help="A trained language-model agent: largest allowed fall below its warm start's "
+        "A trained language-model agent: largest allowed fall below its warm start's "
         "success on the same held-out calls (and widening of its drop), 0-1.",
     ),
 ]
 MinNOpt = Annotated[int, typer.Option("--min-n", min=1, help="Fewest episodes per side to judge.")]
 MinGoldOpt = Annotated[
     float,
-    typer.Option(
-        "--min-gold",
-        parser=finite(0.0, 1.0),
-        metavar="FLOAT",
-        help="Gold one side must reach to judge, 0-1.",
-    ),
+    _share("--min-gold", "Gold one side must reach to judge, 0-1."),
 ]
 
 

@@ -46,6 +46,15 @@ def job_profile(job: Job, scenario: AnyScenario) -> Profile:
     return member_profile(job.spec, scenario, job.seed)
 
 
+def job_id(job: Job) -> str:
+    """The id of the episode ``job`` plays (``Episode.id``). A tagged job (a GRPO group's call)
+    names its step too: a sampler that replays levels (PLR) plays the same member and profile
+    seed, with the same tags, at several steps, and each call is stored once."""
+    member = job.spec.id if job.spec is not None else ""  # a replayed episode's job has none
+    base = f"{job.condition}/{job.phase}/{member}/{job.seed}"
+    return f"{base}/step{job.step}/{job.tag}" if job.tag else base
+
+
 def user_rng(job: Job) -> np.random.Generator:
     """The simulator's own stream in ``job``'s episode."""
     return seeding.stream(job.seed, "user")
@@ -140,10 +149,7 @@ class Conversation(Generic[StateT]):
     @property
     def job_id(self) -> str:
         """The episode's id (``Episode.id``)."""
-        j = self.job
-        member = j.spec.id if j.spec is not None else ""  # a replayed episode's job has none
-        base = f"{j.condition}/{j.phase}/{member}/{j.seed}"
-        return f"{base}/{j.tag}" if j.tag else base
+        return job_id(self.job)
 
     def step(self, turn: AgentTurn) -> None:
         """The agent says ``turn``; unless that ended the call, the simulator answers."""

@@ -33,7 +33,7 @@ import torch
 from sim2human import seeding
 from sim2human.agents.lm_policy import LMPolicy, Trace
 from sim2human.metrics.task_pay import group_lift, training_groups
-from sim2human.rollout.conversation import Job
+from sim2human.rollout.conversation import Job, job_id
 from sim2human.rollout.play import play
 from sim2human.samplers.build import Sampler
 from sim2human.samplers.feedback import draw_level, spread_by_level
@@ -210,7 +210,7 @@ def train_grpo(
         episodes = play(policy, jobs, scenario, max_turns=max_turns, batch_size=len(jobs), llm=llm)
         played = time.perf_counter() - began
         by_id = {e.id: e for e in episodes}
-        ordered = [by_id[_id(j)] for j in jobs]
+        ordered = [by_id[job_id(j)] for j in jobs]
         traces = [policy.take_trace(e.id) for e in ordered]
         policy.forget()
         advantages = group_advantages(
@@ -225,10 +225,6 @@ def train_grpo(
             on_step(stats, ordered)
     policy.keep_traces = False
     return history
-
-
-def _id(job: Job) -> str:
-    return f"{job.condition}/{job.phase}/{job.spec.id}/{job.seed}/{job.tag}"
 
 
 def _update(
