@@ -273,3 +273,46 @@ def test_an_adaptive_sampler_scores_each_level_by_its_group_s_reward_spread(
         proxies = np.asarray([e.proxy for e in group])
         spread = float(np.abs(proxies - proxies.mean()).mean())
         assert scores[(group[0].simulator_id, group[0].seed)] == pytest.approx(spread)
+
+
+class _OneLevel:
+    """A level sampler that draws one level for every group: PLR's worst case."""
+
+    name = "one-level"
+
+    def __init__(self, spec: SimulatorSpec) -> None:
+        self.spec = spec
+
+    def next(self, rng: np.random.Generator) -> SimulatorSpec:
+        return self.spec
+
+    def next_level(self, rng: np.random.Generator) -> tuple[SimulatorSpec, int]:
+        return self.spec, 7
+
+    def update(self, episodes: Any, info: Any = None) -> None:
+        pass
+
+
+def test_groups_that_play_one_level_in_one_step_are_stored_and_sampled_apart(
+    policy: LMPolicy,
+) -> None:
+    """Two groups of a step on the same member and profile, and the same level again the next
+    step: every call has its own id, and the second group samples its own words (its tags, on
+    which the agent's sampling stream keys, differ from the first's)."""
+    spec = SimulatorSpec(id="m0", family="standard", traits=Traits(), seed=0)
+    cfg = LMAgentConfig(steps=2, groups=2, group_size=2, max_new_tokens=8, beta=0)
+    steps: list[list[Episode]] = []
+    train_grpo(
+        copy.deepcopy(policy),
+        None,
+        _OneLevel(spec),  # type: ignore[arg-type]
+        INTAKE,
+        cfg,
+        seed=0,
+        max_turns=4,
+        on_step=lambda _, calls: steps.append(list(calls)),
+    )
+    ids = [e.id for calls in steps for e in calls]
+    assert len(set(ids)) == len(ids) == 8
+    first, second = steps[0][:2], steps[0][2:]
+    assert [[t.text for t in e.turns] for e in first] != [[t.text for t in e.turns] for e in second]

@@ -23,6 +23,7 @@ group is the calls of one row (member and seed), the reward is the episode's pro
 from __future__ import annotations
 
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -38,6 +39,7 @@ from sim2human.rollout.play import play
 from sim2human.samplers.build import Sampler
 from sim2human.samplers.feedback import draw_level, spread_by_level
 from sim2human.scenarios.core import AnyScenario
+from sim2human.simulators.base import SimulatorSpec
 from sim2human.train.config import LMAgentConfig
 from sim2human.types import Episode
 
@@ -202,8 +204,8 @@ def train_grpo(
         policy.temperature = cfg.temperature
         levels = [draw_level(sampler, rng) for _ in range(cfg.groups)]
         jobs = [
-            Job(spec, s, "train", condition, "train", step, tag=f"g{k}")
-            for spec, s in levels
+            Job(spec, s, "train", condition, "train", step, tag=f"{again}g{k}")
+            for (spec, s), again in zip(levels, _repeats(levels), strict=True)
             for k in range(cfg.group_size)
         ]
         policy.model.eval()
@@ -225,6 +227,21 @@ def train_grpo(
             on_step(stats, ordered)
     policy.keep_traces = False
     return history
+
+
+def _repeats(levels: Sequence[tuple[SimulatorSpec, int]]) -> list[str]:
+    """Per group, a tag prefix that tells apart the groups of one step that play the same level:
+    '' for a level's first group, 'r1', 'r2'... for the next. A sampler that replays levels
+    (PLR) may draw one twice in a step; without it their calls would share ids and, as the
+    agent's sampling stream keys on the tag, their samples too. Levels drawn once (every
+    sampler that draws fresh profile seeds) keep the plain tags, and so their streams."""
+    seen: Counter[tuple[str, int]] = Counter()
+    out = []
+    for spec, seed in levels:
+        n = seen[(spec.id, seed)]
+        seen[(spec.id, seed)] += 1
+        out.append(f"r{n}" if n else "")
+    return out
 
 
 def _update(
