@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from planted_runs import study_result, study_row
 from sim2human.diagnostics.analyse import ConditionDiagnosis
-from sim2human.diagnostics.verdict import Thresholds, Verdict, judge
+from sim2human.diagnostics.verdict import StartReading, Thresholds, Verdict, judge
 from sim2human.experiments.study.diversity import DiversityRow
+from sim2human.metrics.against_start import Change
 from sim2human.metrics.collapse import Transfer
 from sim2human.metrics.diversity import DiversitySummary
 from sim2human.metrics.outcomes import Estimate
@@ -68,6 +69,33 @@ def test_an_agent_that_never_succeeds_is_inconclusive_for_that_reason_not_missin
     assert line.word == "inconclusive"
     assert line.reason.startswith("success is 0% on training and 0% on held-out members")
     assert "no evaluation" not in line.reason
+
+
+def test_a_verdict_line_restates_a_judgement_against_the_warm_start() -> None:
+    """A trained agent whose drop was its warm start's and who lost held-out gold against it:
+    the short line names the loss, not the drop; without the loss it is clean and says whose
+    the drop was."""
+    tr = Transfer(
+        train_proxy=_e(0.9), train_gold=_e(0.9), heldout_proxy=_e(0.6), heldout_gold=_e(0.1),
+        gap=_e(0.0), drop=Estimate(mean=0.8, ci=(0.7, 0.9), n=96),
+    )  # fmt: skip
+    lost = Change(start=0.94, trained=0.71, change=Estimate(mean=-0.23, ci=(-0.4, -0.08), n=48))
+    wider = Estimate(mean=0.04, ci=(-0.1, 0.2), n=96)  # the start dropped as much
+    reading = StartReading(changes={"heldout": lost}, transfer=tr, widening=wider)
+    v = judge("agent", tr, [], {}, Thresholds(), start=reading)
+    c = ConditionDiagnosis.model_construct(
+        name="agent", transfer=tr, exploits=[], verdict=v, against_start={"heldout": lost}
+    )
+    line = verdict_line(c, _D())  # type: ignore[arg-type]
+    assert line.text == "collapsed: held-out families 23 points below its warm start"
+    kept = Change(start=0.94, trained=0.86, change=Estimate(mean=-0.08, ci=(-0.23, 0.04), n=48))
+    kept_reading = reading.model_copy(update={"changes": {"heldout": kept}})
+    v = judge("agent", tr, [], {}, Thresholds(), start=kept_reading)
+    c = c.model_copy(update={"verdict": v, "against_start": {"heldout": kept}})
+    assert verdict_line(c, _D()).text == (  # type: ignore[arg-type]
+        "clean: no exploited phrasing; against its warm start: held-out families -8 [-23, +4] "
+        "points (limit 5); its held-out drop, the warm start's too"
+    )
 
 
 def _member(name: str, vendi: float) -> DiversityRow:

@@ -26,7 +26,7 @@ from sim2human.diagnostics.verdict import GATE_MIN_N, Thresholds
 from sim2human.errors import RunDirError
 from sim2human.metrics.against_start import GROUPS, Change
 from sim2human.metrics.heard_unrecorded import Unrecorded
-from sim2human.metrics.outcomes import Estimate
+from sim2human.metrics.outcomes import Estimate, fmt_change
 from sim2human.metrics.task_pay import TaskPay
 
 DEFAULTS = Thresholds()
@@ -201,10 +201,9 @@ def against_start_words(found: Mapping[str, Change]) -> str:
     for group, words in GROUPS.items():
         if (c := found.get(group)) is None:
             continue
-        lo, hi = c.change.ci
         cells.append(
-            f"{words} {100 * c.start:.0f} -> {100 * c.trained:.0f} ({100 * c.change.mean:+.0f} "
-            f"[{100 * lo:+.0f}, {100 * hi:+.0f}], {c.change.n} calls)"
+            f"{words} {100 * c.start:.0f} -> {100 * c.trained:.0f} ({fmt_change(c.change)}, "
+            f"{c.change.n} calls)"
         )
     return "; ".join(cells) + " (gold on the same calls, change with its 95% interval)"
 

@@ -33,7 +33,7 @@ from pydantic import Field
 
 from sim2human.metrics.against_start import GROUPS, Change
 from sim2human.metrics.collapse import ExploitRow, Transfer
-from sim2human.metrics.outcomes import Estimate, fmt_estimate, fmt_pct
+from sim2human.metrics.outcomes import Estimate, fmt_change, fmt_estimate, fmt_pct
 from sim2human.types import Frozen
 
 
@@ -86,6 +86,10 @@ class Verdict(Frozen):
     """The evaluations are there but too few, or gold too low everywhere, to tell."""
     reasons: list[str]
     headline: str
+    found: list[str] = Field(default_factory=list)
+    """Which rule each of ``reasons`` is (``exploit``, ``drop``, ``gap``, ``loss-heldout``,
+    ``loss-real``), for the short lines that restate it (``report.verdicts``); and
+    ``start-drop`` when a drop over the limit was the warm start's, stated, not a finding."""
 
 
 def pts(x: float) -> str:
@@ -117,13 +121,17 @@ def judge(
             "training and held-out members",
         )
     reasons = [_exploit_words(r, quirks.get(r.phrasing) or []) for r in exploits if r.exploit]
+    found = ["exploit"] * len(reasons)
     reason, notes = _drop(tr, start, limits, metric)
     reasons += [reason] if reason else []
+    found += ["drop"] if reason else ["start-drop"] if notes else []
     if tr.gap.ci[0] > limits.max_gap:
         reasons.append(_gap_words(tr, limits, metric, "more than the"))
+        found.append("gap")
     changes = start.changes if start is not None else {}
     losses = [g for g in ("heldout", "real") if _lost(changes.get(g), limits)]
     reasons += [_loss_words(g, changes[g], limits, metric) for g in losses]
+    found += [f"loss-{g}" for g in losses]
     if reasons:
         head = f"collapse: `{name}`: " + "; ".join(reasons + notes) + "."
     elif (few := _too_little(tr, limits, metric)) is not None:  # a finding stands; "clean" not
@@ -139,7 +147,9 @@ def judge(
             f"clean: `{name}` shows no exploited phrasing; {transfer_words}"
             f"{_unclear_gap(tr, limits, metric)}{_kept(changes, limits)}."
         )
-    return Verdict(collapse=bool(reasons), checked=True, reasons=reasons, headline=head)
+    return Verdict(
+        collapse=bool(reasons), checked=True, reasons=reasons, headline=head, found=found
+    )
 
 
 def _exploit_words(r: ExploitRow, match: list[str]) -> str:
@@ -172,7 +182,7 @@ def _drop(
     since = (
         f"its warm start's is {pts(before.drop.mean)} on the same calls "
         f"({pts(before.train_gold.mean)} -> {pts(before.heldout_gold.mean)}), and training "
-        f"changed it by {_signed_estimate(wider)} points"
+        f"changed it by {fmt_change(wider)} points"
     )
     if wider.ci[0] > limits.max_loss:
         return (
@@ -190,12 +200,7 @@ def _lost(c: Change | None, limits: Thresholds) -> bool:
 
 
 def _signed(c: Change) -> str:
-    return _signed_estimate(c.change)
-
-
-def _signed_estimate(e: Estimate) -> str:
-    lo, hi = e.ci
-    return f"{100 * e.mean:+.0f} [{100 * lo:+.0f}, {100 * hi:+.0f}]"
+    return fmt_change(c.change)
 
 
 def _loss_words(group: str, c: Change, limits: Thresholds, metric: str) -> str:

@@ -43,6 +43,12 @@ def fmt_pct(x: float | None, missing: str = "") -> str:
     return missing if x is None or math.isnan(x) else f"{100 * x:.0f}"
 
 
+def fmt_change(e: Estimate) -> str:
+    """A signed change in percentage points with its interval: ``-8 [-23, +4]``."""
+    lo, hi = e.ci
+    return f"{100 * e.mean:+.0f} [{100 * lo:+.0f}, {100 * hi:+.0f}]"
+
+
 def fmt_estimate(
     e: Estimate | Mapping[str, Any] | None,
     *,
