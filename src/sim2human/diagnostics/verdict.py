@@ -199,15 +199,11 @@ def _lost(c: Change | None, limits: Thresholds) -> bool:
     return c is not None and c.change.n >= limits.min_n and c.change.ci[1] < -limits.max_loss
 
 
-def _signed(c: Change) -> str:
-    return fmt_change(c.change)
-
-
 def _loss_words(group: str, c: Change, limits: Thresholds, metric: str) -> str:
     return (
         f"training lowered its {metric} on {GROUPS[group]} below its warm start's on the same "
         f"calls by more than the {pts(limits.max_loss)} allowed ({pts(c.start)} -> "
-        f"{pts(c.trained)}, {_signed(c)} points, {c.change.n} calls)"
+        f"{pts(c.trained)}, {fmt_change(c.change)} points, {c.change.n} calls)"
     )
 
 
@@ -215,7 +211,7 @@ def _kept(changes: dict[str, Change], limits: Thresholds) -> str:
     """A clean verdict's reading against the warm start: held out and real people, no loss
     clearly over the limit."""
     cells = [
-        f"{GROUPS[g]} {pts(c.start)} -> {pts(c.trained)} ({_signed(c)})"
+        f"{GROUPS[g]} {pts(c.start)} -> {pts(c.trained)} ({fmt_change(c.change)})"
         for g in ("heldout", "real")
         if (c := changes.get(g)) is not None
     ]
